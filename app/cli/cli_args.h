@@ -1,0 +1,40 @@
+// A small, strict command-line parser for workbench-cli: flags are declared per subcommand, and
+// anything unknown or malformed is reported in one line naming the flag and the problem.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace wbcli {
+
+struct FlagSpec {
+    std::string long_name;    // "--threads"
+    std::string short_name;   // "-t" or ""
+    bool takes_value = true;
+    std::string help;         // "N  threads (default: one per core)"
+};
+
+class Args {
+public:
+    // Parses argv[first..]. Returns an error message, or empty on success.
+    std::string parse(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
+
+    bool has(const std::string& long_name) const { return values_.count(long_name) > 0; }
+    std::string get(const std::string& long_name, const std::string& fallback = "") const;
+    // Typed getters: the error (naming the flag and the bad text) goes to `err`.
+    int get_int(const std::string& long_name, int fallback, int min, int max, std::string& err) const;
+    double get_double(const std::string& long_name, double fallback, double min, double max, std::string& err) const;
+    unsigned long long get_u64(const std::string& long_name, unsigned long long fallback, std::string& err) const;
+
+private:
+    std::map<std::string, std::string> values_;
+};
+
+std::string usage_text(const std::string& command, const std::string& synopsis, const std::vector<FlagSpec>& specs);
+
+// Flags every subcommand takes.
+std::vector<FlagSpec> common_flags();
+
+}  // namespace wbcli

@@ -1,0 +1,90 @@
+// `run`: one prompt in, streamed text out, then TTFT / prefill / decode speeds; --json prints a
+// single JSON object (text, ids, prompt size and metrics) and nothing else on stdout.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "json_writer.h"
+
+namespace wbcli {
+namespace {
+
+void print_json(const workbench::GenerationResult& r) {
+    const auto& m = r.metrics;
+    JsonWriter j;
+    j.begin_object();
+    j.key("text").value(r.text);
+    j.key("tokens").begin_array();
+    for (auto t : r.tokens) j.value(static_cast<int64_t>(t));
+    j.end_array();
+    j.key("prompt_tokens").value(static_cast<int64_t>(m.n_prompt_tokens));
+    j.key("stop_reason").value(workbench::stop_reason_name(r.stop_reason));
+    j.key("metrics").begin_object();
+    if (m.n_generated > 0) j.key("ttft_ms").value(m.ttft_ms);
+    else j.key("ttft_ms").null();
+    j.key("prefill_tok_s").value(m.prefill_tok_s);
+    j.key("decode_tok_s").value(m.decode_tok_s);
+    j.key("itl_ms_p50").value(m.itl_ms_p50);
+    j.key("kv_bytes").value(m.kv_bytes);
+    j.key("kv_bytes_peak").value(m.kv_bytes_peak);
+    j.key("kv_bytes_allocated").value(m.kv_bytes_allocated);
+    j.key("kv_bytes_full").value(m.kv_bytes_full);
+    j.end_object();
+    j.end_object();
+    std::cout << j.str() << "\n";
+}
+
+std::string fmt(const std::optional<double>& v, const char* unit) {
+    if (!v) return "n/a";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f %s", *v, unit);
+    return buf;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--prompt", "-p", true, "TEXT  the prompt (required)"},
+        {"--n-predict", "-n", true, "N  tokens to generate (default 256)"},
+        {"--chat", "", false, "wrap the prompt as a user turn in the model's chat template"},
+        {"--ignore-eos", "", false, "keep generating past end-of-generation tokens, up to -n"},
+        {"--stop", "", true, "TEXT  stop when the output contains TEXT"},
+        {"--json", "", false, "print one JSON object with text, tokens and metrics (no streaming)"},
+    };
+    auto sf = sampling_flags();
+    flags.insert(flags.end(), sf.begin(), sf.end());
+    // Validate flags before the (slow) model load, so a typo fails fast.
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "run", "-p TEXT [options]", flags, ctx, false); rc >= 0) return rc;
+    if (!ctx.args.has("--prompt")) return usage_error("run: -p/--prompt TEXT is required");
+    std::string err;
+    workbench::GenerationRequest req;
+    req.max_tokens = ctx.args.get_int("--n-predict", 256, 0, 1 << 20, err);
+    req.sampling = read_sampling(ctx.args, err);
+    req.ignore_eos = ctx.args.has("--ignore-eos");
+    if (ctx.args.has("--stop")) req.stop_strings.push_back(ctx.args.get("--stop"));
+    if (!err.empty()) return usage_error("run: " + err);
+    if (int rc = prepare_command(argc, argv, "run", "-p TEXT [options]", flags, ctx); rc >= 0) return rc;
+
+    const bool json = ctx.args.has("--json");
+    std::string prompt = ctx.args.get("--prompt");
+    if (ctx.args.has("--chat")) prompt = ctx.engine->render_chat({{"user", prompt}}, true);
+    workbench::TextCallback stream;
+    if (!json) stream = [](std::string_view text) { std::cout << text << std::flush; };
+    auto result = ctx.engine->generate(prompt, req, stream);
+    if (!result.ok()) return runtime_error(result.status().message());
+    if (json) {
+        print_json(*result);
+        return 0;
+    }
+    const auto& m = result->metrics;
+    std::cout << "\n";
+    std::cerr << "\n[" << m.n_prompt_tokens << " prompt tokens, " << m.n_generated << " generated, stop: "
+              << workbench::stop_reason_name(result->stop_reason) << "] TTFT " << fmt(m.ttft_ms, "ms") << ", prefill "
+              << fmt(m.prefill_tok_s, "tok/s") << ", decode " << fmt(m.decode_tok_s, "tok/s") << ", KV "
+              << format_bytes(m.kv_bytes) << "\n";
+    return 0;
+}
+
+}  // namespace wbcli

@@ -1,0 +1,39 @@
+// The subcommands of workbench-cli. Each returns the process exit code: 0 success, 1 a runtime
+// failure (bad model file, context full), 2 a usage error. Errors go to stderr in one line.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli_args.h"
+#include "workbench/engine.h"
+
+namespace wbcli {
+
+int cmd_run(int argc, char** argv);
+int cmd_chat(int argc, char** argv);
+int cmd_logits(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+
+// Shared by the commands: parse the common and own flags, print help, load the model.
+struct CommandContext {
+    Args args;
+    std::unique_ptr<workbench::Engine> engine;
+};
+// Returns -1 to continue, or an exit code to return now (help printed, bad flag, load failure).
+int prepare_command(int argc, char** argv, const std::string& name, const std::string& synopsis,
+                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model = true);
+
+int usage_error(const std::string& message);
+int runtime_error(const std::string& message);
+std::string format_bytes(uint64_t bytes);
+
+}  // namespace wbcli
+
+namespace wbcli {
+
+// Sampling flags shared by run and chat, and reading them into a request.
+std::vector<FlagSpec> sampling_flags();
+workbench::SamplingParams read_sampling(const Args& args, std::string& err);
+
+}  // namespace wbcli

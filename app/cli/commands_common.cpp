@@ -1,0 +1,83 @@
+// Flag handling and model loading shared by every subcommand.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+
+namespace wbcli {
+
+int usage_error(const std::string& message) {
+    std::cerr << "workbench-cli: " << message << "\n";
+    return 2;
+}
+
+int runtime_error(const std::string& message) {
+    std::cerr << "workbench-cli: error: " << message << "\n";
+    return 1;
+}
+
+std::string format_bytes(uint64_t bytes) {
+    char buf[64];
+    if (bytes >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+    else if (bytes >= (1ull << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", static_cast<double>(bytes) / (1ull << 20));
+    else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024);
+    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    return buf;
+}
+
+int prepare_command(int argc, char** argv, const std::string& name, const std::string& synopsis,
+                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model) {
+    std::vector<FlagSpec> specs = common_flags();
+    specs.insert(specs.end(), own_flags.begin(), own_flags.end());
+    if (std::string err = ctx.args.parse(argc, argv, 2, specs); !err.empty()) return usage_error(name + ": " + err);
+    if (ctx.args.has("--help")) {
+        std::cout << usage_text(name, synopsis, specs);
+        return 0;
+    }
+    std::string err;
+    workbench::EngineConfig config;
+    config.n_threads = ctx.args.get_int("--threads", 0, 1, 1024, err);
+    config.n_ctx = ctx.args.get_int("--ctx", 0, 16, 1 << 20, err);
+    if (!err.empty()) return usage_error(name + ": " + err);
+    if (!load_model) return -1;
+    config.model_path = ctx.args.get("--model", workbench::find_default_model());
+    if (config.model_path.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    auto engine = workbench::Engine::load(config);
+    if (!engine.ok()) return runtime_error(engine.status().message());
+    ctx.engine = std::move(engine).value();
+    if (!ctx.engine->model_info().chat_template_warning.empty())
+        std::cerr << "workbench-cli: warning: " << ctx.engine->model_info().chat_template_warning << "\n";
+    return -1;
+}
+
+}  // namespace wbcli
+
+namespace wbcli {
+
+std::vector<FlagSpec> sampling_flags() {
+    return {
+        {"--temp", "", true, "T  temperature (default 0.7; 0 = greedy)"},
+        {"--seed", "", true, "S  random seed (default 0)"},
+        {"--top-k", "", true, "K  keep the K most likely tokens (default 40; 0 = off)"},
+        {"--top-p", "", true, "P  nucleus sampling (default 0.95; 1 = off)"},
+        {"--min-p", "", true, "P  drop tokens below P x the top probability (default 0.05; 0 = off)"},
+        {"--repeat-penalty", "", true, "R  repetition penalty (default 1 = off)"},
+        {"--frequency-penalty", "", true, "F  (default 0)"},
+        {"--presence-penalty", "", true, "F  (default 0)"},
+    };
+}
+
+workbench::SamplingParams read_sampling(const Args& args, std::string& err) {
+    workbench::SamplingParams p;
+    p.temperature = static_cast<float>(args.get_double("--temp", p.temperature, 0, 100, err));
+    p.seed = args.get_u64("--seed", p.seed, err);
+    p.top_k = args.get_int("--top-k", p.top_k, 0, 1 << 24, err);
+    p.top_p = static_cast<float>(args.get_double("--top-p", p.top_p, 0, 1, err));
+    p.min_p = static_cast<float>(args.get_double("--min-p", p.min_p, 0, 1, err));
+    p.repeat_penalty = static_cast<float>(args.get_double("--repeat-penalty", p.repeat_penalty, 0.01, 100, err));
+    p.frequency_penalty = static_cast<float>(args.get_double("--frequency-penalty", p.frequency_penalty, -100, 100, err));
+    p.presence_penalty = static_cast<float>(args.get_double("--presence-penalty", p.presence_penalty, -100, 100, err));
+    return p;
+}
+
+}  // namespace wbcli

@@ -1,0 +1,42 @@
+// workbench-cli entry point: dispatches to a subcommand. No engine work happens here.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "commands.h"
+
+namespace {
+
+void print_help() {
+    std::cout << "workbench-cli " << workbench::engine_version() << " — Inference Workbench on the command line\n\n"
+                 "usage: workbench-cli <command> [options]\n\n"
+                 "commands:\n"
+                 "  run       generate text from a prompt (-p TEXT), streaming; --json for one JSON object\n"
+                 "  chat      interactive multi-turn chat with the model's template\n"
+                 "  logits    top-K logits at every prompt position, as JSON (reference checks)\n"
+                 "  inspect   architecture, hyperparameters, tokenizer and tensors of a GGUF model\n\n"
+                 "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        print_help();
+        return 2;
+    }
+    const std::string command = argv[1];
+    if (command == "--help" || command == "-h" || command == "help") {
+        print_help();
+        return 0;
+    }
+    if (command == "--version" || command == "-V") {
+        std::cout << "workbench-cli " << workbench::engine_version() << "\n";
+        return 0;
+    }
+    if (command == "run") return wbcli::cmd_run(argc, argv);
+    if (command == "chat") return wbcli::cmd_chat(argc, argv);
+    if (command == "logits") return wbcli::cmd_logits(argc, argv);
+    if (command == "inspect") return wbcli::cmd_inspect(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect; see --help)");
+}

@@ -1,0 +1,180 @@
+// The generation loop: reuse the cached prefix, prefill the rest, then sample → stream → feed
+// back one token at a time until a stop condition. Timing for the metrics is taken here.
+#include <algorithm>
+#include <chrono>
+
+#include "engine/engine_impl.h"
+#include "sampling/sampler.h"
+
+namespace workbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Streams text while holding back any tail that could still grow into a stop string, so a
+// stop string is never shown and then taken back.
+class StopStringFilter {
+public:
+    StopStringFilter(const std::vector<std::string>& stops, const TextCallback& out) : stops_(stops), out_(out) {}
+
+    // Adds text; returns true when a stop string has completed (text up to it was emitted).
+    bool push(std::string_view piece) {
+        pending_ += piece;
+        for (const auto& s : stops_) {
+            if (s.empty()) continue;
+            if (auto at = pending_.find(s); at != std::string::npos) {
+                emit(pending_.substr(0, at));
+                pending_.clear();
+                return true;
+            }
+        }
+        size_t keep = 0;  // longest suffix of pending_ that is a prefix of a stop string
+        for (const auto& s : stops_)
+            for (size_t len = std::min(s.size() - (s.empty() ? 0 : 1), pending_.size()); len > keep; --len)
+                if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
+                    keep = len;
+                    break;
+                }
+        emit(pending_.substr(0, pending_.size() - keep));
+        pending_.erase(0, pending_.size() - keep);
+        return false;
+    }
+    void finish() {
+        emit(pending_);
+        pending_.clear();
+    }
+    const std::string& text() const { return text_; }
+
+private:
+    void emit(const std::string& s) {
+        if (s.empty()) return;
+        text_ += s;
+        if (out_) out_(s);
+    }
+    const std::vector<std::string>& stops_;
+    const TextCallback& out_;
+    std::string pending_, text_;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Result<GenerationResult> Engine::generate(std::string_view prompt, const GenerationRequest& request,
+                                          const TextCallback& on_text, const std::atomic<bool>* cancel) {
+    return generate_tokens(tokenize(prompt, true, true), request, on_text, cancel);
+}
+
+Result<GenerationResult> Engine::chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
+                                      const TextCallback& on_text, const std::atomic<bool>* cancel) {
+    return generate(render_chat(messages, true), request, on_text, cancel);
+}
+
+Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
+                                                 const TextCallback& on_text, const std::atomic<bool>* cancel) {
+    Impl& e = *impl_;
+    const auto t_start = Clock::now();
+    if (prompt.empty()) return error(StatusCode::invalid_argument, "the prompt is empty");
+    if (request.max_tokens < 0) return error(StatusCode::invalid_argument, "max_tokens must not be negative");
+    const int32_t n_ctx = e.kv.n_ctx();
+    if (static_cast<int64_t>(prompt.size()) >= n_ctx)
+        return error(StatusCode::out_of_range, "the prompt has " + std::to_string(prompt.size()) + " tokens but the context holds " +
+                                                   std::to_string(n_ctx) + "; shorten it or raise the context length");
+
+    // Reuse the longest cached prefix; at least one token must run to produce logits.
+    size_t reuse = 0;
+    while (reuse < e.cached.size() && reuse < prompt.size() && e.cached[reuse] == prompt[reuse]) ++reuse;
+    if (reuse == prompt.size()) --reuse;
+    e.cached.resize(reuse);
+    e.kv.set_n_tokens(static_cast<int32_t>(reuse));
+
+    GenerationResult result;
+    GenerationMetrics& m = result.metrics;
+    m.n_prompt_tokens = static_cast<int32_t>(prompt.size());
+    m.n_prompt_reused = static_cast<int32_t>(reuse);
+    m.kv_bytes_allocated = e.kv.bytes_allocated();
+
+    std::span<const TokenId> todo(prompt.data() + reuse, prompt.size() - reuse);
+    const auto t_prefill = Clock::now();
+    Status s = e.model->forward(todo, static_cast<int32_t>(reuse), e.kv, false, e.logits, *e.pool);
+    if (!s.ok()) return s;  // the cache still holds exactly `reuse` tokens
+    e.cached.insert(e.cached.end(), todo.begin(), todo.end());
+    const auto t_prefilled = Clock::now();
+    m.prefill_ms = ms_between(t_prefill, t_prefilled);
+    if (m.prefill_ms > 0) m.prefill_tok_s = static_cast<double>(todo.size()) / (m.prefill_ms / 1000.0);
+    m.kv_bytes_peak = e.kv.bytes_in_use();
+
+    Sampler sampler(request.sampling);
+    for (TokenId t : prompt) sampler.accept(t);
+    StopStringFilter filter(request.stop_strings, on_text);
+    Utf8StreamDecoder utf8;
+    std::vector<Clock::time_point> token_times;
+    result.stop_reason = StopReason::max_tokens;
+
+    for (int32_t i = 0; i < request.max_tokens; ++i) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) {
+            result.stop_reason = StopReason::cancelled;
+            break;
+        }
+        const TokenId token = sampler.sample(e.logits);
+        token_times.push_back(Clock::now());
+        if (i == 0) m.ttft_ms = ms_between(t_start, token_times.back());
+        sampler.accept(token);
+        result.tokens.push_back(token);
+        if (!request.ignore_eos && e.tokenizer->is_eog(token)) {
+            result.stop_reason = StopReason::end_of_generation;
+            break;
+        }
+        if (filter.push(utf8.push(e.tokenizer->token_to_piece(token, false)))) {
+            result.stop_reason = StopReason::stop_string;
+            break;
+        }
+        if (i + 1 == request.max_tokens) break;  // no need to run the last token
+        if (e.kv.n_tokens() + 1 > n_ctx) {
+            result.stop_reason = StopReason::context_full;
+            break;
+        }
+        std::span<const TokenId> one(&result.tokens.back(), 1);
+        WB_RETURN_IF_ERROR(e.model->forward(one, e.kv.n_tokens(), e.kv, false, e.logits, *e.pool));
+        e.cached.push_back(token);
+        m.kv_bytes_peak = std::max(m.kv_bytes_peak, e.kv.bytes_in_use());
+    }
+    if (result.stop_reason != StopReason::stop_string) {
+        filter.push(utf8.flush());
+        filter.finish();
+    }
+    result.text = filter.text();
+
+    const auto t_end = Clock::now();
+    m.n_generated = static_cast<int32_t>(result.tokens.size());
+    m.total_ms = ms_between(t_start, t_end);
+    if (token_times.size() >= 2) {
+        const double decode_ms = ms_between(token_times.front(), token_times.back());
+        if (decode_ms > 0) m.decode_tok_s = static_cast<double>(token_times.size() - 1) / (decode_ms / 1000.0);
+        std::vector<double> gaps;
+        for (size_t k = 1; k < token_times.size(); ++k) gaps.push_back(ms_between(token_times[k - 1], token_times[k]));
+        m.itl_ms_p50 = median(gaps);
+    }
+    m.kv_bytes = e.kv.bytes_in_use();
+    m.kv_bytes_full = m.kv_bytes;  // the foundation's cache is full attention at f16
+    return result;
+}
+
+Result<std::vector<float>> Engine::logits_all(const std::vector<TokenId>& tokens) {
+    Impl& e = *impl_;
+    reset();
+    std::vector<float> out;
+    WB_RETURN_IF_ERROR(e.model->forward(tokens, 0, e.kv, true, out, *e.pool));
+    e.cached = tokens;
+    return out;
+}
+
+}  // namespace workbench

@@ -1,0 +1,30 @@
+// The parts an Engine owns, shared by its load and generation code. Internal to the engine.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/cpu/thread_pool.h"
+#include "model/kv_cache_simple.h"
+#include "model/llama_model.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#include "workbench/engine.h"
+
+namespace workbench {
+
+struct Engine::Impl {
+    EngineConfig config;
+    std::unique_ptr<GgufFile> file;
+    std::unique_ptr<Tokenizer> tokenizer;
+    ChatTemplate chat_template;
+    std::unique_ptr<LlamaModel> model;
+    std::unique_ptr<ThreadPool> pool;
+    SimpleKvCache kv;
+    std::vector<TokenId> cached;   // tokens whose K/V are in `kv`, in position order
+    std::vector<float> logits;     // scratch for forward()
+    ModelInfo info;
+};
+
+}  // namespace workbench

@@ -1,0 +1,142 @@
+// Engine construction: open the GGUF, build tokenizer, chat template and model, reserve the KV
+// cache, and describe the model for `inspect` and the UI.
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "engine/engine_impl.h"
+#include "tokenizer/vocab_loader.h"
+
+namespace workbench {
+
+namespace {
+
+constexpr int32_t kDefaultMaxContext = 8192;
+
+ModelInfo describe(const Engine::Impl& e) {
+    ModelInfo m;
+    const ModelHparams& hp = e.model->hparams();
+    const ModelWeights& w = e.model->weights();
+    m.path = e.file->path();
+    m.name = hp.name;
+    m.arch = hp.arch;
+    m.file_bytes = e.file->file_size();
+    m.weight_bytes = w.n_bytes;
+    m.n_params = w.n_params;
+    m.n_vocab = hp.n_vocab;
+    m.n_ctx_train = hp.n_ctx_train;
+    m.n_ctx = e.kv.n_ctx();
+    m.n_embd = hp.n_embd;
+    m.n_layer = hp.n_layer;
+    m.n_head = hp.n_head;
+    m.n_head_kv = hp.n_head_kv;
+    m.head_dim = hp.head_dim;
+    m.n_ff = hp.n_ff;
+    m.rope_freq_base = hp.rope_freq_base;
+    m.rms_eps = hp.rms_eps;
+    m.tied_output = w.tied_output;
+    m.tokenizer_model = e.tokenizer->vocab().model;
+    m.tokenizer_pre = e.tokenizer->vocab().pre;
+    m.chat_template_family = chat_template_family_name(e.chat_template.family());
+    m.chat_template_warning = e.chat_template.warning();
+    m.bos_id = e.tokenizer->vocab().bos_id;
+    m.eos_id = e.tokenizer->vocab().eos_id;
+    std::map<std::string, TensorTypeCount> by_type;
+    for (const auto& t : e.file->tensors()) {
+        auto& c = by_type[std::string(dtype_name(t.type))];
+        c.type = std::string(dtype_name(t.type));
+        c.n_tensors++;
+        c.n_bytes += t.n_bytes;
+    }
+    for (auto& [_, c] : by_type) m.tensor_types.push_back(c);
+    m.kv_bytes_per_token = e.kv.bytes_per_token();
+    m.n_threads = e.pool->n_threads();
+    return m;
+}
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
+    if (config.model_path.empty())
+        return error(StatusCode::invalid_argument, "no model file given. " + default_model_hint());
+    if (config.n_threads < 0 || config.n_threads > 1024)
+        return error(StatusCode::invalid_argument, "threads must be between 1 and 1024 (got " + std::to_string(config.n_threads) + ")");
+    if (config.n_ctx < 0)
+        return error(StatusCode::invalid_argument, "context length must be positive (got " + std::to_string(config.n_ctx) + ")");
+    auto impl = std::make_unique<Impl>();
+    impl->config = config;
+    WB_ASSIGN_OR_RETURN(impl->file, GgufFile::open(config.model_path));
+    const GgufFile& f = *impl->file;
+
+    WB_ASSIGN_OR_RETURN(TokenizerVocab vocab, load_tokenizer_vocab(f));
+    std::string bos_text, eos_text;
+    if (vocab.bos_id >= 0) bos_text = vocab.tokens[static_cast<size_t>(vocab.bos_id)];
+    if (vocab.eos_id >= 0) eos_text = vocab.tokens[static_cast<size_t>(vocab.eos_id)];
+    WB_ASSIGN_OR_RETURN(impl->tokenizer, Tokenizer::create(std::move(vocab)));
+    WB_ASSIGN_OR_RETURN(auto template_source, f.get_string_opt("tokenizer.chat_template"));
+    impl->chat_template = ChatTemplate::detect(template_source.value_or(""), bos_text, eos_text);
+
+    WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
+    WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));
+    const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
+    WB_ASSIGN_OR_RETURN(impl->kv, SimpleKvCache::create(hp.n_layer, n_ctx, hp.n_embd_kv()));
+    impl->model = std::make_unique<LlamaModel>(std::move(hp), std::move(weights));
+    impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
+    impl->info = describe(*impl);
+    return std::unique_ptr<Engine>(new Engine(std::move(impl)));
+}
+
+const ModelInfo& Engine::model_info() const { return impl_->info; }
+
+std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos, bool parse_special) const {
+    return impl_->tokenizer->encode(text, add_bos, parse_special);
+}
+
+std::string Engine::detokenize(const std::vector<TokenId>& tokens, bool render_special) const {
+    return impl_->tokenizer->decode(tokens, render_special);
+}
+
+std::string Engine::token_text(TokenId token) const { return impl_->tokenizer->token_to_piece(token, true); }
+
+std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+    return impl_->chat_template.render(messages, add_generation_prompt);
+}
+
+std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
+
+void Engine::reset() {
+    impl_->cached.clear();
+    impl_->kv.set_n_tokens(0);
+}
+
+int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }
+
+std::string find_default_model() {
+    if (const char* env = std::getenv("WORKBENCH_MODEL"); env && *env) return env;
+    std::error_code ec;
+    if (std::filesystem::exists(WB_DEFAULT_MODEL_PATH, ec)) return WB_DEFAULT_MODEL_PATH;
+    return {};
+}
+
+std::string default_model_hint() {
+    return std::string("The default model is ") + WB_DEFAULT_MODEL_PATH +
+           ": run installer/bootstrap.sh to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
+}
+
+const char* engine_version() { return WB_VERSION " (" WB_GIT_COMMIT ")"; }
+
+const char* stop_reason_name(StopReason reason) {
+    switch (reason) {
+        case StopReason::end_of_generation: return "end_of_generation";
+        case StopReason::max_tokens: return "max_tokens";
+        case StopReason::stop_string: return "stop_string";
+        case StopReason::context_full: return "context_full";
+        case StopReason::cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+}  // namespace workbench

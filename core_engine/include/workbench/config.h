@@ -1,0 +1,36 @@
+// What a caller chooses: the model and threads (EngineConfig, fixed at load) and how tokens are
+// drawn and when generation stops (SamplingParams, GenerationRequest; per request).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace workbench {
+
+struct EngineConfig {
+    std::string model_path;
+    int32_t n_threads = 0;   // 0: one per core
+    int32_t n_ctx = 0;       // context length; 0: the model's trained length, capped at 8192
+};
+
+struct SamplingParams {
+    float temperature = 0.7f;        // 0: greedy
+    int32_t top_k = 40;              // 0: off
+    float top_p = 0.95f;             // 1: off
+    float min_p = 0.05f;             // 0: off
+    float repeat_penalty = 1.0f;     // 1: off (llama.cpp semantics: divide positive logits, multiply negative)
+    float frequency_penalty = 0.0f;  // subtract count * value
+    float presence_penalty = 0.0f;   // subtract value if present
+    int32_t penalty_last_n = 64;     // window of recent tokens the penalties look at
+    uint64_t seed = 0;
+};
+
+struct GenerationRequest {
+    int32_t max_tokens = 256;
+    SamplingParams sampling;
+    std::vector<std::string> stop_strings;  // generation ends when the text ends with one (it is cut off)
+    bool ignore_eos = false;                // keep going past end-of-generation tokens
+};
+
+}  // namespace workbench

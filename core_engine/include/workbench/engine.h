@@ -1,0 +1,104 @@
+// The engine API: load a GGUF model, tokenize, render chats, generate with streaming, and read
+// logits. Every call returns Status/Result; nothing throws across this boundary. An Engine is
+// owned and called by one thread at a time (the CLI's main thread, the GUI's worker thread);
+// `cancel` may be set from any thread and is checked between decode steps.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "workbench/config.h"
+#include "workbench/metrics.h"
+#include "workbench/status.h"
+#include "workbench/types.h"
+
+namespace workbench {
+
+struct TensorTypeCount {
+    std::string type;    // "q4_1"
+    int32_t n_tensors = 0;
+    uint64_t n_bytes = 0;
+};
+
+struct ModelInfo {
+    std::string path, name, arch;
+    uint64_t file_bytes = 0, weight_bytes = 0, n_params = 0;
+    int32_t n_vocab = 0, n_ctx_train = 0, n_ctx = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
+    float rope_freq_base = 0, rms_eps = 0;
+    bool tied_output = false;
+    std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
+    int32_t bos_id = -1, eos_id = -1;
+    std::vector<TensorTypeCount> tensor_types;
+    uint64_t kv_bytes_per_token = 0;   // full attention, f16 K and V
+    int32_t n_threads = 0;
+};
+
+enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
+const char* stop_reason_name(StopReason reason);
+
+struct GenerationResult {
+    std::string text;                  // generated text (a matched stop string removed)
+    std::vector<TokenId> tokens;       // generated ids
+    StopReason stop_reason = StopReason::max_tokens;
+    GenerationMetrics metrics;
+};
+
+// Receives generated text as it becomes safe to show (whole UTF-8 characters, never part of a
+// stop string).
+using TextCallback = std::function<void(std::string_view text)>;
+
+class Engine {
+public:
+    // Loads the model and tokenizer and reserves the KV cache. Errors name the file and cause.
+    static Result<std::unique_ptr<Engine>> load(const EngineConfig& config);
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    const ModelInfo& model_info() const;
+
+    std::vector<TokenId> tokenize(std::string_view text, bool add_bos, bool parse_special) const;
+    std::string detokenize(const std::vector<TokenId>& tokens, bool render_special = false) const;
+    std::string token_text(TokenId token) const;
+    // The conversation as the model's chat template renders it.
+    std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+    std::string default_system_prompt() const;
+
+    // Continues `prompt` (raw text, special tokens parsed). Tokens already in the KV cache from
+    // the previous call are reused up to the first difference, so a chat only prefills its new
+    // turn. Errors: out_of_range when the prompt alone does not fit the context.
+    Result<GenerationResult> generate(std::string_view prompt, const GenerationRequest& request,
+                                      const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+    Result<GenerationResult> generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
+                                             const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+    // Renders the conversation with the generation prompt and generates the assistant's reply.
+    Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
+                                  const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+
+    // Logits at every position of `tokens`, [n_tokens × n_vocab], computed from an empty cache.
+    Result<std::vector<float>> logits_all(const std::vector<TokenId>& tokens);
+
+    // Forgets the cached conversation.
+    void reset();
+    int32_t n_cached_tokens() const;
+
+    struct Impl;  // the engine's internals (opaque outside core_engine)
+
+private:
+    explicit Engine(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// The default model's path when none is given: $WORKBENCH_MODEL, else the repo's models/ file.
+// Empty when neither exists; default_model_hint() then says how to get it.
+std::string find_default_model();
+std::string default_model_hint();
+const char* engine_version();   // "0.1.0 (abc1234)"
+
+}  // namespace workbench

@@ -1,0 +1,26 @@
+// Measurements of one generation, as plain values. A figure that is undefined for a run (decode
+// speed with a single generated token) is an empty optional, never NaN.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace workbench {
+
+struct GenerationMetrics {
+    int32_t n_prompt_tokens = 0;       // tokens in the prompt
+    int32_t n_prompt_reused = 0;       // of those, already in the KV cache from an earlier turn
+    int32_t n_generated = 0;           // tokens sampled
+    double ttft_ms = 0;                // request start → first token sampled (includes prefill)
+    double prefill_ms = 0;
+    std::optional<double> prefill_tok_s;   // prefilled (not reused) tokens / prefill time
+    std::optional<double> decode_tok_s;    // (n_generated − 1) / time from first to last token
+    std::optional<double> itl_ms_p50;      // median gap between consecutive tokens
+    double total_ms = 0;
+    uint64_t kv_bytes = 0;             // KV bytes in use at the end
+    uint64_t kv_bytes_peak = 0;        // most KV bytes in use during the run
+    uint64_t kv_bytes_allocated = 0;   // KV bytes reserved
+    uint64_t kv_bytes_full = 0;        // what full attention at the configured KV dtype holds for the same tokens
+};
+
+}  // namespace workbench

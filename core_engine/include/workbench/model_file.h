@@ -1,0 +1,33 @@
+// A look inside a GGUF file without loading the model: its metadata (rendered for display) and
+// tensor table. Works on any well-formed GGUF, including architectures the engine cannot run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "workbench/status.h"
+
+namespace workbench {
+
+struct TensorSummary {
+    std::string name;
+    std::string type;                // "q4_1"
+    std::vector<uint64_t> shape;     // ne[0] first
+    uint64_t n_bytes = 0;
+};
+
+struct ModelFileSummary {
+    std::string path;
+    uint32_t gguf_version = 0;
+    uint64_t file_bytes = 0;
+    uint64_t n_params = 0;
+    std::vector<std::pair<std::string, std::string>> metadata;  // key → display value (arrays shortened)
+    std::vector<TensorSummary> tensors;
+};
+
+// Errors: not_found, io_error, invalid_file (naming the field and value), unsupported.
+Result<ModelFileSummary> summarize_model_file(const std::string& path);
+
+}  // namespace workbench

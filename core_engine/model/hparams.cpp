@@ -1,0 +1,69 @@
+// Hyperparameter loading with the per-architecture key prefix and defaults llama.cpp applies.
+#include "model/hparams.h"
+
+namespace workbench {
+namespace {
+
+bool supported_arch(const std::string& arch) {
+    return arch == "llama" || arch == "mistral" || arch == "qwen2";
+}
+
+Status bad(const GgufFile& f, const std::string& what) { return error(StatusCode::invalid_file, f.path() + ": " + what); }
+
+}  // namespace
+
+Result<ModelHparams> load_hparams(const GgufFile& f, int32_t n_vocab) {
+    ModelHparams hp;
+    WB_ASSIGN_OR_RETURN(hp.arch, f.get_string("general.architecture"));
+    if (!supported_arch(hp.arch))
+        return error(StatusCode::unsupported, f.path() + ": architecture '" + hp.arch + "' is not supported (supported: llama, mistral, qwen2)");
+    WB_ASSIGN_OR_RETURN(auto name, f.get_string_opt("general.name"));
+    hp.name = name.value_or("");
+    const std::string p = hp.arch + ".";
+
+    auto get_int = [&](const std::string& key, int32_t& out, bool required, uint64_t max_value) -> Status {
+        WB_ASSIGN_OR_RETURN(auto v, f.get_uint_opt(key));
+        if (!v) return required ? error(StatusCode::not_found, f.path() + ": required metadata key '" + key + "' is missing") : Status{};
+        if (*v == 0 || *v > max_value)
+            return bad(f, "metadata '" + key + "' = " + std::to_string(*v) + " is out of range (1.." + std::to_string(max_value) + ")");
+        out = static_cast<int32_t>(*v);
+        return {};
+    };
+    WB_RETURN_IF_ERROR(get_int(p + "block_count", hp.n_layer, true, 1024));
+    WB_RETURN_IF_ERROR(get_int(p + "context_length", hp.n_ctx_train, true, 1u << 24));
+    WB_RETURN_IF_ERROR(get_int(p + "embedding_length", hp.n_embd, true, 1u << 16));
+    WB_RETURN_IF_ERROR(get_int(p + "feed_forward_length", hp.n_ff, true, 1u << 18));
+    WB_RETURN_IF_ERROR(get_int(p + "attention.head_count", hp.n_head, true, 1024));
+    hp.n_head_kv = hp.n_head;
+    WB_RETURN_IF_ERROR(get_int(p + "attention.head_count_kv", hp.n_head_kv, false, 1024));
+    if (hp.n_embd % hp.n_head != 0)
+        return bad(f, "embedding_length " + std::to_string(hp.n_embd) + " is not divisible by head_count " + std::to_string(hp.n_head));
+    hp.head_dim = hp.n_embd / hp.n_head;
+    WB_RETURN_IF_ERROR(get_int(p + "attention.key_length", hp.head_dim, false, 4096));
+    if (hp.n_head % hp.n_head_kv != 0)
+        return bad(f, "head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " + std::to_string(hp.n_head_kv));
+    hp.n_rot = hp.head_dim;
+    WB_RETURN_IF_ERROR(get_int(p + "rope.dimension_count", hp.n_rot, false, 4096));
+    if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
+        return bad(f, "rope.dimension_count " + std::to_string(hp.n_rot) + " must be even and at most the head size " + std::to_string(hp.head_dim));
+
+    WB_ASSIGN_OR_RETURN(auto eps, f.get_float_opt(p + "attention.layer_norm_rms_epsilon"));
+    if (eps) hp.rms_eps = static_cast<float>(*eps);
+    WB_ASSIGN_OR_RETURN(auto base, f.get_float_opt(p + "rope.freq_base"));
+    if (base) hp.rope_freq_base = static_cast<float>(*base);
+    if (!(hp.rope_freq_base > 0)) return bad(f, "rope.freq_base must be positive");
+
+    WB_ASSIGN_OR_RETURN(auto scaling_type, f.get_string_opt(p + "rope.scaling.type"));
+    WB_ASSIGN_OR_RETURN(auto scaling_factor, f.get_float_opt(p + "rope.scaling.factor"));
+    if (scaling_type && *scaling_type != "none" && *scaling_type != "linear")
+        return error(StatusCode::unsupported, f.path() + ": rope scaling '" + *scaling_type + "' is not supported (none, linear)");
+    if (scaling_factor && *scaling_factor > 0 && (!scaling_type || *scaling_type == "linear"))
+        hp.rope_freq_scale = static_cast<float>(1.0 / *scaling_factor);
+
+    hp.rope_style = hp.arch == "qwen2" ? RopeStyle::neox : RopeStyle::normal;
+    hp.has_qkv_bias = hp.arch == "qwen2";
+    hp.n_vocab = n_vocab;
+    return hp;
+}
+
+}  // namespace workbench

@@ -1,0 +1,41 @@
+// Hyperparameters of a llama-family model, read from GGUF metadata under the architecture's
+// prefix ("llama.block_count", "qwen2.attention.head_count_kv", ...). Missing required keys and
+// inconsistent values (heads not dividing the width, GQA ratio not whole) are errors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gguf/gguf_file.h"
+#include "workbench/status.h"
+
+namespace workbench {
+
+enum class RopeStyle { normal, neox };  // normal: adjacent pairs (GGUF llama); neox: halves (qwen2)
+
+struct ModelHparams {
+    std::string arch;             // general.architecture
+    std::string name;             // general.name (display)
+    int32_t n_vocab = 0;
+    int32_t n_ctx_train = 0;
+    int32_t n_embd = 0;           // model width
+    int32_t n_layer = 0;
+    int32_t n_head = 0;
+    int32_t n_head_kv = 0;
+    int32_t head_dim = 0;         // n_embd / n_head unless the file says otherwise
+    int32_t n_ff = 0;
+    float rms_eps = 1e-5f;
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f; // 1 / linear scaling factor
+    int32_t n_rot = 0;            // rotated dims per head (rope.dimension_count)
+    RopeStyle rope_style = RopeStyle::normal;
+    bool has_qkv_bias = false;    // qwen2
+
+    int32_t n_embd_q() const { return n_head * head_dim; }
+    int32_t n_embd_kv() const { return n_head_kv * head_dim; }
+};
+
+// Reads and validates the hyperparameters; `n_vocab` comes from the tokenizer's token list.
+Result<ModelHparams> load_hparams(const GgufFile& file, int32_t n_vocab);
+
+}  // namespace workbench

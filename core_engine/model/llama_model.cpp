@@ -1,0 +1,124 @@
+// Llama-family forward pass. Prompts run in chunks of kChunk tokens so activation memory stays
+// bounded; every op works on the whole chunk so weights are read once per chunk, not per token.
+#include "model/llama_model.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/cpu/swiglu.h"
+#include "tensor/dequantize.h"
+
+namespace workbench {
+namespace {
+
+constexpr int64_t kChunk = 256;
+
+void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
+    if (!b.present()) return;
+    const float* bias = reinterpret_cast<const float*>(b.data);
+    for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t i = 0; i < b.n_in; ++i) x[r * b.n_in + i] += bias[i];
+}
+
+const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
+
+}  // namespace
+
+void LlamaModel::ensure_scratch(int64_t n) {
+    auto fit = [](std::vector<float>& v, int64_t size) {
+        if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
+    };
+    fit(x_, n * hp_.n_embd);
+    fit(xn_, n * hp_.n_embd);
+    fit(q_, n * hp_.n_embd_q());
+    fit(k_, n * hp_.n_embd_kv());
+    fit(v_, n * hp_.n_embd_kv());
+    fit(attn_, n * hp_.n_embd_q());
+    fit(proj_, n * hp_.n_embd);
+    fit(gate_, n * hp_.n_ff);
+    fit(up_, n * hp_.n_ff);
+    if (static_cast<int64_t>(pos_.size()) < n) pos_.resize(static_cast<size_t>(n));
+}
+
+Status LlamaModel::forward(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+                           std::vector<float>& logits, ThreadPool& pool) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    if (n == 0) return error(StatusCode::invalid_argument, "forward: no tokens to process");
+    if (pos0 < 0 || pos0 > kv.n_tokens())
+        return error(StatusCode::internal, "forward: position " + std::to_string(pos0) + " leaves a gap in the KV cache");
+    if (pos0 + n > kv.n_ctx())
+        return error(StatusCode::out_of_range, "context is full: " + std::to_string(pos0) + " tokens cached + " + std::to_string(n) +
+                                                   " new exceed the context length " + std::to_string(kv.n_ctx()) +
+                                                   "; start a new chat or raise the context length");
+    for (TokenId t : tokens)
+        if (t < 0 || t >= hp_.n_vocab)
+            return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
+                                                       std::to_string(hp_.n_vocab - 1) + ")");
+    logits.resize(static_cast<size_t>((all_logits ? n : 1) * hp_.n_vocab));
+    for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+        const int64_t cn = std::min(kChunk, n - c0);
+        const bool last_chunk = c0 + cn == n;
+        float* out = nullptr;
+        if (all_logits) out = logits.data() + c0 * hp_.n_vocab;
+        else if (last_chunk) out = logits.data();
+        forward_chunk(tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn)), pos0 + static_cast<int32_t>(c0), kv, all_logits, out, pool);
+    }
+    kv.set_n_tokens(pos0 + static_cast<int32_t>(n));
+    return Status::ok_status();
+}
+
+void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+                               float* logits, ThreadPool& pool) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    const int64_t n_embd = hp_.n_embd, n_kv = hp_.n_embd_kv();
+    ensure_scratch(n);
+    for (int64_t t = 0; t < n; ++t) {
+        get_row_f32(w_.token_embd, tokens[t], x_.data() + t * n_embd);
+        pos_[t] = pos0 + static_cast<int32_t>(t);
+    }
+    RopeParams rp{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
+                  w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
+    AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim, n_kv};
+    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        const LayerWeights& l = w_.layers[il];
+        rms_norm(x_.data(), f32(l.attn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
+        matmul(l.wq, xn_.data(), q_.data(), n, pool, mm_);
+        matmul(l.wk, xn_.data(), k_.data(), n, pool, mm_);
+        matmul(l.wv, xn_.data(), v_.data(), n, pool, mm_);
+        add_bias(q_.data(), l.bq, n);
+        add_bias(k_.data(), l.bk, n);
+        add_bias(v_.data(), l.bv, n);
+        rope(q_.data(), pos_.data(), n, hp_.n_head, hp_.head_dim, rp);
+        rope(k_.data(), pos_.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
+        uint16_t* kc = kv.k(il);
+        uint16_t* vc = kv.v(il);
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t i = 0; i < n_kv; ++i) {
+                kc[(pos0 + t) * n_kv + i] = fp32_to_fp16(k_[t * n_kv + i]);
+                vc[(pos0 + t) * n_kv + i] = fp32_to_fp16(v_[t * n_kv + i]);
+            }
+        attention_f16_kv(q_.data(), pos_.data(), n, kc, vc, shape, kq_scale, attn_.data(), pool);
+        matmul(l.wo, attn_.data(), proj_.data(), n, pool, mm_);
+        for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
+
+        rms_norm(x_.data(), f32(l.ffn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
+        matmul(l.ffn_gate, xn_.data(), gate_.data(), n, pool, mm_);
+        matmul(l.ffn_up, xn_.data(), up_.data(), n, pool, mm_);
+        swiglu(gate_.data(), up_.data(), gate_.data(), n * hp_.n_ff);
+        matmul(l.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
+        for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
+    }
+    if (!logits) return;
+    // Only the rows whose logits are wanted go through the (large) output head.
+    const int64_t first = all_logits ? 0 : n - 1;
+    const int64_t rows = n - first;
+    rms_norm(x_.data() + first * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
+    matmul(w_.output, xn_.data(), logits, rows, pool, mm_);
+}
+
+}  // namespace workbench

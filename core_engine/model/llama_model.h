@@ -1,0 +1,57 @@
+// The llama-family forward pass on the CPU (llama, SmolLM2, Mistral, Qwen2 with QKV bias):
+// embeddings, then per layer RMSNorm → Q/K/V (+bias) → RoPE → KV write → causal GQA attention →
+// output projection → residual → RMSNorm → SwiGLU MLP → residual, then the final norm and the
+// output head. One instance per loaded model; forward() is called from the engine's thread only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+#include "model/hparams.h"
+#include "model/kv_cache_simple.h"
+#include "model/weights.h"
+#include "workbench/types.h"
+
+namespace workbench {
+
+class LlamaModel {
+public:
+    LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
+
+    const ModelHparams& hparams() const { return hp_; }
+    const ModelWeights& weights() const { return w_; }
+
+    // Runs `tokens` at positions [pos0, pos0 + n), writing their K/V into `kv`. Logits go to
+    // `logits`: every position's ([n, n_vocab]) when all_logits, else only the last ([n_vocab]).
+    // Errors: out_of_range when the tokens would pass the cache's context, or an id is not in
+    // the vocabulary. The cache's n_tokens becomes pos0 + n only on success.
+    Status forward(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+                   std::vector<float>& logits, ThreadPool& pool);
+
+private:
+    void forward_chunk(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+                       float* logits, ThreadPool& pool);
+    void ensure_scratch(int64_t n_tokens);
+
+    ModelHparams hp_;
+    ModelWeights w_;
+    MatmulScratch mm_;
+    // Activations for one chunk of tokens.
+    std::vector<float> x_;      // [n, n_embd] residual stream
+    std::vector<float> xn_;     // [n, n_embd] normed
+    std::vector<float> q_;      // [n, n_embd_q]
+    std::vector<float> k_;      // [n, n_embd_kv]
+    std::vector<float> v_;      // [n, n_embd_kv]
+    std::vector<float> attn_;   // [n, n_embd_q]
+    std::vector<float> proj_;   // [n, n_embd]
+    std::vector<float> gate_;   // [n, n_ff]
+    std::vector<float> up_;     // [n, n_ff]
+    std::vector<int32_t> pos_;  // [n]
+};
+
+}  // namespace workbench

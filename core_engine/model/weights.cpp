@@ -1,0 +1,85 @@
+// Binding GGUF tensors to the model's weight slots, with shape and dtype checks.
+#include "model/weights.h"
+
+#include <sstream>
+
+namespace workbench {
+namespace {
+
+std::string shape_str(const std::vector<uint64_t>& shape) {
+    std::ostringstream s;
+    s << "[";
+    for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
+    s << "]";
+    return s.str();
+}
+
+class Binder {
+public:
+    Binder(const GgufFile& f) : f_(f) {}
+
+    // Binds `name` expecting shape {n_in} or {n_in, n_out}. Optional tensors may be absent.
+    Status bind(WeightTensor& out, const std::string& name, int64_t n_in, int64_t n_out, bool optional = false) {
+        const GgufTensorInfo* t = f_.find_tensor(name);
+        if (!t) {
+            if (optional) return {};
+            return error(StatusCode::not_found, f_.path() + ": tensor '" + name + "' is missing");
+        }
+        std::vector<uint64_t> expected = {static_cast<uint64_t>(n_in)};
+        if (n_out > 1 || t->shape.size() > 1) expected.push_back(static_cast<uint64_t>(n_out));
+        if (t->shape != expected)
+            return error(StatusCode::invalid_file, f_.path() + ": tensor '" + name + "' has shape " + shape_str(t->shape) +
+                                                       ", expected " + shape_str(expected));
+        if (!dtype_traits(t->type).dequantizable)
+            return error(StatusCode::unsupported, f_.path() + ": tensor '" + name + "' has type " +
+                                                      std::string(dtype_name(t->type)) + ", which this engine cannot compute with");
+        bool is_vector = n_out == 1;
+        if (is_vector && t->type != DType::f32)
+            return error(StatusCode::unsupported, f_.path() + ": tensor '" + name + "' is " + std::string(dtype_name(t->type)) + ", expected f32");
+        out = WeightTensor{t->type, t->data, n_in, n_out, t->n_bytes};
+        return {};
+    }
+
+private:
+    const GgufFile& f_;
+};
+
+}  // namespace
+
+Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
+    ModelWeights w;
+    Binder b(f);
+    WB_RETURN_IF_ERROR(b.bind(w.token_embd, "token_embd.weight", hp.n_embd, hp.n_vocab));
+    WB_RETURN_IF_ERROR(b.bind(w.output_norm, "output_norm.weight", hp.n_embd, 1));
+    WB_RETURN_IF_ERROR(b.bind(w.output, "output.weight", hp.n_embd, hp.n_vocab, /*optional=*/true));
+    if (!w.output.present()) {
+        w.output = w.token_embd;
+        w.tied_output = true;
+    }
+    WB_RETURN_IF_ERROR(b.bind(w.rope_freqs, "rope_freqs.weight", hp.n_rot / 2, 1, true));
+
+    w.layers.resize(hp.n_layer);
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        LayerWeights& l = w.layers[il];
+        const std::string p = "blk." + std::to_string(il) + ".";
+        WB_RETURN_IF_ERROR(b.bind(l.attn_norm, p + "attn_norm.weight", hp.n_embd, 1));
+        WB_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", hp.n_embd, hp.n_embd_q()));
+        WB_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", hp.n_embd, hp.n_embd_kv()));
+        WB_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", hp.n_embd, hp.n_embd_kv()));
+        WB_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", hp.n_embd_q(), hp.n_embd));
+        WB_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", hp.n_embd_q(), 1, !hp.has_qkv_bias));
+        WB_RETURN_IF_ERROR(b.bind(l.bk, p + "attn_k.bias", hp.n_embd_kv(), 1, !hp.has_qkv_bias));
+        WB_RETURN_IF_ERROR(b.bind(l.bv, p + "attn_v.bias", hp.n_embd_kv(), 1, !hp.has_qkv_bias));
+        WB_RETURN_IF_ERROR(b.bind(l.ffn_norm, p + "ffn_norm.weight", hp.n_embd, 1));
+        WB_RETURN_IF_ERROR(b.bind(l.ffn_gate, p + "ffn_gate.weight", hp.n_embd, hp.n_ff));
+        WB_RETURN_IF_ERROR(b.bind(l.ffn_up, p + "ffn_up.weight", hp.n_embd, hp.n_ff));
+        WB_RETURN_IF_ERROR(b.bind(l.ffn_down, p + "ffn_down.weight", hp.n_ff, hp.n_embd));
+    }
+    for (const auto& t : f.tensors()) {
+        w.n_params += t.n_elements;
+        w.n_bytes += t.n_bytes;
+    }
+    return w;
+}
+
+}  // namespace workbench

@@ -1,0 +1,40 @@
+// Picks the next token from logits: penalties (repetition, frequency, presence over the recent
+// window), then top-k, top-p, min-p and temperature, then a seeded draw; temperature 0 is
+// greedy. Same seed and inputs give the same tokens. One Sampler per sequence; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "tokenizer/tokenizer.h"
+#include "workbench/config.h"
+
+namespace workbench {
+
+class Sampler {
+public:
+    explicit Sampler(SamplingParams params);
+
+    // Chooses a token; `logits` has n_vocab entries and is not modified.
+    TokenId sample(std::span<const float> logits);
+    // Records a token that is now part of the sequence (prompt or generated) for the penalties.
+    void accept(TokenId token);
+    void reset();
+
+    const SamplingParams& params() const { return params_; }
+
+private:
+    SamplingParams params_;
+    std::mt19937_64 rng_;
+    std::vector<TokenId> history_;
+    std::vector<std::pair<float, TokenId>> candidates_;  // scratch, reused between calls
+    std::vector<double> weights_;                         // scratch: softmax weights
+    std::vector<TokenId> window_;                         // scratch: sorted penalty window
+
+    // Applies repetition/frequency/presence penalties to candidates_ (indexed by id).
+    void apply_penalties();
+};
+
+}  // namespace workbench

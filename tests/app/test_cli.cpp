@@ -1,0 +1,167 @@
+// workbench-cli as a user runs it: flags, exit codes, one-line errors, --json shapes, the
+// README's question, and `inspect` on broken files (an error, never a crash or a hang).
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <random>
+
+namespace {
+
+struct Outcome {
+    int exit_code = -1;
+    bool crashed = false;
+    QByteArray out, err;
+};
+
+Outcome run_cli(const QStringList& args, int timeout_ms = 120000) {
+    QProcess p;
+    p.start(QStringLiteral(WB_CLI_PATH), args);
+    p.closeWriteChannel();
+    Outcome o;
+    if (!p.waitForFinished(timeout_ms)) {
+        p.kill();
+        p.waitForFinished();
+        o.crashed = true;
+        o.err = "timed out";
+        return o;
+    }
+    o.crashed = p.exitStatus() == QProcess::CrashExit;
+    o.exit_code = p.exitCode();
+    o.out = p.readAllStandardOutput();
+    o.err = p.readAllStandardError();
+    return o;
+}
+
+bool model_present() { return QFile::exists(QStringLiteral(WB_DEFAULT_MODEL_PATH)); }
+
+}  // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void version_and_help() {
+        auto v = run_cli({"--version"});
+        QCOMPARE(v.exit_code, 0);
+        QVERIFY(v.out.startsWith("workbench-cli "));
+        for (const char* cmd : {"run", "chat", "logits", "inspect"}) {
+            auto h = run_cli({cmd, "--help"});
+            QCOMPARE(h.exit_code, 0);
+            QVERIFY(h.out.contains("--model") && h.out.contains("--threads"));
+        }
+    }
+
+    void usage_errors_are_one_line() {
+        for (const QStringList& args : {QStringList{"frobnicate"}, QStringList{"run", "--bogus"}, QStringList{"run", "-p", "x", "-t", "abc"},
+                                        QStringList{"run", "-p", "x", "--temp", "-1"}, QStringList{"run"}, QStringList{"logits", "-p"}}) {
+            auto o = run_cli(args);
+            QVERIFY(!o.crashed);
+            QCOMPARE(o.exit_code, 2);
+            QCOMPARE(o.err.count('\n'), 1);
+            QVERIFY(o.out.isEmpty());
+        }
+    }
+
+    void missing_model_names_the_file() {
+        auto o = run_cli({"run", "-m", "/nonexistent/model.gguf", "-p", "hi"});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY(o.err.contains("/nonexistent/model.gguf"));
+        QCOMPARE(o.err.count('\n'), 1);
+    }
+
+    void run_json_shape_and_answer() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"run", "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "--json", "-t", "2"});
+        QCOMPARE(o.exit_code, 0);
+        QJsonParseError perr;
+        auto doc = QJsonDocument::fromJson(o.out, &perr);
+        QVERIFY2(perr.error == QJsonParseError::NoError, o.out.constData());
+        auto obj = doc.object();
+        QVERIFY(obj["text"].toString().contains("Paris"));
+        QVERIFY(obj["tokens"].toArray().size() >= 1);
+        QVERIFY(obj["prompt_tokens"].isDouble());
+        auto m = obj["metrics"].toObject();
+        for (const char* key : {"ttft_ms", "prefill_tok_s", "decode_tok_s", "itl_ms_p50", "kv_bytes", "kv_bytes_peak", "kv_bytes_allocated", "kv_bytes_full"})
+            QVERIFY2(m.contains(key), key);
+        QVERIFY(m["kv_bytes"].toDouble() > 0);
+    }
+
+    void undefined_metric_is_null() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"run", "-p", "Hi", "-n", "1", "--ignore-eos", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        auto m = QJsonDocument::fromJson(o.out).object()["metrics"].toObject();
+        QVERIFY(m["decode_tok_s"].isNull());
+        QVERIFY(!o.out.contains("nan"));
+    }
+
+    void logits_json_shape() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"logits", "-p", "Hello world", "--top", "3", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        auto tokens = obj["tokens"].toArray();
+        auto positions = obj["positions"].toArray();
+        QCOMPARE(positions.size(), tokens.size());
+        QCOMPARE(positions[0].toObject()["top"].toArray().size(), 3);
+        auto first = positions[0].toObject()["top"].toArray();
+        QVERIFY(first[0].toArray()[1].toDouble() >= first[1].toArray()[1].toDouble());
+    }
+
+    void inspect_real_model() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"inspect", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(obj["arch"].toString(), QString("llama"));
+        QCOMPARE(obj["hparams"].toObject()["n_layer"].toInt(), 30);
+        QCOMPARE(obj["kv_bytes_per_token"].toInt(), 2 * 30 * 3 * 64 * 2);
+        QCOMPARE(obj["tensors"].toArray().size(), 272);
+        auto text = run_cli({"inspect"});
+        QCOMPARE(text.exit_code, 0);
+        QVERIFY(text.out.contains("23040 bytes/token"));
+    }
+
+    void inspect_never_crashes_on_broken_files() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QFile real(QStringLiteral(WB_DEFAULT_MODEL_PATH));
+        QVERIFY(real.open(QIODevice::ReadOnly));
+        const QByteArray head = real.read(4 << 20);
+        QTemporaryDir dir;
+        std::mt19937 rng(7);
+        auto check = [&](const QByteArray& bytes, const QString& what) {
+            const QString path = dir.path() + "/broken.gguf";
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(bytes);
+            f.close();
+            auto o = run_cli({"inspect", "-m", path}, 30000);
+            QVERIFY2(!o.crashed, qPrintable(what + ": " + o.err));
+            QCOMPARE(o.exit_code, 1);
+            QVERIFY2(o.err.contains("broken.gguf"), qPrintable(what + ": " + o.err));
+        };
+        check(QByteArray(), "empty file");
+        check(QByteArray("GGUF"), "magic only");
+        check(QByteArray(1000, 'x'), "garbage");
+        for (int i = 0; i < 12; ++i) check(head.left(static_cast<int>(rng() % head.size())), "truncated copy");
+        for (int i = 0; i < 12; ++i) {
+            QByteArray m = head;
+            for (int k = 0; k < 3; ++k) m[static_cast<int>(rng() % 4096)] = static_cast<char>(rng());
+            const QString path = dir.path() + "/flipped.gguf";
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(m);
+            f.close();
+            auto o = run_cli({"inspect", "-m", path}, 30000);
+            QVERIFY2(!o.crashed, o.err.constData());
+            QVERIFY(o.exit_code == 0 || o.exit_code == 1);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,186 @@
+// Generation on the real default model: the README's question, chat KV reuse, seeds, stop
+// conditions, cancellation, streaming and metrics.
+#include <QTest>
+
+#include "workbench/engine.h"
+
+using namespace workbench;
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (len == 0 || i + len > s.size()) return false;
+        for (size_t k = 1; k < len; ++k)
+            if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+        i += len;
+    }
+    return true;
+}
+
+GenerationRequest greedy(int n) {
+    GenerationRequest r;
+    r.max_tokens = n;
+    r.sampling.temperature = 0;
+    return r;
+}
+
+}  // namespace
+
+class TestGeneration : public QObject {
+    Q_OBJECT
+    std::unique_ptr<Engine> engine_;
+
+    std::unique_ptr<Engine> load(int n_ctx) {
+        EngineConfig c;
+        c.model_path = find_default_model();
+        c.n_ctx = n_ctx;
+        auto e = Engine::load(c);
+        if (!e.ok()) qFatal("%s", e.status().message().c_str());
+        return std::move(e).value();
+    }
+
+private slots:
+    void initTestCase() {
+        if (find_default_model().empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        engine_ = load(1024);
+    }
+
+    void answers_capital_of_france() {
+        engine_->reset();
+        auto r = engine_->chat({{"user", "What is the capital of France? Answer in one word."}}, greedy(16));
+        QVERIFY2(r.ok(), r.status().message().c_str());
+        QVERIFY2(r->text.find("Paris") != std::string::npos, r->text.c_str());
+        QCOMPARE(r->stop_reason, StopReason::end_of_generation);
+    }
+
+    void chat_reuses_kv_and_matches_fresh_run() {
+        engine_->reset();
+        std::vector<ChatMessage> conv = {{"user", "Name a primary colour."}};
+        auto first = engine_->chat(conv, greedy(24));
+        QVERIFY(first.ok());
+        QCOMPARE(first->metrics.n_prompt_reused, 0);
+        conv.push_back({"assistant", first->text});
+        conv.push_back({"user", "And another one?"});
+        auto second = engine_->chat(conv, greedy(24));
+        QVERIFY(second.ok());
+        // Everything up to the first reply is reused; only the new turn is prefilled.
+        QVERIFY2(second->metrics.n_prompt_reused >= first->metrics.n_prompt_tokens,
+                 qPrintable(QString("reused %1 of %2").arg(second->metrics.n_prompt_reused).arg(second->metrics.n_prompt_tokens)));
+        engine_->reset();
+        auto fresh = engine_->chat(conv, greedy(24));
+        QVERIFY(fresh.ok());
+        QCOMPARE(fresh->metrics.n_prompt_reused, 0);
+        QCOMPARE(fresh->tokens, second->tokens);
+    }
+
+    void seed_reproducible() {
+        GenerationRequest r;
+        r.max_tokens = 24;
+        r.sampling.temperature = 1.0f;
+        r.sampling.seed = 42;
+        r.ignore_eos = true;
+        engine_->reset();
+        auto a = engine_->generate("Write a short poem about the sea.", r);
+        engine_->reset();
+        auto b = engine_->generate("Write a short poem about the sea.", r);
+        r.sampling.seed = 43;
+        engine_->reset();
+        auto c = engine_->generate("Write a short poem about the sea.", r);
+        QVERIFY(a.ok() && b.ok() && c.ok());
+        QCOMPARE(a->tokens, b->tokens);
+        QVERIFY(a->tokens != c->tokens);
+    }
+
+    void stop_string_cuts_output() {
+        auto r = greedy(64);
+        r.stop_strings = {"."};
+        r.ignore_eos = true;
+        engine_->reset();
+        std::string streamed;
+        auto out = engine_->generate("The capital of France is", r, [&](std::string_view t) { streamed += t; });
+        QVERIFY(out.ok());
+        QCOMPARE(out->stop_reason, StopReason::stop_string);
+        QVERIFY(out->text.find('.') == std::string::npos);
+        QCOMPARE(streamed, out->text);
+    }
+
+    void max_tokens_and_single_token_metrics() {
+        auto r = greedy(1);
+        r.ignore_eos = true;
+        engine_->reset();
+        auto out = engine_->generate("Hello", r);
+        QVERIFY(out.ok());
+        QCOMPARE(out->tokens.size(), size_t{1});
+        QCOMPARE(out->stop_reason, StopReason::max_tokens);
+        QVERIFY(!out->metrics.decode_tok_s.has_value());  // undefined with one token
+        QVERIFY(out->metrics.ttft_ms > 0);
+        QVERIFY(out->metrics.kv_bytes > 0);
+        QCOMPARE(out->metrics.kv_bytes, out->metrics.kv_bytes_full);
+        QCOMPARE(out->metrics.kv_bytes, engine_->model_info().kv_bytes_per_token * static_cast<uint64_t>(out->metrics.n_prompt_tokens));
+    }
+
+    void cancel_stops_within_a_step() {
+        auto r = greedy(200);
+        r.ignore_eos = true;
+        std::atomic<bool> cancel{false};
+        int pieces = 0;
+        engine_->reset();
+        auto out = engine_->generate("Count from one to a hundred:", r, [&](std::string_view) {
+            if (++pieces == 3) cancel = true;
+        }, &cancel);
+        QVERIFY(out.ok());
+        QCOMPARE(out->stop_reason, StopReason::cancelled);
+        QVERIFY(out->tokens.size() < 10);
+    }
+
+    void streamed_pieces_are_whole_characters() {
+        auto r = greedy(40);
+        r.ignore_eos = true;
+        engine_->reset();
+        bool all_valid = true;
+        std::string joined;
+        auto out = engine_->generate("Translate to Japanese and add emoji: I love cats 🐱 →", r, [&](std::string_view t) {
+            all_valid = all_valid && valid_utf8(t);
+            joined += t;
+        });
+        QVERIFY(out.ok());
+        QVERIFY(all_valid);
+        QCOMPARE(joined, out->text);
+    }
+
+    void split_prefill_equals_whole_prefill() {
+        auto tokens = engine_->tokenize("The quick brown fox jumps over the lazy dog, and then it runs into the forest to hide.", true, false);
+        engine_->reset();
+        auto half = std::vector<TokenId>(tokens.begin(), tokens.begin() + static_cast<long>(tokens.size() / 2));
+        QVERIFY(engine_->generate_tokens(half, greedy(0)).ok());
+        auto split = engine_->generate_tokens(tokens, greedy(16));
+        engine_->reset();
+        auto whole = engine_->generate_tokens(tokens, greedy(16));
+        QVERIFY(split.ok() && whole.ok());
+        QVERIFY(split->metrics.n_prompt_reused > 0);
+        QCOMPARE(split->tokens, whole->tokens);
+    }
+
+    void context_limits_are_clear() {
+        auto small = load(32);
+        std::string long_prompt;
+        for (int i = 0; i < 40; ++i) long_prompt += "word ";
+        auto r = small->generate(long_prompt, greedy(4));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.status().code(), StatusCode::out_of_range);
+        QVERIFY(r.status().message().find("context") != std::string::npos);
+        auto g = greedy(100);
+        g.ignore_eos = true;
+        small->reset();
+        auto filled = small->generate("One two three", g);
+        QVERIFY(filled.ok());
+        QCOMPARE(filled->stop_reason, StopReason::context_full);
+        QVERIFY(filled->metrics.n_prompt_tokens + filled->metrics.n_generated <= 33);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestGeneration)
+#include "test_generation.moc"

@@ -1,0 +1,141 @@
+// The forward pass on the real default model against llama.cpp's (golden files written by
+// tests/reference/make_logits_golden.py). Bound on |Δ logit|: see kLogitBound.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include <cmath>
+
+#include "workbench/engine.h"
+
+using namespace workbench;
+
+namespace {
+
+// Why 1.0: both engines quantize activations to 8 bits per 32-value block before every matmul
+// and keep K/V in f16, but round at different points and sum in different orders; over 30 layers
+// that moves logits (spread ~20) by tenths. llama.cpp itself is not steadier: on these prompts its
+// logits move by up to 1.15 between evaluating a prompt in one batch and token by token (recorded
+// in the golden file as reference_batch_vs_sequential_max_delta), and by up to 1.0 between its two
+// CPU attention paths. We measured max 0.77, mean of per-position maxima 0.3. A real bug (RoPE,
+// norm, bias, GQA mapping) moves logits by whole units at most positions, which the mean check
+// below (kMeanBound) catches even where single logits stay under the bound.
+constexpr double kLogitBound = 1.0;
+constexpr double kMeanBound = 0.45;
+
+QJsonObject load_golden() {
+    QFile f(QStringLiteral(WB_TEST_DATA_DIR "/oracle/SmolLM2-135M-Instruct.Q4_1.json"));
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+std::vector<TokenId> ids_of(const QJsonArray& a) {
+    std::vector<TokenId> v;
+    for (const auto& x : a) v.push_back(x.toInt());
+    return v;
+}
+
+}  // namespace
+
+class TestModelOracle : public QObject {
+    Q_OBJECT
+    std::unique_ptr<Engine> engine_;
+    QJsonObject golden_;
+
+private slots:
+    void initTestCase() {
+        golden_ = load_golden();
+        QVERIFY2(!golden_.isEmpty(), "golden file tests/data/oracle/SmolLM2-135M-Instruct.Q4_1.json is missing");
+        const std::string path = find_default_model();
+        if (path.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        EngineConfig config;
+        config.model_path = path;
+        config.n_ctx = 512;
+        auto e = Engine::load(config);
+        QVERIFY2(e.ok(), e.status().message().c_str());
+        engine_ = std::move(e).value();
+    }
+
+    void prompt_tokens_match() {
+        for (const auto& p : golden_["prompts"].toArray()) {
+            const auto obj = p.toObject();
+            auto ours = engine_->tokenize(obj["prompt"].toString().toStdString(), true, true);
+            QCOMPARE(ours, ids_of(obj["tokens"].toArray()));
+        }
+    }
+
+    void logits_within_bound() {
+        double worst = 0, sum_position_max = 0;
+        int n_checked = 0, n_top1 = 0, n_positions = 0;
+        for (const auto& p : golden_["prompts"].toArray()) {
+            const auto obj = p.toObject();
+            const auto tokens = ids_of(obj["tokens"].toArray());
+            auto logits = engine_->logits_all(tokens);
+            QVERIFY2(logits.ok(), logits.status().message().c_str());
+            const int64_t n_vocab = engine_->model_info().n_vocab;
+            for (const auto& pos_v : obj["positions"].toArray()) {
+                const auto pos = pos_v.toObject();
+                const float* row = logits->data() + pos["pos"].toInt() * n_vocab;
+                const auto top = pos["top"].toArray();
+                double position_max = 0;
+                for (const auto& entry : top) {
+                    const auto pair = entry.toArray();
+                    const double delta = std::abs(row[pair[0].toInt()] - pair[1].toDouble());
+                    worst = std::max(worst, delta);
+                    position_max = std::max(position_max, delta);
+                    ++n_checked;
+                    if (delta > kLogitBound)
+                        QFAIL(qPrintable(QString("prompt %1, position %2, token %3: logit %4 vs reference %5")
+                                             .arg(obj["prompt"].toString().left(30)).arg(pos["pos"].toInt())
+                                             .arg(pair[0].toInt()).arg(row[pair[0].toInt()]).arg(pair[1].toDouble())));
+                }
+                sum_position_max += position_max;
+                ++n_positions;
+                // Top-1 must agree wherever the reference's top-1/top-2 margin exceeds the bound.
+                const double margin = top[0].toArray()[1].toDouble() - top[1].toArray()[1].toDouble();
+                const int ours = static_cast<int>(std::max_element(row, row + n_vocab) - row);
+                if (margin > kLogitBound) {
+                    QCOMPARE(ours, top[0].toArray()[0].toInt());
+                    ++n_top1;
+                }
+            }
+        }
+        const double mean = sum_position_max / n_positions;
+        qInfo("checked %d logits at %d positions; max |delta| = %.3f (bound %.2f), mean per-position max %.3f (bound %.2f); "
+              "%d clear top-1 agreements; reference's own batch-vs-sequential spread %.3f",
+              n_checked, n_positions, worst, kLogitBound, mean, kMeanBound, n_top1,
+              golden_["reference_batch_vs_sequential_max_delta"].toDouble());
+        QVERIFY(n_checked > 500);
+        QVERIFY(mean < kMeanBound);
+    }
+
+    void greedy_continuations_match() {
+        GenerationRequest req;
+        req.max_tokens = 32;
+        req.sampling.temperature = 0;
+        req.ignore_eos = true;
+        for (const auto& p : golden_["prompts"].toArray()) {
+            const auto obj = p.toObject();
+            engine_->reset();
+            auto r = engine_->generate_tokens(ids_of(obj["tokens"].toArray()), req);
+            QVERIFY2(r.ok(), r.status().message().c_str());
+            const auto expected = ids_of(obj["greedy"].toArray());
+            const auto margins = obj["greedy_margins"].toArray();
+            QCOMPARE(r->tokens.size(), expected.size());
+            for (size_t i = 0; i < expected.size(); ++i) {
+                if (r->tokens[i] == expected[i]) continue;
+                // Parting is allowed only at a near-tie in the reference; after that the texts differ.
+                const double m = margins[static_cast<int>(i)].toDouble();
+                qInfo("prompt '%s': greedy parts at token %zu (reference margin %.3f)",
+                      qPrintable(obj["prompt"].toString().left(30)), i, m);
+                QVERIFY2(m <= kLogitBound, "greedy output diverged where the reference was not a near-tie");
+                break;
+            }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestModelOracle)
+#include "test_model_oracle.moc"

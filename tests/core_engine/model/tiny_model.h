@@ -1,0 +1,93 @@
+// A tiny random llama-family model written with GgufWriter, for unit tests of loading and of the
+// forward pass (no tokenizer: tests drive LlamaModel with token ids directly).
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_writer.h"
+#include "tensor/dequantize.h"
+
+namespace tiny {
+
+struct Spec {
+    std::string arch = "llama";
+    int n_vocab = 97, n_embd = 64, n_head = 4, n_head_kv = 2, n_ff = 96, n_layer = 2, n_ctx = 128;
+    bool qkv_bias = false;
+    workbench::DType weight_type = workbench::DType::f32;
+    uint32_t seed = 1;
+};
+
+// Weights as float (what the reference uses) and the GGUF bytes (what the engine loads).
+struct Model {
+    Spec spec;
+    std::map<std::string, std::vector<float>> tensors;  // dequantized values, row-major [n_out][n_in]
+    std::vector<uint8_t> gguf;
+};
+
+inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, const std::string& bad_shape = {}) {
+    Model m;
+    m.spec = s;
+    std::mt19937 rng(s.seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    workbench::GgufWriter w;
+    w.set_string("general.architecture", s.arch);
+    w.set_string("general.name", "tiny");
+    const std::string p = s.arch + ".";
+    w.set_uint32(p + "block_count", static_cast<uint32_t>(s.n_layer));
+    w.set_uint32(p + "context_length", static_cast<uint32_t>(s.n_ctx));
+    w.set_uint32(p + "embedding_length", static_cast<uint32_t>(s.n_embd));
+    w.set_uint32(p + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+    w.set_uint32(p + "attention.head_count", static_cast<uint32_t>(s.n_head));
+    w.set_uint32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+    w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set_float32(p + "rope.freq_base", 10000.0f);
+
+    auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable) {
+        for (const auto& sk : skip)
+            if (sk == name) return;
+        std::vector<float> v(static_cast<size_t>(n_in) * n_out);
+        for (auto& x : v) x = is_norm ? 1.0f + 0.1f * normal(rng) : scale * normal(rng);
+        std::vector<uint64_t> shape = {static_cast<uint64_t>(n_in)};
+        if (n_out > 1) shape.push_back(static_cast<uint64_t>(n_out));
+        if (name == bad_shape) shape[0] += 32;
+        workbench::DType type = quantizable ? s.weight_type : workbench::DType::f32;
+        const auto& t = workbench::dtype_traits(type);
+        std::vector<uint8_t> bytes(v.size() / t.block_elements * t.block_bytes);
+        if (type == workbench::DType::f32) std::memcpy(bytes.data(), v.data(), bytes.size());
+        else workbench::quantize_row(type, v.data(), bytes.data(), static_cast<int64_t>(v.size()));
+        if (type != workbench::DType::f32) workbench::dequantize_row(type, bytes.data(), v.data(), static_cast<int64_t>(v.size()));
+        if (name == bad_shape) bytes.resize(bytes.size() + static_cast<size_t>(n_out) * 32 / t.block_elements * t.block_bytes);
+        (void)w.add_tensor(name, shape, type, bytes);
+        m.tensors[name] = std::move(v);
+    };
+    const int hd = s.n_embd / s.n_head;
+    add("token_embd.weight", s.n_embd, s.n_vocab, 1.0f, false, true);
+    add("output_norm.weight", s.n_embd, 1, 0, true, false);
+    for (int il = 0; il < s.n_layer; ++il) {
+        const std::string b = "blk." + std::to_string(il) + ".";
+        const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
+        add(b + "attn_norm.weight", s.n_embd, 1, 0, true, false);
+        add(b + "attn_q.weight", s.n_embd, s.n_head * hd, ws, false, true);
+        add(b + "attn_k.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
+        add(b + "attn_v.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
+        add(b + "attn_output.weight", s.n_head * hd, s.n_embd, ws, false, true);
+        if (s.qkv_bias) {
+            add(b + "attn_q.bias", s.n_head * hd, 1, 0.1f, false, false);
+            add(b + "attn_k.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
+            add(b + "attn_v.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
+        }
+        add(b + "ffn_norm.weight", s.n_embd, 1, 0, true, false);
+        add(b + "ffn_gate.weight", s.n_embd, s.n_ff, ws, false, true);
+        add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
+        add(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)), false, true);
+    }
+    m.gguf = w.to_bytes();
+    return m;
+}
+
+}  // namespace tiny

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Golden logits and greedy continuations from an independent implementation.
+
+llama.cpp, through the PyPI package llama-cpp-python, is the reference for GGUF semantics. For
+each fixed prompt this records the prompt's token ids, the top-20 (id, logit) at every prompt
+position, and the first 32 greedy tokens with the reference's top-1/top-2 margin at each step (so
+the C++ test can tell a real divergence from a near-tie). Output: tests/data/oracle/<model>.json.
+
+Regenerate (needs `pip install llama-cpp-python numpy`; nothing of it is committed):
+    python3 tests/reference/make_logits_golden.py models/SmolLM2-135M-Instruct.Q4_1.gguf
+"""
+import hashlib
+import json
+import os
+import sys
+
+import numpy as np
+from llama_cpp import Llama, __version__ as llama_cpp_version
+
+TOP = 20
+N_GREEDY = 32
+PROMPTS = [
+    "The capital of France is",
+    "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n",
+    "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+    "<|im_start|>user\nWhat is the capital of France? Answer in one word.<|im_end|>\n<|im_start|>assistant\n",
+    "Once upon a time, in a small village by the sea, there lived an old fisherman who",
+    "Numbers: 3.14159, 2,718 and 1e-9; emoji 🙂 and accents: café, naïve, Zürich.",
+]
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def top_k(row, k):
+    ids = np.argsort(-row, kind="stable")[:k]
+    return [[int(i), float(row[i])] for i in ids]
+
+
+def main():
+    model = sys.argv[1] if len(sys.argv) > 1 else "models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    llm = Llama(model_path=model, n_ctx=512, n_batch=512, n_threads=2, logits_all=True, verbose=False)
+    out = {
+        "generator": f"llama-cpp-python {llama_cpp_version} (llama.cpp, CPU)",
+        "model_file": os.path.basename(model),
+        "model_sha256": sha256(model),
+        "top": TOP,
+        "prompts": [],
+    }
+    for prompt in PROMPTS:
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        llm.reset()
+        llm.eval(tokens)
+        scores = np.array(llm.scores[: len(tokens)], dtype=np.float32)
+        positions = [{"pos": i, "top": top_k(scores[i], TOP)} for i in range(len(tokens))]
+        # Greedy continuation, one token at a time, as a chat would run.
+        greedy, margins = [], []
+        last = scores[-1]
+        for _ in range(N_GREEDY):
+            srt = np.sort(last)
+            margins.append(float(srt[-1] - srt[-2]))
+            tok = int(np.argmax(last))
+            greedy.append(tok)
+            llm.eval([tok])
+            last = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+        out["prompts"].append({"prompt": prompt, "tokens": [int(t) for t in tokens], "positions": positions,
+                               "greedy": greedy, "greedy_margins": margins})
+        print(f"{len(tokens):3d} tokens, greedy: {llm.detokenize(greedy).decode('utf-8', 'replace')!r}")
+    # The reference's own noise floor: the same prompts evaluated one token at a time instead of
+    # in one batch. The C++ test's bound is justified against this figure.
+    seq = Llama(model_path=model, n_ctx=512, n_batch=1, n_ubatch=1, n_threads=2, logits_all=True, verbose=False)
+    spread = 0.0
+    for entry in out["prompts"]:
+        seq.reset()
+        seq.eval(entry["tokens"])
+        scores = np.array(seq.scores[: len(entry["tokens"])], dtype=np.float32)
+        for pos in entry["positions"]:
+            for tok, logit in pos["top"]:
+                spread = max(spread, abs(float(scores[pos["pos"]][tok]) - logit))
+    out["reference_batch_vs_sequential_max_delta"] = spread
+    print(f"reference noise floor (batch vs token-by-token): max |delta logit| = {spread:.3f}")
+    name = os.path.splitext(os.path.basename(model))[0]
+    dest = os.path.join(os.path.dirname(__file__), "..", "data", "oracle", name + ".json")
+    with open(dest, "w") as f:
+        json.dump(out, f, separators=(",", ":"))
+    print("wrote", os.path.normpath(dest))
+
+
+if __name__ == "__main__":
+    main()
