@@ -9,7 +9,7 @@
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
-#include "tensor/dequantize.h"
+#include "kernels/cpu/half_convert.h"
 
 namespace workbench {
 namespace {
@@ -99,8 +99,8 @@ void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, Si
         uint16_t* vc = kv.v(il);
         for (int64_t t = 0; t < n; ++t)
             for (int64_t i = 0; i < n_kv; ++i) {
-                kc[(pos0 + t) * n_kv + i] = fp32_to_fp16(k_[t * n_kv + i]);
-                vc[(pos0 + t) * n_kv + i] = fp32_to_fp16(v_[t * n_kv + i]);
+                kc[(pos0 + t) * n_kv + i] = float_to_half(k_[t * n_kv + i]);
+                vc[(pos0 + t) * n_kv + i] = float_to_half(v_[t * n_kv + i]);
             }
         attention_f16_kv(q_.data(), pos_.data(), n, kc, vc, shape, kq_scale, attn_.data(), pool);
         matmul(l.wo, attn_.data(), proj_.data(), n, pool, mm_);

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "tensor/dequantize.h"
+#include "kernels/cpu/half_convert.h"
 
 #if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
 #include <immintrin.h>
@@ -32,7 +32,7 @@ float dot_f32_f16(const float* q, const uint16_t* k, int64_t n) {
     }
 #endif
     float sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += q[i] * fp16_to_fp32(k[i]);
+    for (int64_t i = 0; i < n; ++i) sum += q[i] * half_to_float(k[i]);
     return sum;
 }
 
@@ -48,7 +48,7 @@ void axpy_f16(float w, const uint16_t* v, float* out, int64_t n) {
         return;
     }
 #endif
-    for (int64_t i = 0; i < n; ++i) out[i] += w * fp16_to_fp32(v[i]);
+    for (int64_t i = 0; i < n; ++i) out[i] += w * half_to_float(v[i]);
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, co
         // multiplies them with the f16 cache; matching it keeps our logits within its noise.
         thread_local std::vector<float> q_rounded;
         q_rounded.resize(static_cast<size_t>(s.head_dim));
-        for (int64_t i = 0; i < s.head_dim; ++i) q_rounded[i] = fp16_to_fp32(fp32_to_fp16(q[(t * s.n_head + h) * s.head_dim + i]));
+        for (int64_t i = 0; i < s.head_dim; ++i) q_rounded[i] = half_to_float(float_to_half(q[(t * s.n_head + h) * s.head_dim + i]));
         const float* qv = q_rounded.data();
         float max_score = -INFINITY;
         for (int64_t j = 0; j < n_keys; ++j) {
@@ -81,7 +81,7 @@ void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, co
         const float inv = static_cast<float>(1.0 / sum);
         float* o = out + (t * s.n_head + h) * s.head_dim;
         std::fill(o, o + s.head_dim, 0.0f);
-        for (int64_t j = 0; j < n_keys; ++j) axpy_f16(fp16_to_fp32(fp32_to_fp16(scores[j] * inv)), v_cache + j * s.kv_row_stride + kvh * s.head_dim, o, s.head_dim);
+        for (int64_t j = 0; j < n_keys; ++j) axpy_f16(half_to_float(float_to_half(scores[j] * inv)), v_cache + j * s.kv_row_stride + kvh * s.head_dim, o, s.head_dim);
     });
 }
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "tensor/dequantize.h"
+#include "kernels/cpu/half_convert.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -65,7 +65,7 @@ float dot_q4_0_q8_0_ref(const void* w, const void* a, int64_t n) {
             isum += ((x[b].qs[j] & 0x0F) - 8) * y[b].qs[j];
             isum += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + 16];
         }
-        sum += static_cast<float>(isum) * fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d);
+        sum += static_cast<float>(isum) * half_to_float(x[b].d) * half_to_float(y[b].d);
     }
     return sum;
 }
@@ -81,7 +81,7 @@ float dot_q4_1_q8_1_ref(const void* w, const void* a, int64_t n) {
             isum += (x[b].qs[j] >> 4) * y[b].qs[j + 16];
         }
         // Q8_1's s holds d * sum(q), so the weight offset m contributes m * s.
-        sum += static_cast<float>(isum) * fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d) + fp16_to_fp32(x[b].m) * fp16_to_fp32(y[b].s);
+        sum += static_cast<float>(isum) * half_to_float(x[b].d) * half_to_float(y[b].d) + half_to_float(x[b].m) * half_to_float(y[b].s);
     }
     return sum;
 }
@@ -93,7 +93,7 @@ float dot_q8_0_q8_0_ref(const void* w, const void* a, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         int32_t isum = 0;
         for (int j = 0; j < 32; ++j) isum += x[b].qs[j] * y[b].qs[j];
-        sum += static_cast<float>(isum) * fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d);
+        sum += static_cast<float>(isum) * half_to_float(x[b].d) * half_to_float(y[b].d);
     }
     return sum;
 }
@@ -106,7 +106,7 @@ float dot_q4_0_q8_0(const void* w, const void* a, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         __m256i qx = _mm256_sub_epi8(unpack_nibbles(x[b].qs), _mm256_set1_epi8(8));
         __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-        __m256 d = _mm256_set1_ps(fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d));
+        __m256 d = _mm256_set1_ps(half_to_float(x[b].d) * half_to_float(y[b].d));
         acc = _mm256_fmadd_ps(d, signed_dot(qx, qy), acc);
     }
     return hsum(acc);
@@ -122,8 +122,8 @@ float dot_q4_1_q8_1(const void* w, const void* a, int64_t n) {
         __m256i qx = unpack_nibbles(x[b].qs);  // unsigned 0..15: maddubs takes it directly
         __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
         __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(qx, qy), ones));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d)), p, acc);
-        offsets += fp16_to_fp32(x[b].m) * fp16_to_fp32(y[b].s);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(x[b].d) * half_to_float(y[b].d)), p, acc);
+        offsets += half_to_float(x[b].m) * half_to_float(y[b].s);
     }
     return hsum(acc) + offsets;
 }
@@ -135,7 +135,7 @@ float dot_q8_0_q8_0(const void* w, const void* a, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].qs));
         __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(y[b].qs));
-        __m256 d = _mm256_set1_ps(fp16_to_fp32(x[b].d) * fp16_to_fp32(y[b].d));
+        __m256 d = _mm256_set1_ps(half_to_float(x[b].d) * half_to_float(y[b].d));
         acc = _mm256_fmadd_ps(d, signed_dot(qx, qy), acc);
     }
     return hsum(acc);
