@@ -21,7 +21,13 @@ DotFn integer_dot_for(DType type) {
     }
 }
 
-constexpr int64_t kRowsPerChunk = 16;
+// Chunks small enough to balance the threads, large enough that claiming one (an atomic
+// increment) is noise next to the work.
+int64_t rows_per_chunk(int64_t n_out, int n_threads) {
+    if (n_threads <= 1) return n_out;
+    int64_t rows = n_out / (static_cast<int64_t>(n_threads) * 4);
+    return std::max<int64_t>(16, (rows + 15) / 16 * 16);
+}
 
 }  // namespace
 
@@ -29,6 +35,7 @@ void get_row_f32(const WeightTensor& w, int64_t row, float* out) { dequantize_ro
 
 void matmul(const WeightTensor& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch) {
     const int64_t n_in = w.n_in, n_out = w.n_out;
+    const int64_t kRowsPerChunk = rows_per_chunk(n_out, pool.n_threads());
     const int64_t n_chunks = (n_out + kRowsPerChunk - 1) / kRowsPerChunk;
 
     if (DotFn dot = integer_dot_for(w.type)) {

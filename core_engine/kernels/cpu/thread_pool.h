@@ -37,10 +37,11 @@ private:
     std::vector<std::thread> workers_;
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::atomic<uint64_t> generation_{0};
-    std::atomic<int64_t> next_chunk_{0};
-    std::atomic<int64_t> chunks_done_{0};
-    std::atomic<int> active_workers_{0};
+    // Each counter on its own cache line: they are hammered by different threads.
+    alignas(64) std::atomic<uint64_t> generation_{0};
+    alignas(64) std::atomic<int64_t> next_chunk_{0};
+    alignas(64) std::atomic<int64_t> chunks_done_{0};
+    alignas(64) std::atomic<int> active_workers_{0};
     int64_t n_chunks_ = 0;
     const std::function<void(int64_t)>* job_ = nullptr;
     bool stop_ = false;
