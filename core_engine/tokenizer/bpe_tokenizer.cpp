@@ -5,8 +5,6 @@
 
 #include <cstdio>
 
-#include "tokenizer/special_tokens.h"
-#include "tokenizer/symbol_merger.h"
 #include "tokenizer/unicode_text.h"
 
 namespace workbench {
@@ -30,7 +28,14 @@ Result<std::unique_ptr<Tokenizer>> BpeTokenizer::create(TokenizerVocab vocab) {
 }
 
 BpeTokenizer::BpeTokenizer(TokenizerVocab vocab, PreTokenizer pre)
-    : Tokenizer(std::move(vocab)), index_(vocab_), pre_(std::move(pre)) {}
+    : IndexedTokenizer(std::move(vocab)), pre_(std::move(pre)) {
+    // A leftover symbol that is no token is looked up byte by byte, as raw one-byte strings; in a
+    // byte-level vocab only printable ASCII has such tokens, so other bytes are dropped.
+    for (int b = 0; b < 256; ++b) {
+        const char byte = static_cast<char>(b);
+        byte_fallback_[static_cast<size_t>(b)] = index_.find(std::string_view(&byte, 1));
+    }
+}
 
 int32_t BpeTokenizer::merge_rank(std::string_view left, std::string_view right, std::string& scratch) const {
     scratch.assign(left);
@@ -53,63 +58,33 @@ void BpeTokenizer::encode_word(const std::string& word, std::vector<TokenId>& ou
         if (rank < 0) return std::nullopt;
         return -static_cast<double>(rank);  // lower rank merges first
     };
-    for (const SymbolSpan& span : merge_symbols(word, priority)) {
-        const std::string_view text = std::string_view(word).substr(span.begin, span.size);
-        if (TokenId id = index_.find(text); id >= 0) {
-            out.push_back(id);
-            continue;
-        }
-        for (char byte : text) {
-            if (TokenId id = index_.find(std::string_view(&byte, 1)); id >= 0) out.push_back(id);
-        }
-    }
+    emit_spans(word, merge_symbols(word, priority), out);
 }
 
-std::vector<TokenId> BpeTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
-    std::vector<TokenId> out;
-    if (add_bos && vocab_.add_bos) out.push_back(vocab_.bos_id);
-    for (const TextFragment& fragment : index_.partition(text, parse_special)) {
-        if (fragment.token >= 0) {
-            out.push_back(fragment.token);
-            continue;
-        }
-        for (const std::string& word : pre_.split(text.substr(fragment.begin, fragment.end - fragment.begin))) {
-            encode_word(word, out);
-        }
-    }
-    if (add_bos && vocab_.add_eos) out.push_back(vocab_.eos_id);
-    return out;
+void BpeTokenizer::encode_fragment(std::string_view text, bool /*after_special*/, std::vector<TokenId>& out) const {
+    for (const std::string& word : pre_.split(text)) encode_word(word, out);
 }
 
-std::string BpeTokenizer::token_to_piece(TokenId id, bool render_special) const {
-    if (!index_.valid(id)) return {};
-    const uint32_t attr = index_.attr(id);
-    const std::string& text = vocab_.tokens[static_cast<size_t>(id)];
-    if (attr & (attr_control | attr_unknown)) return render_special ? text : std::string();
-    if (attr & attr_user_defined) return text;
-    if (attr & attr_normal) {
-        // Back from the byte alphabet; a character outside it is shown, as llama.cpp shows it.
-        const ByteUnicodeMap& map = ByteUnicodeMap::instance();
-        std::string piece;
-        for (uint32_t cp : decode_utf8_lenient(text)) {
-            if (std::optional<uint8_t> byte = map.code_point_to_byte(cp)) {
-                piece.push_back(static_cast<char>(*byte));
-                continue;
-            }
-            std::string utf8;
-            append_utf8(utf8, cp);
-            piece += "[UNK_BYTE_0x";
-            for (char c : utf8) {
-                char hex[3];
-                std::snprintf(hex, sizeof(hex), "%02x", static_cast<unsigned char>(c));
-                piece += hex;
-            }
-            piece += text + "]";
+std::string BpeTokenizer::normal_piece(const std::string& text) const {
+    // Back from the byte alphabet; a character outside it is shown, as llama.cpp shows it.
+    const ByteUnicodeMap& map = ByteUnicodeMap::instance();
+    std::string piece;
+    for (uint32_t cp : decode_utf8_lenient(text)) {
+        if (std::optional<uint8_t> byte = map.code_point_to_byte(cp)) {
+            piece.push_back(static_cast<char>(*byte));
+            continue;
         }
-        return piece;
+        std::string utf8;
+        append_utf8(utf8, cp);
+        piece += "[UNK_BYTE_0x";
+        for (char c : utf8) {
+            char hex[3];
+            std::snprintf(hex, sizeof(hex), "%02x", static_cast<unsigned char>(c));
+            piece += hex;
+        }
+        piece += text + "]";
     }
-    if (attr & attr_byte) return byte_token_value(text);
-    return {};
+    return piece;
 }
 
 }  // namespace workbench

@@ -10,28 +10,25 @@
 #include <vector>
 
 #include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab_index.h"
 
 namespace workbench {
 
-class BpeTokenizer final : public Tokenizer {
+class BpeTokenizer final : public IndexedTokenizer {
 public:
     // `vocab` must be normalised by Tokenizer::create. Errors: invalid_file (a merge that is not
     // "left right"), unsupported (unknown pre-tokenizer).
     static Result<std::unique_ptr<Tokenizer>> create(TokenizerVocab vocab);
 
-    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
-    std::string token_to_piece(TokenId id, bool render_special) const override;
-    TokenId find_token(std::string_view text) const override { return index_.find(text); }
-
 private:
     BpeTokenizer(TokenizerVocab vocab, PreTokenizer pre);
+
+    void encode_fragment(std::string_view text, bool after_special, std::vector<TokenId>& out) const override;
+    std::string normal_piece(const std::string& text) const override;
     void encode_word(const std::string& word, std::vector<TokenId>& out) const;
     // Rank of merging `left` and `right` (lower merges first), or -1 when they never merge.
     int32_t merge_rank(std::string_view left, std::string_view right, std::string& scratch) const;
 
-    VocabIndex index_;
     PreTokenizer pre_;
     // Keyed by the merge line "left right"; byte-level symbols never contain a raw space, so the
     // key is unambiguous. The first occurrence of a duplicated merge keeps its rank.

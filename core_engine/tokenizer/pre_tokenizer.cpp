@@ -24,16 +24,15 @@ struct PreEntry {
 
 // The names llama.cpp maps to the pre-tokenizers we implement, with the flags it sets for them.
 // "gpt2" is our alias: llama.cpp spells that family "gpt-2".
+constexpr PreTokenizerTraits kCleaned{.known = true, .clean_spaces = true};
+constexpr PreTokenizerTraits kUncleaned{.known = true, .clean_spaces = false};
+constexpr PreTokenizerTraits kLlama3{.known = true, .add_bos = true, .clean_spaces = true, .ignore_merges = true};
 constexpr PreEntry kPreEntries[] = {
-    {"default", PreKind::default_pre, {true, false, true, false}},
-    {"gpt-2", PreKind::gpt2, {true, false, true, false}},
-    {"gpt2", PreKind::gpt2, {true, false, true, false}},
-    {"smollm", PreKind::smollm, {true, false, false, false}},
-    {"llama3", PreKind::llama3, {true, true, true, true}},
-    {"llama-v3", PreKind::llama3, {true, true, true, true}},
-    {"llama-bpe", PreKind::llama3, {true, true, true, true}},
-    {"qwen2", PreKind::qwen2, {true, false, false, false}},
-    {"deepseek-r1-qwen", PreKind::qwen2, {true, false, false, false}},
+    {"default", PreKind::default_pre, kCleaned}, {"gpt-2", PreKind::gpt2, kCleaned},
+    {"gpt2", PreKind::gpt2, kCleaned},           {"smollm", PreKind::smollm, kUncleaned},
+    {"llama3", PreKind::llama3, kLlama3},        {"llama-v3", PreKind::llama3, kLlama3},
+    {"llama-bpe", PreKind::llama3, kLlama3},     {"qwen2", PreKind::qwen2, kUncleaned},
+    {"deepseek-r1-qwen", PreKind::qwen2, kUncleaned},
 };
 
 const PreEntry* find_pre(std::string_view pre) {
@@ -44,37 +43,57 @@ const PreEntry* find_pre(std::string_view pre) {
     return nullptr;
 }
 
-// The regexes below are written with \s and \S as in the tokenizers' own definitions. PCRE2's
-// \s (even with UCP) misses U+0085, which the Unicode White_Space property, and so llama.cpp,
-// counts as whitespace; we therefore expand \s and \S to this explicit White_Space class.
+// The regexes below are written as the tokenizers define them; two things need adjusting for
+// PCRE2 to classify characters exactly as llama.cpp does:
+// - PCRE2's \s (even with UCP) misses U+0085, which the Unicode White_Space property, and so
+//   llama.cpp, counts as whitespace. \s and \S become this explicit White_Space class.
+// - PCRE2 10.42 carries Unicode 14 tables, llama.cpp Unicode 15.1 data. The letters, numbers and
+//   punctuation Unicode 15.0/15.1 added (Kawi, Nag Mundari, Cyrillic Extended-D, CJK Extensions H
+//   and I, ...) are added to \p{L}, \p{N} and \p{P}; with Unicode 15 PCRE2 tables this is a
+//   no-op. (Characters assigned after 15.1 classify by whatever tables PCRE2 has.)
 constexpr std::string_view kWhiteSpace =
     "\\t\\n\\x0B\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+constexpr std::string_view kLetters =
+    "\\p{L}\\x{1123F}-\\x{11240}\\x{11F02}\\x{11F04}-\\x{11F10}\\x{11F12}-\\x{11F33}\\x{1342F}"
+    "\\x{13441}-\\x{13446}\\x{1B132}\\x{1B155}\\x{1DF25}-\\x{1DF2A}\\x{1E030}-\\x{1E06D}\\x{1E4D0}-\\x{1E4EB}"
+    "\\x{2B739}\\x{2EBF0}-\\x{2EE5D}\\x{31350}-\\x{323AF}";
+constexpr std::string_view kNumbers = "\\p{N}\\x{11F50}-\\x{11F59}\\x{1D2C0}-\\x{1D2D3}\\x{1E4F0}-\\x{1E4F9}";
+constexpr std::string_view kPunctuation = "\\p{P}\\x{11B00}-\\x{11B09}\\x{11F43}-\\x{11F4F}";
 
-std::string expand_whitespace(std::string_view pattern) {
+// Rewrites \s, \S, \p{L}, \p{N} and \p{P} as the classes above, merged into an enclosing
+// class when there is one (our patterns only negate whole classes, never single escapes inside).
+std::string expand_classes(std::string_view pattern) {
     std::string out;
     bool in_class = false;
+    const auto put_class = [&](std::string_view members, bool negated) {
+        if (in_class) {
+            out += members;
+            return;
+        }
+        out += negated ? "[^" : "[";
+        out += members;
+        out += ']';
+    };
     for (size_t i = 0; i < pattern.size(); ++i) {
         const char c = pattern[i];
-        if (c == '\\' && i + 1 < pattern.size()) {
-            const char next = pattern[++i];
-            if (next == 's' || next == 'S') {
-                if (in_class) {
-                    // Only the negated-class form [^\s...] occurs inside classes in our patterns.
-                    out += kWhiteSpace;
-                } else {
-                    out += next == 's' ? "[" : "[^";
-                    out += kWhiteSpace;
-                    out += ']';
-                }
-            } else {
-                out += c;
-                out += next;
-            }
+        if (c != '\\' || i + 1 == pattern.size()) {
+            if (c == '[') in_class = true;
+            if (c == ']') in_class = false;
+            out += c;
             continue;
         }
-        if (c == '[') in_class = true;
-        if (c == ']') in_class = false;
-        out += c;
+        const std::string_view rest = pattern.substr(i + 1);
+        if (rest[0] == 's' || rest[0] == 'S') {
+            put_class(kWhiteSpace, rest[0] == 'S');
+            i += 1;
+        } else if (rest.starts_with("p{L}") || rest.starts_with("p{N}") || rest.starts_with("p{P}")) {
+            put_class(rest[2] == 'L' ? kLetters : rest[2] == 'N' ? kNumbers : kPunctuation, false);
+            i += 4;
+        } else {
+            out += c;
+            out += rest[0];
+            i += 1;
+        }
     }
     return out;
 }
@@ -104,11 +123,40 @@ std::vector<std::string_view> stage_patterns(PreKind kind) {
     return {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2Pattern, "\\p{N}+", "[0-9][0-9][0-9]"};
 }
 
-// Half-open range of code point indices.
+// Half-open byte range of the text being split.
 struct Chunk {
     size_t begin = 0;
     size_t end = 0;
 };
+
+// Splits each chunk in `in` into the matches of `code` and the gaps between them, appending both,
+// in order, to `out`. A chunk is matched as a subject of its own, so look-arounds end at its edges.
+void split_chunks(const pcre2_code* code, const std::string& subject, const std::vector<Chunk>& in,
+                  std::vector<Chunk>& out) {
+    pcre2_match_data* match = pcre2_match_data_create_from_pattern(code, nullptr);
+    for (const Chunk& chunk : in) {
+        const auto* base = reinterpret_cast<PCRE2_SPTR>(subject.data() + chunk.begin);
+        const size_t length = chunk.end - chunk.begin;
+        size_t done = 0;   // bytes of the chunk already emitted
+        size_t start = 0;  // where the next search begins
+        while (start < length) {
+            // A negative result is "no match" (or a resource limit): the rest becomes one gap.
+            if (!match || pcre2_match(code, base, length, start, PCRE2_NO_UTF_CHECK, match, nullptr) < 0) break;
+            const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+            const size_t m_begin = ovector[0];
+            const size_t m_end = ovector[1];
+            if (m_end == m_begin) {  // none of our patterns can match empty; never stall
+                start = m_end + utf8_sequence_length(static_cast<unsigned char>(base[m_end]));
+                continue;
+            }
+            if (m_begin > done) out.push_back({chunk.begin + done, chunk.begin + m_begin});
+            out.push_back({chunk.begin + m_begin, chunk.begin + m_end});
+            done = start = m_end;
+        }
+        if (done < length) out.push_back({chunk.begin + done, chunk.end});
+    }
+    pcre2_match_data_free(match);
+}
 
 }  // namespace
 
@@ -132,7 +180,7 @@ Result<PreTokenizer> PreTokenizer::create(std::string_view pre) {
     PreTokenizer result;
     result.traits_ = entry->traits;
     for (std::string_view pattern : stage_patterns(entry->kind)) {
-        const std::string expanded = expand_whitespace(pattern);
+        const std::string expanded = expand_classes(pattern);
         int error_code = 0;
         PCRE2_SIZE error_offset = 0;
         pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(expanded.data()), expanded.size(),
@@ -157,63 +205,29 @@ std::vector<std::string> PreTokenizer::split(std::string_view text) const {
     std::vector<std::string> words;
     if (text.empty()) return words;
 
-    // PCRE2 needs valid UTF-8, so it matches a copy in which the code points lenient decoding can
-    // produce but UTF-8 cannot carry (surrogates, values past U+10FFFF) read as U+FFFD; both are
-    // "other" characters to every pattern here, so the split is unchanged.
-    const std::vector<uint32_t> cps = decode_utf8_lenient(text);
+    // llama.cpp splits the text re-encoded from its lenient decoding (bad bytes become U+FFFD).
+    // PCRE2 needs valid UTF-8, so it matches a copy in which the code points that decoding can
+    // yield but UTF-8 cannot carry (surrogates) read as U+FFFD: both are "other" characters to
+    // every pattern here and take three bytes, so byte ranges agree between the two strings.
+    std::string encoded;
     std::string subject;
+    encoded.reserve(text.size() + 8);
     subject.reserve(text.size() + 8);
-    std::vector<uint32_t> byte_offset(cps.size() + 1);  // code point index -> byte in subject
-    std::vector<uint32_t> cp_index;                      // byte in subject -> code point index
-    cp_index.reserve(text.size() + 1);
-    for (size_t i = 0; i < cps.size(); ++i) {
-        const bool encodable = cps[i] <= 0x10FFFF && (cps[i] < 0xD800 || cps[i] > 0xDFFF);
-        byte_offset[i] = static_cast<uint32_t>(subject.size());
-        append_utf8(subject, encodable ? cps[i] : kReplacementChar);
-        cp_index.resize(subject.size(), static_cast<uint32_t>(i));
+    for (uint32_t cp : decode_utf8_lenient(text)) {
+        append_utf8(encoded, cp);
+        append_utf8(subject, cp >= 0xD800 && cp <= 0xDFFF ? kReplacementChar : cp);
     }
-    byte_offset[cps.size()] = static_cast<uint32_t>(subject.size());
-    cp_index.push_back(static_cast<uint32_t>(cps.size()));
 
-    std::vector<Chunk> chunks{{0, cps.size()}};
+    std::vector<Chunk> chunks{{0, subject.size()}};
     std::vector<Chunk> next;
-    pcre2_match_data* match = nullptr;
     for (const auto& stage : stages_) {
-        match = pcre2_match_data_create_from_pattern(stage->code, nullptr);
         next.clear();
-        for (const Chunk& chunk : chunks) {
-            const auto* base = reinterpret_cast<PCRE2_SPTR>(subject.data() + byte_offset[chunk.begin]);
-            const size_t length = byte_offset[chunk.end] - byte_offset[chunk.begin];
-            const size_t origin = byte_offset[chunk.begin];
-            size_t done = 0;   // bytes of the chunk already emitted
-            size_t start = 0;  // where the next search begins
-            while (start < length) {
-                const int rc = pcre2_match(stage->code, base, length, start, PCRE2_NO_UTF_CHECK, match, nullptr);
-                if (rc < 0) break;  // no match (or a match limit): the rest is one gap
-                const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
-                const size_t m_begin = ovector[0];
-                const size_t m_end = ovector[1];
-                if (m_end == m_begin) {  // none of our patterns can match empty; never stall
-                    start = m_end + utf8_sequence_length(static_cast<unsigned char>(base[m_end]));
-                    continue;
-                }
-                if (m_begin > done) next.push_back({cp_index[origin + done], cp_index[origin + m_begin]});
-                next.push_back({cp_index[origin + m_begin], cp_index[origin + m_end]});
-                done = start = m_end;
-            }
-            if (done < length) next.push_back({cp_index[origin + done], chunk.end});
-        }
-        pcre2_match_data_free(match);
+        split_chunks(stage->code, subject, chunks, next);
         chunks.swap(next);
     }
-
-    // Words carry the original code points (llama.cpp re-encodes them), then go byte-level.
     words.reserve(chunks.size());
-    std::string utf8;
     for (const Chunk& chunk : chunks) {
-        utf8.clear();
-        for (size_t i = chunk.begin; i < chunk.end; ++i) append_utf8(utf8, cps[i]);
-        words.push_back(bytes_to_byte_level(utf8));
+        words.push_back(bytes_to_byte_level(std::string_view(encoded).substr(chunk.begin, chunk.end - chunk.begin)));
     }
     return words;
 }

@@ -8,8 +8,8 @@
 
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/special_tokens.h"
 #include "tokenizer/spm_tokenizer.h"
+#include "tokenizer/vocab_index.h"
 
 namespace workbench {
 

@@ -1,8 +1,10 @@
-// Lookup tables both tokenizers share: token text -> id, per-token attributes, and the splitting
-// of input text around special tokens (control, user-defined, unknown) before any merging runs.
-// Built once from a normalised TokenizerVocab; read-only afterwards, so safe across threads.
+// What both tokenizers know about a vocabulary besides merges: per-token attributes, the special-
+// token conventions llama.cpp layers over GGUF metadata (end-of-generation tokens recognised by
+// text, control types forced on them), token text -> id lookup, and the splitting of input text
+// around special tokens before any merging runs. Read-only once built, so safe across threads.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,9 +12,29 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/symbol_merger.h"
 #include "tokenizer/tokenizer.h"
 
 namespace workbench {
+
+// Token attribute bits derived from tokenizer.ggml.token_type (llama.cpp's llama_token_attr).
+enum TokenAttr : uint32_t {
+    attr_undefined = 0,
+    attr_unknown = 1u << 0,
+    attr_unused = 1u << 1,
+    attr_normal = 1u << 2,
+    attr_control = 1u << 3,
+    attr_user_defined = 1u << 4,
+    attr_byte = 1u << 5,
+};
+
+// Attribute of a tokenizer.ggml.token_type value; values outside the enum are undefined.
+uint32_t token_type_attr(int32_t token_type);
+
+// Requires vocab.token_types to hold one entry per token. Sets vocab.eot_id when it is -1 and a
+// known end-of-turn token exists, rewrites token_types the way llama.cpp adjusts attributes, and
+// returns the sorted ids that end generation (EOS, EOT and the other recognised ones).
+std::vector<TokenId> apply_special_token_rules(TokenizerVocab& vocab);
 
 // Hash for unordered maps keyed by std::string that are looked up with std::string_view.
 struct StringViewHash {
@@ -27,10 +49,8 @@ struct TextFragment {
     size_t end = 0;
 };
 
-// "<0x0A>"-style byte token text for `byte`, and the byte such a token stands for ("" when the
-// text is too short to hold one; hex is read as llama.cpp reads it, stopping at a non-digit).
+// "<0x0A>"-style byte token text for `byte`.
 std::string byte_token_text(uint8_t byte);
-std::string byte_token_value(std::string_view text);
 
 class VocabIndex {
 public:
@@ -55,6 +75,32 @@ private:
         bool always;  // user-defined: split out even without parse_special
     };
     std::vector<Special> specials_;  // longest text first
+};
+
+// Base of the concrete tokenizers: owns the VocabIndex and does what llama.cpp does the same way
+// for every model: BOS/EOS, cutting out special tokens, and rendering pieces by token attribute.
+// Subclasses tokenize the raw-text fragments and turn normal tokens' text back into bytes.
+class IndexedTokenizer : public Tokenizer {
+public:
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    std::string token_to_piece(TokenId id, bool render_special) const override;
+    TokenId find_token(std::string_view text) const override { return index_.find(text); }
+
+protected:
+    explicit IndexedTokenizer(TokenizerVocab vocab) : Tokenizer(std::move(vocab)), index_(vocab_) {}
+
+    // Appends the ids of one run of ordinary text; `after_special` is true at the start of the
+    // input and right after a special token.
+    virtual void encode_fragment(std::string_view text, bool after_special, std::vector<TokenId>& out) const = 0;
+    // The bytes a normal token stands for.
+    virtual std::string normal_piece(const std::string& text) const = 0;
+
+    // Appends the token of each merged span of `text`; a span that is not a token becomes one
+    // token per byte from byte_fallback_ (bytes without one are dropped, as in llama.cpp).
+    void emit_spans(std::string_view text, const std::vector<SymbolSpan>& spans, std::vector<TokenId>& out) const;
+
+    VocabIndex index_;
+    std::array<TokenId, 256> byte_fallback_{};  // filled by the subclass; -1 for none
 };
 
 }  // namespace workbench

@@ -98,13 +98,16 @@ Result<TokenizerVocab> load_tokenizer_vocab(const GgufFile& file) {
     const size_t n = vocab.tokens.size();
     if (n == 0) return error(StatusCode::invalid_file, file.path() + ": " + kTokensKey + " is empty");
 
+    const std::string where = file.path() + ": ";
     WB_ASSIGN_OR_RETURN(vocab.scores, read_scores(file));
-    if (!vocab.scores.empty()) WB_RETURN_IF_ERROR(check_length(kScoresKey, vocab.scores.size(), n).with_context(file.path() + ": "));
+    if (!vocab.scores.empty()) WB_RETURN_IF_ERROR(check_length(kScoresKey, vocab.scores.size(), n).with_context(where));
     WB_ASSIGN_OR_RETURN(vocab.token_types, read_types(file));
-    if (!vocab.token_types.empty()) WB_RETURN_IF_ERROR(check_length(kTypesKey, vocab.token_types.size(), n).with_context(file.path() + ": "));
+    if (!vocab.token_types.empty()) {
+        WB_RETURN_IF_ERROR(check_length(kTypesKey, vocab.token_types.size(), n).with_context(where));
+    }
     if (!spm) {
         if (!file.find(kMergesKey)) {
-            return error(StatusCode::not_found, file.path() + ": " + kMergesKey + " is missing (needed by gpt2 tokenizers)");
+            return error(StatusCode::not_found, where + kMergesKey + " is missing (gpt2 tokenizers need it)");
         }
         WB_ASSIGN_OR_RETURN(std::vector<std::string_view> merges, file.get_string_array(kMergesKey));
         vocab.merges = to_strings(merges);
@@ -127,7 +130,7 @@ Result<TokenizerVocab> load_tokenizer_vocab(const GgufFile& file) {
     if (status.ok()) status = read_flag(file, "tokenizer.ggml.add_bos_token", vocab.add_bos);
     if (status.ok()) status = read_flag(file, "tokenizer.ggml.add_eos_token", vocab.add_eos);
     if (status.ok()) status = read_flag(file, "tokenizer.ggml.add_space_prefix", vocab.add_space_prefix);
-    WB_RETURN_IF_ERROR(status.with_context(file.path() + ": "));
+    WB_RETURN_IF_ERROR(status.with_context(where));
     return vocab;
 }
 

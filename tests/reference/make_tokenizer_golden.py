@@ -54,6 +54,9 @@ FIXED_TEXTS = [
     "こんにちは世界、カタカナ", "你好，世界！我爱编程。", "中文English混合123", "გამარჯობა", "Բարեւ",
     "வணக்கம்", "হ্যালো", "ሰላም ልዑል", "Tokyo東京Токио", "ＡＢＣ１２３ fullwidth", "ﬁ ligature",
     "Việt Nam", "Zażółć gęślą jaźń", "Ελληνικά και русский", "ÆØÅ æøå", "İstanbul ı", "ǅungla",
+    # letters, digits and punctuation new in Unicode 15.0/15.1 (PCRE2 10.42 predates them)
+    "\U0001e030's \U0001e4d0\U0001e4d1 \U0001e4f0\U0001e4f1\U0001e4f2 x\U0001d2c0\U0001d2c1",
+    "\U00011f04\U00011f05\U00011f43 \U00031350\U0002ebf0\U0002ebf1 \U00011b00!",
     # emoji
     "😀", "👍🏽", "👨‍👩‍👧‍👦", "🏳️‍🌈", "❤️", "🇫🇷🇯🇵", "I ❤️ 🍕!", "✨🚀 launch", "emoji😀inside", "😀😃😄😁",
     "👩🏾‍💻 writes code", "🫠 melting",

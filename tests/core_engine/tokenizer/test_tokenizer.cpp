@@ -60,7 +60,10 @@ std::string printable(const std::string& s) {
 
 std::string ids_text(const std::vector<TokenId>& ids) {
     std::string out = "[";
-    for (size_t i = 0; i < ids.size(); ++i) out += (i ? "," : "") + std::to_string(ids[i]);
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(ids[i]);
+    }
     return out + "]";
 }
 
@@ -77,6 +80,12 @@ bool whole_utf8(const std::string& s) {
     }
     return true;
 }
+
+// The tiny SentencePiece vocab lives next to its golden. *.gguf is git-ignored, so a checkout that
+// lacks it was committed without `git add -f`; say so instead of failing obscurely.
+const std::string kSpmVocabPath = (kDataDir + "spm_tiny.gguf").toStdString();
+constexpr const char* kNoSpmVocab = "tests/data/tokenizer/spm_tiny.gguf is missing (git-ignored as *.gguf: commit it "
+                                    "with git add -f, or rerun tests/reference/make_tokenizer_golden.py)";
 
 Result<TokenizerVocab> load_vocab(const std::string& path) {
     WB_ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::open(path));
@@ -214,7 +223,8 @@ private slots:
     }
 
     void spm_matches_llama_cpp() {
-        auto vocab = load_vocab((kDataDir + "spm_tiny.gguf").toStdString());
+        QVERIFY2(QFile::exists(QString::fromStdString(kSpmVocabPath)), kNoSpmVocab);
+        auto vocab = load_vocab(kSpmVocabPath);
         QVERIFY2(vocab.ok(), vocab.status().message().c_str());
         auto tok = make(std::move(vocab).value());
         QVERIFY(tok);
@@ -224,7 +234,8 @@ private slots:
 
     void spm_loader_applies_llama_cpp_defaults() {
         // The tiny vocab has no special ids or add_* keys: llama.cpp's SentencePiece defaults apply.
-        auto vocab = load_vocab((kDataDir + "spm_tiny.gguf").toStdString());
+        QVERIFY2(QFile::exists(QString::fromStdString(kSpmVocabPath)), kNoSpmVocab);
+        auto vocab = load_vocab(kSpmVocabPath);
         QVERIFY2(vocab.ok(), vocab.status().message().c_str());
         QCOMPARE(vocab->model, std::string("llama"));
         QCOMPARE(vocab->unk_id, 0);
@@ -254,7 +265,8 @@ private slots:
             if (c["text"].isObject()) continue;  // not UTF-8: repaired to U+FFFD, cannot round-trip
             const std::string text = golden_bytes(c["text"]);
             const std::string back = tok->decode(tok->encode(text, false, false));
-            QVERIFY2(back == text, ("round trip of \"" + printable(text) + "\" gave \"" + printable(back) + "\"").c_str());
+            const std::string why = "round trip of \"" + printable(text) + "\" gave \"" + printable(back) + "\"";
+            QVERIFY2(back == text, why.c_str());
             ++checked;
         }
         QVERIFY(checked >= 300);
@@ -282,6 +294,18 @@ private slots:
         QVERIFY(tok->is_control(im_start));
         QVERIFY(!tok->is_eog(im_start));
         QCOMPARE(tok->vocab().eot_id, im_end);  // detected by text: the file names no EOT
+    }
+
+    void code_points_past_unicode_read_as_replacement() {
+        if (!model_vocab_) QSKIP(kNoModel);
+        auto tok = make(model_vocab());
+        QVERIFY(tok);
+        // Lenient decoding turns these into values past U+10FFFF; llama.cpp aborts on them, we read
+        // U+FFFD like any other malformed byte sequence.
+        const std::string fffd = "\xEF\xBF\xBD";
+        QCOMPARE(tok->encode("\xF5\x80\x80\x80", false, false), tok->encode(fffd, false, false));
+        QCOMPARE(tok->encode("a\xF7\xBF\xBF\xBF" "b", false, false), tok->encode("a" + fffd + "b", false, false));
+        QCOMPARE(tok->decode(tok->encode("\xF4\x90\x80\x80!", false, false)), fffd + "!");
     }
 
     void stream_decoder_never_splits_characters() {
