@@ -10,14 +10,16 @@ namespace {
 
 template <typename T>
 void append(std::vector<uint8_t>& out, T value) {
-    uint8_t buf[sizeof(T)];
-    std::memcpy(buf, &value, sizeof(T));
-    out.insert(out.end(), buf, buf + sizeof(T));
+    const size_t at = out.size();
+    out.resize(at + sizeof(T));
+    std::memcpy(out.data() + at, &value, sizeof(T));
 }
 
 void append_string(std::vector<uint8_t>& out, const std::string& s) {
     append<uint64_t>(out, s.size());
-    out.insert(out.end(), s.begin(), s.end());
+    const size_t at = out.size();
+    out.resize(at + s.size());
+    if (!s.empty()) std::memcpy(out.data() + at, s.data(), s.size());
 }
 
 std::vector<uint8_t> tagged(GgufType type) {
