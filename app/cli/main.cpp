@@ -14,7 +14,9 @@ void print_help() {
                  "  run       generate text from a prompt (-p TEXT), streaming; --json for one JSON object\n"
                  "  chat      interactive multi-turn chat with the model's template\n"
                  "  logits    top-K logits at every prompt position, as JSON (reference checks)\n"
-                 "  inspect   architecture, hyperparameters, tokenizer and tensors of a GGUF model\n\n"
+                 "  inspect   architecture, hyperparameters, tokenizer and tensors of a GGUF model\n"
+                 "  bench     prompt-processing and generation speed, llama-bench style (pp512, tg128)\n"
+                 "  quantize  write a copy of a model with its weight matrices in another type\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -38,5 +40,7 @@ int main(int argc, char** argv) {
     if (command == "chat") return wbcli::cmd_chat(argc, argv);
     if (command == "logits") return wbcli::cmd_logits(argc, argv);
     if (command == "inspect") return wbcli::cmd_inspect(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect; see --help)");
+    if (command == "bench") return wbcli::cmd_bench(argc, argv);
+    if (command == "quantize") return wbcli::cmd_quantize(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize; see --help)");
 }

@@ -168,6 +168,14 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
     return result;
 }
 
+Status Engine::eval(const std::vector<TokenId>& tokens) {
+    Impl& e = *impl_;
+    if (tokens.empty()) return Status::ok_status();
+    WB_RETURN_IF_ERROR(e.model->forward(tokens, e.kv.n_tokens(), e.kv, false, e.logits, *e.pool));
+    e.cached.insert(e.cached.end(), tokens.begin(), tokens.end());
+    return Status::ok_status();
+}
+
 Result<std::vector<float>> Engine::logits_all(const std::vector<TokenId>& tokens) {
     Impl& e = *impl_;
     reset();

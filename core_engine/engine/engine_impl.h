@@ -25,6 +25,7 @@ struct Engine::Impl {
     std::vector<TokenId> cached;   // tokens whose K/V are in `kv`, in position order
     std::vector<float> logits;     // scratch for forward()
     ModelInfo info;
+    std::vector<std::unique_ptr<uint8_t[]>> converted_weights;  // when config.weight_type asks for a conversion
 };
 
 }  // namespace workbench

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/engine_impl.h"
+#include "model/requantize.h"
 #include "tokenizer/vocab_loader.h"
 
 namespace workbench {
@@ -50,6 +51,9 @@ ModelInfo describe(const Engine::Impl& e) {
     }
     for (auto& [_, c] : by_type) m.tensor_types.push_back(c);
     m.kv_bytes_per_token = e.kv.bytes_per_token();
+    // A decode step reads every matrix once; the embedding table only when it is also the output.
+    m.weight_type = std::string(dtype_name(w.layers.empty() ? w.output.type : w.layers[0].ffn_up.type));
+    m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
     m.n_threads = e.pool->n_threads();
     return m;
 }
@@ -81,9 +85,15 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
 
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
     WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));
+    if (!config.weight_type.empty()) {
+        auto type = dtype_from_name(config.weight_type);
+        if (!type) return error(StatusCode::invalid_argument, "unknown weight type '" + config.weight_type + "'");
+        WB_RETURN_IF_ERROR(requantize_weights(weights, *type, impl->converted_weights));
+    }
     const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
     WB_ASSIGN_OR_RETURN(impl->kv, SimpleKvCache::create(hp.n_layer, n_ctx, hp.n_embd_kv()));
-    impl->model = std::make_unique<LlamaModel>(std::move(hp), std::move(weights));
+    WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights)));
+    for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     impl->info = describe(*impl);
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));

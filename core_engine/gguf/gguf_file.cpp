@@ -280,6 +280,14 @@ Status GgufFile::parse() {
     return Status::ok_status();
 }
 
+void GgufFile::release_pages(const uint8_t* data, uint64_t n_bytes) const {
+    if (!mapping_ || data < base_ || data + n_bytes > base_ + size_) return;
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const uint64_t begin = (static_cast<uint64_t>(data - base_) + page - 1) / page * page;
+    const uint64_t end = static_cast<uint64_t>(data - base_ + n_bytes) / page * page;
+    if (end > begin) madvise(const_cast<uint8_t*>(base_) + begin, end - begin, MADV_DONTNEED);
+}
+
 const GgufValue* GgufFile::find(std::string_view key) const {
     auto it = metadata_.find(key);
     return it == metadata_.end() ? nullptr : &it->second;

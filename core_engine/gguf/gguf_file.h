@@ -82,6 +82,10 @@ public:
     Result<std::vector<float>> get_float_array(std::string_view key) const;
     Result<std::vector<int64_t>> get_int_array(std::string_view key) const;
 
+    // Drops the mapped pages of [data, data + n_bytes) from memory after their contents were
+    // copied elsewhere (repacked weights), so they don't count twice. No-op for in-memory files.
+    void release_pages(const uint8_t* data, uint64_t n_bytes) const;
+
     // A value rendered for display (arrays shortened), as `inspect` prints it.
     static std::string value_to_string(const GgufValue& value, size_t max_items = 8);
 

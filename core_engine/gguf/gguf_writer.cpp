@@ -74,6 +74,45 @@ void GgufWriter::set_int32_array(const std::string& key, const std::vector<int32
     put(key, e);
 }
 
+void GgufWriter::set_value(const std::string& key, const GgufValue& v) {
+    auto e = tagged(v.type);
+    switch (v.type) {
+        case GgufType::uint8: case GgufType::boolean: append<uint8_t>(e, static_cast<uint8_t>(v.u)); break;
+        case GgufType::int8: append<int8_t>(e, static_cast<int8_t>(v.i)); break;
+        case GgufType::uint16: append<uint16_t>(e, static_cast<uint16_t>(v.u)); break;
+        case GgufType::int16: append<int16_t>(e, static_cast<int16_t>(v.i)); break;
+        case GgufType::uint32: append<uint32_t>(e, static_cast<uint32_t>(v.u)); break;
+        case GgufType::int32: append<int32_t>(e, static_cast<int32_t>(v.i)); break;
+        case GgufType::float32: append<float>(e, static_cast<float>(v.f)); break;
+        case GgufType::uint64: append<uint64_t>(e, v.u); break;
+        case GgufType::int64: append<int64_t>(e, v.i); break;
+        case GgufType::float64: append<double>(e, v.f); break;
+        case GgufType::string: append_string(e, std::string(v.str)); break;
+        case GgufType::array: {
+            append<uint32_t>(e, static_cast<uint32_t>(v.array_type));
+            append<uint64_t>(e, v.array_count);
+            // The elements are stored exactly as in the source file: walk them to find their extent.
+            const uint8_t* p = v.array_data;
+            for (uint64_t k = 0; k < v.array_count; ++k) {
+                uint64_t len;
+                switch (v.array_type) {
+                    case GgufType::string: std::memcpy(&len, p, 8); len += 8; break;
+                    case GgufType::uint8: case GgufType::int8: case GgufType::boolean: len = 1; break;
+                    case GgufType::uint16: case GgufType::int16: len = 2; break;
+                    case GgufType::uint32: case GgufType::int32: case GgufType::float32: len = 4; break;
+                    default: len = 8; break;
+                }
+                p += len;
+            }
+            const size_t at = e.size();
+            e.resize(at + static_cast<size_t>(p - v.array_data));
+            if (p != v.array_data) std::memcpy(e.data() + at, v.array_data, static_cast<size_t>(p - v.array_data));
+            break;
+        }
+    }
+    put(key, e);
+}
+
 Status GgufWriter::add_tensor(const std::string& name, std::vector<uint64_t> shape, DType type, std::span<const uint8_t> bytes) {
     const DTypeTraits& t = dtype_traits(type);
     if (shape.empty() || shape.size() > 4) return error(StatusCode::invalid_argument, "tensor '" + name + "': 1 to 4 dimensions expected");

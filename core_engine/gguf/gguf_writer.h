@@ -25,6 +25,8 @@ public:
     void set_string_array(const std::string& key, const std::vector<std::string>& values);
     void set_float32_array(const std::string& key, const std::vector<float>& values);
     void set_int32_array(const std::string& key, const std::vector<int32_t>& values);
+    // Copies a value read by GgufFile (any type, arrays included) as it was stored.
+    void set_value(const std::string& key, const GgufValue& value);
 
     // `shape` is ggml order (ne[0] = row length); `bytes` must match the type's size for it.
     Status add_tensor(const std::string& name, std::vector<uint64_t> shape, DType type, std::span<const uint8_t> bytes);

@@ -27,6 +27,26 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 
 }  // namespace
 
+Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWeights weights) {
+    std::unique_ptr<LlamaModel> m(new LlamaModel(std::move(hp), std::move(weights)));
+    auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
+        if (!pack_matrix(t, out))
+            return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
+        if (out.owned) m->repacked_.emplace_back(t.data, t.n_bytes);
+        return {};
+    };
+    m->packed_.resize(m->w_.layers.size());
+    for (size_t il = 0; il < m->w_.layers.size(); ++il) {
+        const LayerWeights& l = m->w_.layers[il];
+        PackedLayer& p = m->packed_[il];
+        for (auto [src, dst] : {std::pair{&l.wq, &p.wq}, {&l.wk, &p.wk}, {&l.wv, &p.wv}, {&l.wo, &p.wo},
+                                {&l.ffn_gate, &p.ffn_gate}, {&l.ffn_up, &p.ffn_up}, {&l.ffn_down, &p.ffn_down}})
+            WB_RETURN_IF_ERROR(pack(*src, *dst));
+    }
+    WB_RETURN_IF_ERROR(pack(m->w_.output, m->output_));
+    return m;
+}
+
 void LlamaModel::ensure_scratch(int64_t n) {
     auto fit = [](std::vector<float>& v, int64_t size) {
         if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
@@ -76,7 +96,9 @@ void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, Si
     const int64_t n_embd = hp_.n_embd, n_kv = hp_.n_embd_kv();
     ensure_scratch(n);
     for (int64_t t = 0; t < n; ++t) {
-        get_row_f32(w_.token_embd, tokens[t], x_.data() + t * n_embd);
+        // A tied table lives only in its repacked form; an untied one is read from the file.
+        if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
+        else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), x_.data() + t * n_embd, n_embd);
         pos_[t] = pos0 + static_cast<int32_t>(t);
     }
     RopeParams rp{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
@@ -86,10 +108,13 @@ void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, Si
 
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
+        const PackedLayer& pl = packed_[il];
         rms_norm(x_.data(), f32(l.attn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
-        matmul(l.wq, xn_.data(), q_.data(), n, pool, mm_);
-        matmul(l.wk, xn_.data(), k_.data(), n, pool, mm_);
-        matmul(l.wv, xn_.data(), v_.data(), n, pool, mm_);
+        {
+            const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
+            float* ys[3] = {q_.data(), k_.data(), v_.data()};
+            matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+        }
         add_bias(q_.data(), l.bq, n);
         add_bias(k_.data(), l.bk, n);
         add_bias(v_.data(), l.bv, n);
@@ -103,14 +128,17 @@ void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, Si
                 vc[(pos0 + t) * n_kv + i] = float_to_half(v_[t * n_kv + i]);
             }
         attention_f16_kv(q_.data(), pos_.data(), n, kc, vc, shape, kq_scale, attn_.data(), pool);
-        matmul(l.wo, attn_.data(), proj_.data(), n, pool, mm_);
+        matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
 
         rms_norm(x_.data(), f32(l.ffn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
-        matmul(l.ffn_gate, xn_.data(), gate_.data(), n, pool, mm_);
-        matmul(l.ffn_up, xn_.data(), up_.data(), n, pool, mm_);
+        {
+            const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
+            float* ys[2] = {gate_.data(), up_.data()};
+            matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+        }
         swiglu(gate_.data(), up_.data(), gate_.data(), n * hp_.n_ff);
-        matmul(l.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
+        matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
     }
     if (!logits) return;
@@ -118,7 +146,7 @@ void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, Si
     const int64_t first = all_logits ? 0 : n - 1;
     const int64_t rows = n - first;
     rms_norm(x_.data() + first * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
-    matmul(w_.output, xn_.data(), logits, rows, pool, mm_);
+    matmul(output_, xn_.data(), logits, rows, pool, mm_);
 }
 
 }  // namespace workbench

@@ -21,10 +21,13 @@ namespace workbench {
 
 class LlamaModel {
 public:
-    LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
+    // Repacks the weight matrices for the CPU kernels. Errors: resource_exhausted.
+    static Result<std::unique_ptr<LlamaModel>> create(ModelHparams hp, ModelWeights weights);
 
     const ModelHparams& hparams() const { return hp_; }
     const ModelWeights& weights() const { return w_; }
+    // File ranges whose contents now live in repacked copies (the caller may release their pages).
+    const std::vector<std::pair<const uint8_t*, uint64_t>>& repacked_sources() const { return repacked_; }
 
     // Runs `tokens` at positions [pos0, pos0 + n), writing their K/V into `kv`. Logits go to
     // `logits`: every position's ([n, n_vocab]) when all_logits, else only the last ([n_vocab]).
@@ -37,9 +40,17 @@ private:
     void forward_chunk(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
                        float* logits, ThreadPool& pool);
     void ensure_scratch(int64_t n_tokens);
+    LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
+
+    struct PackedLayer {
+        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+    };
 
     ModelHparams hp_;
     ModelWeights w_;
+    std::vector<PackedLayer> packed_;
+    PackedMatrix output_;        // the output head (the embedding table when tied)
+    std::vector<std::pair<const uint8_t*, uint64_t>> repacked_;
     MatmulScratch mm_;
     // Activations for one chunk of tokens.
     std::vector<float> x_;      // [n, n_embd] residual stream

@@ -12,6 +12,7 @@ struct EngineConfig {
     std::string model_path;
     int32_t n_threads = 0;   // 0: one per core
     int32_t n_ctx = 0;       // context length; 0: the model's trained length, capped at 8192
+    std::string weight_type; // convert weight matrices at load ("q8_0", "f16", ...); empty: as stored
 };
 
 struct SamplingParams {

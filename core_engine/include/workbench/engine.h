@@ -34,8 +34,10 @@ struct ModelInfo {
     bool tied_output = false;
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;
-    std::vector<TensorTypeCount> tensor_types;
+    std::vector<TensorTypeCount> tensor_types;  // as stored in the file
+    std::string weight_type;           // the layers' matrices as computed with (after any conversion)
     uint64_t kv_bytes_per_token = 0;   // full attention, f16 K and V
+    uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
 };
 
@@ -83,6 +85,10 @@ public:
 
     // Logits at every position of `tokens`, [n_tokens × n_vocab], computed from an empty cache.
     Result<std::vector<float>> logits_all(const std::vector<TokenId>& tokens);
+
+    // Appends `tokens` to the cached sequence and runs them through the model without sampling
+    // (benchmarks, priming a prompt). Errors: out_of_range when the context would overflow.
+    Status eval(const std::vector<TokenId>& tokens);
 
     // Forgets the cached conversation.
     void reset();

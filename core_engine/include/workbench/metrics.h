@@ -24,3 +24,12 @@ struct GenerationMetrics {
 };
 
 }  // namespace workbench
+
+namespace workbench {
+
+// Measures how fast `n_threads` threads can stream-read a buffer of `working_set_bytes` (best of
+// several passes, GB/s = 1e9 bytes/s). Pick the working set of the workload being judged: the
+// model's weight bytes tell whether decode streams from cache or from DRAM. Takes ~0.2–1 s.
+double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads);
+
+}  // namespace workbench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,5 +30,15 @@ struct ModelFileSummary {
 
 // Errors: not_found, io_error, invalid_file (naming the field and value), unsupported.
 Result<ModelFileSummary> summarize_model_file(const std::string& path);
+
+}  // namespace workbench
+
+namespace workbench {
+
+// Writes a copy of the GGUF at `in_path` to `out_path` with every weight matrix converted to
+// `type` ("q8_0", "f16", "bf16", "f32", "q4_0", "q4_1", "q5_0", "q5_1"); vectors stay f32 and all
+// metadata is kept (general.file_type updated). `progress` gets (tensors done, tensors total).
+Status write_requantized_model(const std::string& in_path, const std::string& out_path, const std::string& type,
+                               const std::function<void(int, int)>& progress = {});
 
 }  // namespace workbench

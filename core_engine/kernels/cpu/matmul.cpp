@@ -1,76 +1,88 @@
-// Row-parallel matmul: each thread takes a range of weight rows and, for each row, walks every
-// token, so a weight row is read from memory once per call and stays in cache across tokens.
+// Matmul dispatch: quantize the shared input once, cut every matrix's rows into chunks, let the
+// pool's threads claim chunks, and run the kernel set chosen for this CPU on each.
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
+#include <vector>
 
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm_kernels.h"
 #include "kernels/cpu/quant_dot.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {
 namespace {
 
-using DotFn = float (*)(const void*, const void*, int64_t);
+bool is_quantized(PackedLayout l) { return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0; }
 
-DotFn integer_dot_for(DType type) {
-    switch (type) {
-        case DType::q4_0: return dot_q4_0_q8_0;
-        case DType::q4_1: return dot_q4_1_q8_1;
-        case DType::q8_0: return dot_q8_0_q8_0;
-        default: return nullptr;
-    }
+struct Chunk {
+    int matrix;
+    int64_t r0, r1;
+};
+
+// Rows per chunk: about four chunks per thread over all matrices, in multiples of 16 rows.
+int64_t rows_per_chunk(int64_t total_rows, int n_threads) {
+    if (n_threads <= 1) return total_rows;
+    const int64_t rows = total_rows / (static_cast<int64_t>(n_threads) * 4);
+    return std::max<int64_t>(16, (rows + 15) / 16 * 16);
 }
 
-// Chunks small enough to balance the threads, large enough that claiming one (an atomic
-// increment) is noise next to the work.
-int64_t rows_per_chunk(int64_t n_out, int n_threads) {
-    if (n_threads <= 1) return n_out;
-    int64_t rows = n_out / (static_cast<int64_t>(n_threads) * 4);
-    return std::max<int64_t>(16, (rows + 15) / 16 * 16);
+void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(w.n_in));
+    for (int64_t r = r0; r < r1; ++r) {
+        dequantize_row(w.type, w.data + r * w.row_bytes, row.data(), w.n_in);
+        for (int64_t t = 0; t < n_tokens; ++t) y[t * w.n_out + r] = dot_f32(row.data(), x + t * w.n_in, w.n_in);
+    }
 }
 
 }  // namespace
 
-void get_row_f32(const WeightTensor& w, int64_t row, float* out) { dequantize_row(w.type, w.row(row), out, w.n_in); }
+const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-vnni" : "avx2"; }
 
-void matmul(const WeightTensor& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch) {
-    const int64_t n_in = w.n_in, n_out = w.n_out;
-    const int64_t kRowsPerChunk = rows_per_chunk(n_out, pool.n_threads());
-    const int64_t n_chunks = (n_out + kRowsPerChunk - 1) / kRowsPerChunk;
-
-    if (DotFn dot = integer_dot_for(w.type)) {
-        const DTypeTraits& at = dtype_traits(activation_type_for(w.type));
-        const uint64_t row_bytes = dtype_row_bytes(at, static_cast<uint64_t>(n_in));
-        scratch.activations.resize(row_bytes * static_cast<uint64_t>(n_tokens));
-        uint8_t* xq = scratch.activations.data();
-        pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t) quantize_row(at.type, x + t * n_in, xq + t * row_bytes, n_in);
-        });
-        pool.run(n_chunks, [&](int64_t c) {
-            const int64_t r1 = std::min(n_out, (c + 1) * kRowsPerChunk);
-            for (int64_t r = c * kRowsPerChunk; r < r1; ++r) {
-                const uint8_t* wr = w.row(r);
-                for (int64_t t = 0; t < n_tokens; ++t) y[t * n_out + r] = dot(wr, xq + t * row_bytes, n_in);
-            }
-        });
-        return;
+void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
+                         ThreadPool& pool, MatmulScratch& scratch) {
+    const int64_t n_in = ws[0]->n_in;
+    bool any_quantized = false;
+    int64_t total_rows = 0;
+    for (const PackedMatrix* w : ws) {
+        any_quantized = any_quantized || is_quantized(w->layout);
+        total_rows += w->n_out;
     }
+    QuantizedActivations& act = scratch.activations;
+    if (any_quantized) {
+        resize_activations(act, n_tokens, n_in);
+        if (n_tokens == 1) quantize_activations(x, 0, 1, act);
+        else pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) { quantize_activations(x, t0, t1, act); });
+    }
+    std::vector<Chunk> chunks;
+    const int64_t per = rows_per_chunk(total_rows, pool.n_threads());
+    for (int m = 0; m < static_cast<int>(ws.size()); ++m)
+        for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
 
-    pool.run(n_chunks, [&](int64_t c) {
-        thread_local std::vector<float> row;
-        row.resize(static_cast<size_t>(n_in));
-        const int64_t r1 = std::min(n_out, (c + 1) * kRowsPerChunk);
-        for (int64_t r = c * kRowsPerChunk; r < r1; ++r) {
-            const float* wr;
-            if (w.type == DType::f32) {
-                wr = reinterpret_cast<const float*>(w.row(r));
-            } else {
-                dequantize_row(w.type, w.row(r), row.data(), n_in);
-                wr = row.data();
-            }
-            for (int64_t t = 0; t < n_tokens; ++t) y[t * n_out + r] = dot_f32(wr, x + t * n_in, n_in);
+    const bool avx512 = cpu_allow_avx512();
+    const ActivationView av = any_quantized ? view_of(act) : ActivationView{};
+    pool.run(static_cast<int64_t>(chunks.size()), [&](int64_t c) {
+        const Chunk& ch = chunks[static_cast<size_t>(c)];
+        const PackedMatrix& w = *ws[ch.matrix];
+        float* y = ys[ch.matrix];
+        const PackedView wv = view_of(w);
+        if (is_quantized(w.layout)) {
+            if (avx512) gemm_quant_avx512(wv, av, ch.r0, ch.r1, y, w.n_out);
+            else gemm_quant_avx2(wv, av, ch.r0, ch.r1, y, w.n_out);
+        } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
+            if (avx512) gemm_float_avx512(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
+            else gemm_float_avx2(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
+        } else {
+            run_generic_rows(w, x, n_tokens, ch.r0, ch.r1, y);
         }
     });
+}
+
+void matmul(const PackedMatrix& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch) {
+    const PackedMatrix* ws[1] = {&w};
+    float* ys[1] = {y};
+    matmul_shared_input(ws, x, ys, n_tokens, pool, scratch);
 }
 
 }  // namespace workbench

@@ -1,26 +1,31 @@
-// Y = X · Wᵀ for a weight matrix in any loadable GGUF type: X is [n_tokens, n_in] f32, Y is
-// [n_tokens, n_out] f32. Quantized weights with an integer kernel get their activations
-// quantized once per row (Q8_0/Q8_1); other types are dequantized a row at a time. Rows are
-// split across the pool's threads; each output depends only on its own row and token, so
-// results do not change with the thread count or with how many tokens share the call.
+// Y = X · Wᵀ over packed weights: X is [n_tokens, n_in] f32, Y is [n_tokens, n_out] f32.
+// Quantized weights get their activations quantized once per call (8-bit blocks), then the best
+// kernel this CPU runs (AVX-512 VNNI, else AVX2) computes each (row, token) dot product; other
+// types are dequantized a row at a time. Rows are split across the pool's threads. Results do
+// not depend on the thread count or on how many tokens share the call (batch-invariant).
 #pragma once
 
 #include <cstdint>
-#include <vector>
+#include <span>
 
+#include "kernels/cpu/packed_matrix.h"
+#include "kernels/cpu/quantized_activations.h"
 #include "kernels/cpu/thread_pool.h"
-#include "model/weights.h"
 
 namespace workbench {
 
-class MatmulScratch {
-public:
-    std::vector<uint8_t> activations;  // quantized X, reused between calls
+struct MatmulScratch {
+    QuantizedActivations activations;  // reused between calls
 };
 
-void matmul(const WeightTensor& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch);
+void matmul(const PackedMatrix& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch);
 
-// Copies row `row` of an embedding-like matrix to f32 (any dequantizable type).
-void get_row_f32(const WeightTensor& w, int64_t row, float* out);
+// Several matrices reading the same input (Q, K and V; gate and up) in one parallel region:
+// the input is quantized once and the threads meet once, not once per matrix.
+void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
+                         ThreadPool& pool, MatmulScratch& scratch);
+
+// Which kernel set matmul uses on this CPU: "avx512-vnni" or "avx2".
+const char* matmul_kernel_name();
 
 }  // namespace workbench

@@ -116,7 +116,7 @@ Result<Loaded> load(const tiny::Model& m) {
     WB_ASSIGN_OR_RETURN(l.file, GgufFile::from_memory(m.gguf, "tiny.gguf"));
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(*l.file, m.spec.n_vocab));
     WB_ASSIGN_OR_RETURN(ModelWeights w, load_weights(*l.file, hp));
-    l.model = std::make_unique<LlamaModel>(hp, std::move(w));
+    WB_ASSIGN_OR_RETURN(l.model, LlamaModel::create(hp, std::move(w)));
     return l;
 }
 

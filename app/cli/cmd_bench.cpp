@@ -1,0 +1,162 @@
+// `bench`: llama-bench's methodology on our engine. pp<N>: a prompt of N random tokens prefilled
+// into an empty cache; tg<N>: N tokens decoded one at a time from an empty cache. Each test runs
+// once to warm up, then -r times; the figure is mean ± stddev of tokens/s. Rows print as a
+// markdown table, or with --json as llama-bench's JSON array (plus gb_s and roofline_pct).
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "commands.h"
+#include "json_writer.h"
+
+namespace wbcli {
+namespace {
+
+struct Row {
+    std::string test;
+    int n_prompt = 0, n_gen = 0;
+    double avg_ts = 0, stddev_ts = 0;
+    std::vector<double> samples_ts;
+    double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
+    double roofline_pct = 0;  // gb_s as a share of the measured read bandwidth
+};
+
+std::vector<workbench::TokenId> random_tokens(int n, int n_vocab, std::mt19937& rng) {
+    std::vector<workbench::TokenId> t(static_cast<size_t>(n));
+    for (auto& x : t) x = static_cast<workbench::TokenId>(rng() % static_cast<unsigned>(n_vocab));
+    return t;
+}
+
+void finish(Row& r) {
+    double sum = 0;
+    for (double v : r.samples_ts) sum += v;
+    r.avg_ts = sum / static_cast<double>(r.samples_ts.size());
+    double var = 0;
+    for (double v : r.samples_ts) var += (v - r.avg_ts) * (v - r.avg_ts);
+    r.stddev_ts = r.samples_ts.size() > 1 ? std::sqrt(var / static_cast<double>(r.samples_ts.size() - 1)) : 0;
+}
+
+std::string params_label(uint64_t n) {
+    char buf[32];
+    if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.1fB", static_cast<double>(n) / 1e9);
+    else std::snprintf(buf, sizeof buf, "%.0fM", static_cast<double>(n) / 1e6);
+    return buf;
+}
+
+std::string upper(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--n-prompt", "-p", true, "N  prompt tokens for the pp test (default 512; 0 skips it)"},
+        {"--n-gen", "-n", true, "N  generated tokens for the tg test (default 128; 0 skips it)"},
+        {"--repetitions", "-r", true, "N  timed runs per test after a warm-up (default 5)"},
+        {"--weights", "", true, "TYPE  convert the weights at load (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)"},
+        {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
+    };
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "bench", "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]", flags, ctx, false); rc >= 0) return rc;
+    std::string err;
+    const int n_prompt = ctx.args.get_int("--n-prompt", 512, 0, 65536, err);
+    const int n_gen = ctx.args.get_int("--n-gen", 128, 0, 65536, err);
+    const int reps = ctx.args.get_int("--repetitions", 5, 1, 1000, err);
+    if (!err.empty()) return usage_error("bench: " + err);
+    if (n_prompt == 0 && n_gen == 0) return usage_error("bench: nothing to do (-p 0 and -n 0)");
+
+    workbench::EngineConfig config;
+    config.model_path = ctx.args.get("--model", workbench::find_default_model());
+    if (config.model_path.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    config.n_threads = ctx.args.get_int("--threads", 0, 1, 1024, err);
+    config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
+    config.weight_type = ctx.args.get("--weights");
+    auto loaded = workbench::Engine::load(config);
+    if (!loaded.ok()) return runtime_error(loaded.status().message());
+    workbench::Engine& engine = **loaded;
+    const auto& info = engine.model_info();
+    const bool json = ctx.args.has("--json");
+    std::mt19937 rng(1234);
+    using Clock = std::chrono::steady_clock;
+
+    std::vector<Row> rows;
+    if (n_prompt > 0) {
+        Row r;
+        r.test = "pp" + std::to_string(n_prompt);
+        r.n_prompt = n_prompt;
+        for (int rep = -1; rep < reps; ++rep) {
+            engine.reset();
+            auto tokens = random_tokens(n_prompt, info.n_vocab, rng);
+            const auto t0 = Clock::now();
+            if (auto s = engine.eval(tokens); !s.ok()) return runtime_error(s.message());
+            const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (rep >= 0) r.samples_ts.push_back(n_prompt / sec);
+            if (!json) std::cerr << "." << std::flush;
+        }
+        finish(r);
+        rows.push_back(r);
+    }
+    if (n_gen > 0) {
+        Row r;
+        r.test = "tg" + std::to_string(n_gen);
+        r.n_gen = n_gen;
+        for (int rep = -1; rep < reps; ++rep) {
+            engine.reset();
+            auto tokens = random_tokens(n_gen, info.n_vocab, rng);
+            const auto t0 = Clock::now();
+            for (int i = 0; i < n_gen; ++i)
+                if (auto s = engine.eval({tokens[static_cast<size_t>(i)]}); !s.ok()) return runtime_error(s.message());
+            const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
+            if (rep >= 0) r.samples_ts.push_back(n_gen / sec);
+            if (!json) std::cerr << "." << std::flush;
+        }
+        finish(r);
+        // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
+        const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_gen + 1) / 2.0;
+        r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;
+        const double bw = workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads);
+        r.roofline_pct = bw > 0 ? 100.0 * r.gb_s / bw : 0;
+        if (!json)
+            std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << ", "
+                      << info.n_threads << " threads): " << bw << " GB/s";
+        rows.push_back(r);
+    }
+
+    const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
+    if (json) {
+        JsonWriter j;
+        j.begin_array();
+        for (const auto& r : rows) {
+            j.begin_object();
+            j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen);
+            j.key("n_threads").value(info.n_threads).key("avg_ts").value(r.avg_ts).key("stddev_ts").value(r.stddev_ts);
+            j.key("samples_ts").begin_array();
+            for (double v : r.samples_ts) j.value(v);
+            j.end_array();
+            j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
+            j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
+            if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
+            else j.key("gb_s").null().key("roofline_pct").null();
+            j.end_object();
+        }
+        j.end_array();
+        std::cout << j.str() << "\n";
+        return 0;
+    }
+    std::cerr << "\n";
+    std::printf("| model | size | params | backend | threads | test | t/s | GB/s | roofline |\n");
+    std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (const auto& r : rows) {
+        std::printf("| %s | %s | %.2f M | CPU | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
+                    static_cast<double>(info.n_params) / 1e6, info.n_threads, r.test.c_str(), r.avg_ts, r.stddev_ts);
+        if (r.n_gen > 0) std::printf(" %.1f | %.0f%% |\n", r.gb_s, r.roofline_pct);
+        else std::printf(" | |\n");
+    }
+    return 0;
+}
+
+}  // namespace wbcli

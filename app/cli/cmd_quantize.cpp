@@ -1,0 +1,36 @@
+// `quantize`: a copy of a model with its weight matrices in another type, so other tools (and
+// llama-bench) can run the very same weights we benchmark.
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "workbench/model_file.h"
+
+namespace wbcli {
+
+int cmd_quantize(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--output", "-o", true, "PATH  the GGUF to write (required)"},
+        {"--type", "", true, "TYPE  f32, f16, bf16, q8_0, q4_0, q4_1, q5_0 or q5_1 (required)"},
+    };
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "quantize", "-o OUT.gguf --type TYPE [-m IN.gguf]", flags, ctx, false); rc >= 0) return rc;
+    if (!ctx.args.has("--output") || !ctx.args.has("--type")) return usage_error("quantize: -o/--output PATH and --type TYPE are required");
+    const std::string in = ctx.args.get("--model", workbench::find_default_model());
+    if (in.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    int shown = -1;
+    auto status = workbench::write_requantized_model(in, ctx.args.get("--output"), ctx.args.get("--type"), [&](int done, int total) {
+        const int pct = 100 * done / total;
+        if (pct == shown) return;
+        shown = pct;
+        std::string bar(static_cast<size_t>(pct / 5), '#');
+        bar.resize(20, '.');
+        std::fprintf(stderr, "\rconverting [%s] %3d%% (%d/%d tensors)", bar.c_str(), pct, done, total);
+    });
+    std::fprintf(stderr, "\n");
+    if (!status.ok()) return runtime_error(status.message());
+    std::cerr << "wrote " << ctx.args.get("--output") << "\n";
+    return 0;
+}
+
+}  // namespace wbcli

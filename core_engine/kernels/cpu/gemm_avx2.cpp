@@ -1,0 +1,135 @@
+// AVX2 kernels: one 32-element block per 256-bit register. Nibble quants (0..15) go straight into
+// maddubs (unsigned × signed, no saturation at these magnitudes); Q8_0's biased quants are turned
+// back to signed and multiplied with the sign trick, since 255·127·2 would saturate maddubs. The
+// per-block scale d_w·d_a is a broadcast; biases and Q4_1 offsets are added as in the reference.
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm_kernels.h"
+
+namespace workbench {
+namespace {
+
+constexpr int kMaxTile = 4;
+
+inline float hsum(__m256 v) {
+    __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+// Block b's 32 quants, in element order. 4-bit pairs share one 32-byte load (see packed_matrix.h).
+inline __m256i load_weight_block(PackedLayout layout, const uint8_t* q, int64_t b) {
+    if (layout == PackedLayout::q8_0)  // back to signed: the sign trick below needs it
+        return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * 32)), _mm256_set1_epi8(static_cast<char>(0x80)));
+    const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (b / 2) * 32));
+    return _mm256_and_si256(b % 2 == 0 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
+}
+
+// NR rows × NT tokens at once. Each (row, token) pair keeps its own accumulators and sees the
+// same operations in the same order whatever NR and NT are; tiling only lets the CPU overlap the
+// pairs' dependency chains (the q4_1 offset sum is a serial chain, kept in block order to round
+// as llama.cpp does) and share loads of weights and activations.
+template <PackedLayout L, int NR, int NT>
+void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const uint8_t* q[NR];
+    const uint16_t* wd[NR];
+    for (int i = 0; i < NR; ++i) {
+        q[i] = w.data + (r0 + i) * w.row_bytes;
+        wd[i] = reinterpret_cast<const uint16_t*>(q[i] + w.scales_at);
+    }
+    __m256 acc[NR][NT];
+    float offsets[NR][NT];
+    for (int i = 0; i < NR; ++i)
+        for (int k = 0; k < NT; ++k) {
+            acc[i][k] = _mm256_setzero_ps();
+            offsets[i][k] = 0;
+        }
+    for (int64_t b = 0; b < w.n_blocks; ++b) {
+        __m256i aq[NT];
+        float da[NT];
+        for (int k = 0; k < NT; ++k) {
+            aq[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + (t0 + k) * a.n_in + b * 32));
+            da[k] = a.d[(t0 + k) * a.block_stride + b];
+        }
+        for (int i = 0; i < NR; ++i) {
+            const __m256i wq = load_weight_block(L, q[i], b);
+            const __m256i wu = L == PackedLayout::q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
+            const float dw = half(wd[i][b]);
+            const float mw = L == PackedLayout::q4_1 ? half(wd[i][w.n_blocks + b]) : 0.0f;
+            for (int k = 0; k < NT; ++k) {
+                const __m256i p16 = _mm256_maddubs_epi16(wu, L == PackedLayout::q8_0 ? _mm256_sign_epi8(aq[k], wq) : aq[k]);
+                const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
+                const float scale = dw * da[k];
+                acc[i][k] = _mm256_fmadd_ps(dot, _mm256_set1_ps(scale), acc[i][k]);
+                if constexpr (L == PackedLayout::q4_1) offsets[i][k] += mw * a.s[(t0 + k) * a.block_stride + b];
+                if constexpr (L == PackedLayout::q4_0) offsets[i][k] -= 8.0f * scale * a.sum_q[(t0 + k) * a.block_stride + b];
+            }
+        }
+    }
+    for (int i = 0; i < NR; ++i)
+        for (int k = 0; k < NT; ++k) y[(t0 + k) * ldy + r0 + i] = hsum(acc[i][k]) + offsets[i][k];
+}
+
+template <PackedLayout L, int NR>
+void quant_rows_of(const PackedView& w, const ActivationView& a, int64_t r, float* y, int64_t ldy) {
+    int64_t t = 0;
+    for (; t + 4 <= a.n_tokens; t += 4) quant_tile<L, NR, 4>(w, a, r, t, y, ldy);
+    for (; t < a.n_tokens; ++t) quant_tile<L, NR, 1>(w, a, r, t, y, ldy);
+}
+
+template <PackedLayout L>
+void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    // Decode (one token): 4 rows at a time hide the serial chains; prefill: 2 rows × 4 tokens.
+    int64_t r = r0;
+    if (a.n_tokens < 4)
+        for (; r + 4 <= r1; r += 4) quant_rows_of<L, 4>(w, a, r, y, ldy);
+    for (; r + 2 <= r1; r += 2) quant_rows_of<L, 2>(w, a, r, y, ldy);
+    for (; r < r1; ++r) quant_rows_of<L, 1>(w, a, r, y, ldy);
+}
+
+template <int NT>
+void float_row_tile(const PackedView& w, const float* x, int64_t r, int64_t t0, float* y, int64_t ldy) {
+    const uint8_t* row = w.data + r * w.row_bytes;
+    __m256 acc[NT];
+    for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= w.n_in; i += 8) {
+        const __m256 wv = w.layout == PackedLayout::f16
+                              ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i)))
+                              : _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
+        for (int k = 0; k < NT; ++k) acc[k] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (t0 + k) * w.n_in + i), acc[k]);
+    }
+    for (int k = 0; k < NT; ++k) {
+        float sum = hsum(acc[k]);
+        for (int64_t j = i; j < w.n_in; ++j) {
+            const float wv = w.layout == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row)[j]) : reinterpret_cast<const float*>(row)[j];
+            sum += wv * x[(t0 + k) * w.n_in + j];
+        }
+        y[(t0 + k) * ldy + r] = sum;
+    }
+}
+
+}  // namespace
+
+void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    switch (w.layout) {
+        case PackedLayout::q4_0: quant_rows<PackedLayout::q4_0>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_1: quant_rows<PackedLayout::q4_1>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_0: quant_rows<PackedLayout::q8_0>(w, a, r0, r1, y, ldy); break;
+        default: break;
+    }
+}
+
+void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    for (int64_t r = r0; r < r1; ++r) {
+        int64_t t = 0;
+        for (; t + kMaxTile <= n_tokens; t += kMaxTile) float_row_tile<kMaxTile>(w, x, r, t, y, ldy);
+        for (; t < n_tokens; ++t) float_row_tile<1>(w, x, r, t, y, ldy);
+    }
+}
+
+}  // namespace workbench

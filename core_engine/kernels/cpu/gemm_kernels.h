@@ -1,0 +1,46 @@
+// The matmul inner kernels, one set per instruction set, all over packed weights: rows [r0, r1)
+// of W against every token, y[t·ldy + r] = W_r · x_t. Each (row, token) result is computed by the
+// same sequence of operations whatever the number of tokens in the call (tokens are tiled by up
+// to 4 only to share the weight unpacking), so results are batch-invariant. The scalar reference
+// defines the arithmetic the SIMD paths are tested against.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/packed_matrix.h"
+#include "kernels/cpu/quantized_activations.h"
+
+namespace workbench {
+
+// Plain views handed to the kernels. The AVX-512 kernels live in a file compiled for AVX-512, so
+// they must not instantiate shared inline code; these PODs carry raw pointers instead.
+struct PackedView {
+    PackedLayout layout;
+    const uint8_t* data;
+    int64_t n_in, n_blocks, row_bytes;
+    int64_t scales_at;   // byte offset of the fp16 scales within a row
+};
+struct ActivationView {
+    const int8_t* qs;
+    const float *d, *s, *sum_q;
+    int64_t n_tokens, n_in, block_stride;
+};
+
+inline PackedView view_of(const PackedMatrix& w) {
+    return {w.layout, w.data, w.n_in, w.n_blocks, w.row_bytes, w.quant_bytes()};
+}
+inline ActivationView view_of(const QuantizedActivations& a) {
+    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(), a.n_tokens, a.n_in, a.block_stride};
+}
+
+// Quantized layouts (q4_0, q4_1, q8_0) against 8-bit activations.
+void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
+void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
+void gemm_quant_avx512(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
+
+// f16 and f32 layouts against f32 activations x [n_tokens, n_in].
+void gemm_float_ref(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
+void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
+void gemm_float_avx512(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
+
+}  // namespace workbench

@@ -1,0 +1,68 @@
+// Row-by-row requantization through f32.
+#include "model/requantize.h"
+
+#include <new>
+#include <string>
+
+#include "tensor/dequantize.h"
+
+namespace workbench {
+
+bool can_requantize_to(DType type) {
+    switch (type) {
+        case DType::f32: case DType::f16: case DType::bf16: case DType::q8_0:
+        case DType::q4_0: case DType::q4_1: case DType::q5_0: case DType::q5_1:
+            return true;
+        default:
+            return false;
+    }
+}
+
+Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8_t* dst, int64_t n_rows, int64_t n_in) {
+    const DTypeTraits& st = dtype_traits(src_type);
+    const DTypeTraits& dt = dtype_traits(dst_type);
+    if (n_in % dt.block_elements != 0)
+        return error(StatusCode::unsupported, "rows of " + std::to_string(n_in) + " elements cannot be stored as " +
+                                                  std::string(dt.name) + " (blocks of " + std::to_string(dt.block_elements) + ")");
+    std::vector<float> row(static_cast<size_t>(n_in));
+    const uint64_t src_row = dtype_row_bytes(st, static_cast<uint64_t>(n_in));
+    const uint64_t dst_row = dtype_row_bytes(dt, static_cast<uint64_t>(n_in));
+    for (int64_t r = 0; r < n_rows; ++r) {
+        if (!dequantize_row(src_type, src + r * src_row, row.data(), n_in))
+            return error(StatusCode::unsupported, "cannot read " + std::string(st.name) + " weights");
+        if (!quantize_row(dst_type, row.data(), dst + r * dst_row, n_in))
+            return error(StatusCode::unsupported, "cannot write " + std::string(dt.name) + " weights");
+    }
+    return Status::ok_status();
+}
+
+Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage) {
+    if (!can_requantize_to(type))
+        return error(StatusCode::unsupported, "weights cannot be converted to " + std::string(dtype_name(type)) +
+                                                  " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)");
+    auto convert = [&](WeightTensor& t) -> Status {
+        if (!t.present() || t.type == type) return {};
+        const uint64_t bytes = dtype_row_bytes(dtype_traits(type), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(t.n_out);
+        std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[bytes]);
+        if (!buf) return error(StatusCode::resource_exhausted, "out of memory converting weights to " + std::string(dtype_name(type)));
+        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, type, buf.get(), t.n_out, t.n_in));
+        t = WeightTensor{type, buf.get(), t.n_in, t.n_out, bytes};
+        storage.push_back(std::move(buf));
+        return {};
+    };
+    const bool tied = w.tied_output;
+    WB_RETURN_IF_ERROR(convert(w.token_embd));
+    if (tied) w.output = w.token_embd;
+    else WB_RETURN_IF_ERROR(convert(w.output));
+    for (auto& l : w.layers)
+        for (WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) WB_RETURN_IF_ERROR(convert(*t));
+    uint64_t total = 0;
+    for (const auto& l : w.layers)
+        for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+            total += t->present() ? t->n_bytes : 0;
+    total += w.token_embd.n_bytes + w.output_norm.n_bytes + (tied ? 0 : w.output.n_bytes) + (w.rope_freqs.present() ? w.rope_freqs.n_bytes : 0);
+    w.n_bytes = total;
+    return Status::ok_status();
+}
+
+}  // namespace workbench

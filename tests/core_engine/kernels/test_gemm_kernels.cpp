@@ -1,0 +1,148 @@
+// Every SIMD matmul path this CPU can run against the scalar reference, on random data (never
+// zeros), for each packed layout, odd shapes and token counts 1..9 (tiles and tails); plus the
+// batch-invariance property: a token's result is bit-identical alone or among others.
+#include <QTest>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm_kernels.h"
+#include "kernels/cpu/matmul.h"
+#include "tensor/dequantize.h"
+
+using namespace workbench;
+
+namespace {
+
+struct Case {
+    DType type;
+    int64_t n_in, n_out;
+};
+
+// A random weight matrix in GGUF form, packed, with its bytes kept alive.
+struct Weights {
+    std::vector<uint8_t> gguf;
+    PackedMatrix packed;
+};
+
+Weights make_weights(const Case& c, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> values(static_cast<size_t>(c.n_in * c.n_out));
+    for (auto& v : values) v = normal(rng) * (1.0f + static_cast<float>(rng() % 4));
+    Weights w;
+    const auto& t = dtype_traits(c.type);
+    w.gguf.resize(static_cast<size_t>(dtype_row_bytes(t, static_cast<uint64_t>(c.n_in)) * static_cast<uint64_t>(c.n_out)));
+    if (!quantize_row(c.type, values.data(), w.gguf.data(), static_cast<int64_t>(values.size()))) qFatal("quantize failed");
+    WeightTensor wt{c.type, w.gguf.data(), c.n_in, c.n_out, w.gguf.size()};
+    if (!pack_matrix(wt, w.packed)) qFatal("pack failed");
+    return w;
+}
+
+std::vector<float> make_inputs(int64_t n_tokens, int64_t n_in, std::mt19937& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(n_tokens * n_in));
+    for (auto& v : x) v = normal(rng);
+    return x;
+}
+
+// Magnitude-aware comparison: |a − b| ≤ tol · (|b| + scale), where scale is the typical size of
+// a result (a dot product of n_in terms cancels, so a relative bound alone is too strict near 0).
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, const char* what) {
+    double scale = 0;
+    for (float v : want) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    for (size_t i = 0; i < want.size(); ++i)
+        if (std::abs(got[i] - want[i]) > tol * (std::abs(want[i]) + scale))
+            QFAIL(qPrintable(QString("%1: element %2: %3 vs reference %4").arg(what).arg(i).arg(got[i]).arg(want[i])));
+}
+
+using QuantKernel = void (*)(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
+using FloatKernel = void (*)(const PackedView&, const float*, int64_t, int64_t, int64_t, float*, int64_t);
+
+}  // namespace
+
+class TestGemmKernels : public QObject {
+    Q_OBJECT
+
+    void check_quant(QuantKernel kernel, const char* name) {
+        std::mt19937 rng(11);
+        for (Case c : {Case{DType::q4_0, 96, 37}, Case{DType::q4_1, 576, 19}, Case{DType::q8_0, 1536, 5}, Case{DType::q4_1, 32, 3},
+                       Case{DType::q8_0, 544, 8}, Case{DType::q4_0, 800, 4}}) {
+            Weights w = make_weights(c, rng);
+            for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
+                auto x = make_inputs(n_tokens, c.n_in, rng);
+                QuantizedActivations act;
+                resize_activations(act, n_tokens, c.n_in);
+                quantize_activations(x.data(), 0, n_tokens, act);
+                // Guard values around the output catch writes outside [r0, r1).
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                const int64_t r0 = 1, r1 = c.n_out - 1 > r0 ? c.n_out - 1 : c.n_out;
+                gemm_quant_ref(view_of(w.packed), view_of(act), r0, r1, ref.data(), c.n_out);
+                kernel(view_of(w.packed), view_of(act), r0, r1, got.data(), c.n_out);
+                for (int64_t t = 0; t < n_tokens; ++t) {
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
+                    if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                }
+                expect_close(got, ref, 2e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
+            }
+        }
+    }
+
+    void check_float(FloatKernel kernel, const char* name) {
+        std::mt19937 rng(12);
+        for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}}) {
+            Weights w = make_weights(c, rng);
+            for (int64_t n_tokens : {1, 4, 6}) {
+                auto x = make_inputs(n_tokens, c.n_in, rng);
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out)), got = ref;
+                gemm_float_ref(view_of(w.packed), x.data(), n_tokens, 0, c.n_out, ref.data(), c.n_out);
+                kernel(view_of(w.packed), x.data(), n_tokens, 0, c.n_out, got.data(), c.n_out);
+                expect_close(got, ref, 1e-5, name);
+            }
+        }
+    }
+
+private slots:
+    void avx2_quant_matches_reference() { check_quant(gemm_quant_avx2, "avx2"); }
+    void avx2_float_matches_reference() { check_float(gemm_float_avx2, "avx2"); }
+
+    void avx512_matches_reference() {
+        if (!cpu_features().has_avx512_vnni_path()) QSKIP("this CPU has no AVX-512 VNNI: that path cannot run here");
+        check_quant(gemm_quant_avx512, "avx512");
+        check_float(gemm_float_avx512, "avx512");
+    }
+
+    void packed_rows_dequantize_like_gguf() {
+        std::mt19937 rng(13);
+        for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16}) {
+            Weights w = make_weights({type, 64, 3}, rng);
+            std::vector<float> a(64), b(64);
+            for (int64_t r = 0; r < 3; ++r) {
+                packed_row_f32(w.packed, r, a.data());
+                dequantize_row(type, w.gguf.data() + r * (w.gguf.size() / 3), b.data(), 64);
+                QCOMPARE(a, b);
+            }
+        }
+    }
+
+    void results_are_batch_and_thread_invariant() {
+        std::mt19937 rng(14);
+        for (DType type : {DType::q4_1, DType::q8_0, DType::f16}) {
+            Weights w = make_weights({type, 576, 64}, rng);
+            const int64_t n = 7;
+            auto x = make_inputs(n, 576, rng);
+            ThreadPool one(1), two(2);
+            MatmulScratch s1, s2;
+            std::vector<float> all(static_cast<size_t>(n * 64));
+            matmul(w.packed, x.data(), all.data(), n, two, s2);
+            for (int64_t t = 0; t < n; ++t) {
+                std::vector<float> alone(64);
+                matmul(w.packed, x.data() + t * 576, alone.data(), 1, one, s1);
+                for (int r = 0; r < 64; ++r) QCOMPARE(alone[static_cast<size_t>(r)], all[static_cast<size_t>(t * 64 + r)]);
+            }
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestGemmKernels)
+#include "test_gemm_kernels.moc"
