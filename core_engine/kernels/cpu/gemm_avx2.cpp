@@ -48,7 +48,14 @@ void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_
             acc[i][k] = _mm256_setzero_ps();
             offsets[i][k] = 0;
         }
+    // The tile's rows are contiguous: while working through them, pull in the rows two tiles
+    // ahead so the stream from DRAM never waits (hardware prefetch alone falls behind here).
+    const uint8_t* ahead = q[0] + 2 * NR * w.row_bytes;
+    const int64_t ahead_lines = (NR * w.row_bytes + 63) / 64;
+    const int64_t lines_per_block = (ahead_lines + w.n_blocks - 1) / w.n_blocks;
     for (int64_t b = 0; b < w.n_blocks; ++b) {
+        for (int64_t l = b * lines_per_block; l < (b + 1) * lines_per_block && l < ahead_lines; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
         __m256i aq[NT];
         float da[NT];
         for (int k = 0; k < NT; ++k) {
