@@ -1,6 +1,7 @@
-// Activation quantization through the reference Q8_1 quantizer, so the values are exactly what
-// llama.cpp's kernels see, scattered into the split layout.
+// Activation quantization (AVX2), written straight into the split layout.
 #include "kernels/cpu/quantized_activations.h"
+
+#include <immintrin.h>
 
 #include <cstring>
 
@@ -8,13 +9,6 @@
 #include "tensor/dequantize.h"
 
 namespace workbench {
-namespace {
-
-#pragma pack(push, 1)
-struct BlockQ8_1 { uint16_t d, s; int8_t qs[32]; };
-#pragma pack(pop)
-
-}  // namespace
 
 void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in) {
     a.n_tokens = n_tokens;
@@ -31,8 +25,11 @@ void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in)
     }
 }
 
+// Mirrors what llama.cpp's x86 kernels do to activations (its SIMD quantize_row_q8_1, not the
+// scalar reference): d = amax/127, q = round-half-even(x · 127/amax), s = d·Σq; d and s are
+// then rounded to f16 as the block format stores them.
 void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActivations& a) {
-    BlockQ8_1 block;
+    const __m256 sign_bit = _mm256_set1_ps(-0.0f);
     for (int64_t t = t0; t < t1; ++t) {
         const float* xt = x + t * a.n_in;
         int8_t* q = a.qs.data() + t * a.n_in;
@@ -40,13 +37,36 @@ void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActiv
         float* s = a.s.data() + t * a.block_stride;
         float* sum_q = a.sum_q.data() + t * a.block_stride;
         for (int64_t b = 0; b < a.n_blocks; ++b) {
-            quantize_row(DType::q8_1, xt + b * 32, &block, 32);
-            std::memcpy(q + b * 32, block.qs, 32);
-            int sum = 0;
-            for (int j = 0; j < 32; ++j) sum += block.qs[j];
-            d[b] = half_to_float(block.d);
-            s[b] = half_to_float(block.s);
-            sum_q[b] = static_cast<float>(sum);
+            __m256 v[4];
+            __m256 amax = _mm256_setzero_ps();
+            for (int j = 0; j < 4; ++j) {
+                v[j] = _mm256_loadu_ps(xt + b * 32 + j * 8);
+                amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_bit, v[j]));
+            }
+            __m128 m4 = _mm_max_ps(_mm256_extractf128_ps(amax, 1), _mm256_castps256_ps128(amax));
+            m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+            m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+            const float max_abs = _mm_cvtss_f32(m4);
+            const float scale = max_abs / 127.0f;
+            const __m256 id = _mm256_set1_ps(max_abs != 0.0f ? 127.0f / max_abs : 0.0f);
+            __m256i i32[4];
+            for (int j = 0; j < 4; ++j)
+                i32[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+            // Σq in int32, then pack 32 int32 → 32 int8 in element order.
+            const __m256i sum32 = _mm256_add_epi32(_mm256_add_epi32(i32[0], i32[1]), _mm256_add_epi32(i32[2], i32[3]));
+            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum32), _mm256_extracti128_si256(sum32, 1));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
+            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
+            const int total = _mm_cvtsi128_si32(s4);
+            const __m256i p16a = _mm256_packs_epi32(i32[0], i32[1]);
+            const __m256i p16b = _mm256_packs_epi32(i32[2], i32[3]);
+            const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
+            // packs interleave 128-bit lanes: restore element order.
+            const __m256i ordered = _mm256_permutevar8x32_epi32(p8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(q + b * 32), ordered);
+            d[b] = half_to_float(float_to_half(scale));
+            s[b] = half_to_float(float_to_half(scale * static_cast<float>(total)));
+            sum_q[b] = static_cast<float>(total);
         }
     }
 }
