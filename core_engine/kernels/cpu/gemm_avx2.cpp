@@ -9,8 +9,6 @@
 namespace workbench {
 namespace {
 
-constexpr int kMaxTile = 4;
-
 inline float hsum(__m256 v) {
     __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -98,26 +96,50 @@ void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     for (; r < r1; ++r) quant_rows_of<L, 1>(w, a, r, y, ldy);
 }
 
-template <int NT>
-void float_row_tile(const PackedView& w, const float* x, int64_t r, int64_t t0, float* y, int64_t ldy) {
-    const uint8_t* row = w.data + r * w.row_bytes;
-    __m256 acc[NT];
-    for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= w.n_in; i += 8) {
-        const __m256 wv = w.layout == PackedLayout::f16
-                              ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + i)))
-                              : _mm256_loadu_ps(reinterpret_cast<const float*>(row) + i);
-        for (int k = 0; k < NT; ++k) acc[k] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + (t0 + k) * w.n_in + i), acc[k]);
-    }
-    for (int k = 0; k < NT; ++k) {
-        float sum = hsum(acc[k]);
-        for (int64_t j = i; j < w.n_in; ++j) {
-            const float wv = w.layout == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row)[j]) : reinterpret_cast<const float*>(row)[j];
-            sum += wv * x[(t0 + k) * w.n_in + j];
+// NR rows × NT tokens of an f16/f32 matrix: 8 elements per step, one accumulator per pair, the
+// same order for every pair whatever the tile, so results stay batch-invariant.
+template <int NR, int NT>
+void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
+    const uint8_t* row[NR];
+    for (int i = 0; i < NR; ++i) row[i] = w.data + (r0 + i) * w.row_bytes;
+    __m256 acc[NR][NT];
+    for (int i = 0; i < NR; ++i)
+        for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_setzero_ps();
+    // Rows are contiguous: prefetch the rows two tiles ahead while streaming these (see above).
+    const uint8_t* ahead = row[0] + 2 * NR * w.row_bytes;
+    const int64_t ahead_lines = (NR * w.row_bytes + 63) / 64;
+    const int64_t steps = w.n_in / 8 > 0 ? w.n_in / 8 : 1;
+    const int64_t lines_per_step = (ahead_lines + steps - 1) / steps;
+    int64_t e = 0;
+    for (; e + 8 <= w.n_in; e += 8) {
+        for (int64_t l = (e / 8) * lines_per_step; l < (e / 8 + 1) * lines_per_step && l < ahead_lines; ++l)
+            _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
+        __m256 xv[NT];
+        for (int k = 0; k < NT; ++k) xv[k] = _mm256_loadu_ps(x + (t0 + k) * w.n_in + e);
+        for (int i = 0; i < NR; ++i) {
+            const __m256 wv = w.layout == PackedLayout::f16
+                                  ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row[i]) + e)))
+                                  : _mm256_loadu_ps(reinterpret_cast<const float*>(row[i]) + e);
+            for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_fmadd_ps(wv, xv[k], acc[i][k]);
         }
-        y[(t0 + k) * ldy + r] = sum;
     }
+    for (int i = 0; i < NR; ++i)
+        for (int k = 0; k < NT; ++k) {
+            float sum = hsum(acc[i][k]);
+            for (int64_t j = e; j < w.n_in; ++j) {
+                const float wv = w.layout == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row[i])[j])
+                                                               : reinterpret_cast<const float*>(row[i])[j];
+                sum += wv * x[(t0 + k) * w.n_in + j];
+            }
+            y[(t0 + k) * ldy + r0 + i] = sum;
+        }
+}
+
+template <int NR>
+void float_rows_of(const PackedView& w, const float* x, int64_t n_tokens, int64_t r, float* y, int64_t ldy) {
+    int64_t t = 0;
+    for (; t + 3 <= n_tokens; t += 3) float_tile<NR, 3>(w, x, r, t, y, ldy);
+    for (; t < n_tokens; ++t) float_tile<NR, 1>(w, x, r, t, y, ldy);
 }
 
 }  // namespace
@@ -132,11 +154,9 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    for (int64_t r = r0; r < r1; ++r) {
-        int64_t t = 0;
-        for (; t + kMaxTile <= n_tokens; t += kMaxTile) float_row_tile<kMaxTile>(w, x, r, t, y, ldy);
-        for (; t < n_tokens; ++t) float_row_tile<1>(w, x, r, t, y, ldy);
-    }
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4) float_rows_of<4>(w, x, n_tokens, r, y, ldy);
+    for (; r < r1; ++r) float_rows_of<1>(w, x, n_tokens, r, y, ldy);
 }
 
 }  // namespace workbench
