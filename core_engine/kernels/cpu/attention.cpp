@@ -1,7 +1,11 @@
-// Attention per (query, head): scores against every visible key, a max-subtracted softmax, then
-// the weighted sum of values. Scores live in a per-thread row of length ≤ context (O(T) memory,
-// never a T×T matrix).
+// Attention per (query token, KV head): the query heads that share a KV head (GQA) are handled
+// together, so each cached K and V row is converted from f16 once for all of them. Scores for one
+// query live in a row of length ≤ context (O(T) memory, never a T×T matrix); softmax subtracts
+// the max, exponentiates eight lanes at a time and sums in double; each result depends only on
+// its own inputs, whatever the batch.
 #include "kernels/cpu/attention.h"
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,46 +13,34 @@
 
 #include "kernels/cpu/half_convert.h"
 
-#if defined(__AVX2__) && defined(__F16C__) && defined(__FMA__)
-#include <immintrin.h>
-#define WB_ATTN_SIMD 1
-#endif
-
 namespace workbench {
 namespace {
 
-float dot_f32_f16(const float* q, const uint16_t* k, int64_t n) {
-#ifdef WB_ATTN_SIMD
-    if (n % 8 == 0) {
-        __m256 acc = _mm256_setzero_ps();
-        for (int64_t i = 0; i < n; i += 8) {
-            __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k + i)));
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), kv, acc);
-        }
-        __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-        s = _mm_add_ss(s, _mm_movehdup_ps(s));
-        return _mm_cvtss_f32(s);
-    }
-#endif
-    float sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += q[i] * half_to_float(k[i]);
-    return sum;
+constexpr int kMaxGroup = 16;  // query heads per KV head handled together
+
+inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
 }
 
-// out += w · v
-void axpy_f16(float w, const uint16_t* v, float* out, int64_t n) {
-#ifdef WB_ATTN_SIMD
-    if (n % 8 == 0) {
-        __m256 wv = _mm256_set1_ps(w);
-        for (int64_t i = 0; i < n; i += 8) {
-            __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + i)));
-            _mm256_storeu_ps(out + i, _mm256_fmadd_ps(wv, vv, _mm256_loadu_ps(out + i)));
-        }
-        return;
-    }
-#endif
-    for (int64_t i = 0; i < n; ++i) out[i] += w * half_to_float(v[i]);
+// e^x for 8 lanes (x ≤ 0 here): 2^n · p(r) with r = x − n·ln2, a degree-6 polynomial; relative
+// error about 2e-7, like a libm expf.
+inline __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
 }
 
 }  // namespace
@@ -56,32 +48,68 @@ void axpy_f16(float w, const uint16_t* v, float* out, int64_t n) {
 void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, const uint16_t* k_cache,
                       const uint16_t* v_cache, const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
     const int64_t group = s.n_head / s.n_head_kv;
-    pool.run(n_tokens * s.n_head, [&](int64_t item) {
-        const int64_t t = item / s.n_head, h = item % s.n_head;
-        const int64_t kvh = h / group;
+    const int64_t hd = s.head_dim;
+    const bool simd = hd % 8 == 0 && group <= kMaxGroup;
+    pool.run(n_tokens * s.n_head_kv, [&](int64_t item) {
+        const int64_t t = item / s.n_head_kv, kvh = item % s.n_head_kv;
         const int64_t n_keys = static_cast<int64_t>(q_pos[t]) + 1;
-        thread_local std::vector<float> scores;
-        scores.resize(static_cast<size_t>(n_keys));
+        const int64_t h0 = kvh * group;
+        thread_local std::vector<float> scores, qr;
+        scores.resize(static_cast<size_t>(group * n_keys));
+        qr.resize(static_cast<size_t>(group * hd));
         // Q and the softmax weights are rounded to f16, as llama.cpp's CPU path does when it
         // multiplies them with the f16 cache; matching it keeps our logits within its noise.
-        thread_local std::vector<float> q_rounded;
-        q_rounded.resize(static_cast<size_t>(s.head_dim));
-        for (int64_t i = 0; i < s.head_dim; ++i) q_rounded[i] = half_to_float(float_to_half(q[(t * s.n_head + h) * s.head_dim + i]));
-        const float* qv = q_rounded.data();
-        float max_score = -INFINITY;
+        for (int64_t g = 0; g < group; ++g)
+            for (int64_t i = 0; i < hd; ++i) qr[g * hd + i] = half_to_float(float_to_half(q[(t * s.n_head + h0 + g) * hd + i]));
+
         for (int64_t j = 0; j < n_keys; ++j) {
-            scores[j] = dot_f32_f16(qv, k_cache + j * s.kv_row_stride + kvh * s.head_dim, s.head_dim) * scale;
-            max_score = std::max(max_score, scores[j]);
+            const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
+            for (int64_t g = 0; g < group; ++g) {
+                float dot = 0;
+                if (simd) {
+                    __m256 acc = _mm256_setzero_ps();
+                    for (int64_t i = 0; i < hd; i += 8)
+                        acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + i))), acc);
+                    dot = hsum(acc);
+                } else {
+                    for (int64_t i = 0; i < hd; ++i) dot += qr[g * hd + i] * half_to_float(kr[i]);
+                }
+                scores[g * n_keys + j] = dot * scale;
+            }
         }
-        double sum = 0;
+        for (int64_t g = 0; g < group; ++g) {
+            float* sc = &scores[g * n_keys];
+            const float mx = *std::max_element(sc, sc + n_keys);
+            double sum = 0;
+            int64_t j = 0;
+            for (; j + 8 <= n_keys; j += 8) {
+                const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), _mm256_set1_ps(mx)));
+                _mm256_storeu_ps(sc + j, e);
+                alignas(32) float lanes[8];
+                _mm256_store_ps(lanes, e);
+                for (float v : lanes) sum += v;
+            }
+            for (; j < n_keys; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+            const float inv = static_cast<float>(1.0 / sum);
+            for (j = 0; j < n_keys; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
+        }
+        float* o = out + (t * s.n_head + h0) * hd;
+        std::fill(o, o + group * hd, 0.0f);
         for (int64_t j = 0; j < n_keys; ++j) {
-            scores[j] = std::exp(scores[j] - max_score);
-            sum += scores[j];
+            const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
+            if (simd) {
+                for (int64_t i = 0; i < hd; i += 8) {
+                    const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + i)));
+                    for (int64_t g = 0; g < group; ++g) {
+                        float* og = o + g * hd + i;
+                        _mm256_storeu_ps(og, _mm256_fmadd_ps(_mm256_set1_ps(scores[g * n_keys + j]), vv, _mm256_loadu_ps(og)));
+                    }
+                }
+            } else {
+                for (int64_t g = 0; g < group; ++g)
+                    for (int64_t i = 0; i < hd; ++i) o[g * hd + i] += scores[g * n_keys + j] * half_to_float(vr[i]);
+            }
         }
-        const float inv = static_cast<float>(1.0 / sum);
-        float* o = out + (t * s.n_head + h) * s.head_dim;
-        std::fill(o, o + s.head_dim, 0.0f);
-        for (int64_t j = 0; j < n_keys; ++j) axpy_f16(half_to_float(float_to_half(scores[j] * inv)), v_cache + j * s.kv_row_stride + kvh * s.head_dim, o, s.head_dim);
     });
 }
 
