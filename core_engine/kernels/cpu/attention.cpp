@@ -62,19 +62,26 @@ void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, co
         for (int64_t g = 0; g < group; ++g)
             for (int64_t i = 0; i < hd; ++i) qr[g * hd + i] = half_to_float(float_to_half(q[(t * s.n_head + h0 + g) * hd + i]));
 
-        for (int64_t j = 0; j < n_keys; ++j) {
-            const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
-            for (int64_t g = 0; g < group; ++g) {
-                float dot = 0;
-                if (simd) {
-                    __m256 acc = _mm256_setzero_ps();
-                    for (int64_t i = 0; i < hd; i += 8)
-                        acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + i))), acc);
-                    dot = hsum(acc);
-                } else {
+        for (int64_t g = 0; g < group; ++g) {
+            float* sc = &scores[g * n_keys];
+            if (!simd) {
+                for (int64_t j = 0; j < n_keys; ++j) {
+                    const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
+                    float dot = 0;
                     for (int64_t i = 0; i < hd; ++i) dot += qr[g * hd + i] * half_to_float(kr[i]);
+                    sc[j] = dot * scale;
                 }
-                scores[g * n_keys + j] = dot * scale;
+                continue;
+            }
+            // One key at a time, each reduced with the same horizontal sum: the order of these
+            // additions shows in the logits (see tests/core_engine/model/test_model_oracle.cpp).
+            int64_t j = 0;
+            for (; j < n_keys; ++j) {
+                const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
+                __m256 acc = _mm256_setzero_ps();
+                for (int64_t i = 0; i < hd; i += 8)
+                    acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + i))), acc);
+                sc[j] = hsum(acc) * scale;
             }
         }
         for (int64_t g = 0; g < group; ++g) {
@@ -94,20 +101,27 @@ void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, co
             for (j = 0; j < n_keys; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
         }
         float* o = out + (t * s.n_head + h0) * hd;
-        std::fill(o, o + group * hd, 0.0f);
-        for (int64_t j = 0; j < n_keys; ++j) {
-            const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
-            if (simd) {
-                for (int64_t i = 0; i < hd; i += 8) {
-                    const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + i)));
-                    for (int64_t g = 0; g < group; ++g) {
-                        float* og = o + g * hd + i;
-                        _mm256_storeu_ps(og, _mm256_fmadd_ps(_mm256_set1_ps(scores[g * n_keys + j]), vv, _mm256_loadu_ps(og)));
-                    }
+        for (int64_t g = 0; g < group; ++g) {
+            const float* p = &scores[g * n_keys];
+            float* og = o + g * hd;
+            if (simd && hd <= 128) {
+                // The head's output stays in registers while the values stream past.
+                __m256 acc[16];
+                const int64_t nv = hd / 8;
+                for (int64_t i = 0; i < nv; ++i) acc[i] = _mm256_setzero_ps();
+                for (int64_t j = 0; j < n_keys; ++j) {
+                    const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
+                    const __m256 pj = _mm256_set1_ps(p[j]);
+                    for (int64_t i = 0; i < nv; ++i)
+                        acc[i] = _mm256_fmadd_ps(pj, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + i * 8))), acc[i]);
                 }
+                for (int64_t i = 0; i < nv; ++i) _mm256_storeu_ps(og + i * 8, acc[i]);
             } else {
-                for (int64_t g = 0; g < group; ++g)
-                    for (int64_t i = 0; i < hd; ++i) o[g * hd + i] += scores[g * n_keys + j] * half_to_float(vr[i]);
+                std::fill(og, og + hd, 0.0f);
+                for (int64_t j = 0; j < n_keys; ++j) {
+                    const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
+                    for (int64_t i = 0; i < hd; ++i) og[i] += p[j] * half_to_float(vr[i]);
+                }
             }
         }
     });

@@ -1,5 +1,5 @@
 // The forward pass on the real default model against llama.cpp's (golden files written by
-// tests/reference/make_logits_golden.py). Bound on |Δ logit|: see kLogitBound.
+// tests/reference/make_logits_golden.py). The bound on |Δ logit| is explained at logit_bound().
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,16 +14,17 @@ using namespace workbench;
 
 namespace {
 
-// Why 1.0: both engines quantize activations to 8 bits per 32-value block before every matmul
-// and keep K/V in f16, but round at different points and sum in different orders; over 30 layers
-// that moves logits (spread ~20) by tenths. llama.cpp itself is not steadier: on these prompts its
-// logits move by up to 1.15 between evaluating a prompt in one batch and token by token (recorded
-// in the golden file as reference_batch_vs_sequential_max_delta), and by up to 1.0 between its two
-// CPU attention paths. We measured max 0.77, mean of per-position maxima 0.3. A real bug (RoPE,
-// norm, bias, GQA mapping) moves logits by whole units at most positions, which the mean check
-// below (kMeanBound) catches even where single logits stay under the bound.
-constexpr double kLogitBound = 1.0;
-constexpr double kMeanBound = 0.45;
+// The bound is the reference's own noise floor, recorded in the golden file: on these prompts
+// llama.cpp's logits move by up to 1.15 between evaluating a prompt in one batch and token by
+// token (both valid orders of the same float arithmetic). Both engines quantize activations to
+// 8 bits per 32-value block before every matmul (we round them exactly as llama.cpp's x86 kernels
+// do) and keep K/V in f16, but reduction orders differ; over 30 layers that moves logits (spread
+// ~20) by tenths. We ask to be no further from llama.cpp than llama.cpp is from itself. Measured:
+// max 0.99, mean of per-position maxima 0.16, the first prompt bit-exact at every position.
+// A real bug (RoPE, norm, bias, GQA mapping) moves logits by whole units at most positions,
+// which the mean bound catches even where single logits stay under the max bound.
+double logit_bound(const QJsonObject& golden) { return golden["reference_batch_vs_sequential_max_delta"].toDouble(); }
+constexpr double kMeanBound = 0.3;
 
 QJsonObject load_golden() {
     QFile f(QStringLiteral(WB_TEST_DATA_DIR "/oracle/SmolLM2-135M-Instruct.Q4_1.json"));
@@ -67,6 +68,8 @@ private slots:
     }
 
     void logits_within_bound() {
+        const double bound = logit_bound(golden_);
+        QVERIFY(bound > 0.1 && bound < 2.0);
         double worst = 0, sum_position_max = 0;
         int n_checked = 0, n_top1 = 0, n_positions = 0;
         for (const auto& p : golden_["prompts"].toArray()) {
@@ -86,7 +89,7 @@ private slots:
                     worst = std::max(worst, delta);
                     position_max = std::max(position_max, delta);
                     ++n_checked;
-                    if (delta > kLogitBound)
+                    if (delta > bound)
                         QFAIL(qPrintable(QString("prompt %1, position %2, token %3: logit %4 vs reference %5")
                                              .arg(obj["prompt"].toString().left(30)).arg(pos["pos"].toInt())
                                              .arg(pair[0].toInt()).arg(row[pair[0].toInt()]).arg(pair[1].toDouble())));
@@ -96,7 +99,7 @@ private slots:
                 // Top-1 must agree wherever the reference's top-1/top-2 margin exceeds the bound.
                 const double margin = top[0].toArray()[1].toDouble() - top[1].toArray()[1].toDouble();
                 const int ours = static_cast<int>(std::max_element(row, row + n_vocab) - row);
-                if (margin > kLogitBound) {
+                if (margin > bound) {
                     QCOMPARE(ours, top[0].toArray()[0].toInt());
                     ++n_top1;
                 }
@@ -105,13 +108,14 @@ private slots:
         const double mean = sum_position_max / n_positions;
         qInfo("checked %d logits at %d positions; max |delta| = %.3f (bound %.2f), mean per-position max %.3f (bound %.2f); "
               "%d clear top-1 agreements; reference's own batch-vs-sequential spread %.3f",
-              n_checked, n_positions, worst, kLogitBound, mean, kMeanBound, n_top1,
+              n_checked, n_positions, worst, bound, mean, kMeanBound, n_top1,
               golden_["reference_batch_vs_sequential_max_delta"].toDouble());
         QVERIFY(n_checked > 500);
         QVERIFY(mean < kMeanBound);
     }
 
     void greedy_continuations_match() {
+        const double bound = logit_bound(golden_);
         GenerationRequest req;
         req.max_tokens = 32;
         req.sampling.temperature = 0;
@@ -130,7 +134,7 @@ private slots:
                 const double m = margins[static_cast<int>(i)].toDouble();
                 qInfo("prompt '%s': greedy parts at token %zu (reference margin %.3f)",
                       qPrintable(obj["prompt"].toString().left(30)), i, m);
-                QVERIFY2(m <= kLogitBound, "greedy output diverged where the reference was not a near-tie");
+                QVERIFY2(m <= bound, "greedy output diverged where the reference was not a near-tie");
                 break;
             }
         }
