@@ -21,6 +21,7 @@ struct Row {
     std::vector<double> samples_ts;
     double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
     double roofline_pct = 0;  // gb_s as a share of the measured read bandwidth
+    uint64_t rss_bytes = 0;   // process resident memory at the end of the test
 };
 
 std::vector<workbench::TokenId> random_tokens(int n, int n_vocab, std::mt19937& rng) {
@@ -98,6 +99,7 @@ int cmd_bench(int argc, char** argv) {
             if (!json) std::cerr << "." << std::flush;
         }
         finish(r);
+        r.rss_bytes = workbench::process_resident_bytes();
         rows.push_back(r);
     }
     if (n_gen > 0) {
@@ -115,6 +117,7 @@ int cmd_bench(int argc, char** argv) {
             if (!json) std::cerr << "." << std::flush;
         }
         finish(r);
+        r.rss_bytes = workbench::process_resident_bytes();  // before the bandwidth probe allocates
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_gen + 1) / 2.0;
         r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;
@@ -139,6 +142,7 @@ int cmd_bench(int argc, char** argv) {
             j.end_array();
             j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
             j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
+            j.key("rss_bytes").value(r.rss_bytes);
             if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
             else j.key("gb_s").null().key("roofline_pct").null();
             j.end_object();
@@ -148,13 +152,14 @@ int cmd_bench(int argc, char** argv) {
         return 0;
     }
     std::cerr << "\n";
-    std::printf("| model | size | params | backend | threads | test | t/s | GB/s | roofline |\n");
-    std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    std::printf("| model | size | params | backend | threads | test | t/s | GB/s | roofline | RSS |\n");
+    std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (const auto& r : rows) {
         std::printf("| %s | %s | %.2f M | CPU | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
                     static_cast<double>(info.n_params) / 1e6, info.n_threads, r.test.c_str(), r.avg_ts, r.stddev_ts);
-        if (r.n_gen > 0) std::printf(" %.1f | %.0f%% |\n", r.gb_s, r.roofline_pct);
-        else std::printf(" | |\n");
+        if (r.n_gen > 0) std::printf(" %.1f | %.0f%% |", r.gb_s, r.roofline_pct);
+        else std::printf(" | |");
+        std::printf(" %s |\n", format_bytes(r.rss_bytes).c_str());
     }
     return 0;
 }

@@ -33,3 +33,10 @@ namespace workbench {
 double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads);
 
 }  // namespace workbench
+
+namespace workbench {
+
+// This process's resident memory in bytes (Linux /proc/self/statm), 0 where unknown.
+uint64_t process_resident_bytes();
+
+}  // namespace workbench

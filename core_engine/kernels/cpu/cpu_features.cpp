@@ -59,7 +59,9 @@ bool cpu_allow_avx512() {
 std::string CpuFeatures::describe() const {
     std::string s;
     auto add = [&](bool on, const char* name) {
-        if (on) s += (s.empty() ? "" : " ") + std::string(name);
+        if (!on) return;
+        if (!s.empty()) s += ' ';
+        s += name;
     };
     add(avx2, "AVX2");
     add(fma, "FMA");
