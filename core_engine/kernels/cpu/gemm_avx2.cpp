@@ -4,6 +4,8 @@
 // per-block scale d_w·d_a is a broadcast; biases and Q4_1 offsets are added as in the reference.
 #include <immintrin.h>
 
+#include <cmath>
+
 #include "kernels/cpu/gemm_kernels.h"
 
 namespace workbench {
@@ -18,12 +20,19 @@ inline float hsum(__m256 v) {
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
-// Block b's 32 quants, in element order. 4-bit pairs share one 32-byte load (see packed_matrix.h).
+// Signed layouts multiply with the sign trick (|w| × a·sign(w)), since maddubs takes one
+// unsigned operand; q4_1's quants are already unsigned (0..15).
+template <PackedLayout L>
+constexpr bool kSigned = L == PackedLayout::q8_0 || L == PackedLayout::q4_0;
+
+// Block b's 32 quants, in element order, signed for q8_0 (bias 128 removed) and q4_0 (bias 8).
+// 4-bit pairs share one 32-byte load (see packed_matrix.h).
 inline __m256i load_weight_block(PackedLayout layout, const uint8_t* q, int64_t b) {
-    if (layout == PackedLayout::q8_0)  // back to signed: the sign trick below needs it
+    if (layout == PackedLayout::q8_0)
         return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * 32)), _mm256_set1_epi8(static_cast<char>(0x80)));
     const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (b / 2) * 32));
-    return _mm256_and_si256(b % 2 == 0 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
+    const __m256i nibbles = _mm256_and_si256(b % 2 == 0 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
+    return layout == PackedLayout::q4_0 ? _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8)) : nibbles;
 }
 
 // NR rows × NT tokens at once. Each (row, token) pair keeps its own accumulators and sees the
@@ -32,7 +41,7 @@ inline __m256i load_weight_block(PackedLayout layout, const uint8_t* q, int64_t 
 // as llama.cpp does) and share loads of weights and activations.
 template <PackedLayout L, int NR, int NT>
 void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_t t0, float* y, int64_t ldy) {
-    const __m256i ones = _mm256_set1_epi16(1);
+    static_assert(NT == 1 || NT == 4, "q4_1 offsets are kept as one 4-lane vector per row");
     const uint8_t* q[NR];
     const uint16_t* wd[NR];
     for (int i = 0; i < NR; ++i) {
@@ -40,12 +49,15 @@ void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_
         wd[i] = reinterpret_cast<const uint16_t*>(q[i] + w.scales_at);
     }
     __m256 acc[NR][NT];
-    float offsets[NR][NT];
-    for (int i = 0; i < NR; ++i)
-        for (int k = 0; k < NT; ++k) {
-            acc[i][k] = _mm256_setzero_ps();
-            offsets[i][k] = 0;
-        }
+    // q4_1: Σ m_w·s_a per (row, token), one lane per token: each lane is its own serial chain in
+    // block order (fused multiply-adds, exactly as the one-token path computes it).
+    __m128 offsets[NR];
+    float offset1[NR];
+    for (int i = 0; i < NR; ++i) {
+        for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_setzero_ps();
+        offsets[i] = _mm_setzero_ps();
+        offset1[i] = 0;
+    }
     // The tile's rows are contiguous: while working through them, pull in the rows two tiles
     // ahead so the stream from DRAM never waits (hardware prefetch alone falls behind here).
     const uint8_t* ahead = q[0] + 2 * NR * w.row_bytes;
@@ -54,29 +66,39 @@ void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     for (int64_t b = 0; b < w.n_blocks; ++b) {
         for (int64_t l = b * lines_per_block; l < (b + 1) * lines_per_block && l < ahead_lines; ++l)
             _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
-        __m256i aq[NT];
-        float da[NT];
-        for (int k = 0; k < NT; ++k) {
-            aq[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + (t0 + k) * a.n_in + b * 32));
-            da[k] = a.d[(t0 + k) * a.block_stride + b];
-        }
+        __m256i wq[NR], wu[NR];
+        float dw[NR];
         for (int i = 0; i < NR; ++i) {
-            const __m256i wq = load_weight_block(L, q[i], b);
-            const __m256i wu = L == PackedLayout::q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
-            const float dw = half(wd[i][b]);
-            const float mw = L == PackedLayout::q4_1 ? half(wd[i][w.n_blocks + b]) : 0.0f;
-            for (int k = 0; k < NT; ++k) {
-                const __m256i p16 = _mm256_maddubs_epi16(wu, L == PackedLayout::q8_0 ? _mm256_sign_epi8(aq[k], wq) : aq[k]);
-                const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, ones));
-                const float scale = dw * da[k];
+            wq[i] = load_weight_block(L, q[i], b);
+            wu[i] = kSigned<L> ? _mm256_sign_epi8(wq[i], wq[i]) : wq[i];
+            dw[i] = half(wd[i][b]);
+            if constexpr (L == PackedLayout::q4_1) {
+                const float mw = half(wd[i][w.n_blocks + b]);
+                if constexpr (NT == 4) offsets[i] = _mm_fmadd_ps(_mm_set1_ps(mw), _mm_loadu_ps(a.s_by_block + b * a.n_tokens + t0), offsets[i]);
+                else offset1[i] = std::fma(mw, a.s[t0 * a.block_stride + b], offset1[i]);
+            }
+        }
+        for (int k = 0; k < NT; ++k) {
+            const int64_t at = (t0 + k) * a.block_stride + b;
+            const __m256i aq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + (t0 + k) * a.n_in + b * 32));
+            const float da = a.d[at];
+            for (int i = 0; i < NR; ++i) {
+                const __m256i p16 = _mm256_maddubs_epi16(wu[i], kSigned<L> ? _mm256_sign_epi8(aq, wq[i]) : aq);
+                const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
+                const float scale = dw[i] * da;
                 acc[i][k] = _mm256_fmadd_ps(dot, _mm256_set1_ps(scale), acc[i][k]);
-                if constexpr (L == PackedLayout::q4_1) offsets[i][k] += mw * a.s[(t0 + k) * a.block_stride + b];
-                if constexpr (L == PackedLayout::q4_0) offsets[i][k] -= 8.0f * scale * a.sum_q[(t0 + k) * a.block_stride + b];
             }
         }
     }
-    for (int i = 0; i < NR; ++i)
-        for (int k = 0; k < NT; ++k) y[(t0 + k) * ldy + r0 + i] = hsum(acc[i][k]) + offsets[i][k];
+    for (int i = 0; i < NR; ++i) {
+        alignas(16) float lanes[4];
+        _mm_store_ps(lanes, offsets[i]);
+        for (int k = 0; k < NT; ++k) {
+            float v = hsum(acc[i][k]);
+            if constexpr (L == PackedLayout::q4_1) v += NT == 4 ? lanes[k] : offset1[i];
+            y[(t0 + k) * ldy + r0 + i] = v;
+        }
+    }
 }
 
 template <PackedLayout L, int NR>

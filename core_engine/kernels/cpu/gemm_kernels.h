@@ -23,6 +23,7 @@ struct PackedView {
 struct ActivationView {
     const int8_t* qs;
     const float *d, *s, *sum_q;
+    const float* s_by_block;  // [n_blocks, n_tokens]; null for a single token
     int64_t n_tokens, n_in, block_stride;
 };
 
@@ -30,7 +31,8 @@ inline PackedView view_of(const PackedMatrix& w) {
     return {w.layout, w.data, w.n_in, w.n_blocks, w.row_bytes, w.quant_bytes()};
 }
 inline ActivationView view_of(const QuantizedActivations& a) {
-    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(), a.n_tokens, a.n_in, a.block_stride};
+    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(), a.n_tokens > 1 ? a.s_by_block.data() : nullptr,
+            a.n_tokens, a.n_in, a.block_stride};
 }
 
 // Quantized layouts (q4_0, q4_1, q8_0) against 8-bit activations.
