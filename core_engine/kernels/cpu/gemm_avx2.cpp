@@ -101,21 +101,29 @@ void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     }
 }
 
+// Tokens are processed in blocks small enough that a block's activations stay in L2 while every
+// row of the chunk streams past; without it each row tile would re-read all tokens from L3.
+constexpr int64_t kTokenBlock = 64;         // f32 activations: 64 × n_in × 4 bytes
+constexpr int64_t kQuantTokenBlock = 256;   // int8 activations are 4× smaller
+
 template <PackedLayout L, int NR>
-void quant_rows_of(const PackedView& w, const ActivationView& a, int64_t r, float* y, int64_t ldy) {
-    int64_t t = 0;
-    for (; t + 4 <= a.n_tokens; t += 4) quant_tile<L, NR, 4>(w, a, r, t, y, ldy);
-    for (; t < a.n_tokens; ++t) quant_tile<L, NR, 1>(w, a, r, t, y, ldy);
+void quant_rows_of(const PackedView& w, const ActivationView& a, int64_t r, int64_t t_begin, int64_t t_end, float* y, int64_t ldy) {
+    int64_t t = t_begin;
+    for (; t + 4 <= t_end; t += 4) quant_tile<L, NR, 4>(w, a, r, t, y, ldy);
+    for (; t < t_end; ++t) quant_tile<L, NR, 1>(w, a, r, t, y, ldy);
 }
 
 template <PackedLayout L>
 void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    // Decode (one token): 4 rows at a time hide the serial chains; prefill: 2 rows × 4 tokens.
-    int64_t r = r0;
-    if (a.n_tokens < 4)
-        for (; r + 4 <= r1; r += 4) quant_rows_of<L, 4>(w, a, r, y, ldy);
-    for (; r + 2 <= r1; r += 2) quant_rows_of<L, 2>(w, a, r, y, ldy);
-    for (; r < r1; ++r) quant_rows_of<L, 1>(w, a, r, y, ldy);
+    for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
+        const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
+        // Decode (one token): 4 rows at a time hide the serial chains; prefill: 2 rows × 4 tokens.
+        int64_t r = r0;
+        if (a.n_tokens < 4)
+            for (; r + 4 <= r1; r += 4) quant_rows_of<L, 4>(w, a, r, tb, te, y, ldy);
+        for (; r + 2 <= r1; r += 2) quant_rows_of<L, 2>(w, a, r, tb, te, y, ldy);
+        for (; r < r1; ++r) quant_rows_of<L, 1>(w, a, r, tb, te, y, ldy);
+    }
 }
 
 // NR rows × NT tokens of an f16/f32 matrix: 8 elements per step, one accumulator per pair, the
@@ -158,10 +166,10 @@ void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, flo
 }
 
 template <int NR>
-void float_rows_of(const PackedView& w, const float* x, int64_t n_tokens, int64_t r, float* y, int64_t ldy) {
-    int64_t t = 0;
-    for (; t + 3 <= n_tokens; t += 3) float_tile<NR, 3>(w, x, r, t, y, ldy);
-    for (; t < n_tokens; ++t) float_tile<NR, 1>(w, x, r, t, y, ldy);
+void float_rows_of(const PackedView& w, const float* x, int64_t t_begin, int64_t t_end, int64_t r, float* y, int64_t ldy) {
+    int64_t t = t_begin;
+    for (; t + 3 <= t_end; t += 3) float_tile<NR, 3>(w, x, r, t, y, ldy);
+    for (; t < t_end; ++t) float_tile<NR, 1>(w, x, r, t, y, ldy);
 }
 
 }  // namespace
@@ -176,9 +184,12 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    int64_t r = r0;
-    for (; r + 4 <= r1; r += 4) float_rows_of<4>(w, x, n_tokens, r, y, ldy);
-    for (; r < r1; ++r) float_rows_of<1>(w, x, n_tokens, r, y, ldy);
+    for (int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
+        const int64_t te = tb + kTokenBlock < n_tokens ? tb + kTokenBlock : n_tokens;
+        int64_t r = r0;
+        for (; r + 4 <= r1; r += 4) float_rows_of<4>(w, x, tb, te, r, y, ldy);
+        for (; r < r1; ++r) float_rows_of<1>(w, x, tb, te, r, y, ldy);
+    }
 }
 
 }  // namespace workbench
