@@ -51,7 +51,7 @@ const CpuFeatures& cpu_features() {
 bool cpu_allow_avx512() {
     static const bool allow = [] {
         const char* path = std::getenv("WORKBENCH_CPU_PATH");
-        return !(path && std::strcmp(path, "avx2") == 0);
+        return path && std::strcmp(path, "avx512") == 0;
     }();
     return allow && cpu_features().has_avx512_vnni_path();
 }

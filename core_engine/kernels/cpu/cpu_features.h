@@ -17,7 +17,10 @@ struct CpuFeatures {
 
 const CpuFeatures& cpu_features();
 
-// Set WORKBENCH_CPU_PATH=avx2 to force the AVX2 kernels (tests use it to cover both paths).
+// Whether matmuls use the AVX-512 VNNI kernels. They are opt-in (WORKBENCH_CPU_PATH=avx512)
+// until they have run on AVX-512 hardware: the machines we develop on so far lack it, and the
+// kernel test (which checks them against the scalar reference wherever the CPU has AVX-512)
+// has not yet run there. On by default once that test has passed on such a machine.
 bool cpu_allow_avx512();
 
 }  // namespace workbench

@@ -7,7 +7,7 @@
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_kernels.h"
-#include "kernels/cpu/quant_dot.h"
+#include "kernels/cpu/dot_f32.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {

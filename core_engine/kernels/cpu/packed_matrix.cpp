@@ -6,17 +6,12 @@
 
 #include "kernels/cpu/half_convert.h"
 #include "tensor/dequantize.h"
+#include "tensor/quant_blocks.h"
 
 namespace workbench {
-namespace {
-
-#pragma pack(push, 1)
-struct BlockQ4_0 { uint16_t d; uint8_t qs[16]; };
-struct BlockQ4_1 { uint16_t d, m; uint8_t qs[16]; };
-struct BlockQ8_0 { uint16_t d; int8_t qs[32]; };
-#pragma pack(pop)
-
-}  // namespace
+using quant::BlockQ4_0;
+using quant::BlockQ4_1;
+using quant::BlockQ8_0;
 
 bool pack_matrix(const WeightTensor& w, PackedMatrix& out) {
     out = PackedMatrix{};
