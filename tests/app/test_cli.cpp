@@ -126,6 +126,51 @@ private slots:
         QVERIFY(text.out.contains("23040 bytes/token"));
     }
 
+    void bench_json_rows() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"bench", "-p", "16", "-n", "4", "-r", "2", "-t", "2", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        const auto rows = QJsonDocument::fromJson(o.out).array();
+        QCOMPARE(rows.size(), 2);
+        const auto pp = rows[0].toObject(), tg = rows[1].toObject();
+        QCOMPARE(pp["test"].toString(), QString("pp16"));
+        QCOMPARE(tg["test"].toString(), QString("tg4"));
+        QCOMPARE(pp["n_prompt"].toInt(), 16);
+        QCOMPARE(tg["n_gen"].toInt(), 4);
+        for (const auto& row : {pp, tg}) {
+            QVERIFY(row["avg_ts"].toDouble() > 0);
+            QVERIFY(row["stddev_ts"].toDouble() >= 0);
+            QCOMPARE(row["n_threads"].toInt(), 2);
+            QCOMPARE(row["backend"].toString(), QString("CPU"));
+            QVERIFY(row["model_type"].toString().contains("Q4_1"));
+            QVERIFY(row["model_n_params"].toDouble() > 1e8);
+        }
+        QVERIFY(pp["gb_s"].isNull());
+        QVERIFY(tg["gb_s"].toDouble() > 0 && tg["roofline_pct"].toDouble() > 0);
+        auto bad = run_cli({"bench", "--weights", "q3_k"});
+        QCOMPARE(bad.exit_code, 1);
+        QVERIFY(bad.err.contains("q3_k"));
+    }
+
+    void quantized_copy_still_answers() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString out = dir.path() + "/q8.gguf";
+        auto q = run_cli({"quantize", "-o", out, "--type", "q8_0"});
+        QCOMPARE(q.exit_code, 0);
+        auto info = QJsonDocument::fromJson(run_cli({"inspect", "-m", out, "--json"}).out).object();
+        QCOMPARE(info["metadata"].toObject()["general.file_type"].toString(), QString("7"));
+        bool has_q8 = false;
+        for (const auto& t : info["weight_types"].toArray()) has_q8 = has_q8 || t.toObject()["type"].toString() == "q8_0";
+        QVERIFY(has_q8);
+        auto r = run_cli({"run", "-m", out, "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "--json"});
+        QCOMPARE(r.exit_code, 0);
+        QVERIFY(QJsonDocument::fromJson(r.out).object()["text"].toString().contains("Paris"));
+        auto bad = run_cli({"quantize", "-o", out, "--type", "q2_k"});
+        QCOMPARE(bad.exit_code, 1);
+        QVERIFY(bad.err.contains("q2_k"));
+    }
+
     void inspect_never_crashes_on_broken_files() {
         if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
         QFile real(QStringLiteral(WB_DEFAULT_MODEL_PATH));
