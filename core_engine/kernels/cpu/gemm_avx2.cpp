@@ -64,8 +64,10 @@ void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     const int64_t ahead_lines = (NR * w.row_bytes + 63) / 64;
     const int64_t lines_per_block = (ahead_lines + w.n_blocks - 1) / w.n_blocks;
     for (int64_t b = 0; b < w.n_blocks; ++b) {
-        for (int64_t l = b * lines_per_block; l < (b + 1) * lines_per_block && l < ahead_lines; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
+        // Only decode streams each row once; prefill tiles revisit rows that are already cached.
+        if constexpr (NT == 1)
+            for (int64_t l = b * lines_per_block; l < (b + 1) * lines_per_block && l < ahead_lines; ++l)
+                _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
         __m256i wq[NR], wu[NR];
         float dw[NR];
         for (int i = 0; i < NR; ++i) {
@@ -128,7 +130,7 @@ void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
 
 // NR rows × NT tokens of an f16/f32 matrix: 8 elements per step, one accumulator per pair, the
 // same order for every pair whatever the tile, so results stay batch-invariant.
-template <int NR, int NT>
+template <PackedLayout L, int NR, int NT>
 void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
     const uint8_t* row[NR];
     for (int i = 0; i < NR; ++i) row[i] = w.data + (r0 + i) * w.row_bytes;
@@ -142,12 +144,13 @@ void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, flo
     const int64_t lines_per_step = (ahead_lines + steps - 1) / steps;
     int64_t e = 0;
     for (; e + 8 <= w.n_in; e += 8) {
-        for (int64_t l = (e / 8) * lines_per_step; l < (e / 8 + 1) * lines_per_step && l < ahead_lines; ++l)
-            _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
+        if constexpr (NT == 1)  // decode streams each row once (see quant_tile)
+            for (int64_t l = (e / 8) * lines_per_step; l < (e / 8 + 1) * lines_per_step && l < ahead_lines; ++l)
+                _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
         __m256 xv[NT];
         for (int k = 0; k < NT; ++k) xv[k] = _mm256_loadu_ps(x + (t0 + k) * w.n_in + e);
         for (int i = 0; i < NR; ++i) {
-            const __m256 wv = w.layout == PackedLayout::f16
+            const __m256 wv = L == PackedLayout::f16
                                   ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row[i]) + e)))
                                   : _mm256_loadu_ps(reinterpret_cast<const float*>(row[i]) + e);
             for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_fmadd_ps(wv, xv[k], acc[i][k]);
@@ -157,7 +160,7 @@ void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, flo
         for (int k = 0; k < NT; ++k) {
             float sum = hsum(acc[i][k]);
             for (int64_t j = e; j < w.n_in; ++j) {
-                const float wv = w.layout == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row[i])[j])
+                const float wv = L == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row[i])[j])
                                                                : reinterpret_cast<const float*>(row[i])[j];
                 sum += wv * x[(t0 + k) * w.n_in + j];
             }
@@ -165,11 +168,21 @@ void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, flo
         }
 }
 
-template <int NR>
+template <PackedLayout L, int NR>
 void float_rows_of(const PackedView& w, const float* x, int64_t t_begin, int64_t t_end, int64_t r, float* y, int64_t ldy) {
     int64_t t = t_begin;
-    for (; t + 3 <= t_end; t += 3) float_tile<NR, 3>(w, x, r, t, y, ldy);
-    for (; t < t_end; ++t) float_tile<NR, 1>(w, x, r, t, y, ldy);
+    for (; t + 3 <= t_end; t += 3) float_tile<L, NR, 3>(w, x, r, t, y, ldy);
+    for (; t < t_end; ++t) float_tile<L, NR, 1>(w, x, r, t, y, ldy);
+}
+
+template <PackedLayout L>
+void float_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    for (int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
+        const int64_t te = tb + kTokenBlock < n_tokens ? tb + kTokenBlock : n_tokens;
+        int64_t r = r0;
+        for (; r + 4 <= r1; r += 4) float_rows_of<L, 4>(w, x, tb, te, r, y, ldy);
+        for (; r < r1; ++r) float_rows_of<L, 1>(w, x, tb, te, r, y, ldy);
+    }
 }
 
 }  // namespace
@@ -184,12 +197,8 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    for (int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
-        const int64_t te = tb + kTokenBlock < n_tokens ? tb + kTokenBlock : n_tokens;
-        int64_t r = r0;
-        for (; r + 4 <= r1; r += 4) float_rows_of<4>(w, x, tb, te, r, y, ldy);
-        for (; r < r1; ++r) float_rows_of<1>(w, x, tb, te, r, y, ldy);
-    }
+    if (w.layout == PackedLayout::f16) float_rows<PackedLayout::f16>(w, x, n_tokens, r0, r1, y, ldy);
+    else float_rows<PackedLayout::f32>(w, x, n_tokens, r0, r1, y, ldy);
 }
 
 }  // namespace workbench
