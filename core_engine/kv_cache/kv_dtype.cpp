@@ -1,0 +1,113 @@
+// The KV element-type table and the --kv-type spec parser. Errors quote the whole spec and the
+// part that failed, so a CLI user sees what to change without reading code.
+#include "kv_cache/kv_dtype.h"
+
+#include <array>
+#include <cctype>
+#include <optional>
+
+namespace workbench {
+namespace {
+
+constexpr std::array<KvDTypeLayout, 6> kLayouts = {{
+    {KvDType::f32, "f32", 1, 4},
+    {KvDType::f16, "f16", 1, 2},
+    {KvDType::bf16, "bf16", 1, 2},
+    {KvDType::q8_0, "q8_0", 32, 34},
+    {KvDType::q4_0, "q4_0", 32, 18},
+    {KvDType::fp8, "fp8", 32, 34},
+}};
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::optional<KvDType> kv_dtype_from_name(std::string_view name) {
+    const std::string key = lower(trim(name));
+    for (const auto& layout : kLayouts)
+        if (layout.name == key) return layout.type;
+    return std::nullopt;
+}
+
+std::string accepted_names() {
+    std::string names;
+    for (const auto& layout : kLayouts) {
+        if (!names.empty()) names += ", ";
+        names += layout.name;
+    }
+    return names;
+}
+
+Status spec_error(std::string_view spec, const std::string& what) {
+    return error(StatusCode::invalid_argument,
+                 "--kv-type '" + std::string(spec) + "': " + what +
+                     " (expected a type for both, e.g. 'f16', or 'k=TYPE,v=TYPE'; types: " + accepted_names() + ")");
+}
+
+}  // namespace
+
+const KvDTypeLayout& kv_dtype_layout(KvDType type) {
+    for (const auto& layout : kLayouts)
+        if (layout.type == type) return layout;
+    return kLayouts[1];  // unreachable for valid enum values
+}
+
+std::string_view kv_dtype_name(KvDType type) { return kv_dtype_layout(type).name; }
+
+uint64_t kv_bytes(KvDType type, uint64_t n_values) {
+    const KvDTypeLayout& layout = kv_dtype_layout(type);
+    const uint64_t n_blocks = n_values / layout.block_values + (n_values % layout.block_values != 0 ? 1 : 0);
+    return n_blocks * layout.block_bytes;
+}
+
+Result<KvTypes> parse_kv_types(std::string_view spec) {
+    const std::string_view body = trim(spec);
+    if (body.empty()) return spec_error(spec, "empty spec");
+
+    if (body.find('=') == std::string_view::npos && body.find(',') == std::string_view::npos) {
+        const auto type = kv_dtype_from_name(body);
+        if (!type) return spec_error(spec, "unknown type '" + std::string(body) + "'");
+        return KvTypes{*type, *type};
+    }
+
+    std::optional<KvDType> k;
+    std::optional<KvDType> v;
+    std::string_view rest = body;
+    while (true) {
+        const size_t comma = rest.find(',');
+        const std::string_view part = trim(rest.substr(0, comma));
+        const size_t eq = part.find('=');
+        if (eq == std::string_view::npos)
+            return spec_error(spec, "part '" + std::string(part) + "' is not KEY=TYPE");
+        const std::string key = lower(trim(part.substr(0, eq)));
+        const std::string_view type_name = trim(part.substr(eq + 1));
+        std::optional<KvDType>* slot = key == "k" ? &k : key == "v" ? &v : nullptr;
+        if (slot == nullptr)
+            return spec_error(spec, "part '" + std::string(part) + "' names '" + key + "', expected 'k' or 'v'");
+        if (slot->has_value()) return spec_error(spec, "'" + key + "' is given twice");
+        *slot = kv_dtype_from_name(type_name);
+        if (!slot->has_value())
+            return spec_error(spec,
+                              "unknown type '" + std::string(type_name) + "' in part '" + std::string(part) + "'");
+        if (comma == std::string_view::npos) break;
+        rest = rest.substr(comma + 1);
+    }
+    if (!k) return spec_error(spec, "missing 'k=TYPE'");
+    if (!v) return spec_error(spec, "missing 'v=TYPE'");
+    return KvTypes{*k, *v};
+}
+
+std::string kv_types_name(const KvTypes& types) {
+    if (types.k == types.v) return std::string(kv_dtype_name(types.k));
+    return "k=" + std::string(kv_dtype_name(types.k)) + ",v=" + std::string(kv_dtype_name(types.v));
+}
+
+}  // namespace workbench
