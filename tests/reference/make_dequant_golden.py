@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the golden files that test_dequantize / test_quantize compare the C++ reference
-(de)quantizers against, one tests/data/dequant/<type>.bin per GGUF type, using the PyPI `gguf`
+(de)quantizers against, one tests/data/dequant/<type>.golden per GGUF type, using the PyPI `gguf`
 package (gguf.quants) as the ground truth and a fixed seed, so reruns give identical bytes.
 
 Regenerate:  python3 tests/reference/make_dequant_golden.py   (needs numpy and gguf; made with
@@ -155,7 +155,7 @@ def main() -> int:
     written = []
 
     def emit(qtype, n, flags, inp, blocks, deq):
-        path = OUT_DIR / f"{qtype.name.lower()}.bin"
+        path = OUT_DIR / f"{qtype.name.lower()}.golden"
         write(path, qtype, n, flags, inp, blocks, deq)
         written.append(path)
 

@@ -29,7 +29,7 @@ struct DequantGolden {
 };
 
 inline std::string golden_path(const std::string& type_name) {
-    return std::string(WB_TEST_DATA_DIR) + "/dequant/" + type_name + ".bin";
+    return std::string(WB_TEST_DATA_DIR) + "/dequant/" + type_name + ".golden";
 }
 
 // The golden file of a type (by its lower-case name), or a message saying what is wrong.
