@@ -143,6 +143,7 @@ int cmd_bench(int argc, char** argv) {
             j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
             j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
             j.key("rss_bytes").value(r.rss_bytes);
+            j.key("cpu_info").value(info.cpu_features).key("kernels").value(info.cpu_kernels);
             if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
             else j.key("gb_s").null().key("roofline_pct").null();
             j.end_object();
@@ -151,7 +152,7 @@ int cmd_bench(int argc, char** argv) {
         std::cout << j.str() << "\n";
         return 0;
     }
-    std::cerr << "\n";
+    std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";
     std::printf("| model | size | params | backend | threads | test | t/s | GB/s | roofline | RSS |\n");
     std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (const auto& r : rows) {

@@ -33,6 +33,7 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                   << "output head: " << (info->tied_output ? "tied to the token embedding" : "separate") << "\n"
                   << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 K+V, full attention) = "
                   << format_bytes(info->kv_bytes_per_token * static_cast<uint64_t>(info->n_ctx_train)) << " at " << info->n_ctx_train << " tokens\n";
+        std::cout << "this CPU:    " << info->cpu_features << " (matmul kernels: " << info->cpu_kernels << ")\n";
         std::cout << "weights:     ";
         for (const auto& t : info->tensor_types) std::cout << t.type << " x" << t.n_tensors << " (" << format_bytes(t.n_bytes) << ")  ";
         std::cout << "\n";

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "engine/engine_impl.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/matmul.h"
 #include "model/requantize.h"
 #include "tokenizer/vocab_loader.h"
 
@@ -55,6 +57,8 @@ ModelInfo describe(const Engine::Impl& e) {
     m.weight_type = std::string(dtype_name(w.layers.empty() ? w.output.type : w.layers[0].ffn_up.type));
     m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
     m.n_threads = e.pool->n_threads();
+    m.cpu_features = cpu_features().describe();
+    m.cpu_kernels = matmul_kernel_name();
     return m;
 }
 

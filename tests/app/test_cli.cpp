@@ -144,6 +144,8 @@ private slots:
             QCOMPARE(row["backend"].toString(), QString("CPU"));
             QVERIFY(row["model_type"].toString().contains("Q4_1"));
             QVERIFY(row["model_n_params"].toDouble() > 1e8);
+            QVERIFY(row["cpu_info"].toString().contains("AVX2"));
+            QVERIFY(!row["kernels"].toString().isEmpty());
         }
         QVERIFY(pp["gb_s"].isNull());
         QVERIFY(tg["gb_s"].toDouble() > 0 && tg["roofline_pct"].toDouble() > 0);

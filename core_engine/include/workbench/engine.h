@@ -39,6 +39,8 @@ struct ModelInfo {
     uint64_t kv_bytes_per_token = 0;   // full attention, f16 K and V
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
+    std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time
+    std::string cpu_kernels;           // the matmul kernel set in use: "avx2" or "avx512-vnni"
 };
 
 enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
