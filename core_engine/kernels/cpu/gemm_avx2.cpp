@@ -129,7 +129,8 @@ void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     }
 }
 
-// NR rows × NT tokens of an f16/f32 matrix: 8 elements per step, one accumulator per pair, the
+// NR rows × NT tokens of an f16/f32 matrix (3 × 4 measured fastest here: 12 accumulators, 4
+// activation vectors and one weight vector fill the 16 registers): 8 elements per step, one accumulator per pair, the
 // same order for every pair whatever the tile, so results stay batch-invariant.
 template <PackedLayout L, int NR, int NT>
 void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, float* y, int64_t ldy) {
@@ -193,7 +194,7 @@ void float_rows_of(const PackedView& w, const float* x, int64_t t_begin, int64_t
         }
     }
     int64_t t = t_begin;
-    for (; t + 3 <= t_end; t += 3) float_tile<L, NR, 3>(w, x, r, t, y, ldy);
+    for (; t + 4 <= t_end; t += 4) float_tile<L, NR, 4>(w, x, r, t, y, ldy);
     for (; t < t_end; ++t) float_tile<L, NR, 1>(w, x, r, t, y, ldy);
 }
 
@@ -202,7 +203,7 @@ void float_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r
     for (int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
         const int64_t te = tb + kTokenBlock < n_tokens ? tb + kTokenBlock : n_tokens;
         int64_t r = r0;
-        for (; r + 4 <= r1; r += 4) float_rows_of<L, 4>(w, x, tb, te, r, y, ldy);
+        for (; r + 3 <= r1; r += 3) float_rows_of<L, 3>(w, x, tb, te, r, y, ldy);
         for (; r < r1; ++r) float_rows_of<L, 1>(w, x, tb, te, r, y, ldy);
     }
 }
