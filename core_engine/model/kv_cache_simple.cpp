@@ -11,11 +11,9 @@ Result<SimpleKvCache> SimpleKvCache::create(int32_t n_layer, int32_t n_ctx, int3
     c.n_embd_kv_ = n_embd_kv;
     const uint64_t per_layer = static_cast<uint64_t>(n_ctx) * static_cast<uint64_t>(n_embd_kv);
     try {
-        c.k_.resize(n_layer);
-        c.v_.resize(n_layer);
         for (int32_t il = 0; il < n_layer; ++il) {
-            c.k_[il].assign(per_layer, 0);
-            c.v_[il].assign(per_layer, 0);
+            c.k_.emplace_back(new uint16_t[per_layer]);  // default-initialised: not touched here
+            c.v_.emplace_back(new uint16_t[per_layer]);
         }
     } catch (const std::bad_alloc&) {
         return error(StatusCode::resource_exhausted, "KV cache: cannot allocate " + std::to_string(c.bytes_allocated() >> 20) +

@@ -15,11 +15,6 @@ namespace {
 
 bool is_quantized(PackedLayout l) { return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0; }
 
-struct Chunk {
-    int matrix;
-    int64_t r0, r1;
-};
-
 // Rows per chunk: about four chunks per thread over all matrices, in multiples of 16 rows.
 int64_t rows_per_chunk(int64_t total_rows, int n_threads) {
     if (n_threads <= 1) return total_rows;
@@ -55,7 +50,8 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
         if (n_tokens == 1) quantize_activations(x, 0, 1, act);
         else pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) { quantize_activations(x, t0, t1, act); });
     }
-    std::vector<Chunk> chunks;
+    std::vector<MatmulChunk>& chunks = scratch.chunks;
+    chunks.clear();
     const int64_t per = rows_per_chunk(total_rows, pool.n_threads());
     for (int m = 0; m < static_cast<int>(ws.size()); ++m)
         for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
@@ -63,7 +59,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     const bool avx512 = cpu_allow_avx512();
     const ActivationView av = any_quantized ? view_of(act) : ActivationView{};
     pool.run(static_cast<int64_t>(chunks.size()), [&](int64_t c) {
-        const Chunk& ch = chunks[static_cast<size_t>(c)];
+        const MatmulChunk& ch = chunks[static_cast<size_t>(c)];
         const PackedMatrix& w = *ws[ch.matrix];
         float* y = ys[ch.matrix];
         const PackedView wv = view_of(w);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/cpu/packed_matrix.h"
 #include "kernels/cpu/quantized_activations.h"
@@ -14,8 +15,14 @@
 
 namespace workbench {
 
+struct MatmulChunk {
+    int matrix;
+    int64_t r0, r1;
+};
+
 struct MatmulScratch {
     QuantizedActivations activations;  // reused between calls
+    std::vector<MatmulChunk> chunks;   // reused: a decode step makes ~150 calls
 };
 
 void matmul(const PackedMatrix& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch);
