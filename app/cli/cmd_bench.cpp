@@ -2,7 +2,9 @@
 // into an empty cache; tg<N>: N tokens decoded one at a time from an empty cache. Each test runs
 // once to warm up, then -r times; the figure is mean ± stddev of tokens/s. Rows print as a
 // markdown table, or with --json as llama-bench's JSON array (plus gb_s and roofline_pct).
+#include <algorithm>
 #include <chrono>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -61,63 +63,60 @@ int cmd_bench(int argc, char** argv) {
         {"--weights", "", true, "TYPE  convert the weights at load (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
     };
+    const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]";
     CommandContext ctx;
-    if (int rc = prepare_command(argc, argv, "bench", "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]", flags, ctx, false); rc >= 0) return rc;
+    if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, false); rc >= 0) return rc;
     std::string err;
     const int n_prompt = ctx.args.get_int("--n-prompt", 512, 0, 65536, err);
     const int n_gen = ctx.args.get_int("--n-gen", 128, 0, 65536, err);
     const int reps = ctx.args.get_int("--repetitions", 5, 1, 1000, err);
     if (!err.empty()) return usage_error("bench: " + err);
     if (n_prompt == 0 && n_gen == 0) return usage_error("bench: nothing to do (-p 0 and -n 0)");
-
-    workbench::EngineConfig config;
-    config.model_path = ctx.args.get("--model", workbench::find_default_model());
-    if (config.model_path.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
-    config.n_threads = ctx.args.get_int("--threads", 0, 1, 1024, err);
-    config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
-    config.weight_type = ctx.args.get("--weights");
-    auto loaded = workbench::Engine::load(config);
-    if (!loaded.ok()) return runtime_error(loaded.status().message());
-    workbench::Engine& engine = **loaded;
+    auto adjust = [&](workbench::EngineConfig& config) {
+        config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
+        config.weight_type = ctx.args.get("--weights");
+    };
+    if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
+    workbench::Engine& engine = *ctx.engine;
     const auto& info = engine.model_info();
     const bool json = ctx.args.has("--json");
     std::mt19937 rng(1234);
     using Clock = std::chrono::steady_clock;
 
-    std::vector<Row> rows;
-    if (n_prompt > 0) {
-        Row r;
-        r.test = "pp" + std::to_string(n_prompt);
-        r.n_prompt = n_prompt;
+    // One warm-up, then `reps` timed runs of `step` from an empty cache; tokens/s per run.
+    auto run_test = [&](const std::string& test, int n_tokens, const std::function<workbench::Status(const std::vector<workbench::TokenId>&)>& step,
+                        Row& r) -> workbench::Status {
+        r.test = test;
         for (int rep = -1; rep < reps; ++rep) {
             engine.reset();
-            auto tokens = random_tokens(n_prompt, info.n_vocab, rng);
+            auto tokens = random_tokens(n_tokens, info.n_vocab, rng);
             const auto t0 = Clock::now();
-            if (auto s = engine.eval(tokens); !s.ok()) return runtime_error(s.message());
+            WB_RETURN_IF_ERROR(step(tokens));
             const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (rep >= 0) r.samples_ts.push_back(n_prompt / sec);
-            if (!json) std::cerr << "." << std::flush;
-        }
-        finish(r);
-        r.rss_bytes = workbench::process_resident_bytes();
-        rows.push_back(r);
-    }
-    if (n_gen > 0) {
-        Row r;
-        r.test = "tg" + std::to_string(n_gen);
-        r.n_gen = n_gen;
-        for (int rep = -1; rep < reps; ++rep) {
-            engine.reset();
-            auto tokens = random_tokens(n_gen, info.n_vocab, rng);
-            const auto t0 = Clock::now();
-            for (int i = 0; i < n_gen; ++i)
-                if (auto s = engine.eval({tokens[static_cast<size_t>(i)]}); !s.ok()) return runtime_error(s.message());
-            const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (rep >= 0) r.samples_ts.push_back(n_gen / sec);
+            if (rep >= 0) r.samples_ts.push_back(n_tokens / sec);
             if (!json) std::cerr << "." << std::flush;
         }
         finish(r);
         r.rss_bytes = workbench::process_resident_bytes();  // before the bandwidth probe allocates
+        return {};
+    };
+
+    std::vector<Row> rows;
+    if (n_prompt > 0) {
+        Row r;
+        r.n_prompt = n_prompt;
+        auto prefill = [&](const std::vector<workbench::TokenId>& tokens) { return engine.eval(tokens); };
+        if (auto s = run_test("pp" + std::to_string(n_prompt), n_prompt, prefill, r); !s.ok()) return runtime_error(s.message());
+        rows.push_back(r);
+    }
+    if (n_gen > 0) {
+        Row r;
+        r.n_gen = n_gen;
+        auto decode = [&](const std::vector<workbench::TokenId>& tokens) -> workbench::Status {
+            for (auto t : tokens) WB_RETURN_IF_ERROR(engine.eval({t}));
+            return {};
+        };
+        if (auto s = run_test("tg" + std::to_string(n_gen), n_gen, decode, r); !s.ok()) return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_gen + 1) / 2.0;
         r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;

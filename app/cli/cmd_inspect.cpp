@@ -101,8 +101,9 @@ int cmd_inspect(int argc, char** argv) {
     };
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "inspect", "[-m PATH] [--json]", flags, ctx, false); rc >= 0) return rc;
-    const std::string path = ctx.args.get("--model", workbench::find_default_model());
-    if (path.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    int rc;
+    const std::string path = resolve_model_path(ctx.args, rc);
+    if (rc >= 0) return rc;
     auto summary = workbench::summarize_model_file(path);
     if (!summary.ok()) return runtime_error(summary.status().message());
 

@@ -16,8 +16,9 @@ int cmd_quantize(int argc, char** argv) {
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "quantize", "-o OUT.gguf --type TYPE [-m IN.gguf]", flags, ctx, false); rc >= 0) return rc;
     if (!ctx.args.has("--output") || !ctx.args.has("--type")) return usage_error("quantize: -o/--output PATH and --type TYPE are required");
-    const std::string in = ctx.args.get("--model", workbench::find_default_model());
-    if (in.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    int rc;
+    const std::string in = resolve_model_path(ctx.args, rc);
+    if (rc >= 0) return rc;
     int shown = -1;
     auto status = workbench::write_requantized_model(in, ctx.args.get("--output"), ctx.args.get("--type"), [&](int done, int total) {
         const int pct = 100 * done / total;

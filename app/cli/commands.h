@@ -2,6 +2,7 @@
 // failure (bad model file, context full), 2 a usage error. Errors go to stderr in one line.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,8 +24,14 @@ struct CommandContext {
     std::unique_ptr<workbench::Engine> engine;
 };
 // Returns -1 to continue, or an exit code to return now (help printed, bad flag, load failure).
+// `adjust` may change the engine configuration (context, weight type) before the load.
 int prepare_command(int argc, char** argv, const std::string& name, const std::string& synopsis,
-                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model = true);
+                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model = true,
+                    const std::function<void(workbench::EngineConfig&)>& adjust = {});
+
+// The model the user means: -m, else $WORKBENCH_MODEL, else the repo default. Empty (and an
+// error message printed, exit code in `rc`) when there is none.
+std::string resolve_model_path(const Args& args, int& rc);
 
 int usage_error(const std::string& message);
 int runtime_error(const std::string& message);

@@ -25,8 +25,15 @@ std::string format_bytes(uint64_t bytes) {
     return buf;
 }
 
+std::string resolve_model_path(const Args& args, int& rc) {
+    std::string path = args.get("--model", workbench::find_default_model());
+    rc = path.empty() ? runtime_error("no model found. " + workbench::default_model_hint()) : -1;
+    return path;
+}
+
 int prepare_command(int argc, char** argv, const std::string& name, const std::string& synopsis,
-                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model) {
+                    std::vector<FlagSpec> own_flags, CommandContext& ctx, bool load_model,
+                    const std::function<void(workbench::EngineConfig&)>& adjust) {
     std::vector<FlagSpec> specs = common_flags();
     specs.insert(specs.end(), own_flags.begin(), own_flags.end());
     if (std::string err = ctx.args.parse(argc, argv, 2, specs); !err.empty()) return usage_error(name + ": " + err);
@@ -40,8 +47,10 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     config.n_ctx = ctx.args.get_int("--ctx", 0, 16, 1 << 20, err);
     if (!err.empty()) return usage_error(name + ": " + err);
     if (!load_model) return -1;
-    config.model_path = ctx.args.get("--model", workbench::find_default_model());
-    if (config.model_path.empty()) return runtime_error("no model found. " + workbench::default_model_hint());
+    int rc;
+    config.model_path = resolve_model_path(ctx.args, rc);
+    if (rc >= 0) return rc;
+    if (adjust) adjust(config);
     auto engine = workbench::Engine::load(config);
     if (!engine.ok()) return runtime_error(engine.status().message());
     ctx.engine = std::move(engine).value();
