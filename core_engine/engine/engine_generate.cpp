@@ -84,33 +84,39 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
     const auto t_start = Clock::now();
     if (prompt.empty()) return error(StatusCode::invalid_argument, "the prompt is empty");
     if (request.max_tokens < 0) return error(StatusCode::invalid_argument, "max_tokens must not be negative");
-    const int32_t n_ctx = e.kv.n_ctx();
-    if (static_cast<int64_t>(prompt.size()) >= n_ctx)
+    const int32_t n_ctx = e.n_ctx;
+    const bool bounded = !e.kv->unbounded_context();
+    if (bounded && static_cast<int64_t>(prompt.size()) >= n_ctx)
         return error(StatusCode::out_of_range, "the prompt has " + std::to_string(prompt.size()) + " tokens but the context holds " +
                                                    std::to_string(n_ctx) + "; shorten it or raise the context length");
 
-    // Reuse the longest cached prefix; at least one token must run to produce logits.
+    // Reuse the longest cached prefix the variant can keep; at least one token must run to
+    // produce logits.
     size_t reuse = 0;
     while (reuse < e.cached.size() && reuse < prompt.size() && e.cached[reuse] == prompt[reuse]) ++reuse;
     if (reuse == prompt.size()) --reuse;
+    reuse = static_cast<size_t>(e.kv->keep_prefix(Impl::kChatSequence, static_cast<int32_t>(reuse)));
     e.cached.resize(reuse);
-    e.kv.set_n_tokens(static_cast<int32_t>(reuse));
 
     GenerationResult result;
     GenerationMetrics& m = result.metrics;
     m.n_prompt_tokens = static_cast<int32_t>(prompt.size());
     m.n_prompt_reused = static_cast<int32_t>(reuse);
-    m.kv_bytes_allocated = e.kv.bytes_allocated();
+    m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
 
     std::span<const TokenId> todo(prompt.data() + reuse, prompt.size() - reuse);
     const auto t_prefill = Clock::now();
-    Status s = e.model->forward(todo, static_cast<int32_t>(reuse), e.kv, false, e.logits, *e.pool);
-    if (!s.ok()) return s;  // the cache still holds exactly `reuse` tokens
+    Status s = e.model->forward(todo, Impl::kChatSequence, *e.kv, false, e.logits, *e.pool);
+    if (!s.ok()) {
+        // Whole chunks that ran before the failure stay cached.
+        e.cached.assign(prompt.begin(), prompt.begin() + e.kv->n_tokens(Impl::kChatSequence));
+        return s;
+    }
     e.cached.insert(e.cached.end(), todo.begin(), todo.end());
     const auto t_prefilled = Clock::now();
     m.prefill_ms = ms_between(t_prefill, t_prefilled);
     if (m.prefill_ms > 0) m.prefill_tok_s = static_cast<double>(todo.size()) / (m.prefill_ms / 1000.0);
-    m.kv_bytes_peak = e.kv.bytes_in_use();
+    m.kv_bytes_peak = e.kv->usage().bytes_in_use;
 
     Sampler sampler(request.sampling);
     for (TokenId t : prompt) sampler.accept(t);
@@ -138,14 +144,18 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
             break;
         }
         if (i + 1 == request.max_tokens) break;  // no need to run the last token
-        if (e.kv.n_tokens() + 1 > n_ctx) {
+        if (bounded && static_cast<int64_t>(e.cached.size()) + 1 > n_ctx) {
             result.stop_reason = StopReason::context_full;
             break;
         }
         std::span<const TokenId> one(&result.tokens.back(), 1);
-        WB_RETURN_IF_ERROR(e.model->forward(one, e.kv.n_tokens(), e.kv, false, e.logits, *e.pool));
+        if (Status st = e.model->forward(one, Impl::kChatSequence, *e.kv, false, e.logits, *e.pool); !st.ok()) {
+            if (st.code() != StatusCode::resource_exhausted && st.code() != StatusCode::out_of_range) return st;
+            result.stop_reason = StopReason::context_full;  // the KV budget is spent: end the reply, keep it
+            break;
+        }
         e.cached.push_back(token);
-        m.kv_bytes_peak = std::max(m.kv_bytes_peak, e.kv.bytes_in_use());
+        m.kv_bytes_peak = std::max(m.kv_bytes_peak, e.kv->usage().bytes_in_use);
     }
     if (result.stop_reason != StopReason::stop_string) {
         filter.push(utf8.flush());
@@ -163,25 +173,36 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
         for (size_t k = 1; k < token_times.size(); ++k) gaps.push_back(ms_between(token_times[k - 1], token_times[k]));
         m.itl_ms_p50 = median(gaps);
     }
-    m.kv_bytes = e.kv.bytes_in_use();
-    m.kv_bytes_full = m.kv_bytes;  // the foundation's cache is full attention at f16
+    const KvUsage usage = e.kv->usage(Impl::kChatSequence);
+    m.kv_bytes = usage.bytes_in_use;
+    m.kv_bytes_full = usage.bytes_full;
+    m.kv_bytes_read_per_token = usage.bytes_read_last_step;
+    m.n_context_tokens = usage.n_tokens;
     return result;
 }
 
 Status Engine::eval(const std::vector<TokenId>& tokens) {
     Impl& e = *impl_;
     if (tokens.empty()) return Status::ok_status();
-    WB_RETURN_IF_ERROR(e.model->forward(tokens, e.kv.n_tokens(), e.kv, false, e.logits, *e.pool));
-    e.cached.insert(e.cached.end(), tokens.begin(), tokens.end());
+    if (!e.kv->unbounded_context() && e.cached.size() + tokens.size() > static_cast<size_t>(e.n_ctx))
+        return error(StatusCode::out_of_range, std::to_string(e.cached.size()) + " tokens cached + " + std::to_string(tokens.size()) +
+                                                   " new exceed the context length " + std::to_string(e.n_ctx));
+    const Status s = e.model->forward(tokens, Impl::kChatSequence, *e.kv, false, e.logits, *e.pool);
+    const size_t ran = static_cast<size_t>(e.kv->n_tokens(Impl::kChatSequence)) - e.cached.size();
+    e.cached.insert(e.cached.end(), tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(ran));
+    WB_RETURN_IF_ERROR(s);
     return Status::ok_status();
 }
 
 Result<std::vector<float>> Engine::logits_all(const std::vector<TokenId>& tokens) {
     Impl& e = *impl_;
     reset();
+    if (!e.kv->unbounded_context() && tokens.size() > static_cast<size_t>(e.n_ctx))
+        return error(StatusCode::out_of_range, std::to_string(tokens.size()) + " tokens exceed the context length " + std::to_string(e.n_ctx));
     std::vector<float> out;
-    WB_RETURN_IF_ERROR(e.model->forward(tokens, 0, e.kv, true, out, *e.pool));
-    e.cached = tokens;
+    const Status s = e.model->forward(tokens, Impl::kChatSequence, *e.kv, true, out, *e.pool);
+    e.cached.assign(tokens.begin(), tokens.begin() + e.kv->n_tokens(Impl::kChatSequence));
+    WB_RETURN_IF_ERROR(s);
     return out;
 }
 

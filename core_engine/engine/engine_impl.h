@@ -6,7 +6,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/thread_pool.h"
-#include "model/kv_cache_simple.h"
+#include "attention/paged_kv.h"
 #include "model/llama_model.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -21,8 +21,10 @@ struct Engine::Impl {
     ChatTemplate chat_template;
     std::unique_ptr<LlamaModel> model;
     std::unique_ptr<ThreadPool> pool;
-    SimpleKvCache kv;
-    std::vector<TokenId> cached;   // tokens whose K/V are in `kv`, in position order
+    std::unique_ptr<PagedKv> kv;
+    static constexpr SeqId kChatSequence = 0;
+    int32_t n_ctx = 0;
+    std::vector<TokenId> cached;   // the chat sequence's tokens in `kv`, in position order
     std::vector<float> logits;     // scratch for forward()
     ModelInfo info;
     std::vector<std::unique_ptr<uint8_t[]>> converted_weights;  // when config.weight_type asks for a conversion

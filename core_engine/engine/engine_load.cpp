@@ -28,7 +28,7 @@ ModelInfo describe(const Engine::Impl& e) {
     m.n_params = w.n_params;
     m.n_vocab = hp.n_vocab;
     m.n_ctx_train = hp.n_ctx_train;
-    m.n_ctx = e.kv.n_ctx();
+    m.n_ctx = e.n_ctx;
     m.n_embd = hp.n_embd;
     m.n_layer = hp.n_layer;
     m.n_head = hp.n_head;
@@ -52,7 +52,10 @@ ModelInfo describe(const Engine::Impl& e) {
         c.n_bytes += t.n_bytes;
     }
     for (auto& [_, c] : by_type) m.tensor_types.push_back(c);
-    m.kv_bytes_per_token = e.kv.bytes_per_token();
+    m.kv_bytes_per_token = e.kv->full_bytes_per_token();
+    m.attention = attention_spec_name(e.kv->spec());
+    m.kv_types = kv_types_name(e.kv->types());
+    m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
     // A decode step reads every matrix once; the embedding table only when it is also the output.
     m.weight_type = std::string(dtype_name(w.layers.empty() ? w.output.type : w.layers[0].ffn_up.type));
     m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
@@ -95,8 +98,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
         WB_RETURN_IF_ERROR(requantize_weights(weights, *type, impl->converted_weights));
     }
     const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
-    WB_ASSIGN_OR_RETURN(impl->kv, SimpleKvCache::create(hp.n_layer, n_ctx, hp.n_embd_kv()));
+    impl->n_ctx = n_ctx;
+    WB_ASSIGN_OR_RETURN(const AttentionSpec spec, parse_attention_spec(config.attention.empty() ? "full" : config.attention));
+    WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights)));
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx));
     for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     impl->info = describe(*impl);
@@ -123,7 +129,21 @@ std::string Engine::default_system_prompt() const { return impl_->chat_template.
 
 void Engine::reset() {
     impl_->cached.clear();
-    impl_->kv.set_n_tokens(0);
+    impl_->kv->free(Impl::kChatSequence);
+}
+
+KvUsageReport Engine::kv_usage() const {
+    const PagedKv& kv = *impl_->kv;
+    const KvUsage all = kv.usage(), seq = kv.usage(Impl::kChatSequence);
+    KvUsageReport r;
+    r.bytes_in_use = all.bytes_in_use;
+    r.bytes_peak = all.bytes_peak;
+    r.bytes_allocated = all.bytes_allocated;
+    r.bytes_full = all.bytes_full;
+    r.bytes_read_last_step = all.bytes_read_last_step;
+    r.n_tokens = seq.n_tokens;
+    r.layer_bytes = kv.layer_bytes(Impl::kChatSequence);
+    return r;
 }
 
 int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }

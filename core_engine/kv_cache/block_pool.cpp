@@ -53,6 +53,7 @@ Result<std::vector<BlockId>> BlockPool::allocate(int32_t n) {
 
 void BlockPool::acquire(std::span<const BlockId> blocks) {
     for (BlockId b : blocks) {
+        if (b == kNullBlock) continue;  // a hole left by release_blocks
         assert(b > kNullBlock && b < n_blocks());
         if (at(b).ref_count == 0) unlink(b);
         ++at(b).ref_count;
@@ -61,6 +62,7 @@ void BlockPool::acquire(std::span<const BlockId> blocks) {
 
 void BlockPool::release(std::span<const BlockId> blocks) {
     for (BlockId b : blocks) {
+        if (b == kNullBlock) continue;  // a hole left by release_blocks
         assert(b > kNullBlock && b < n_blocks() && at(b).ref_count > 0);
         if (--at(b).ref_count == 0) push_back(b);
     }

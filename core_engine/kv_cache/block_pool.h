@@ -49,11 +49,12 @@ public:
     Result<std::vector<BlockId>> allocate(int32_t n);
 
     // Adds a reference to each block (a prefix hit or a fork); a block at ref count 0 leaves the
-    // free queue, keeping its hash. Blocks must be valid ids other than the null block.
+    // free queue, keeping its hash. Null blocks (holes in a table) are skipped.
     void acquire(std::span<const BlockId> blocks);
 
     // Drops a reference from each block, in order; a block reaching 0 joins the tail of the free
-    // queue, so the first listed is evicted first. Each must hold a reference.
+    // queue, so the first listed is evicted first. Each must hold a reference; null blocks are
+    // skipped.
     void release(std::span<const BlockId> blocks);
 
     // The block cached under `hash`, if any; referenced or free.

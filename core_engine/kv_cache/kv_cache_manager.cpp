@@ -176,7 +176,8 @@ Result<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq_id, int32_t n_to
         return error(StatusCode::invalid_argument, "KV cache: " + seq_name(seq_id) + " will hold " +
                                                        std::to_string(n_new) + " tokens but " +
                                                        std::to_string(all_token_ids.size()) + " token ids were given");
-    if (n_blocks_for(n_new) > pool_.n_usable() || n_new > std::numeric_limits<int32_t>::max())
+    const int64_t n_holes = is_new ? 0 : std::count(it->second.blocks.begin(), it->second.blocks.end(), kNullBlock);
+    if (n_blocks_for(n_new) - n_holes > pool_.n_usable() || n_new > std::numeric_limits<int32_t>::max())
         return never_fits(seq_id, n_new);
     if (is_new) WB_RETURN_IF_ERROR(check_prefix(prefix, all_token_ids));
 
@@ -230,7 +231,8 @@ Status KvCacheManager::commit(SeqId seq_id) {
     if (it == seqs_.end()) return unknown_sequence(seq_id);
     Sequence& seq = it->second;
     const size_t first = static_cast<size_t>(seq.n_tokens_committed / n_tokens_per_block());
-    for (size_t i = first; i < seq.hashes.size(); ++i) pool_.register_hash(seq.blocks[i], seq.hashes[i]);
+    for (size_t i = first; i < seq.hashes.size(); ++i)
+        if (seq.blocks[i] != kNullBlock) pool_.register_hash(seq.blocks[i], seq.hashes[i]);
     seq.n_tokens_committed = seq.n_tokens;
     return Status::ok_status();
 }
@@ -265,6 +267,10 @@ Status KvCacheManager::truncate(SeqId seq_id, int32_t n_tokens) {
         return error(StatusCode::invalid_argument, "KV cache: cannot truncate " + seq_name(seq_id) + " of " +
                                                        std::to_string(seq.n_tokens) + " tokens to " +
                                                        std::to_string(n_tokens));
+    if (n_tokens > 0 && n_tokens % n_tokens_per_block() != 0 &&
+        seq.blocks[static_cast<size_t>(n_tokens / n_tokens_per_block())] == kNullBlock)
+        return error(StatusCode::invalid_argument, "KV cache: cannot truncate " + seq_name(seq_id) + " to " +
+                                                       std::to_string(n_tokens) + " tokens: that block was released");
     release_tail(seq, static_cast<size_t>(n_blocks_for(n_tokens)));
     seq.hashes.resize(std::min(seq.hashes.size(), static_cast<size_t>(n_tokens / n_tokens_per_block())));
     seq.n_tokens = n_tokens;
@@ -278,6 +284,27 @@ void KvCacheManager::release_tail(Sequence& seq, size_t n_keep) {
     std::reverse(tail.begin(), tail.end());
     pool_.release(tail);
     seq.blocks.resize(n_keep);
+}
+
+Status KvCacheManager::release_blocks(SeqId seq_id, int32_t first, int32_t end) {
+    const auto it = seqs_.find(seq_id);
+    if (it == seqs_.end()) return unknown_sequence(seq_id);
+    Sequence& seq = it->second;
+    if (first < 0 || end < first || end > static_cast<int32_t>(seq.blocks.size()))
+        return error(StatusCode::invalid_argument, "KV cache: cannot release blocks [" + std::to_string(first) + ", " +
+                                                       std::to_string(end) + ") of " + seq_name(seq_id) + ", which has " +
+                                                       std::to_string(seq.blocks.size()));
+    for (int32_t i = first; i < end; ++i) {
+        BlockId& b = seq.blocks[static_cast<size_t>(i)];
+        pool_.release(std::span(&b, 1));
+        b = kNullBlock;
+    }
+    return Status::ok_status();
+}
+
+int32_t KvCacheManager::n_live_blocks(SeqId seq_id) const {
+    const auto table = block_table(seq_id);
+    return static_cast<int32_t>(std::count_if(table.begin(), table.end(), [](BlockId b) { return b != kNullBlock; }));
 }
 
 int32_t KvCacheManager::n_tokens(SeqId seq_id) const {
@@ -305,7 +332,7 @@ uint64_t KvCacheManager::bytes_cached_free() const {
 }
 
 uint64_t KvCacheManager::sequence_bytes(SeqId seq_id) const {
-    return static_cast<uint64_t>(block_table(seq_id).size()) * bytes_per_block_;
+    return static_cast<uint64_t>(n_live_blocks(seq_id)) * bytes_per_block_;
 }
 
 }  // namespace workbench

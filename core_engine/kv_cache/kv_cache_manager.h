@@ -111,6 +111,14 @@ public:
     // first. invalid_argument when n_tokens is negative or above the sequence's length.
     Status truncate(SeqId seq_id, int32_t n_tokens);
 
+    // Releases the blocks at table indices [first, end) and leaves null blocks (holes) in their
+    // place: a sliding window or a compressed cache drops what no future query reads, while the
+    // table keeps indexing tokens by position. Holes are never written again: a truncate into a
+    // hole is an error. invalid_argument for a bad range; not_found for an unknown sequence.
+    Status release_blocks(SeqId seq_id, int32_t first, int32_t end);
+    // Blocks the sequence holds (its table less its holes).
+    int32_t n_live_blocks(SeqId seq_id) const;
+
     bool has_sequence(SeqId seq_id) const { return seqs_.contains(seq_id); }
     int32_t n_sequences() const { return static_cast<int32_t>(seqs_.size()); }
     int32_t n_tokens(SeqId seq_id) const;             // 0 for an unknown sequence

@@ -10,6 +10,7 @@
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
 #include "kernels/cpu/half_convert.h"
+#include "kv_cache/kv_row_codec.h"
 
 namespace workbench {
 namespace {
@@ -47,6 +48,11 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWei
     return m;
 }
 
+RopeParams LlamaModel::rope_params() const {
+    return RopeParams{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
+                      w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
+}
+
 void LlamaModel::ensure_scratch(int64_t n) {
     auto fit = [](std::vector<float>& v, int64_t size) {
         if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
@@ -60,19 +66,12 @@ void LlamaModel::ensure_scratch(int64_t n) {
     fit(proj_, n * hp_.n_embd);
     fit(gate_, n * hp_.n_ff);
     fit(up_, n * hp_.n_ff);
-    if (static_cast<int64_t>(pos_.size()) < n) pos_.resize(static_cast<size_t>(n));
 }
 
-Status LlamaModel::forward(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
                            std::vector<float>& logits, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     if (n == 0) return error(StatusCode::invalid_argument, "forward: no tokens to process");
-    if (pos0 < 0 || pos0 > kv.n_tokens())
-        return error(StatusCode::internal, "forward: position " + std::to_string(pos0) + " leaves a gap in the KV cache");
-    if (pos0 + n > kv.n_ctx())
-        return error(StatusCode::out_of_range, "context is full: " + std::to_string(pos0) + " tokens cached + " + std::to_string(n) +
-                                                   " new exceed the context length " + std::to_string(kv.n_ctx()) +
-                                                   "; start a new chat or raise the context length");
     for (TokenId t : tokens)
         if (t < 0 || t >= hp_.n_vocab)
             return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
@@ -84,50 +83,50 @@ Status LlamaModel::forward(std::span<const TokenId> tokens, int32_t pos0, Simple
         float* out = nullptr;
         if (all_logits) out = logits.data() + c0 * hp_.n_vocab;
         else if (last_chunk) out = logits.data();
-        forward_chunk(tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn)), pos0 + static_cast<int32_t>(c0), kv, all_logits, out, pool);
+        const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn));
+        WB_RETURN_IF_ERROR(kv.begin_step(seq, chunk));
+        forward_chunk(cn, kv, chunk, all_logits, out, pool);
+        kv.finish_step();
     }
-    kv.set_n_tokens(pos0 + static_cast<int32_t>(n));
     return Status::ok_status();
 }
 
-void LlamaModel::forward_chunk(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
-                               float* logits, ThreadPool& pool) {
-    const int64_t n = static_cast<int64_t>(tokens.size());
-    const int64_t n_embd = hp_.n_embd, n_kv = hp_.n_embd_kv();
+void LlamaModel::forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
+                               ThreadPool& pool) {
+    const int64_t n_embd = hp_.n_embd;
     ensure_scratch(n);
+    const std::span<const int32_t> pos = kv.positions();
     for (int64_t t = 0; t < n; ++t) {
         // A tied table lives only in its repacked form; an untied one is read from the file.
         if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
         else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), x_.data() + t * n_embd, n_embd);
-        pos_[t] = pos0 + static_cast<int32_t>(t);
     }
-    RopeParams rp{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
-                  w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
-    AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim, n_kv};
+    const RopeParams rp = rope_params();
+    AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
     const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
 
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
         const PackedLayer& pl = packed_[il];
         rms_norm(x_.data(), f32(l.attn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
+        const bool own_kv = kv.layer_computes_kv(il);
         {
             const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
             float* ys[3] = {q_.data(), k_.data(), v_.data()};
-            matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+            matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_);
         }
         add_bias(q_.data(), l.bq, n);
-        add_bias(k_.data(), l.bk, n);
-        add_bias(v_.data(), l.bv, n);
-        rope(q_.data(), pos_.data(), n, hp_.n_head, hp_.head_dim, rp);
-        rope(k_.data(), pos_.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
-        uint16_t* kc = kv.k(il);
-        uint16_t* vc = kv.v(il);
-        for (int64_t t = 0; t < n; ++t)
-            for (int64_t i = 0; i < n_kv; ++i) {
-                kc[(pos0 + t) * n_kv + i] = float_to_half(k_[t * n_kv + i]);
-                vc[(pos0 + t) * n_kv + i] = float_to_half(v_[t * n_kv + i]);
-            }
-        attention_f16_kv(q_.data(), pos_.data(), n, kc, vc, shape, kq_scale, attn_.data(), pool);
+        rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
+        if (own_kv) {
+            add_bias(k_.data(), l.bk, n);
+            add_bias(v_.data(), l.bv, n);
+            rope(k_.data(), pos.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
+            kv.write(il, k_.data(), v_.data(), pool);
+        }
+        if (kv.rotates_keys())
+            for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
+        const AttendPlan& plan = kv.plan(il, q_.data());
+        attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
 

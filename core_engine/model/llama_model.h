@@ -11,9 +11,10 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "model/hparams.h"
-#include "model/kv_cache_simple.h"
+#include "attention/paged_kv.h"
 #include "model/weights.h"
 #include "workbench/types.h"
 
@@ -26,19 +27,23 @@ public:
 
     const ModelHparams& hparams() const { return hp_; }
     const ModelWeights& weights() const { return w_; }
+    RopeParams rope_params() const;
+    // The KV cache geometry this model needs (PagedKv::create).
+    PagedKvShape kv_shape() const { return {hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params()}; }
     // File ranges whose contents now live in repacked copies (the caller may release their pages).
     const std::vector<std::pair<const uint8_t*, uint64_t>>& repacked_sources() const { return repacked_; }
 
-    // Runs `tokens` at positions [pos0, pos0 + n), writing their K/V into `kv`. Logits go to
-    // `logits`: every position's ([n, n_vocab]) when all_logits, else only the last ([n_vocab]).
-    // Errors: out_of_range when the tokens would pass the cache's context, or an id is not in
-    // the vocabulary. The cache's n_tokens becomes pos0 + n only on success.
-    Status forward(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
+    // Appends `tokens` to sequence `seq` of `kv` (its attention variant decides what is stored
+    // and read). Logits go to `logits`: every position's ([n, n_vocab]) when all_logits, else
+    // only the last ([n_vocab]). Errors: out_of_range for an id outside the vocabulary; the
+    // cache's own errors when it has no room. On error the sequence keeps the chunks that
+    // completed before it (whole chunks of kChunk tokens).
+    Status forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
                    std::vector<float>& logits, ThreadPool& pool);
 
 private:
-    void forward_chunk(std::span<const TokenId> tokens, int32_t pos0, SimpleKvCache& kv, bool all_logits,
-                       float* logits, ThreadPool& pool);
+    void forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
+                       ThreadPool& pool);
     void ensure_scratch(int64_t n_tokens);
     LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
@@ -62,7 +67,6 @@ private:
     std::vector<float> proj_;   // [n, n_embd]
     std::vector<float> gate_;   // [n, n_ff]
     std::vector<float> up_;     // [n, n_ff]
-    std::vector<int32_t> pos_;  // [n]
 };
 
 }  // namespace workbench

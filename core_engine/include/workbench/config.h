@@ -13,6 +13,9 @@ struct EngineConfig {
     int32_t n_threads = 0;   // 0: one per core
     int32_t n_ctx = 0;       // context length; 0: the model's trained length, capped at 8192
     std::string weight_type; // convert weight matrices at load ("q8_0", "f16", ...); empty: as stored
+    std::string attention = "full";  // attention variant spec: "sliding:window=1020,sinks=4", ...
+    std::string kv_types = "f16";    // KV element types: "q8_0", or "k=q8_0,v=q4_0"
+    uint64_t kv_budget_bytes = 0;    // KV pool size; 0: what the context needs
 };
 
 struct SamplingParams {

@@ -36,11 +36,20 @@ struct ModelInfo {
     int32_t bos_id = -1, eos_id = -1;
     std::vector<TensorTypeCount> tensor_types;  // as stored in the file
     std::string weight_type;           // the layers' matrices as computed with (after any conversion)
-    uint64_t kv_bytes_per_token = 0;   // full attention, f16 K and V
+    uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
+    std::string attention;             // the variant in use, canonical spec
+    std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
+    uint64_t kv_bytes_allocated = 0;   // the KV pool
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
     std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time
     std::string cpu_kernels;           // the matmul kernel set in use: "avx2" or "avx512-vnni"
+};
+
+struct KvUsageReport {
+    uint64_t bytes_in_use = 0, bytes_peak = 0, bytes_allocated = 0, bytes_full = 0, bytes_read_last_step = 0;
+    int32_t n_tokens = 0;
+    std::vector<uint64_t> layer_bytes;  // per model layer (0 for a layer reading another's KV)
 };
 
 enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
@@ -94,6 +103,9 @@ public:
 
     // Forgets the cached conversation.
     void reset();
+    // KV bytes now: in use, peak, pool, full-attention equivalent, last step's reads; and per
+    // layer for the conversation's sequence.
+    KvUsageReport kv_usage() const;
     int32_t n_cached_tokens() const;
 
     struct Impl;  // the engine's internals (opaque outside core_engine)

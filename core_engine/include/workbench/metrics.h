@@ -21,6 +21,8 @@ struct GenerationMetrics {
     uint64_t kv_bytes_peak = 0;        // most KV bytes in use during the run
     uint64_t kv_bytes_allocated = 0;   // KV bytes reserved
     uint64_t kv_bytes_full = 0;        // what full attention at the configured KV dtype holds for the same tokens
+    uint64_t kv_bytes_read_per_token = 0;  // what the last decode step's attention read, indexer included
+    int32_t n_context_tokens = 0;      // tokens in the sequence at the end
 };
 
 }  // namespace workbench

@@ -1,4 +1,4 @@
-// Attention per (query token, KV head): the query heads that share a KV head (GQA) are handled
+// Attention over span lists, per (query token, KV head): the query heads that share a KV head (GQA) are handled
 // together, so each cached K and V row is converted from f16 once for all of them. Scores for one
 // query live in a row of length ≤ context (O(T) memory, never a T×T matrix); softmax subtracts
 // the max, exponentiates eight lanes at a time and sums in double; each result depends only on
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/half_convert.h"
+#include "kv_cache/kv_row_codec.h"
 
 namespace workbench {
 namespace {
@@ -45,43 +46,79 @@ inline __m256 exp8(__m256 x) {
 
 }  // namespace
 
-void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, const uint16_t* k_cache,
-                      const uint16_t* v_cache, const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
+namespace {
+
+// One KV head's row of entry j in a stream.
+inline const uint8_t* k_row(const KvStreamView& s, int64_t j, int64_t kvh) {
+    const BlockId b = s.blocks[j / s.block_tokens];
+    return s.k_base + b * s.k.block_stride + (j % s.block_tokens) * s.k.token_stride + kvh * s.k.row_bytes;
+}
+inline const uint8_t* v_row(const KvStreamView& s, int64_t j, int64_t kvh) {
+    const BlockId b = s.blocks[j / s.block_tokens];
+    return s.v_base + b * s.v.block_stride + (j % s.block_tokens) * s.v.token_stride + kvh * s.v.row_bytes;
+}
+
+// Row as floats: f16 rows convert eight lanes at a time inside the loops below; other types are
+// decoded into `tmp` first.
+inline const float* decoded(KvDType type, const uint8_t* row, float* tmp, int64_t hd) {
+    kv_decode_row(type, row, tmp, hd);
+    return tmp;
+}
+
+}  // namespace
+
+void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
+                  const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
     const int64_t group = s.n_head / s.n_head_kv;
     const int64_t hd = s.head_dim;
-    const bool simd = hd % 8 == 0 && group <= kMaxGroup;
+    const bool simd = hd % 8 == 0 && group <= kMaxGroup && hd <= 128;
     pool.run(n_tokens * s.n_head_kv, [&](int64_t item) {
         const int64_t t = item / s.n_head_kv, kvh = item % s.n_head_kv;
-        const int64_t n_keys = static_cast<int64_t>(q_pos[t]) + 1;
+        const std::span<const KvSpan> list = plan.list(plan.per_kv_head ? item : t);
+        int64_t n_keys = 0;
+        for (const KvSpan& sp : list) n_keys += sp.end - sp.begin;
         const int64_t h0 = kvh * group;
-        thread_local std::vector<float> scores, qr;
+        float* o = out + (t * s.n_head + h0) * hd;
+        if (n_keys == 0) {
+            std::fill(o, o + group * hd, 0.0f);
+            return;
+        }
+        thread_local std::vector<float> scores, qr, tmp;
         scores.resize(static_cast<size_t>(group * n_keys));
         qr.resize(static_cast<size_t>(group * hd));
+        tmp.resize(static_cast<size_t>(hd));
         // Q and the softmax weights are rounded to f16, as llama.cpp's CPU path does when it
         // multiplies them with the f16 cache; matching it keeps our logits within its noise.
         for (int64_t g = 0; g < group; ++g)
             for (int64_t i = 0; i < hd; ++i) qr[g * hd + i] = half_to_float(float_to_half(q[(t * s.n_head + h0 + g) * hd + i]));
 
-        for (int64_t g = 0; g < group; ++g) {
-            float* sc = &scores[g * n_keys];
-            if (!simd) {
-                for (int64_t j = 0; j < n_keys; ++j) {
-                    const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
-                    float dot = 0;
-                    for (int64_t i = 0; i < hd; ++i) dot += qr[g * hd + i] * half_to_float(kr[i]);
-                    sc[j] = dot * scale;
+        // Scores, one key at a time, each reduced with the same horizontal sum: the order of these
+        // additions shows in the logits (see tests/core_engine/model/test_model_oracle.cpp).
+        int64_t col = 0;
+        for (const KvSpan& sp : list) {
+            const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
+            const bool f16 = st.k.type == KvDType::f16;
+            for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
+                const uint8_t* kr = k_row(st, j, kvh);
+                if (!simd) {
+                    const float* kf = decoded(st.k.type, kr, tmp.data(), hd);
+                    for (int64_t g = 0; g < group; ++g) {
+                        float dot = 0;
+                        for (int64_t i = 0; i < hd; ++i) dot += qr[g * hd + i] * kf[i];
+                        scores[g * n_keys + col] = dot * scale;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            // One key at a time, each reduced with the same horizontal sum: the order of these
-            // additions shows in the logits (see tests/core_engine/model/test_model_oracle.cpp).
-            int64_t j = 0;
-            for (; j < n_keys; ++j) {
-                const uint16_t* kr = k_cache + j * s.kv_row_stride + kvh * hd;
-                __m256 acc = _mm256_setzero_ps();
-                for (int64_t i = 0; i < hd; i += 8)
-                    acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + i))), acc);
-                sc[j] = hsum(acc) * scale;
+                const float* kf = f16 ? nullptr : decoded(st.k.type, kr, tmp.data(), hd);
+                for (int64_t g = 0; g < group; ++g) {
+                    __m256 acc = _mm256_setzero_ps();
+                    for (int64_t i = 0; i < hd; i += 8) {
+                        const __m256 kv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + 2 * i)))
+                                              : _mm256_loadu_ps(kf + i);
+                        acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), kv, acc);
+                    }
+                    scores[g * n_keys + col] = hsum(acc) * scale;
+                }
             }
         }
         for (int64_t g = 0; g < group; ++g) {
@@ -100,27 +137,39 @@ void attention_f16_kv(const float* q, const int32_t* q_pos, int64_t n_tokens, co
             const float inv = static_cast<float>(1.0 / sum);
             for (j = 0; j < n_keys; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
         }
-        float* o = out + (t * s.n_head + h0) * hd;
+        // Values: each head's output stays in registers while the rows stream past.
+        const int64_t nv = hd / 8;
         for (int64_t g = 0; g < group; ++g) {
             const float* p = &scores[g * n_keys];
             float* og = o + g * hd;
-            if (simd && hd <= 128) {
-                // The head's output stays in registers while the values stream past.
+            if (simd) {
                 __m256 acc[16];
-                const int64_t nv = hd / 8;
                 for (int64_t i = 0; i < nv; ++i) acc[i] = _mm256_setzero_ps();
-                for (int64_t j = 0; j < n_keys; ++j) {
-                    const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
-                    const __m256 pj = _mm256_set1_ps(p[j]);
-                    for (int64_t i = 0; i < nv; ++i)
-                        acc[i] = _mm256_fmadd_ps(pj, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + i * 8))), acc[i]);
+                col = 0;
+                for (const KvSpan& sp : list) {
+                    const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
+                    const bool f16 = st.v.type == KvDType::f16;
+                    for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
+                        const uint8_t* vr = v_row(st, j, kvh);
+                        const float* vf = f16 ? nullptr : decoded(st.v.type, vr, tmp.data(), hd);
+                        const __m256 pj = _mm256_set1_ps(p[col]);
+                        for (int64_t i = 0; i < nv; ++i) {
+                            const __m256 vv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + 16 * i)))
+                                                  : _mm256_loadu_ps(vf + 8 * i);
+                            acc[i] = _mm256_fmadd_ps(pj, vv, acc[i]);
+                        }
+                    }
                 }
                 for (int64_t i = 0; i < nv; ++i) _mm256_storeu_ps(og + i * 8, acc[i]);
             } else {
                 std::fill(og, og + hd, 0.0f);
-                for (int64_t j = 0; j < n_keys; ++j) {
-                    const uint16_t* vr = v_cache + j * s.kv_row_stride + kvh * hd;
-                    for (int64_t i = 0; i < hd; ++i) og[i] += p[j] * half_to_float(vr[i]);
+                col = 0;
+                for (const KvSpan& sp : list) {
+                    const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
+                    for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
+                        const float* vf = decoded(st.v.type, v_row(st, j, kvh), tmp.data(), hd);
+                        for (int64_t i = 0; i < hd; ++i) og[i] += p[col] * vf[i];
+                    }
                 }
             }
         }

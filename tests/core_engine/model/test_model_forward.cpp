@@ -120,16 +120,20 @@ Result<Loaded> load(const tiny::Model& m) {
     return l;
 }
 
+Result<std::unique_ptr<PagedKv>> full_kv(const LlamaModel& model, int32_t n_ctx) {
+    return PagedKv::create(AttentionSpec{}, KvTypes{}, model.kv_shape(), 0, n_ctx);
+}
+
 // Largest |ours − reference| over all positions, relative to the reference's logit spread.
 double compare(const tiny::Model& m, int n_threads) {
     auto loaded = load(m);
     if (!loaded.ok()) qFatal("%s", loaded.status().message().c_str());
     std::vector<TokenId> tokens;
     for (int i = 0; i < 40; ++i) tokens.push_back((i * 37 + 11) % m.spec.n_vocab);
-    auto kv = SimpleKvCache::create(m.spec.n_layer, m.spec.n_ctx, m.spec.n_head_kv * (m.spec.n_embd / m.spec.n_head));
+    auto kv = full_kv(*loaded->model, m.spec.n_ctx);
     ThreadPool pool(n_threads);
     std::vector<float> logits;
-    Status s = loaded->model->forward(tokens, 0, *kv, true, logits, pool);
+    Status s = loaded->model->forward(tokens, 0, **kv, true, logits, pool);
     if (!s.ok()) qFatal("%s", s.message().c_str());
     auto ref = reference_forward(m, tokens);
     double worst = 0, spread = 0;
@@ -175,11 +179,11 @@ private slots:
         auto m = tiny::make({});
         auto a = load(m), b = load(m);
         std::vector<TokenId> tokens = {1, 5, 9, 33, 2, 7};
-        auto kv1 = SimpleKvCache::create(2, 64, 32), kv2 = SimpleKvCache::create(2, 64, 32);
+        auto kv1 = full_kv(*a->model, 64), kv2 = full_kv(*b->model, 64);
         ThreadPool p1(1), p3(3);
         std::vector<float> l1, l3;
-        QVERIFY(a->model->forward(tokens, 0, *kv1, true, l1, p1).ok());
-        QVERIFY(b->model->forward(tokens, 0, *kv2, true, l3, p3).ok());
+        QVERIFY(a->model->forward(tokens, 0, **kv1, true, l1, p1).ok());
+        QVERIFY(b->model->forward(tokens, 0, **kv2, true, l3, p3).ok());
         QCOMPARE(l1, l3);
     }
 
@@ -205,20 +209,26 @@ private slots:
         QVERIFY(r.status().message().find("architecture 'mamba' is not supported") != std::string::npos);
     }
 
-    void out_of_vocab_token_and_full_context_are_errors() {
+    void out_of_vocab_token_and_full_cache_are_errors() {
         auto m = tiny::make({});
         auto l = load(m);
-        auto kv = SimpleKvCache::create(2, 8, 32);
+        // A pool of two blocks: the reserved null block and one of 16 tokens.
+        const PagedKvShape shape = l->model->kv_shape();
+        const uint64_t block_bytes = 16ull * 2 * shape.n_layers * shape.n_kv_heads * shape.head_dim * 2;
+        auto kv = PagedKv::create(AttentionSpec{}, KvTypes{}, shape, 2 * block_bytes, 0);
+        QVERIFY(kv.ok());
         ThreadPool pool(1);
         std::vector<float> logits;
         std::vector<TokenId> bad = {1, 500};
-        Status s = l->model->forward(bad, 0, *kv, false, logits, pool);
+        Status s = l->model->forward(bad, 0, **kv, false, logits, pool);
         QCOMPARE(s.code(), StatusCode::out_of_range);
         QVERIFY(s.message().find("token id 500") != std::string::npos);
-        std::vector<TokenId> many(9, 3);
-        s = l->model->forward(many, 0, *kv, false, logits, pool);
+        std::vector<TokenId> many(17, 3);
+        s = l->model->forward(many, 0, **kv, false, logits, pool);
         QCOMPARE(s.code(), StatusCode::out_of_range);
-        QCOMPARE(kv->n_tokens(), 0);  // nothing committed on failure
+        QVERIFY(s.message().find("--kv-budget") != std::string::npos);
+        QCOMPARE((*kv)->n_tokens(0), 0);  // nothing committed on failure
+        QVERIFY(l->model->forward(std::vector<TokenId>(16, 3), 0, **kv, false, logits, pool).ok());
     }
 };
 

@@ -1,0 +1,136 @@
+// The paged KV cache as the model sees it: per-sequence block tables over one KvStore, and the
+// policy of the chosen attention variant deciding what each step writes, which spans each query
+// reads (an AttendPlan for the one attention kernel) and what that costs in bytes. One forward
+// step is: begin_step (allocate; fails cleanly) → per layer write() then plan()/streams() →
+// finish_step (commit, pool, evict). Owned and called by the engine's thread only.
+//
+// Streams: 0 is a sequence's token cache (entry = token index; released blocks leave holes);
+// 1 the pooled cache of compressed/heavy (entry = pooled group); 1 + i scratch streams (sliding's
+// re-rotated sinks, cross-layer merging's unmerged step tokens).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "attention/attention_spec.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/rope.h"
+#include "kv_cache/kv_cache_manager.h"
+#include "kv_cache/kv_store.h"
+
+namespace workbench {
+
+struct PagedKvShape {
+    int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0, n_head = 0;
+    RopeParams rope;
+};
+
+// Byte figures of one sequence, or of the whole cache.
+struct KvUsage {
+    uint64_t bytes_in_use = 0;        // blocks held (shared blocks once), index data included
+    uint64_t bytes_peak = 0;
+    uint64_t bytes_allocated = 0;     // the pool
+    uint64_t bytes_full = 0;          // full attention, same tokens and dtypes, same block rounding
+    uint64_t bytes_read_last_step = 0;  // attention reads of the last step's last query, all layers
+    int32_t n_tokens = 0;
+};
+
+class PagedKv {
+public:
+    // A pool of `budget_bytes`, or when that is 0, one that holds a sequence of `n_ctx` tokens
+    // (its pooled entries included). invalid_argument for a spec the model cannot run (names the
+    // parameter); resource_exhausted when the pool cannot be allocated or holds under 2 blocks.
+    static Result<std::unique_ptr<PagedKv>> create(const AttentionSpec& spec, KvTypes types, const PagedKvShape& shape,
+                                                   uint64_t budget_bytes, int32_t n_ctx, int32_t n_tokens_per_block = 16);
+    ~PagedKv();
+
+    const AttentionSpec& spec() const { return spec_; }
+    KvTypes types() const { return types_; }
+    // Most tokens a sequence may hold; sliding alone can run past the trained context.
+    bool unbounded_context() const { return spec_.kind == AttentionKind::sliding; }
+    uint64_t full_bytes_per_token() const { return full_bytes_per_token_; }
+
+    // The step: `tokens` are appended to `seq` (created when new). Errors leave everything as it
+    // was: resource_exhausted/out_of_range from the pool with the budget to ask for.
+    Status begin_step(SeqId seq, std::span<const TokenId> tokens);
+    std::span<const int32_t> positions() const { return positions_; }
+    // False for a layer that reads another layer's KV (cross_layer, merge=none): it skips K and V.
+    bool layer_computes_kv(int32_t layer) const { return owner_[static_cast<size_t>(layer)] == layer || spec_.merge != LayerMerge::none; }
+    // k, v: [n_step_tokens, n_kv_heads · head_dim], RoPE applied to k.
+    void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
+    // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
+    bool rotates_keys() const { return rotate_k_; }
+    const AttendPlan& plan(int32_t layer, const float* q);
+    std::span<const KvStreamView> streams(int32_t layer);
+    void finish_step();
+    void abort_step();
+
+    // Tokens of `seq` that may be kept when a new prompt shares its first `n_common` tokens; the
+    // sequence is truncated to that (0 resets it). Policies whose cache lost token-level detail
+    // (evicted or pooled) keep only an untouched prefix.
+    int32_t keep_prefix(SeqId seq, int32_t n_common);
+    void free(SeqId seq);
+    // Starts `child` sharing `parent`'s blocks (copy-on-write); full, topk and cross_layer only.
+    Status fork(SeqId parent, SeqId child);
+    int32_t n_tokens(SeqId seq) const;
+
+    KvUsage usage() const;
+    KvUsage usage(SeqId seq) const;
+    // KV bytes of each model layer for a sequence (a layer reading another's KV holds 0).
+    std::vector<uint64_t> layer_bytes(SeqId seq) const;
+
+private:
+    struct Sequence {
+        SeqId token_id = 0, pooled_id = 0;   // the manager's ids of the two streams
+        std::vector<TokenId> tokens;
+        int32_t n_pooled = 0;                // pooled groups written (compressed, heavy)
+        int32_t release_cursor = 0;          // token-table blocks before this were considered for release
+        bool lossy = false;                  // tokens were evicted or pooled: no truncation into the past
+        std::vector<float> sink_k;           // sliding: [storage][sinks][kv heads · head_dim], post-RoPE
+    };
+    PagedKv() = default;
+    Sequence& seq_state(SeqId seq);
+    void write_rows(int32_t storage, Sequence& s, int32_t first_token, const float* k, const float* v, int64_t n);
+    void pool_groups(int32_t storage, Sequence& s, int32_t g0, int32_t g1);
+    void build_token_plans();
+    void build_selection_plan(int32_t layer, const float* q);
+    void build_sink_streams(int32_t storage);
+    void release_unreachable(Sequence& s);
+    int32_t pooled_count(int32_t t) const;   // pooled groups query t reads
+    int32_t evicted_before(int32_t t) const;  // sliding: tokens released when query t runs
+    uint64_t aux_block_bytes() const;
+    KvStreamView token_stream(int32_t storage, const Sequence& s) const;
+    KvStreamView pooled_stream(int32_t storage, const Sequence& s) const;
+
+    AttentionSpec spec_;
+    KvTypes types_;
+    PagedKvShape shape_;
+    bool rotate_k_ = false;
+    uint64_t full_bytes_per_token_ = 0;
+    std::vector<int32_t> owner_;          // model layer → the layer whose KV it reads
+    std::vector<int32_t> storage_of_;     // model layer → storage index (of its owner)
+    std::vector<std::vector<int32_t>> members_;  // storage index → the model layers sharing it
+    std::unique_ptr<KvCacheManager> manager_;
+    std::unique_ptr<KvStore> store_;
+    std::vector<uint16_t> block_minmax_;  // topk index: [storage][block][kv head][min | max][head_dim] f16
+    std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
+    uint64_t peak_ = 0;
+
+    // The step in flight.
+    Sequence* cur_ = nullptr;
+    int32_t step_t0_ = 0, step_n_ = 0;
+    std::vector<int32_t> positions_;
+    AttendPlan token_plan_, selection_plan_;
+    std::vector<KvStreamView> views_;
+    std::vector<std::vector<float>> scratch_;  // scratch streams' rows (f32)
+    std::vector<BlockId> scratch_blocks_;      // 0, 1, 2, ...: scratch streams are one flat block
+    std::vector<std::vector<float>> stage_k_, stage_v_;  // cross-layer merge: members' step K/V
+    uint64_t read_bytes_ = 0;
+    uint64_t index_bytes_last_ = 0;          // indexer bytes of the last query, this layer
+    std::vector<int32_t> sink_rotations_;    // sliding: the step's distinct evicted counts
+};
+
+}  // namespace workbench

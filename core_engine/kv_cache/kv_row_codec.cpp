@@ -1,0 +1,125 @@
+// Row conversions for the KV cache. Plain and quantized types reuse the tensor module's reference
+// converters (bit-exact with ggml); fp8 e4m3 is defined here because GGUF has no such type.
+#include "kv_cache/kv_row_codec.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/half_convert.h"
+#include "tensor/dequantize.h"
+
+namespace workbench {
+namespace {
+
+constexpr int64_t kFp8Block = 32;
+constexpr float kE4m3Max = 448.0f;
+
+std::array<float, 256> make_e4m3_table() {
+    std::array<float, 256> t{};
+    for (int b = 0; b < 256; ++b) {
+        const int sign = b >> 7, exp = (b >> 3) & 0xf, man = b & 7;
+        float v;
+        if (exp == 0xf && man == 7) v = NAN;
+        else if (exp == 0) v = std::ldexp(static_cast<float>(man) / 8.0f, -6);
+        else v = std::ldexp(1.0f + static_cast<float>(man) / 8.0f, exp - 7);
+        t[static_cast<size_t>(b)] = sign ? -v : v;
+    }
+    return t;
+}
+
+const std::array<float, 256>& e4m3_table() {
+    static const std::array<float, 256> table = make_e4m3_table();
+    return table;
+}
+
+}  // namespace
+
+float e4m3_to_float(uint8_t b) { return e4m3_table()[b]; }
+
+uint8_t float_to_e4m3(float f) {
+    if (std::isnan(f)) return 0x7f;
+    const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+    float a = std::min(std::fabs(f), kE4m3Max);
+    // Nearest of the 127 non-negative finite codes; ties go to the even code (mantissa bit 0).
+    // Codes are monotone in value, so a binary search over them finds the neighbours.
+    const auto& t = e4m3_table();
+    int lo = 0, hi = 0x7e;
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (t[static_cast<size_t>(mid)] <= a) lo = mid;
+        else hi = mid - 1;
+    }
+    int best = lo;
+    if (lo < 0x7e) {
+        const float d_lo = a - t[static_cast<size_t>(lo)], d_hi = t[static_cast<size_t>(lo + 1)] - a;
+        if (d_hi < d_lo || (d_hi == d_lo && (lo & 1))) best = lo + 1;
+    }
+    return static_cast<uint8_t>(sign | best);
+}
+
+void kv_encode_row(KvDType type, const float* src, uint8_t* dst, int64_t n) {
+    switch (type) {
+    case KvDType::f32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); return;
+    case KvDType::f16:
+        for (int64_t i = 0; i < n; ++i) {
+            const uint16_t h = float_to_half(src[i]);
+            std::memcpy(dst + 2 * i, &h, 2);
+        }
+        return;
+    case KvDType::bf16: quantize_row(DType::bf16, src, dst, n); return;
+    case KvDType::q8_0: quantize_row(DType::q8_0, src, dst, n); return;
+    case KvDType::q4_0: quantize_row(DType::q4_0, src, dst, n); return;
+    case KvDType::fp8:
+        for (int64_t b = 0; b < n; b += kFp8Block, dst += 34) {
+            float amax = 0;
+            for (int64_t i = 0; i < kFp8Block; ++i) amax = std::max(amax, std::fabs(src[b + i]));
+            const uint16_t d16 = float_to_half(amax / kE4m3Max);
+            const float d = half_to_float(d16);
+            const float inv = d > 0 ? 1.0f / d : 0.0f;
+            std::memcpy(dst, &d16, 2);
+            for (int64_t i = 0; i < kFp8Block; ++i) dst[2 + i] = float_to_e4m3(src[b + i] * inv);
+        }
+        return;
+    }
+}
+
+void kv_decode_row(KvDType type, const uint8_t* src, float* dst, int64_t n) {
+    switch (type) {
+    case KvDType::f32: std::memcpy(dst, src, static_cast<size_t>(n) * 4); return;
+    case KvDType::f16:
+        for (int64_t i = 0; i < n; ++i) {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            dst[i] = half_to_float(h);
+        }
+        return;
+    case KvDType::bf16: dequantize_row(DType::bf16, src, dst, n); return;
+    case KvDType::q8_0: dequantize_row(DType::q8_0, src, dst, n); return;
+    case KvDType::q4_0: dequantize_row(DType::q4_0, src, dst, n); return;
+    case KvDType::fp8: {
+        const auto& t = e4m3_table();
+        for (int64_t b = 0; b < n; b += kFp8Block, src += 34) {
+            uint16_t d16;
+            std::memcpy(&d16, src, 2);
+            const float d = half_to_float(d16);
+            for (int64_t i = 0; i < kFp8Block; ++i) dst[b + i] = d * t[src[2 + i]];
+        }
+        return;
+    }
+    }
+}
+
+void hadamard_rotate(float* x, int64_t n) {
+    for (int64_t len = 1; len < n; len <<= 1)
+        for (int64_t i = 0; i < n; i += 2 * len)
+            for (int64_t j = i; j < i + len; ++j) {
+                const float a = x[j], b = x[j + len];
+                x[j] = a + b;
+                x[j + len] = a - b;
+            }
+    const float norm = 1.0f / std::sqrt(static_cast<float>(n));
+    for (int64_t i = 0; i < n; ++i) x[i] *= norm;
+}
+
+}  // namespace workbench

@@ -1,0 +1,45 @@
+// KV arenas. `new uint8_t[n]` without value-initialisation leaves pages untouched until written.
+#include "kv_cache/kv_store.h"
+
+#include <cstring>
+#include <new>
+
+namespace workbench {
+
+Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, int32_t n_blocks) {
+    WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
+    auto store = std::make_unique<KvStore>();
+    auto layout = [&](KvDType type) {
+        KvRowLayout l;
+        l.type = type;
+        l.row_bytes = static_cast<int64_t>(kv_bytes(type, static_cast<uint64_t>(config.head_dim)));
+        l.token_stride = l.row_bytes * config.n_kv_heads;
+        l.block_stride = l.token_stride * config.n_tokens_per_block;
+        return l;
+    };
+    store->k_layout_ = layout(config.types.k);
+    store->v_layout_ = layout(config.types.v);
+    store->n_tokens_per_block_ = config.n_tokens_per_block;
+    for (int32_t il = 0; il < config.n_layers; ++il)
+        for (auto [arena, l] : {std::pair{&store->k_, &store->k_layout_}, {&store->v_, &store->v_layout_}}) {
+            const uint64_t bytes = static_cast<uint64_t>(l->block_stride) * static_cast<uint64_t>(n_blocks);
+            uint8_t* p = new (std::nothrow) uint8_t[bytes];
+            if (!p)
+                return error(StatusCode::resource_exhausted,
+                             "KV cache: out of memory allocating " + std::to_string(bytes >> 20) + " MiB for layer " +
+                                 std::to_string(il) + "; lower --kv-budget or the context length");
+            arena->emplace_back(p);
+        }
+    return store;
+}
+
+void KvStore::copy_block(BlockId src, BlockId dst) {
+    for (int32_t il = 0; il < n_layers(); ++il) {
+        std::memcpy(k_base(il) + dst * k_layout_.block_stride, k_base(il) + src * k_layout_.block_stride,
+                    static_cast<size_t>(k_layout_.block_stride));
+        std::memcpy(v_base(il) + dst * v_layout_.block_stride, v_base(il) + src * v_layout_.block_stride,
+                    static_cast<size_t>(v_layout_.block_stride));
+    }
+}
+
+}  // namespace workbench

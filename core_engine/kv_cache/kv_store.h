@@ -1,0 +1,52 @@
+// The KV cache's bytes: for each stored layer, a K arena and a V arena of n_blocks blocks laid out
+// [block][token slot][kv head][row], rows in the layer's K or V element type. Block ids come from
+// the KvCacheManager over the same config; this class only maps (block, slot, head) to bytes.
+// Arenas are allocated uninitialised, so pages become resident only as blocks are first written.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kv_cache/block_pool.h"
+#include "kv_cache/kv_cache_manager.h"
+
+namespace workbench {
+
+// Where one element type's rows sit in an arena.
+struct KvRowLayout {
+    KvDType type = KvDType::f16;
+    int64_t row_bytes = 0;      // one head's row
+    int64_t token_stride = 0;   // n_kv_heads rows
+    int64_t block_stride = 0;   // n_tokens_per_block tokens
+};
+
+class KvStore {
+public:
+    // resource_exhausted (with the bytes asked) when an arena cannot be allocated.
+    static Result<std::unique_ptr<KvStore>> create(const KvCacheConfig& config, int32_t n_blocks);
+
+    const KvRowLayout& k_layout() const { return k_layout_; }
+    const KvRowLayout& v_layout() const { return v_layout_; }
+    int32_t n_layers() const { return static_cast<int32_t>(k_.size()); }
+    int32_t n_tokens_per_block() const { return n_tokens_per_block_; }
+
+    uint8_t* k_base(int32_t layer) { return k_[static_cast<size_t>(layer)].get(); }
+    uint8_t* v_base(int32_t layer) { return v_[static_cast<size_t>(layer)].get(); }
+    uint8_t* k_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
+        return k_base(layer) + block * k_layout_.block_stride + slot * k_layout_.token_stride + head * k_layout_.row_bytes;
+    }
+    uint8_t* v_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
+        return v_base(layer) + block * v_layout_.block_stride + slot * v_layout_.token_stride + head * v_layout_.row_bytes;
+    }
+
+    // Copies one block's K and V in every layer (copy-on-write).
+    void copy_block(BlockId src, BlockId dst);
+
+private:
+    KvRowLayout k_layout_, v_layout_;
+    int32_t n_tokens_per_block_ = 0;
+    std::vector<std::unique_ptr<uint8_t[]>> k_, v_;
+};
+
+}  // namespace workbench
