@@ -60,7 +60,6 @@ int cmd_bench(int argc, char** argv) {
         {"--n-prompt", "-p", true, "N  prompt tokens for the pp test (default 512; 0 skips it)"},
         {"--n-gen", "-n", true, "N  generated tokens for the tg test (default 128; 0 skips it)"},
         {"--repetitions", "-r", true, "N  timed runs per test after a warm-up (default 5)"},
-        {"--weights", "", true, "TYPE  convert the weights at load (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
     };
     const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]";
@@ -74,7 +73,6 @@ int cmd_bench(int argc, char** argv) {
     if (n_prompt == 0 && n_gen == 0) return usage_error("bench: nothing to do (-p 0 and -n 0)");
     auto adjust = [&](workbench::EngineConfig& config) {
         config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
-        config.weight_type = ctx.args.get("--weights");
     };
     if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
     workbench::Engine& engine = *ctx.engine;

@@ -9,7 +9,7 @@
 namespace wbcli {
 namespace {
 
-void print_json(const workbench::GenerationResult& r) {
+void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo& info) {
     const auto& m = r.metrics;
     JsonWriter j;
     j.begin_object();
@@ -19,6 +19,9 @@ void print_json(const workbench::GenerationResult& r) {
     j.end_array();
     j.key("prompt_tokens").value(static_cast<int64_t>(m.n_prompt_tokens));
     j.key("stop_reason").value(workbench::stop_reason_name(r.stop_reason));
+    j.key("attention").value(info.attention);
+    j.key("kv_type").value(info.kv_types);
+    j.key("weights").value(info.weight_type);
     j.key("metrics").begin_object();
     if (m.n_generated > 0) j.key("ttft_ms").value(m.ttft_ms);
     else j.key("ttft_ms").null();
@@ -29,6 +32,8 @@ void print_json(const workbench::GenerationResult& r) {
     j.key("kv_bytes_peak").value(m.kv_bytes_peak);
     j.key("kv_bytes_allocated").value(m.kv_bytes_allocated);
     j.key("kv_bytes_full").value(m.kv_bytes_full);
+    j.key("kv_bytes_read_per_token").value(m.kv_bytes_read_per_token);
+    j.key("context_tokens").value(static_cast<int64_t>(m.n_context_tokens));
     j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
@@ -75,7 +80,7 @@ int cmd_run(int argc, char** argv) {
     auto result = ctx.engine->generate(prompt, req, stream);
     if (!result.ok()) return runtime_error(result.status().message());
     if (json) {
-        print_json(*result);
+        print_json(*result, ctx.engine->model_info());
         return 0;
     }
     const auto& m = result->metrics;
@@ -83,7 +88,7 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "\n[" << m.n_prompt_tokens << " prompt tokens, " << m.n_generated << " generated, stop: "
               << workbench::stop_reason_name(result->stop_reason) << "] TTFT " << fmt(m.ttft_ms, "ms") << ", prefill "
               << fmt(m.prefill_tok_s, "tok/s") << ", decode " << fmt(m.decode_tok_s, "tok/s") << ", KV "
-              << format_bytes(m.kv_bytes) << "\n";
+              << format_bytes(m.kv_bytes) << " (full attention: " << format_bytes(m.kv_bytes_full) << ")\n";
     return 0;
 }
 

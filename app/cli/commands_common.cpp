@@ -45,6 +45,10 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     workbench::EngineConfig config;
     config.n_threads = ctx.args.get_int("--threads", 0, 1, 1024, err);
     config.n_ctx = ctx.args.get_int("--ctx", 0, 16, 1 << 20, err);
+    config.kv_budget_bytes = static_cast<uint64_t>(ctx.args.get_int("--kv-budget", 0, 1, 1 << 20, err)) << 20;
+    if (ctx.args.has("--weights") && ctx.args.get("--weights") != "as-is") config.weight_type = ctx.args.get("--weights");
+    if (ctx.args.has("--attention")) config.attention = ctx.args.get("--attention");
+    if (ctx.args.has("--kv-type")) config.kv_types = ctx.args.get("--kv-type");
     if (!err.empty()) return usage_error(name + ": " + err);
     if (!load_model) return -1;
     int rc;

@@ -123,7 +123,7 @@ private:
     Sequence* cur_ = nullptr;
     int32_t step_t0_ = 0, step_n_ = 0;
     std::vector<int32_t> positions_;
-    AttendPlan token_plan_, selection_plan_;
+    AttendPlan token_plan_, selection_plan_, merge_plan_;
     std::vector<KvStreamView> views_;
     std::vector<std::vector<float>> scratch_;  // scratch streams' rows (f32)
     std::vector<BlockId> scratch_blocks_;      // 0, 1, 2, ...: scratch streams are one flat block

@@ -50,6 +50,7 @@ KvStreamView PagedKv::pooled_stream(int32_t storage, const Sequence& s) const {
 void PagedKv::build_token_plans() {
     AttendPlan& p = token_plan_;
     p.clear();
+    merge_plan_.clear();
     const bool merged = spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none;
     std::vector<int32_t> sink_rotations;  // distinct evictions seen by this step's queries
     for (int32_t i = 0; i < step_n_; ++i) {
@@ -76,14 +77,14 @@ void PagedKv::build_token_plans() {
             break;
         }
         default:
-            if (merged) {
-                p.add({kTokenStream, 0, step_t0_});
-                p.add({kScratchStream, 0, i + 1});
-            } else {
-                p.add({kTokenStream, 0, t + 1});
-            }
+            p.add({kTokenStream, 0, t + 1});
         }
         p.close_list();
+        if (merged) {
+            merge_plan_.add({kTokenStream, 0, step_t0_});
+            merge_plan_.add({kScratchStream, 0, i + 1});
+            merge_plan_.close_list();
+        }
     }
     sink_rotations_ = std::move(sink_rotations);
 }
@@ -157,7 +158,7 @@ const AttendPlan& PagedKv::plan(int32_t layer, const float* q) {
         build_selection_plan(layer, q);
         p = &selection_plan_;
     }
-    if (spec_.kind == AttentionKind::cross_layer && (spec_.merge == LayerMerge::none || group.size() == 1)) p = &token_plan_;
+    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) p = &merge_plan_;
     // Bytes the step's last query reads in this layer: its entries' K and V rows in every KV head.
     const int64_t n_kv = shape_.n_kv_heads;
     const uint64_t row_bytes = static_cast<uint64_t>(store_->k_layout().row_bytes + store_->v_layout().row_bytes);

@@ -1,0 +1,174 @@
+// The attention variants on the real default model, through the engine API: each at a degenerate
+// setting gives full attention's exact logits (every position of a 1,040-token prompt, compared
+// bit for bit) and greedy tokens; each at a real setting changes what is stored or read, by the
+// bytes its formula predicts.
+#include <QFile>
+#include <QTest>
+
+#include <cstring>
+
+#include "workbench/engine.h"
+
+using namespace workbench;
+
+namespace {
+
+constexpr int kPromptTokens = 1040;
+constexpr uint64_t kBlock = 16;
+
+struct Run {
+    uint64_t logits_hash = 0;
+    std::vector<TokenId> greedy;
+    KvUsageReport usage;
+    GenerationMetrics metrics;
+};
+
+uint64_t fnv1a(const std::vector<float>& v) {
+    uint64_t h = 1469598103934665603ull;
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    for (size_t i = 0; i < v.size() * sizeof(float); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+}  // namespace
+
+class TestAttentionVariants : public QObject {
+    Q_OBJECT
+    std::string model_;
+    std::vector<TokenId> prompt_;
+    Run full_;
+    uint64_t full_block_bytes_ = 0;
+
+    Run run(const std::string& attention, bool all_logits, const std::string& kv_types = "f16") {
+        EngineConfig c;
+        c.model_path = model_;
+        c.n_ctx = 2048;
+        c.n_threads = 2;
+        c.attention = attention;
+        c.kv_types = kv_types;
+        auto e = Engine::load(c);
+        if (!e.ok()) qFatal("%s: %s", attention.c_str(), e.status().message().c_str());
+        Run r;
+        if (all_logits) {
+            auto logits = (*e)->logits_all(prompt_);
+            if (!logits.ok()) qFatal("%s", logits.status().message().c_str());
+            r.logits_hash = fnv1a(*logits);
+            (*e)->reset();
+        }
+        GenerationRequest req;
+        req.max_tokens = 16;
+        req.ignore_eos = true;
+        req.sampling.temperature = 0;
+        auto out = (*e)->generate_tokens(prompt_, req);
+        if (!out.ok()) qFatal("%s", out.status().message().c_str());
+        r.greedy = out->tokens;
+        r.metrics = out->metrics;
+        r.usage = (*e)->kv_usage();
+        return r;
+    }
+
+private slots:
+    void initTestCase() {
+        model_ = find_default_model();
+        if (model_.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QFile f(QStringLiteral(WB_EVAL_TEXT));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "resources/eval text missing");
+        EngineConfig c;
+        c.model_path = model_;
+        auto e = Engine::load(c);
+        QVERIFY(e.ok());
+        prompt_ = (*e)->tokenize(f.readAll().toStdString(), true, false);
+        QVERIFY(prompt_.size() > static_cast<size_t>(kPromptTokens));
+        prompt_.resize(kPromptTokens);
+        full_ = run("full", true);
+        const ModelInfo& info = (*e)->model_info();
+        full_block_bytes_ = info.kv_bytes_per_token * kBlock;
+        // The context holds prompt + 15 fed-back tokens; full attention stores every one.
+        QCOMPARE(full_.usage.n_tokens, kPromptTokens + 15);
+        QCOMPARE(full_.usage.bytes_in_use, (kPromptTokens + 15 + kBlock - 1) / kBlock * full_block_bytes_);
+        QCOMPARE(full_.usage.bytes_full, full_.usage.bytes_in_use);
+        // The last decode step read every token's K and V in every layer.
+        QCOMPARE(full_.usage.bytes_read_last_step, info.kv_bytes_per_token * (kPromptTokens + 15));
+    }
+
+    void degenerate_settings_equal_full_attention_data() {
+        QTest::addColumn<QString>("spec");
+        for (const char* s : {"sliding:window=4096,sinks=4", "sliding:window=1100,sinks=0", "topk:k=2048",
+                              "compressed:block=1,recent=0", "heavy:block=1,k=4096,recent=0", "heavy:block=1,k=4096,recent=64",
+                              "cross_layer:group=1", "cross_layer:group=1,merge=mean"})
+            QTest::newRow(s) << QString(s);
+    }
+    void degenerate_settings_equal_full_attention() {
+        QFETCH(QString, spec);
+        const Run r = run(spec.toStdString(), true);
+        QCOMPARE(r.logits_hash, full_.logits_hash);
+        QCOMPARE(r.greedy, full_.greedy);
+    }
+
+    void sliding_window_frees_blocks_and_changes_outputs() {
+        const int32_t w = 256;
+        const Run r = run("sliding:window=256,sinks=4", false);
+        const uint64_t n = kPromptTokens + 15;
+        // Live: the sinks' block, then every block from the one holding the next query's window start.
+        const uint64_t first_live = (n + 1 - w) / kBlock;
+        const uint64_t live = 1 + (n + kBlock - 1) / kBlock - first_live;
+        QCOMPARE(r.usage.bytes_in_use, live * full_block_bytes_);
+        QVERIFY(r.usage.bytes_in_use < full_.usage.bytes_in_use / 3);
+        QCOMPARE(r.usage.bytes_full, full_.usage.bytes_full);
+        QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step / 3);
+        QVERIFY(r.greedy != full_.greedy || r.metrics.kv_bytes != full_.metrics.kv_bytes);
+    }
+
+    void cross_layer_sharing_halves_the_cache() {
+        for (const char* spec : {"cross_layer:group=2", "cross_layer:group=2,merge=mean", "cross_layer:group=2,merge=slerp"}) {
+            const Run r = run(spec, false);
+            QCOMPARE(r.usage.bytes_in_use, full_.usage.bytes_in_use / 2);  // 30 layers → 15 stored
+            QCOMPARE(r.usage.layer_bytes.size(), size_t{30});
+            QCOMPARE(r.usage.layer_bytes[1], uint64_t{0});
+            QVERIFY2(r.greedy != full_.greedy, spec);
+        }
+        const Run part = run("cross_layer:group=3,layers=10-21", false);  // 12 layers → 4 stored: 22 of 30
+        QCOMPARE(part.usage.bytes_in_use, full_.usage.bytes_in_use / 30 * 22);
+    }
+
+    void topk_reads_less_and_stores_everything_plus_its_index() {
+        const Run r = run("topk:k=256,recent=64", false);
+        // Every block kept, plus per block and KV head an f16 min and max row of the keys.
+        QCOMPARE(r.usage.bytes_in_use, full_.usage.bytes_in_use + full_.usage.bytes_in_use / 16);
+        QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step * 45 / 100);
+        QVERIFY(r.greedy != full_.greedy || r.logits_hash != full_.logits_hash);
+    }
+
+    void compressed_pools_old_tokens() {
+        const int32_t m = 4, recent = 64;
+        const Run r = run("compressed:block=4,recent=64", false);
+        const uint64_t n = kPromptTokens + 15;
+        const uint64_t pooled = (n - recent) / m;                      // groups read by the next query's predecessor
+        const uint64_t raw_live = (n + kBlock - 1) / kBlock - pooled * m / kBlock;
+        const uint64_t pooled_blocks = (pooled + kBlock - 1) / kBlock;
+        QCOMPARE(r.usage.bytes_in_use, (raw_live + pooled_blocks) * full_block_bytes_);
+        QVERIFY(r.usage.bytes_in_use < full_.usage.bytes_in_use / 3);
+        QVERIFY(r.greedy != full_.greedy);
+    }
+
+    void heavy_selects_pooled_entries() {
+        const Run r = run("heavy:block=16,k=8,recent=64", false);
+        QVERIFY(r.usage.bytes_in_use < full_.usage.bytes_in_use / 5);
+        // Reads: 8 pooled entries + ≤ 79 recent tokens, plus the indexer's pass over pooled keys.
+        QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step / 5);
+        QVERIFY(r.greedy != full_.greedy);
+    }
+
+    void kv_types_combine_with_variants() {
+        for (const char* types : {"q8_0", "k=q8_0,v=q4_0", "fp8", "bf16", "f32", "q4_0"}) {
+            const Run r = run("sliding:window=512,sinks=4", false, types);
+            QVERIFY2(r.usage.bytes_in_use > 0, types);
+            QCOMPARE(r.greedy.size(), size_t{16});
+        }
+        const Run q8 = run("full", false, "q8_0");
+        QCOMPARE(q8.usage.bytes_in_use, full_.usage.bytes_in_use * 34 / 64);  // 34 bytes per 32 values vs 64
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAttentionVariants)
+#include "test_attention_variants.moc"
