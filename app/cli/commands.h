@@ -17,6 +17,7 @@ int cmd_logits(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {

@@ -378,6 +378,22 @@ int32_t PagedKv::keep_prefix(SeqId seq, int32_t n_common) {
     return n_common;
 }
 
+int32_t PagedKv::adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt) {
+    if (seqs_.contains(seq) || seq < 0) return 0;
+    if (spec_.kind == AttentionKind::sliding || spec_.kind == AttentionKind::compressed || spec_.kind == AttentionKind::heavy) return 0;
+    const CachedPrefix prefix = manager_->find_cached_prefix(prompt);
+    if (prefix.n_tokens == 0) return 0;
+    Sequence& s = seq_state(seq);
+    if (!manager_->allocate_slots(s.token_id, 0, prompt, prefix).ok()) {
+        seqs_.erase(seq);
+        return 0;
+    }
+    (void)manager_->commit(s.token_id);
+    s.tokens.assign(prompt.begin(), prompt.begin() + prefix.n_tokens);
+    peak_ = std::max(peak_, usage().bytes_in_use);
+    return prefix.n_tokens;
+}
+
 void PagedKv::free(SeqId seq) {
     const auto it = seqs_.find(seq);
     if (it == seqs_.end()) return;

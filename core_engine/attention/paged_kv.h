@@ -68,6 +68,11 @@ public:
     void finish_step();
     void abort_step();
 
+    // Starts the new sequence `seq` on the cached full blocks that begin `prompt` (another
+    // sequence's, or a freed one's not yet evicted) and returns how many tokens it now holds:
+    // the caller runs the rest. 0 when nothing is cached, `seq` exists, or the variant keeps
+    // per-sequence state beyond its blocks (sliding, compressed, heavy).
+    int32_t adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt);
     // Tokens of `seq` that may be kept when a new prompt shares its first `n_common` tokens; the
     // sequence is truncated to that (0 resets it). Policies whose cache lost token-level detail
     // (evicted or pooled) keep only an untouched prefix.

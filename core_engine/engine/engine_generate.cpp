@@ -96,7 +96,10 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
     while (reuse < e.cached.size() && reuse < prompt.size() && e.cached[reuse] == prompt[reuse]) ++reuse;
     if (reuse == prompt.size()) --reuse;
     reuse = static_cast<size_t>(e.kv->keep_prefix(Impl::kChatSequence, static_cast<int32_t>(reuse)));
-    e.cached.resize(reuse);
+    // A new conversation may still find its first blocks (a system prompt, an edited turn's
+    // history) cached from a freed one.
+    if (reuse == 0) reuse = static_cast<size_t>(e.kv->adopt_cached_prefix(Impl::kChatSequence, prompt));
+    e.cached.assign(prompt.begin(), prompt.begin() + static_cast<std::ptrdiff_t>(reuse));
 
     GenerationResult result;
     GenerationMetrics& m = result.metrics;
@@ -182,16 +185,26 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
 }
 
 Status Engine::eval(const std::vector<TokenId>& tokens) {
+    std::vector<float> unused;
+    return append(tokens, false, unused);
+}
+
+Result<std::vector<float>> Engine::eval_logits(const std::vector<TokenId>& tokens) {
+    std::vector<float> out;
+    WB_RETURN_IF_ERROR(append(tokens, true, out));
+    return out;
+}
+
+Status Engine::append(const std::vector<TokenId>& tokens, bool all_logits, std::vector<float>& out) {
     Impl& e = *impl_;
     if (tokens.empty()) return Status::ok_status();
     if (!e.kv->unbounded_context() && e.cached.size() + tokens.size() > static_cast<size_t>(e.n_ctx))
         return error(StatusCode::out_of_range, std::to_string(e.cached.size()) + " tokens cached + " + std::to_string(tokens.size()) +
                                                    " new exceed the context length " + std::to_string(e.n_ctx));
-    const Status s = e.model->forward(tokens, Impl::kChatSequence, *e.kv, false, e.logits, *e.pool);
+    const Status s = e.model->forward(tokens, Impl::kChatSequence, *e.kv, all_logits, all_logits ? out : e.logits, *e.pool);
     const size_t ran = static_cast<size_t>(e.kv->n_tokens(Impl::kChatSequence)) - e.cached.size();
     e.cached.insert(e.cached.end(), tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(ran));
-    WB_RETURN_IF_ERROR(s);
-    return Status::ok_status();
+    return s;
 }
 
 Result<std::vector<float>> Engine::logits_all(const std::vector<TokenId>& tokens) {

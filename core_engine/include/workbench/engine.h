@@ -100,6 +100,10 @@ public:
     // Appends `tokens` to the cached sequence and runs them through the model without sampling
     // (benchmarks, priming a prompt). Errors: out_of_range when the context would overflow.
     Status eval(const std::vector<TokenId>& tokens);
+    // As eval, returning the logits at every appended position, [n_tokens × n_vocab]: scoring
+    // text chunk by chunk (perplexity, KL against another configuration) without holding a
+    // whole window's logits.
+    Result<std::vector<float>> eval_logits(const std::vector<TokenId>& tokens);
 
     // Forgets the cached conversation.
     void reset();
@@ -112,6 +116,7 @@ public:
 
 private:
     explicit Engine(std::unique_ptr<Impl> impl);
+    Status append(const std::vector<TokenId>& tokens, bool all_logits, std::vector<float>& out);
     std::unique_ptr<Impl> impl_;
 };
 
