@@ -48,21 +48,59 @@ inline __m256 exp8(__m256 x) {
 
 namespace {
 
-// One KV head's row of entry j in a stream.
-inline const uint8_t* k_row(const KvStreamView& s, int64_t j, int64_t kvh) {
-    const BlockId b = s.blocks[j / s.block_tokens];
-    return s.k_base + b * s.k.block_stride + (j % s.block_tokens) * s.k.token_stride + kvh * s.k.row_bytes;
+constexpr int64_t kQueryTile = 4;   // queries of one KV head sharing each loaded K/V row
+constexpr int64_t kMaxAcc = 12;     // (query, head) accumulators kept in registers
+
+// One key's K and V rows, resolved: an f16 row is read in place, any other type is decoded once
+// into the tile's scratch and read as f32.
+struct KeyRef {
+    const void* k;
+    const void* v;
+    bool k16, v16;
+};
+
+inline __m256 load8(const void* row, bool is_f16, int64_t i) {
+    return is_f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)))
+                  : _mm256_loadu_ps(static_cast<const float*>(row) + i);
 }
-inline const uint8_t* v_row(const KvStreamView& s, int64_t j, int64_t kvh) {
-    const BlockId b = s.blocks[j / s.block_tokens];
-    return s.v_base + b * s.v.block_stride + (j % s.block_tokens) * s.v.token_stride + kvh * s.v.row_bytes;
+inline float load1(const void* row, bool is_f16, int64_t i) {
+    return is_f16 ? half_to_float(static_cast<const uint16_t*>(row)[i]) : static_cast<const float*>(row)[i];
 }
 
-// Row as floats: f16 rows convert eight lanes at a time inside the loops below; other types are
-// decoded into `tmp` first.
-inline const float* decoded(KvDType type, const uint8_t* row, float* tmp, int64_t hd) {
-    kv_decode_row(type, row, tmp, hd);
-    return tmp;
+// Appends the keys of spans [first, last) (the last one cut to [begin, end_cut)) to `refs`,
+// decoding non-f16 rows into `scratch` (reserved big enough by the caller).
+void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std::span<const KvStreamView> streams,
+             int64_t kvh, int64_t hd, std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
+    for (size_t si = 0; si < n_spans; ++si) {
+        const KvSpan& sp = list[si];
+        const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
+        const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
+        const int32_t end = si + 1 == n_spans ? last_end : sp.end;
+        for (int64_t j = sp.begin; j < end; ++j) {
+            const BlockId b = st.blocks[j / st.block_tokens];
+            const int64_t slot = j % st.block_tokens;
+            const uint8_t* kr = st.k_base + b * st.k.block_stride + slot * st.k.token_stride + kvh * st.k.row_bytes;
+            const uint8_t* vr = st.v_base + b * st.v.block_stride + slot * st.v.token_stride + kvh * st.v.row_bytes;
+            KeyRef r{kr, vr, k16, v16};
+            if (!k16) {
+                kv_decode_row(st.k.type, kr, &scratch[used], hd);
+                r.k = &scratch[used];
+                used += static_cast<size_t>(hd);
+            }
+            if (!v16) {
+                kv_decode_row(st.v.type, vr, &scratch[used], hd);
+                r.v = &scratch[used];
+                used += static_cast<size_t>(hd);
+            }
+            refs.push_back(r);
+        }
+    }
+}
+
+int64_t decoded_rows_bound(std::span<const KvSpan> list) {
+    int64_t n = 0;
+    for (const KvSpan& sp : list) n += sp.end - sp.begin;
+    return 2 * n;
 }
 
 }  // namespace
@@ -71,105 +109,167 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                   const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
     const int64_t group = s.n_head / s.n_head_kv;
     const int64_t hd = s.head_dim;
-    const bool simd = hd % 8 == 0 && group <= kMaxGroup && hd <= 128;
-    pool.run(n_tokens * s.n_head_kv, [&](int64_t item) {
-        const int64_t t = item / s.n_head_kv, kvh = item % s.n_head_kv;
-        const std::span<const KvSpan> list = plan.list(plan.per_kv_head ? item : t);
-        int64_t n_keys = 0;
-        for (const KvSpan& sp : list) n_keys += sp.end - sp.begin;
-        const int64_t h0 = kvh * group;
-        float* o = out + (t * s.n_head + h0) * hd;
-        if (n_keys == 0) {
-            std::fill(o, o + group * hd, 0.0f);
-            return;
+    const bool simd = hd % 8 == 0 && hd <= 128;
+    // Queries are tiled so each K/V row loaded serves several of them; per (query, head, key)
+    // the arithmetic is exactly the untiled one, so tiling never changes a result.
+    const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;
+    const int64_t n_tiles = (n_tokens + tile - 1) / tile;
+    pool.run(n_tiles * s.n_head_kv, [&](int64_t item) {
+        const int64_t t0 = (item / s.n_head_kv) * tile, kvh = item % s.n_head_kv;
+        const int64_t nq = std::min(tile, n_tokens - t0);
+        std::span<const KvSpan> lists[kQueryTile];
+        int64_t n_keys[kQueryTile];
+        for (int64_t a = 0; a < nq; ++a) {
+            lists[a] = plan.list(plan.per_kv_head ? (t0 + a) * s.n_head_kv + kvh : t0 + a);
+            n_keys[a] = 0;
+            for (const KvSpan& sp : lists[a]) n_keys[a] += sp.end - sp.begin;
         }
-        thread_local std::vector<float> scores, qr, tmp;
-        scores.resize(static_cast<size_t>(group * n_keys));
-        qr.resize(static_cast<size_t>(group * hd));
-        tmp.resize(static_cast<size_t>(hd));
+        // The keys every query of the tile reads first, in the same order: whole equal spans,
+        // then the shortest tail of the first span that differs only in its end.
+        size_t n_common_spans = 0;
+        int32_t common_last_end = 0;
+        int64_t n_common = 0;
+        for (;; ++n_common_spans) {
+            if (n_common_spans >= lists[0].size()) break;
+            const KvSpan& s0 = lists[0][n_common_spans];
+            int32_t end = s0.end;
+            bool same = true;
+            for (int64_t a = 1; a < nq && same; ++a) {
+                if (n_common_spans >= lists[a].size()) { same = false; break; }
+                const KvSpan& sa = lists[a][n_common_spans];
+                if (sa.stream != s0.stream || sa.begin != s0.begin) same = false;
+                else end = std::min(end, sa.end);
+            }
+            if (!same) break;
+            n_common += end - s0.begin;
+            common_last_end = end;
+            bool whole = true;
+            for (int64_t a = 0; a < nq; ++a) whole = whole && lists[a][n_common_spans].end == end;
+            if (!whole) { ++n_common_spans; break; }
+        }
+        if (n_common_spans > 0 && common_last_end == 0) common_last_end = lists[0][n_common_spans - 1].end;
+
+        thread_local std::vector<KeyRef> common, rest;
+        thread_local std::vector<float> scratch, scores, qr;
+        int64_t bound = 0;
+        for (int64_t a = 0; a < nq; ++a) bound += decoded_rows_bound(lists[a]);
+        if (static_cast<int64_t>(scratch.size()) < bound * hd) scratch.resize(static_cast<size_t>(bound * hd));
+        size_t used = 0;
+        common.clear();
+        resolve(lists[0], n_common_spans, common_last_end, streams, kvh, hd, common, scratch, used);
+
+        int64_t max_keys = 1;
+        for (int64_t a = 0; a < nq; ++a) max_keys = std::max(max_keys, n_keys[a]);
+        const int64_t n_qh = nq * group;  // (query, head) pairs: index a * group + g
+        scores.resize(static_cast<size_t>(n_qh * max_keys));
+        qr.resize(static_cast<size_t>(n_qh * hd));
         // Q and the softmax weights are rounded to f16, as llama.cpp's CPU path does when it
         // multiplies them with the f16 cache; matching it keeps our logits within its noise.
-        for (int64_t g = 0; g < group; ++g)
-            for (int64_t i = 0; i < hd; ++i) qr[g * hd + i] = half_to_float(float_to_half(q[(t * s.n_head + h0 + g) * hd + i]));
+        for (int64_t a = 0; a < nq; ++a)
+            for (int64_t g = 0; g < group; ++g)
+                for (int64_t i = 0; i < hd; ++i)
+                    qr[(a * group + g) * hd + i] = half_to_float(float_to_half(q[((t0 + a) * s.n_head + kvh * group + g) * hd + i]));
 
-        // Scores, one key at a time, each reduced with the same horizontal sum: the order of these
-        // additions shows in the logits (see tests/core_engine/model/test_model_oracle.cpp).
-        int64_t col = 0;
-        for (const KvSpan& sp : list) {
-            const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
-            const bool f16 = st.k.type == KvDType::f16;
-            for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
-                const uint8_t* kr = k_row(st, j, kvh);
+        // Scores. Each is one FMA chain over the head's dimensions, 8 lanes wide, then the same
+        // horizontal sum: the order of these additions shows in the logits (see
+        // tests/core_engine/model/test_model_oracle.cpp).
+        auto score_keys = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t qh0, int64_t qh1) {
+            for (int64_t j = 0; j < n; ++j) {
+                const KeyRef& r = keys[j];
                 if (!simd) {
-                    const float* kf = decoded(st.k.type, kr, tmp.data(), hd);
-                    for (int64_t g = 0; g < group; ++g) {
+                    for (int64_t qh = qh0; qh < qh1; ++qh) {
                         float dot = 0;
-                        for (int64_t i = 0; i < hd; ++i) dot += qr[g * hd + i] * kf[i];
-                        scores[g * n_keys + col] = dot * scale;
+                        for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(r.k, r.k16, i);
+                        scores[qh * max_keys + col0 + j] = dot * scale;
                     }
                     continue;
                 }
-                const float* kf = f16 ? nullptr : decoded(st.k.type, kr, tmp.data(), hd);
+                __m256 acc[kMaxAcc];
+                for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_setzero_ps();
+                for (int64_t i = 0; i < hd; i += 8) {
+                    const __m256 kv = load8(r.k, r.k16, i);
+                    for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[qh * hd + i]), kv, acc[qh - qh0]);
+                }
+                for (int64_t qh = qh0; qh < qh1; ++qh) scores[qh * max_keys + col0 + j] = hsum(acc[qh - qh0]) * scale;
+            }
+        };
+        for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) score_keys(common.data(), n_common, 0, qh0, std::min(n_qh, qh0 + kMaxAcc));
+        // Each query's own keys after the common ones.
+        std::vector<std::pair<size_t, size_t>> rest_range(static_cast<size_t>(nq));
+        rest.clear();
+        for (int64_t a = 0; a < nq; ++a) {
+            const size_t r0 = rest.size();
+            // The remainder of the list: the cut span's tail, then the spans after it.
+            std::span<const KvSpan> list = lists[a];
+            size_t si = n_common_spans;
+            if (si > 0 && list[si - 1].end > common_last_end) {
+                KvSpan tail = list[si - 1];
+                tail.begin = common_last_end;
+                resolve(std::span(&tail, 1), 1, tail.end, streams, kvh, hd, rest, scratch, used);
+            }
+            if (si < list.size()) resolve(list.subspan(si), list.size() - si, list.back().end, streams, kvh, hd, rest, scratch, used);
+            rest_range[static_cast<size_t>(a)] = {r0, rest.size()};
+            score_keys(rest.data() + r0, static_cast<int64_t>(rest.size() - r0), n_common, a * group, (a + 1) * group);
+        }
+
+        for (int64_t a = 0; a < nq; ++a) {
+            const int64_t nk = n_keys[a];
+            for (int64_t g = 0; g < group; ++g) {
+                float* sc = &scores[(a * group + g) * max_keys];
+                if (nk == 0) continue;
+                const float mx = *std::max_element(sc, sc + nk);
+                double sum = 0;
+                int64_t j = 0;
+                for (; j + 8 <= nk; j += 8) {
+                    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), _mm256_set1_ps(mx)));
+                    _mm256_storeu_ps(sc + j, e);
+                    alignas(32) float lanes[8];
+                    _mm256_store_ps(lanes, e);
+                    for (float v : lanes) sum += v;
+                }
+                for (; j < nk; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+                const float inv = static_cast<float>(1.0 / sum);
+                for (j = 0; j < nk; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
+            }
+        }
+
+        // Values: per 8 output lanes, the tile's accumulators stay in registers while the common
+        // rows stream past, then each query adds its own rows — per output the same key order.
+        for (int64_t a = 0; a < nq; ++a)
+            if (n_keys[a] == 0) std::fill(out + (t0 + a) * s.n_head * hd + kvh * group * hd, out + (t0 + a) * s.n_head * hd + (kvh + 1) * group * hd, 0.0f);
+        if (!simd) {
+            for (int64_t a = 0; a < nq; ++a) {
+                if (n_keys[a] == 0) continue;
                 for (int64_t g = 0; g < group; ++g) {
-                    __m256 acc = _mm256_setzero_ps();
-                    for (int64_t i = 0; i < hd; i += 8) {
-                        const __m256 kv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kr + 2 * i)))
-                                              : _mm256_loadu_ps(kf + i);
-                        acc = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[g * hd + i]), kv, acc);
-                    }
-                    scores[g * n_keys + col] = hsum(acc) * scale;
-                }
-            }
-        }
-        for (int64_t g = 0; g < group; ++g) {
-            float* sc = &scores[g * n_keys];
-            const float mx = *std::max_element(sc, sc + n_keys);
-            double sum = 0;
-            int64_t j = 0;
-            for (; j + 8 <= n_keys; j += 8) {
-                const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), _mm256_set1_ps(mx)));
-                _mm256_storeu_ps(sc + j, e);
-                alignas(32) float lanes[8];
-                _mm256_store_ps(lanes, e);
-                for (float v : lanes) sum += v;
-            }
-            for (; j < n_keys; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
-            const float inv = static_cast<float>(1.0 / sum);
-            for (j = 0; j < n_keys; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
-        }
-        // Values: each head's output stays in registers while the rows stream past.
-        const int64_t nv = hd / 8;
-        for (int64_t g = 0; g < group; ++g) {
-            const float* p = &scores[g * n_keys];
-            float* og = o + g * hd;
-            if (simd) {
-                __m256 acc[16];
-                for (int64_t i = 0; i < nv; ++i) acc[i] = _mm256_setzero_ps();
-                col = 0;
-                for (const KvSpan& sp : list) {
-                    const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
-                    const bool f16 = st.v.type == KvDType::f16;
-                    for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
-                        const uint8_t* vr = v_row(st, j, kvh);
-                        const float* vf = f16 ? nullptr : decoded(st.v.type, vr, tmp.data(), hd);
-                        const __m256 pj = _mm256_set1_ps(p[col]);
-                        for (int64_t i = 0; i < nv; ++i) {
-                            const __m256 vv = f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(vr + 16 * i)))
-                                                  : _mm256_loadu_ps(vf + 8 * i);
-                            acc[i] = _mm256_fmadd_ps(pj, vv, acc[i]);
-                        }
+                    float* og = out + ((t0 + a) * s.n_head + kvh * group + g) * hd;
+                    const float* p = &scores[(a * group + g) * max_keys];
+                    std::fill(og, og + hd, 0.0f);
+                    for (int64_t j = 0; j < n_keys[a]; ++j) {
+                        const KeyRef& r = j < n_common ? common[static_cast<size_t>(j)] : rest[rest_range[static_cast<size_t>(a)].first + static_cast<size_t>(j - n_common)];
+                        for (int64_t i = 0; i < hd; ++i) og[i] += p[j] * load1(r.v, r.v16, i);
                     }
                 }
-                for (int64_t i = 0; i < nv; ++i) _mm256_storeu_ps(og + i * 8, acc[i]);
-            } else {
-                std::fill(og, og + hd, 0.0f);
-                col = 0;
-                for (const KvSpan& sp : list) {
-                    const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
-                    for (int64_t j = sp.begin; j < sp.end; ++j, ++col) {
-                        const float* vf = decoded(st.v.type, v_row(st, j, kvh), tmp.data(), hd);
-                        for (int64_t i = 0; i < hd; ++i) og[i] += p[col] * vf[i];
-                    }
+            }
+            return;
+        }
+        for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
+            const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc);
+            for (int64_t i = 0; i < hd; i += 8) {
+                __m256 acc[kMaxAcc];
+                for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_setzero_ps();
+                for (int64_t j = 0; j < n_common; ++j) {
+                    const KeyRef& r = common[static_cast<size_t>(j)];
+                    const __m256 vv = load8(r.v, r.v16, i);
+                    for (int64_t qh = qh0; qh < qh1; ++qh)
+                        acc[qh - qh0] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + j]), vv, acc[qh - qh0]);
+                }
+                for (int64_t qh = qh0; qh < qh1; ++qh) {
+                    const int64_t a = qh / group, g = qh % group;
+                    const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
+                    for (size_t j = r0; j < r1; ++j)
+                        acc[qh - qh0] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + n_common + static_cast<int64_t>(j - r0)]),
+                                                        load8(rest[j].v, rest[j].v16, i), acc[qh - qh0]);
+                    if (n_keys[a] > 0) _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i, acc[qh - qh0]);
                 }
             }
         }
