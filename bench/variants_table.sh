@@ -3,12 +3,12 @@
 # (PPL, KL and top-1 against full attention + f16 KV in the same run, KV bytes, bytes read per
 # token, decode tok/s at the window's context), one JSON line per row into OUT, then renders the
 # markdown table with bench/variants_table.py. Usage:
-#   bench/variants_table.sh [OUT.jsonl] [CTX] [CHUNKS]      (defaults: docs/variants.jsonl 4096 2)
+#   bench/variants_table.sh [OUT.jsonl] [CTX] [CHUNKS]      (defaults: docs/variants.jsonl 4096 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-docs/variants.jsonl}
 CTX=${2:-4096}
-CHUNKS=${3:-2}
+CHUNKS=${3:-1}
 CLI=${WORKBENCH_CLI:-build/bin/workbench-cli}
 TEXT=resources/eval/alice_wonderland.txt
 : > "$OUT"

@@ -97,6 +97,13 @@ int cmd_eval(int argc, char** argv) {
             const size_t cn = std::min(kChunk, window - c0);
             const std::vector<workbench::TokenId> chunk(all.begin() + static_cast<std::ptrdiff_t>(first + c0),
                                                         all.begin() + static_cast<std::ptrdiff_t>(first + c0 + cn));
+            if (c0 + cn <= window / 2) {
+                // Nothing scored here: run the chunk without the output head.
+                if (auto st = engine.eval(chunk); !st.ok()) return runtime_error(st.message());
+                if (!same_as_base)
+                    if (auto st = base.eval(chunk); !st.ok()) return runtime_error("baseline: " + st.message());
+                continue;
+            }
             auto logits = engine.eval_logits(chunk);
             if (!logits.ok()) return runtime_error(logits.status().message());
             workbench::Result<std::vector<float>> base_logits = same_as_base ? logits : base.eval_logits(chunk);
@@ -108,14 +115,19 @@ int cmd_eval(int argc, char** argv) {
                 const float* brow = base_logits->data() + (i - c0) * n_vocab;
                 const auto next = static_cast<size_t>(all[first + i + 1]);
                 log_softmax(row, n_vocab, lp);
-                log_softmax(brow, n_vocab, lp_base);
                 tot.nll -= lp[next];
+                ++tot.n;
+                if (same_as_base) {
+                    tot.nll_base -= lp[next];
+                    ++tot.top1_same;
+                    continue;
+                }
+                log_softmax(brow, n_vocab, lp_base);
                 tot.nll_base -= lp_base[next];
                 double kl = 0;
                 for (int64_t v = 0; v < n_vocab; ++v) kl += std::exp(lp_base[static_cast<size_t>(v)]) * (lp_base[static_cast<size_t>(v)] - lp[static_cast<size_t>(v)]);
                 tot.kl += std::max(0.0, kl);
                 tot.top1_same += (std::max_element(row, row + n_vocab) - row) == (std::max_element(brow, brow + n_vocab) - brow);
-                ++tot.n;
             }
         }
         const auto usage = engine.kv_usage();
