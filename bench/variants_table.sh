@@ -30,6 +30,7 @@ for s in heavy:block=16,k=32,recent=256 heavy:block=16,k=64,recent=256 heavy:blo
 for s in cross_layer:group=2 cross_layer:group=2,merge=mean cross_layer:group=2,merge=slerp \
          cross_layer:group=2,layers=16-29 cross_layer:group=2,layers=16-29,merge=mean cross_layer:group=2,layers=0-13,merge=mean; do
   row "$CTX" "$CHUNKS" --attention "$s"; done
+for s in latent:rank=256 latent:rank=192 latent:rank=128; do row "$CTX" "$CHUNKS" --attention "$s"; done
 # The long-context targets: sliding with and without sinks, and top-k, at 8k.
 row 8192 1 --attention sliding:window=1020,sinks=4
 row 8192 1 --attention sliding:window=1020,sinks=0

@@ -32,8 +32,17 @@ Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionSpec& spec, KvTy
     kv->types_ = types;
     kv->shape_ = shape;
     const int32_t n_layers = shape.n_layers;
-    if (spec.kind == AttentionKind::latent)
-        return bad_spec(spec, "latent KV is built by the model loader, not the paged cache");
+    if (spec.kind == AttentionKind::latent) {
+        // The cache holds each layer's latent c (R values) as one "head": its first half in the
+        // K arena, its second in the V arena.
+        if (spec.rank % 2 != 0) return bad_spec(spec, "rank must be even (the latent is stored as two halves)");
+        for (KvDType t : {types.k, types.v})
+            if ((spec.rank / 2) % static_cast<int32_t>(kv_dtype_layout(t).block_values) != 0)
+                return bad_spec(spec, "with KV type " + std::string(kv_dtype_name(t)) + " the rank must be a multiple of " +
+                                          std::to_string(2 * kv_dtype_layout(t).block_values));
+        kv->shape_.n_kv_heads = 1;
+        kv->shape_.head_dim = spec.rank / 2;
+    }
     if (spec.kind == AttentionKind::cross_layer) {
         const int32_t last = spec.last_layer < 0 ? n_layers - 1 : spec.last_layer;
         if (spec.first_layer >= n_layers || last >= n_layers)
@@ -42,10 +51,10 @@ Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionSpec& spec, KvTy
         if (spec.merge == LayerMerge::slerp && spec.group != 2)
             return bad_spec(spec, "slerp merges pairs of layers (MiniCache); use group=2 or merge=mean");
     }
-    if (types.k == KvDType::q4_0 && !is_power_of_two(shape.head_dim))
+    if (types.k == KvDType::q4_0 && spec.kind != AttentionKind::latent && !is_power_of_two(shape.head_dim))
         return error(StatusCode::invalid_argument, "--kv-type k=q4_0 rotates keys with a Hadamard transform, which needs a "
                                                    "power-of-two head_dim; this model's is " + std::to_string(shape.head_dim));
-    kv->rotate_k_ = types.k == KvDType::q4_0;
+    kv->rotate_k_ = types.k == KvDType::q4_0 && spec.kind != AttentionKind::latent;
 
     // Which layer's KV each layer reads.
     kv->owner_.resize(static_cast<size_t>(n_layers));
@@ -64,12 +73,14 @@ Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionSpec& spec, KvTy
     KvCacheConfig config;
     config.types = types;
     config.n_layers = static_cast<int32_t>(kv->members_.size());
-    config.n_kv_heads = shape.n_kv_heads;
-    config.head_dim = shape.head_dim;
+    config.n_kv_heads = kv->shape_.n_kv_heads;
+    config.head_dim = kv->shape_.head_dim;
     config.n_tokens_per_block = n_tokens_per_block;
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     KvCacheConfig full_config = config;
     full_config.n_layers = n_layers;
+    full_config.n_kv_heads = shape.n_kv_heads;
+    full_config.head_dim = shape.head_dim;
     kv->full_bytes_per_token_ = kv_bytes_per_token(full_config);
 
     const uint64_t per_block = kv_bytes_per_block(config) + kv->aux_block_bytes();
@@ -304,6 +315,21 @@ void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
     }
     const int32_t g1 = pooled_count(step_t0_ + step_n_ - 1);
     if (g1 > s.n_pooled) pool_groups(storage, s, s.n_pooled, g1);
+}
+
+void PagedKv::read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const {
+    const Sequence& s = *cur_;
+    const int32_t storage = storage_of_[static_cast<size_t>(layer)];
+    const int32_t bs = manager_->n_tokens_per_block();
+    const int64_t row = static_cast<int64_t>(shape_.n_kv_heads) * shape_.head_dim;
+    const std::span<const BlockId> table = manager_->block_table(s.token_id);
+    for (int32_t j = 0; j < n; ++j) {
+        const BlockId blk = table[static_cast<size_t>(j / bs)];
+        for (int32_t h = 0; h < shape_.n_kv_heads; ++h) {
+            kv_decode_row(types_.k, store_->k_row(storage, blk, j % bs, h), k_out + j * row + h * shape_.head_dim, shape_.head_dim);
+            kv_decode_row(types_.v, store_->v_row(storage, blk, j % bs, h), v_out + j * row + h * shape_.head_dim, shape_.head_dim);
+        }
+    }
 }
 
 void PagedKv::release_unreachable(Sequence& s) {

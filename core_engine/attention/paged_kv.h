@@ -64,6 +64,9 @@ public:
     // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
     bool rotates_keys() const { return rotate_k_; }
     const AttendPlan& plan(int32_t layer, const float* q);
+    // Decodes the step's sequence's entries [0, n) of `layer` to f32 rows (latent: the cached c,
+    // its halves in k_out and v_out, [n, R/2] each).
+    void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const;
     std::span<const KvStreamView> streams(int32_t layer);
     void finish_step();
     void abort_step();

@@ -2,7 +2,9 @@
 // cache, and describe the model for `inspect` and the UI.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "engine/engine_impl.h"
 #include "kernels/cpu/cpu_features.h"
@@ -67,6 +69,21 @@ ModelInfo describe(const Engine::Impl& e) {
 
 }  // namespace
 
+// The latent variant's calibration: the configured text, or the last 512 tokens of the shipped
+// eval text (evaluation windows start at its beginning, so they do not overlap).
+static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& config, const Tokenizer& tokenizer) {
+    const std::string path = config.calibration_text.empty() ? WB_CALIBRATION_TEXT : config.calibration_text;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return error(StatusCode::not_found, "latent: cannot read the calibration text " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::vector<TokenId> tokens = tokenizer.encode(text.str(), false, false);
+    constexpr size_t kCalibrationTokens = 512;
+    if (tokens.size() > kCalibrationTokens) tokens.erase(tokens.begin(), tokens.end() - kCalibrationTokens);
+    if (tokens.size() < 64) return error(StatusCode::invalid_argument, "latent: the calibration text " + path + " has under 64 tokens");
+    return tokens;
+}
+
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
@@ -103,9 +120,15 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights)));
     WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx));
-    for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
+    std::vector<double> latent_error;
+    if (spec.kind == AttentionKind::latent) {
+        WB_ASSIGN_OR_RETURN(const std::vector<TokenId> calibration, calibration_tokens(config, *impl->tokenizer));
+        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec.rank, calibration, *impl->pool));
+    }
+    for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->info = describe(*impl);
+    impl->info.latent_error = std::move(latent_error);
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 

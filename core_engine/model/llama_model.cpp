@@ -76,6 +76,8 @@ Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& 
         if (t < 0 || t >= hp_.n_vocab)
             return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
                                                        std::to_string(hp_.n_vocab - 1) + ")");
+    if (kv.spec().kind == AttentionKind::latent && latent_.empty())
+        return error(StatusCode::invalid_argument, "forward: a latent KV cache needs enable_latent() first");
     logits.resize(static_cast<size_t>((all_logits ? n : 1) * hp_.n_vocab));
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
         const int64_t cn = std::min(kChunk, n - c0);
@@ -91,6 +93,120 @@ Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& 
     return Status::ok_status();
 }
 
+void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
+    const LayerWeights& l = w_.layers[il];
+    const PackedLayer& pl = packed_[il];
+    const RopeParams rp = rope_params();
+    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
+    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+    const bool own_kv = kv.layer_computes_kv(il);
+    {
+        const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
+        float* ys[3] = {q_.data(), k_.data(), v_.data()};
+        matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_);
+    }
+    add_bias(q_.data(), l.bq, n);
+    rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
+    if (own_kv) {
+        add_bias(k_.data(), l.bk, n);
+        add_bias(v_.data(), l.bv, n);
+        rope(k_.data(), pos.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
+        kv.write(il, k_.data(), v_.data(), pool);
+    }
+    if (kv.rotates_keys())
+        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
+    const AttendPlan& plan = kv.plan(il, q_.data());
+    attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
+}
+
+// Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K (then RoPE at each
+// entry's position) and V from all cached c, and attends over those — the compute a latent cache
+// trades for its memory.
+void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
+    const LayerWeights& l = w_.layers[il];
+    const PackedLayer& pl = packed_[il];
+    const LatentLayer& lat = latent_[static_cast<size_t>(il)];
+    const int64_t rank = lat.down_m.n_out, half = rank / 2, n_kv = hp_.n_embd_kv();
+    auto fit = [](std::vector<float>& v, int64_t size) {
+        if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
+    };
+    fit(lat_c_, n * rank);
+    fit(lat_k_, n * half);
+    fit(lat_v_, n * half);
+    {
+        const PackedMatrix* ws[2] = {&pl.wq, &lat.down_m};
+        float* ys[2] = {q_.data(), lat_c_.data()};
+        matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+    }
+    add_bias(q_.data(), l.bq, n);
+    const RopeParams rp = rope_params();
+    rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
+    for (int64_t t = 0; t < n; ++t) {
+        std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
+        std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
+    }
+    kv.write(il, lat_k_.data(), lat_v_.data(), pool);
+
+    const int32_t n_all = pos.back() + 1;
+    fit(lat_all_, n_all * rank);
+    fit(lat_kfull_, n_all * n_kv);
+    fit(lat_vfull_, n_all * n_kv);
+    fit(lat_k_, n_all * half);
+    fit(lat_v_, n_all * half);
+    kv.read_rows(il, n_all, lat_k_.data(), lat_v_.data());
+    for (int32_t j = 0; j < n_all; ++j) {
+        std::copy(lat_k_.data() + j * half, lat_k_.data() + (j + 1) * half, lat_all_.data() + j * rank);
+        std::copy(lat_v_.data() + j * half, lat_v_.data() + (j + 1) * half, lat_all_.data() + j * rank + half);
+    }
+    {
+        const PackedMatrix* ws[2] = {&lat.up_k_m, &lat.up_v_m};
+        float* ys[2] = {lat_kfull_.data(), lat_vfull_.data()};
+        matmul_shared_input(ws, lat_all_.data(), ys, n_all, pool, mm_);
+    }
+    add_bias(lat_kfull_.data(), l.bk, n_all);
+    add_bias(lat_vfull_.data(), l.bv, n_all);
+    if (static_cast<int32_t>(lat_pos_.size()) < n_all) {
+        lat_pos_.resize(static_cast<size_t>(n_all));
+        for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
+    }
+    rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, rp);
+
+    // The rebuilt rows as one f32 stream; query t reads entries [0, t].
+    const std::vector<BlockId> block0{0};
+    KvStreamView view;
+    view.k_base = reinterpret_cast<const uint8_t*>(lat_kfull_.data());
+    view.v_base = reinterpret_cast<const uint8_t*>(lat_vfull_.data());
+    view.blocks = block0.data();
+    view.block_tokens = n_all;
+    view.k.type = view.v.type = KvDType::f32;
+    view.k.row_bytes = view.v.row_bytes = hp_.head_dim * 4;
+    view.k.token_stride = view.v.token_stride = n_kv * 4;
+    view.k.block_stride = view.v.block_stride = n_all * n_kv * 4;
+    AttendPlan plan;
+    for (int64_t t = 0; t < n; ++t) {
+        plan.add({0, 0, pos[static_cast<size_t>(t)] + 1});
+        plan.close_list();
+    }
+    (void)kv.plan(il, q_.data());  // keeps the cache's read accounting: the latent rows
+    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
+    attend_spans(q_.data(), n, std::span(&view, 1), plan, shape, 1.0f / std::sqrt(static_cast<float>(hp_.head_dim)), attn_.data(), pool);
+}
+
+Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool) {
+    if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
+    WB_ASSIGN_OR_RETURN(auto kv, PagedKv::create(AttentionSpec{}, KvTypes{}, kv_shape(), 0, static_cast<int32_t>(calibration.size())));
+    std::vector<std::vector<float>> inputs(static_cast<size_t>(hp_.n_layer));
+    std::vector<float> logits;
+    capture_ = &inputs;
+    const Status s = forward(calibration, 0, *kv, false, logits, pool);
+    capture_ = nullptr;
+    WB_RETURN_IF_ERROR(s);
+    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank));
+    std::vector<double> errors;
+    for (const auto& l : latent_) errors.push_back(l.output_error);
+    return errors;
+}
+
 void LlamaModel::forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
                                ThreadPool& pool) {
     const int64_t n_embd = hp_.n_embd;
@@ -101,32 +217,16 @@ void LlamaModel::forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> 
         if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
         else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), x_.data() + t * n_embd, n_embd);
     }
-    const RopeParams rp = rope_params();
-    AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
-    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
         const PackedLayer& pl = packed_[il];
         rms_norm(x_.data(), f32(l.attn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
-        const bool own_kv = kv.layer_computes_kv(il);
-        {
-            const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
-            float* ys[3] = {q_.data(), k_.data(), v_.data()};
-            matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_);
+        if (capture_) (*capture_)[static_cast<size_t>(il)].insert((*capture_)[static_cast<size_t>(il)].end(), xn_.data(), xn_.data() + n * n_embd);
+        if (kv.spec().kind == AttentionKind::latent) {
+            latent_attention(il, n, kv, pos, pool);
+        } else {
+            standard_attention(il, n, kv, pos, pool);
         }
-        add_bias(q_.data(), l.bq, n);
-        rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
-        if (own_kv) {
-            add_bias(k_.data(), l.bk, n);
-            add_bias(v_.data(), l.bv, n);
-            rope(k_.data(), pos.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
-            kv.write(il, k_.data(), v_.data(), pool);
-        }
-        if (kv.rotates_keys())
-            for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
-        const AttendPlan& plan = kv.plan(il, q_.data());
-        attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
 

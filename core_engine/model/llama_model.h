@@ -14,6 +14,7 @@
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "model/hparams.h"
+#include "attention/latent_kv.h"
 #include "attention/paged_kv.h"
 #include "model/weights.h"
 #include "workbench/types.h"
@@ -41,10 +42,19 @@ public:
     Status forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
                    std::vector<float>& logits, ThreadPool& pool);
 
+    // Builds the latent variant's factors of rank `rank` from the attention inputs of
+    // `calibration` (run once with full attention). After this, a cache created with a latent
+    // spec runs through them. Errors: invalid_argument for a rank that does not fit; the
+    // decomposition's errors. Returns each layer's relative output error on the calibration.
+    Result<std::vector<double>> enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool);
+    bool has_latent() const { return !latent_.empty(); }
+
 private:
     void forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
                        ThreadPool& pool);
     void ensure_scratch(int64_t n_tokens);
+    void standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
+    void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
     struct PackedLayer {
@@ -67,6 +77,12 @@ private:
     std::vector<float> proj_;   // [n, n_embd]
     std::vector<float> gate_;   // [n, n_ff]
     std::vector<float> up_;     // [n, n_ff]
+    // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
+    std::vector<LatentLayer> latent_;
+    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
+    std::vector<int32_t> lat_pos_;
+    // Set while enable_latent captures each layer's attention inputs.
+    std::vector<std::vector<float>>* capture_ = nullptr;
 };
 
 }  // namespace workbench

@@ -16,6 +16,8 @@ struct EngineConfig {
     std::string attention = "full";  // attention variant spec: "sliding:window=1020,sinks=4", ...
     std::string kv_types = "f16";    // KV element types: "q8_0", or "k=q8_0,v=q4_0"
     uint64_t kv_budget_bytes = 0;    // KV pool size; 0: what the context needs
+    std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
+                                     // empty: the last 512 tokens of resources/eval/alice_wonderland.txt
 };
 
 struct SamplingParams {

@@ -40,6 +40,7 @@ struct ModelInfo {
     std::string attention;             // the variant in use, canonical spec
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
     uint64_t kv_bytes_allocated = 0;   // the KV pool
+    std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
     std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time

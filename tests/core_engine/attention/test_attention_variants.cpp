@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QTest>
 
+#include <cmath>
 #include <cstring>
 
 #include "workbench/engine.h"
@@ -15,6 +16,9 @@ namespace {
 
 constexpr int kPromptTokens = 1040;
 constexpr uint64_t kBlock = 16;
+// Latent at full rank against full attention (see latent_full_rank_tracks_full_attention).
+constexpr double kLatentMaxBound = 0.1;   // measured 0.030
+constexpr double kLatentMeanBound = 0.03;  // measured 0.012
 
 struct Run {
     uint64_t logits_hash = 0;
@@ -156,6 +160,49 @@ private slots:
         QVERIFY(r.usage.bytes_in_use < full_.usage.bytes_in_use / 5);
         // Reads: 8 pooled entries + ≤ 79 recent tokens, plus the indexer's pass over pooled keys.
         QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step / 5);
+        QVERIFY(r.greedy != full_.greedy);
+    }
+
+    void latent_full_rank_tracks_full_attention() {
+        // At full rank (R = 2·n_kv = 384) the factorization reproduces W_k and W_v to float
+        // rounding. With f32 weights both paths multiply f32 by f32 (4-bit weights would take
+        // 8-bit activations on the full path only, adding that quantization's noise), so what
+        // is left is the rounding of K = U·(A·x) against W·x.
+        std::vector<float> ref, lat;
+        const std::vector<TokenId> prompt(prompt_.begin(), prompt_.begin() + 200);
+        for (auto [spec, out] : {std::pair{"full", &ref}, {"latent:rank=384", &lat}}) {
+            EngineConfig c;
+            c.model_path = model_;
+            c.n_ctx = 512;
+            c.attention = spec;
+            c.weight_type = "f32";
+            auto e = Engine::load(c);
+            QVERIFY2(e.ok(), e.ok() ? "" : e.status().message().c_str());
+            auto l = (*e)->logits_all(prompt);
+            QVERIFY(l.ok());
+            *out = *l;
+            if (std::string(spec) != "full") {
+                const auto& err = (*e)->model_info().latent_error;
+                QCOMPARE(err.size(), size_t{30});
+                for (double x : err) QVERIFY(x < 1e-3);
+            }
+        }
+        const size_t n_vocab = ref.size() / prompt.size();
+        double worst = 0, mean_max = 0;
+        for (size_t p = 0; p < prompt.size(); ++p) {
+            double m = 0;
+            for (size_t v = 0; v < n_vocab; ++v) m = std::max(m, static_cast<double>(std::abs(ref[p * n_vocab + v] - lat[p * n_vocab + v])));
+            worst = std::max(worst, m);
+            mean_max += m / static_cast<double>(prompt.size());
+        }
+        qInfo("latent rank 384 vs full: max |dlogit| %.3f, mean per-position max %.3f", worst, mean_max);
+        QVERIFY(worst < kLatentMaxBound);
+        QVERIFY(mean_max < kLatentMeanBound);
+    }
+
+    void latent_half_rank_halves_the_cache() {
+        const Run r = run("latent:rank=192", false);
+        QCOMPARE(r.usage.bytes_in_use, full_.usage.bytes_in_use / 2);
         QVERIFY(r.greedy != full_.greedy);
     }
 
