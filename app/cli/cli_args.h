@@ -36,5 +36,7 @@ std::string usage_text(const std::string& command, const std::string& synopsis, 
 
 // Flags every subcommand takes.
 std::vector<FlagSpec> common_flags();
+// Flags of the commands that run the model: weights, attention variant, KV types and budget.
+std::vector<FlagSpec> engine_flags();
 
 }  // namespace wbcli

@@ -43,6 +43,10 @@ int cmd_eval(int argc, char** argv) {
         {"--json", "", false, "print one JSON object with the figures"},
     };
     const std::string synopsis = "-f TEXT [--ctx N] [--attention SPEC] [--kv-type T] [--weights Q] [--json]";
+    {
+        const auto ef = engine_flags();
+        flags.insert(flags.end(), ef.begin(), ef.end());
+    }
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, false); rc >= 0) return rc;
     std::string err;

@@ -9,12 +9,22 @@
 namespace wbcli {
 
 int cmd_quantize(int argc, char** argv) {
+    // The llama-quantize form `quantize IN OUT TYPE` is the same as `-m IN -o OUT --type TYPE`.
+    std::vector<std::string> rewritten;
+    if (argc == 5 && argv[2][0] != '-' && argv[3][0] != '-' && argv[4][0] != '-')
+        rewritten = {argv[0], argv[1], "-m", argv[2], "-o", argv[3], "--type", argv[4]};
+    std::vector<char*> args;
+    for (auto& a : rewritten) args.push_back(a.data());
+    if (!rewritten.empty()) {
+        argc = static_cast<int>(args.size());
+        argv = args.data();
+    }
     std::vector<FlagSpec> flags = {
         {"--output", "-o", true, "PATH  the GGUF to write (required)"},
         {"--type", "", true, "TYPE  f32, f16, bf16, q8_0, q4_0, q4_1, q5_0 or q5_1 (required)"},
     };
     CommandContext ctx;
-    if (int rc = prepare_command(argc, argv, "quantize", "-o OUT.gguf --type TYPE [-m IN.gguf]", flags, ctx, false); rc >= 0) return rc;
+    if (int rc = prepare_command(argc, argv, "quantize", "IN.gguf OUT.gguf TYPE  |  -o OUT.gguf --type TYPE [-m IN.gguf]", flags, ctx, false); rc >= 0) return rc;
     if (!ctx.args.has("--output") || !ctx.args.has("--type")) return usage_error("quantize: -o/--output PATH and --type TYPE are required");
     int rc;
     const std::string in = resolve_model_path(ctx.args, rc);

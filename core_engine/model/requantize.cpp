@@ -12,6 +12,7 @@ bool can_requantize_to(DType type) {
     switch (type) {
         case DType::f32: case DType::f16: case DType::bf16: case DType::q8_0:
         case DType::q4_0: case DType::q4_1: case DType::q5_0: case DType::q5_1:
+        case DType::q4_k: case DType::q6_k:
             return true;
         default:
             return false;
@@ -39,7 +40,7 @@ Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8
 Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage) {
     if (!can_requantize_to(type))
         return error(StatusCode::unsupported, "weights cannot be converted to " + std::string(dtype_name(type)) +
-                                                  " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)");
+                                                  " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
     auto convert = [&](WeightTensor& t) -> Status {
         if (!t.present() || t.type == type) return {};
         const uint64_t bytes = dtype_row_bytes(dtype_traits(type), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(t.n_out);

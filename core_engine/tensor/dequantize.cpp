@@ -277,7 +277,7 @@ void dequantize_q8_k(const void* src, float* dst, int64_t n) {
 struct RowCodec {
     DType type;
     DequantizeFn dequantize;
-    QuantizeFn quantize;  // k-quant weight quantizers are not written yet
+    QuantizeFn quantize;  // of the k-quant weight types only Q4_K and Q6_K so far
 };
 
 constexpr RowCodec kCodecs[] = {
@@ -292,9 +292,9 @@ constexpr RowCodec kCodecs[] = {
     {DType::q8_1, nullptr, quantize_q8_1},  // activations only: never dequantized
     {DType::q2_k, dequantize_q2_k, nullptr},
     {DType::q3_k, dequantize_q3_k, nullptr},
-    {DType::q4_k, dequantize_q4_k, nullptr},
+    {DType::q4_k, dequantize_q4_k, quantize_q4_k},
     {DType::q5_k, dequantize_q5_k, nullptr},
-    {DType::q6_k, dequantize_q6_k, nullptr},
+    {DType::q6_k, dequantize_q6_k, quantize_q6_k},
     {DType::q8_k, dequantize_q8_k, quantize_q8_k},
 };
 

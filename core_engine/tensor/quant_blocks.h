@@ -137,8 +137,9 @@ inline void quantize_blocks(const float* x, void* dst, int64_t n, int elements, 
     }
 }
 
-// Row functions of the quantizers (quantize.cpp), tabled in dequantize.cpp with the
-// dequantizers; `n` is a multiple of the block size (checked by quantize_row).
+// Row functions of the quantizers (quantize.cpp, quantize_kquants.cpp), tabled in
+// dequantize.cpp with the dequantizers; `n` is a multiple of the block size (checked by
+// quantize_row).
 using DequantizeFn = void (*)(const void* src, float* dst, int64_t n);
 using QuantizeFn = void (*)(const float* src, void* dst, int64_t n);
 
@@ -151,5 +152,7 @@ void quantize_q5_1(const float* src, void* dst, int64_t n);
 void quantize_q8_0(const float* src, void* dst, int64_t n);
 void quantize_q8_1(const float* src, void* dst, int64_t n);
 void quantize_q8_k(const float* src, void* dst, int64_t n);
+void quantize_q4_k(const float* src, void* dst, int64_t n);  // quantize_kquants.cpp
+void quantize_q6_k(const float* src, void* dst, int64_t n);
 
 }  // namespace workbench::quant

@@ -61,7 +61,9 @@ private slots:
         std::vector<ChatMessage> conv = {{"user", "Name a primary colour."}};
         auto first = engine_->chat(conv, greedy(24));
         QVERIFY(first.ok());
-        QCOMPARE(first->metrics.n_prompt_reused, 0);
+        // After a reset only whole cached blocks of an earlier conversation (the system prompt
+        // the template adds) can be reused.
+        QCOMPARE(first->metrics.n_prompt_reused % 16, 0);
         conv.push_back({"assistant", first->text});
         conv.push_back({"user", "And another one?"});
         auto second = engine_->chat(conv, greedy(24));
@@ -72,7 +74,8 @@ private slots:
         engine_->reset();
         auto fresh = engine_->chat(conv, greedy(24));
         QVERIFY(fresh.ok());
-        QCOMPARE(fresh->metrics.n_prompt_reused, 0);
+        QCOMPARE(fresh->metrics.n_prompt_reused % 16, 0);
+        QVERIFY(fresh->metrics.n_prompt_reused > 0);  // the freed conversation's blocks are found again
         QCOMPARE(fresh->tokens, second->tokens);
     }
 

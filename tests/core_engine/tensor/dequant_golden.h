@@ -1,6 +1,7 @@
 // Reader for the golden files in tests/data/dequant/ written by
-// tests/reference/make_dequant_golden.py (gguf-py's quantize/dequantize output), and the
-// bit-exact comparisons the (de)quantization tests share.
+// tests/reference/make_dequant_golden.py (gguf-py's quantize/dequantize output) and in
+// tests/data/kquant/ written by tests/reference/make_kquant_golden.py (llama.cpp's Q4_K/Q6_K
+// quantizer), and the bit-exact comparisons the (de)quantization tests share.
 #pragma once
 
 #include <QTest>
@@ -28,15 +29,18 @@ struct DequantGolden {
     std::vector<float> dequantized;
 };
 
-inline std::string golden_path(const std::string& type_name) {
-    return std::string(WB_TEST_DATA_DIR) + "/dequant/" + type_name + ".golden";
+// Golden files live in tests/data/<dir>/: "dequant" (make_dequant_golden.py, gguf-py's output)
+// or "kquant" (make_kquant_golden.py, llama.cpp's Q4_K/Q6_K quantizer); same layout.
+inline std::string golden_path(const std::string& type_name, const std::string& dir = "dequant") {
+    return std::string(WB_TEST_DATA_DIR) + "/" + dir + "/" + type_name + ".golden";
 }
 
 // The golden file of a type (by its lower-case name), or a message saying what is wrong.
-inline std::variant<DequantGolden, std::string> load_dequant_golden(const std::string& name) {
-    const std::string path = golden_path(name);
+inline std::variant<DequantGolden, std::string> load_dequant_golden(
+    const std::string& name, const std::string& dir = "dequant") {
+    const std::string path = golden_path(name, dir);
     std::ifstream in(path, std::ios::binary);
-    if (!in) return path + ": cannot open (run tests/reference/make_dequant_golden.py)";
+    if (!in) return path + ": cannot open (run tests/reference/make_" + dir + "_golden.py)";
     char magic[4];
     uint32_t header[4];  // version, type, n_elements, flags
     if (!in.read(magic, 4) || std::memcmp(magic, "WBDQ", 4) != 0)
