@@ -108,7 +108,7 @@ std::vector<FlagSpec> common_flags() {
 
 std::vector<FlagSpec> engine_flags() {
     return {
-        {"--weights", "", true, "TYPE  convert the weights at load: as-is (default), f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1"},
+        {"--weights", "", true, "TYPE  convert the weights at load: as-is (default), f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k (rows that k-quants cannot hold fall back to q5_0 / q8_0)"},
         {"--attention", "", true, "SPEC  attention variant: full (default), sliding:window=W,sinks=S, cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp], topk:k=K, compressed:block=M,recent=R, heavy:block=M,k=K,recent=R, latent:rank=R"},
         {"--kv-type", "", true, "T  KV cache element types: f16 (default), f32, bf16, q8_0, q4_0, fp8, or k=T,v=T"},
         {"--kv-budget", "", true, "MiB  KV cache pool size (default: what the context needs)"},

@@ -22,6 +22,10 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
     j.key("attention").value(info.attention);
     j.key("kv_type").value(info.kv_types);
     j.key("weights").value(info.weight_type);
+    j.key("weight_types").begin_array();
+    for (const auto& t : info.weight_types)
+        j.begin_object().key("type").value(t.type).key("tensors").value(static_cast<int64_t>(t.n_tensors)).key("bytes").value(t.n_bytes).end_object();
+    j.end_array();
     j.key("metrics").begin_object();
     if (m.n_generated > 0) j.key("ttft_ms").value(m.ttft_ms);
     else j.key("ttft_ms").null();

@@ -54,6 +54,19 @@ ModelInfo describe(const Engine::Impl& e) {
         c.n_bytes += t.n_bytes;
     }
     for (auto& [_, c] : by_type) m.tensor_types.push_back(c);
+    // The matrices as computed with (after --weights and its per-tensor fallbacks).
+    std::map<std::string, TensorTypeCount> computed;
+    auto count = [&](const WeightTensor& t) {
+        if (!t.present()) return;
+        auto& c = computed[std::string(dtype_name(t.type))];
+        c.type = std::string(dtype_name(t.type));
+        c.n_tensors++;
+        c.n_bytes += t.n_bytes;
+    };
+    for (const auto& l : w.layers)
+        for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) count(*t);
+    count(w.output);
+    for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
     m.attention = attention_spec_name(e.kv->spec());
     m.kv_types = kv_types_name(e.kv->types());

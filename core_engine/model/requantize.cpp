@@ -19,6 +19,15 @@ bool can_requantize_to(DType type) {
     }
 }
 
+DType effective_weight_type(DType type, int64_t n_in) {
+    if (n_in % dtype_traits(type).block_elements == 0) return type;
+    DType fallback = DType::f16;
+    if (type == DType::q4_k) fallback = DType::q5_0;
+    else if (type == DType::q5_k) fallback = DType::q5_1;
+    else if (type == DType::q6_k) fallback = DType::q8_0;
+    return n_in % dtype_traits(fallback).block_elements == 0 ? fallback : DType::f16;
+}
+
 Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8_t* dst, int64_t n_rows, int64_t n_in) {
     const DTypeTraits& st = dtype_traits(src_type);
     const DTypeTraits& dt = dtype_traits(dst_type);
@@ -42,12 +51,13 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
         return error(StatusCode::unsupported, "weights cannot be converted to " + std::string(dtype_name(type)) +
                                                   " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
     auto convert = [&](WeightTensor& t) -> Status {
-        if (!t.present() || t.type == type) return {};
-        const uint64_t bytes = dtype_row_bytes(dtype_traits(type), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(t.n_out);
+        const DType target = effective_weight_type(type, t.n_in);
+        if (!t.present() || t.type == target) return {};
+        const uint64_t bytes = dtype_row_bytes(dtype_traits(target), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(t.n_out);
         std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[bytes]);
-        if (!buf) return error(StatusCode::resource_exhausted, "out of memory converting weights to " + std::string(dtype_name(type)));
-        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, type, buf.get(), t.n_out, t.n_in));
-        t = WeightTensor{type, buf.get(), t.n_in, t.n_out, bytes};
+        if (!buf) return error(StatusCode::resource_exhausted, "out of memory converting weights to " + std::string(dtype_name(target)));
+        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, target, buf.get(), t.n_out, t.n_in));
+        t = WeightTensor{target, buf.get(), t.n_in, t.n_out, bytes};
         storage.push_back(std::move(buf));
         return {};
     };

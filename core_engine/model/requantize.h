@@ -1,6 +1,7 @@
 // Converting weight matrices to another GGUF type (dequantize each row, quantize it again):
 // in memory for `--weights TYPE`, and for writing requantized model files. Vectors (norms,
-// biases) stay f32. Types without a quantizer (the k-quants) are refused with a clear error.
+// biases) stay f32. Types without a quantizer are refused with a clear error; a matrix whose rows do
+// not split into the target's blocks (k-quants need multiples of 256) takes llama.cpp's fallback.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ namespace workbench {
 
 // Types a weight matrix can be converted to.
 bool can_requantize_to(DType type);
+
+// The type a matrix with rows of `n_in` elements gets when `type` is asked for: `type` itself
+// when the rows split into its blocks, else llama.cpp's fallback (q4_k → q5_0, q5_k → q5_1,
+// q6_k → q8_0; f16 when even 32 does not divide the rows).
+DType effective_weight_type(DType type, int64_t n_in);
 
 // Converts `n_rows` rows of `n_in` elements from `src_type` to `dst_type`.
 Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8_t* dst, int64_t n_rows, int64_t n_in);

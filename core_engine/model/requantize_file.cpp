@@ -28,7 +28,7 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
                                const std::function<void(int, int)>& progress) {
     auto type = dtype_from_name(type_name);
     if (!type || !can_requantize_to(*type))
-        return error(StatusCode::invalid_argument, "cannot write weights as '" + type_name + "' (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)");
+        return error(StatusCode::invalid_argument, "cannot write weights as '" + type_name + "' (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
     if (in_path == out_path) return error(StatusCode::invalid_argument, out_path + ": output must differ from the input");
     WB_ASSIGN_OR_RETURN(auto file, GgufFile::open(in_path));
     GgufWriter w(file->alignment());
@@ -38,14 +38,15 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
     const int total = static_cast<int>(file->tensors().size());
     int done = 0;
     for (const auto& t : file->tensors()) {
-        const bool matrix = t.shape.size() == 2 && t.shape[0] % dtype_traits(*type).block_elements == 0;
-        if (!matrix || t.type == *type) {
+        const DType target = t.shape.size() == 2 ? effective_weight_type(*type, static_cast<int64_t>(t.shape[0])) : t.type;
+        const bool matrix = t.shape.size() == 2 && t.shape[0] % dtype_traits(target).block_elements == 0;
+        if (!matrix || t.type == target) {
             WB_RETURN_IF_ERROR(w.add_tensor(t.name, t.shape, t.type, std::span(t.data, t.n_bytes)));
         } else {
             const int64_t n_in = static_cast<int64_t>(t.shape[0]), n_rows = static_cast<int64_t>(t.n_elements / t.shape[0]);
-            std::vector<uint8_t> out(dtype_row_bytes(dtype_traits(*type), static_cast<uint64_t>(n_in)) * static_cast<uint64_t>(n_rows));
-            WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, *type, out.data(), n_rows, n_in).with_context(in_path + ": tensor '" + t.name + "': "));
-            WB_RETURN_IF_ERROR(w.add_tensor(t.name, t.shape, *type, out));
+            std::vector<uint8_t> out(dtype_row_bytes(dtype_traits(target), static_cast<uint64_t>(n_in)) * static_cast<uint64_t>(n_rows));
+            WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, target, out.data(), n_rows, n_in).with_context(in_path + ": tensor '" + t.name + "': "));
+            WB_RETURN_IF_ERROR(w.add_tensor(t.name, t.shape, target, out));
         }
         if (progress) progress(++done, total);
     }

@@ -36,6 +36,7 @@ struct ModelInfo {
     int32_t bos_id = -1, eos_id = -1;
     std::vector<TensorTypeCount> tensor_types;  // as stored in the file
     std::string weight_type;           // the layers' matrices as computed with (after any conversion)
+    std::vector<TensorTypeCount> weight_types;  // every matrix (output head included) by computed type
     uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
     std::string attention;             // the variant in use, canonical spec
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
