@@ -51,8 +51,8 @@ namespace {
 constexpr int64_t kQueryTile = 4;   // queries of one KV head sharing each loaded K/V row
 constexpr int64_t kMaxAcc = 12;     // (query, head) accumulators kept in registers
 
-// One key's K and V rows, resolved: an f16 row is read in place, any other type is decoded once
-// into the tile's scratch and read as f32.
+// One key's K and V rows, resolved: f16 and f32 rows are read in place, any other type is decoded
+// once into the tile's scratch and read as f32.
 struct KeyRef {
     const void* k;
     const void* v;
@@ -75,6 +75,7 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
         const KvSpan& sp = list[si];
         const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
         const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
+        const bool k32 = st.k.type == KvDType::f32, v32 = st.v.type == KvDType::f32;
         const int32_t end = si + 1 == n_spans ? last_end : sp.end;
         for (int64_t j = sp.begin; j < end; ++j) {
             const BlockId b = st.blocks[j / st.block_tokens];
@@ -82,12 +83,12 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
             const uint8_t* kr = st.k_base + b * st.k.block_stride + slot * st.k.token_stride + kvh * st.k.row_bytes;
             const uint8_t* vr = st.v_base + b * st.v.block_stride + slot * st.v.token_stride + kvh * st.v.row_bytes;
             KeyRef r{kr, vr, k16, v16};
-            if (!k16) {
+            if (!k16 && !k32) {
                 kv_decode_row(st.k.type, kr, &scratch[used], hd);
                 r.k = &scratch[used];
                 used += static_cast<size_t>(hd);
             }
-            if (!v16) {
+            if (!v16 && !v32) {
                 kv_decode_row(st.v.type, vr, &scratch[used], hd);
                 r.v = &scratch[used];
                 used += static_cast<size_t>(hd);
@@ -252,24 +253,34 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
             }
             return;
         }
+        // Each pass keeps (query-head, 8 lanes) accumulators for as many lane groups as the
+        // registers allow, so a few (query, head) pairs — a decode step — read each V row in
+        // one or two passes instead of one pass per 8 lanes.
         for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
-            const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc);
-            for (int64_t i = 0; i < hd; i += 8) {
+            const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc), nqh = qh1 - qh0;
+            const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(kMaxAcc / nqh, hd / 8)) * 8;
+            for (int64_t i0 = 0; i0 < hd; i0 += lanes) {
+                const int64_t i1 = std::min(hd, i0 + lanes), nl = (i1 - i0) / 8;
                 __m256 acc[kMaxAcc];
-                for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_setzero_ps();
+                for (int64_t k = 0; k < nqh * nl; ++k) acc[k] = _mm256_setzero_ps();
                 for (int64_t j = 0; j < n_common; ++j) {
                     const KeyRef& r = common[static_cast<size_t>(j)];
-                    const __m256 vv = load8(r.v, r.v16, i);
-                    for (int64_t qh = qh0; qh < qh1; ++qh)
-                        acc[qh - qh0] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + j]), vv, acc[qh - qh0]);
+                    for (int64_t c = 0; c < nl; ++c) {
+                        const __m256 vv = load8(r.v, r.v16, i0 + 8 * c);
+                        for (int64_t qh = qh0; qh < qh1; ++qh)
+                            acc[(qh - qh0) * nl + c] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + j]), vv, acc[(qh - qh0) * nl + c]);
+                    }
                 }
                 for (int64_t qh = qh0; qh < qh1; ++qh) {
                     const int64_t a = qh / group, g = qh % group;
                     const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
-                    for (size_t j = r0; j < r1; ++j)
-                        acc[qh - qh0] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + n_common + static_cast<int64_t>(j - r0)]),
-                                                        load8(rest[j].v, rest[j].v16, i), acc[qh - qh0]);
-                    if (n_keys[a] > 0) _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i, acc[qh - qh0]);
+                    for (int64_t c = 0; c < nl; ++c) {
+                        __m256& ac = acc[(qh - qh0) * nl + c];
+                        for (size_t j = r0; j < r1; ++j)
+                            ac = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + n_common + static_cast<int64_t>(j - r0)]),
+                                                 load8(rest[j].v, rest[j].v16, i0 + 8 * c), ac);
+                        if (n_keys[a] > 0) _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i0 + 8 * c, ac);
+                    }
                 }
             }
         }
