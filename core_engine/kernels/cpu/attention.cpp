@@ -77,11 +77,19 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
         const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
         const bool k32 = st.k.type == KvDType::f32, v32 = st.v.type == KvDType::f32;
         const int32_t end = si + 1 == n_spans ? last_end : sp.end;
-        for (int64_t j = sp.begin; j < end; ++j) {
-            const BlockId b = st.blocks[j / st.block_tokens];
-            const int64_t slot = j % st.block_tokens;
-            const uint8_t* kr = st.k_base + b * st.k.block_stride + slot * st.k.token_stride + kvh * st.k.row_bytes;
-            const uint8_t* vr = st.v_base + b * st.v.block_stride + slot * st.v.token_stride + kvh * st.v.row_bytes;
+        // Walk block by block: one table lookup and no division per key.
+        int64_t blk = sp.begin / st.block_tokens, slot = sp.begin % st.block_tokens;
+        const uint8_t* kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.row_bytes;
+        const uint8_t* vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.row_bytes;
+        for (int64_t j = sp.begin; j < end; ++j, ++slot) {
+            if (slot == st.block_tokens) {
+                slot = 0;
+                ++blk;
+                kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.row_bytes;
+                vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.row_bytes;
+            }
+            const uint8_t* kr = kb + slot * st.k.token_stride;
+            const uint8_t* vr = vb + slot * st.v.token_stride;
             KeyRef r{kr, vr, k16, v16};
             if (!k16 && !k32) {
                 kv_decode_row(st.k.type, kr, &scratch[used], hd);
