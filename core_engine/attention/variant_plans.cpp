@@ -8,6 +8,7 @@
 //   topk                     the top K/bs blocks by the indexer's bound + tokens from the recent window
 //   cross_layer(mean|slerp)  merged entries [0, t0) + this layer's own step tokens
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "attention/paged_kv.h"
@@ -225,6 +226,9 @@ void PagedKv::build_selection_plan(int32_t layer, const float* q) {
                     for (int64_t g = 0; g < group; ++g)
                         for (int64_t d = 0; d < hd; ++d) sc += qh[g * hd + d] * row[static_cast<size_t>(d)];
                 }
+                // The first block (the attention sinks of StreamingLLM) is always kept: queries
+                // put much weight there that a bound on its keys does not foresee.
+                if (spec_.kind == AttentionKind::topk && c == 0) sc = std::numeric_limits<float>::infinity();
                 score[static_cast<size_t>(c)] = sc;
             }
             if (i == step_n_ - 1)
