@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/dot_f32.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/swiglu.h"
@@ -119,9 +120,9 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
     attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
 }
 
-// Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K (then RoPE at each
-// entry's position) and V from all cached c, and attends over those — the compute a latent cache
-// trades for its memory.
+// Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
+// RoPE at each entry's position) — the compute a latent cache trades for its memory — while V's
+// up-projection is applied once per head after attending over the latents.
 void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
     const LayerWeights& l = w_.layers[il];
     const PackedLayer& pl = packed_[il];
@@ -150,7 +151,6 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
     const int32_t n_all = pos.back() + 1;
     fit(lat_all_, n_all * rank);
     fit(lat_kfull_, n_all * n_kv);
-    fit(lat_vfull_, n_all * n_kv);
     fit(lat_k_, n_all * half);
     fit(lat_v_, n_all * half);
     kv.read_rows(il, n_all, lat_k_.data(), lat_v_.data());
@@ -158,38 +158,46 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
         std::copy(lat_k_.data() + j * half, lat_k_.data() + (j + 1) * half, lat_all_.data() + j * rank);
         std::copy(lat_v_.data() + j * half, lat_v_.data() + (j + 1) * half, lat_all_.data() + j * rank + half);
     }
-    {
-        const PackedMatrix* ws[2] = {&lat.up_k_m, &lat.up_v_m};
-        float* ys[2] = {lat_kfull_.data(), lat_vfull_.data()};
-        matmul_shared_input(ws, lat_all_.data(), ys, n_all, pool, mm_);
-    }
+    // Keys must be rebuilt for every cached entry (RoPE sits between the projection and the
+    // score, so U_k cannot be folded into the query).
+    matmul(lat.up_k_m, lat_all_.data(), lat_kfull_.data(), n_all, pool, mm_);
     add_bias(lat_kfull_.data(), l.bk, n_all);
-    add_bias(lat_vfull_.data(), l.bv, n_all);
     if (static_cast<int32_t>(lat_pos_.size()) < n_all) {
         lat_pos_.resize(static_cast<size_t>(n_all));
         for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
     }
     rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, rp);
-
-    // The rebuilt rows as one f32 stream; query t reads entries [0, t].
-    const std::vector<BlockId> block0{0};
-    KvStreamView view;
-    view.k_base = reinterpret_cast<const uint8_t*>(lat_kfull_.data());
-    view.v_base = reinterpret_cast<const uint8_t*>(lat_vfull_.data());
-    view.blocks = block0.data();
-    view.block_tokens = n_all;
-    view.k.type = view.v.type = KvDType::f32;
-    view.k.row_bytes = view.v.row_bytes = hp_.head_dim * 4;
-    view.k.token_stride = view.v.token_stride = n_kv * 4;
-    view.k.block_stride = view.v.block_stride = n_all * n_kv * 4;
-    AttendPlan plan;
-    for (int64_t t = 0; t < n; ++t) {
-        plan.add({0, 0, pos[static_cast<size_t>(t)] + 1});
-        plan.close_list();
-    }
     (void)kv.plan(il, q_.data());  // keeps the cache's read accounting: the latent rows
-    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
-    attend_spans(q_.data(), n, std::span(&view, 1), plan, shape, 1.0f / std::sqrt(static_cast<float>(hp_.head_dim)), attn_.data(), pool);
+
+    // Values are never rebuilt: a head attends over the latents (z = Σ p_j c_j) and projects once
+    // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).
+    const int64_t hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    pool.run(n * hp_.n_head, [&](int64_t item) {
+        const int64_t t = item / hp_.n_head, h = item % hp_.n_head, kvh = h / group;
+        const int64_t n_keys = pos[static_cast<size_t>(t)] + 1;
+        thread_local std::vector<float> p, z;
+        p.resize(static_cast<size_t>(n_keys));
+        z.assign(static_cast<size_t>(rank), 0.0f);
+        const float* qv = q_.data() + (t * hp_.n_head + h) * hd;
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < n_keys; ++j) {
+            p[static_cast<size_t>(j)] = dot_f32(qv, lat_kfull_.data() + j * n_kv + kvh * hd, hd) * scale;
+            mx = std::max(mx, p[static_cast<size_t>(j)]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < n_keys; ++j) sum += (p[static_cast<size_t>(j)] = std::exp(p[static_cast<size_t>(j)] - mx));
+        const float inv = static_cast<float>(1.0 / sum);
+        for (int64_t j = 0; j < n_keys; ++j) {
+            const float pj = p[static_cast<size_t>(j)] * inv;
+            const float* c = lat_all_.data() + j * rank;
+            for (int64_t r = 0; r < rank; ++r) z[static_cast<size_t>(r)] += pj * c[r];
+        }
+        float* o = attn_.data() + (t * hp_.n_head + h) * hd;
+        const float* bv = l.bv.present() ? f32(l.bv) + kvh * hd : nullptr;
+        for (int64_t d = 0; d < hd; ++d)
+            o[d] = dot_f32(lat.up_v.data() + (kvh * hd + d) * rank, z.data(), rank) + (bv ? bv[d] : 0.0f);
+    });
 }
 
 Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool) {

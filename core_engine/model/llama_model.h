@@ -79,7 +79,7 @@ private:
     std::vector<float> up_;     // [n, n_ff]
     // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
     std::vector<LatentLayer> latent_;
-    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
+    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_;
     std::vector<int32_t> lat_pos_;
     // Set while enable_latent captures each layer's attention inputs.
     std::vector<std::vector<float>>* capture_ = nullptr;
