@@ -85,9 +85,50 @@ private slots:
         QVERIFY(obj["tokens"].toArray().size() >= 1);
         QVERIFY(obj["prompt_tokens"].isDouble());
         auto m = obj["metrics"].toObject();
-        for (const char* key : {"ttft_ms", "prefill_tok_s", "decode_tok_s", "itl_ms_p50", "kv_bytes", "kv_bytes_peak", "kv_bytes_allocated", "kv_bytes_full"})
+        for (const char* key : {"ttft_ms", "prefill_tok_s", "decode_tok_s", "itl_ms_p50", "kv_bytes", "kv_bytes_peak", "kv_bytes_allocated",
+                                "kv_bytes_full", "kv_bytes_read_per_token", "context_tokens"})
             QVERIFY2(m.contains(key), key);
         QVERIFY(m["kv_bytes"].toDouble() > 0);
+        QCOMPARE(m["kv_bytes"].toDouble(), m["kv_bytes_full"].toDouble());
+        QCOMPARE(obj["attention"].toString(), QString("full"));
+        QCOMPARE(obj["kv_type"].toString(), QString("f16"));
+    }
+
+    void variant_flags_reach_the_engine() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"run", "-p", "Once upon a time", "-n", "8", "--ignore-eos", "--json", "-t", "2",
+                          "--attention", "cross_layer:group=2", "--kv-type", "k=q8_0,v=q4_0"});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(obj["attention"].toString(), QString("cross_layer:group=2,merge=none"));
+        QCOMPARE(obj["kv_type"].toString(), QString("k=q8_0,v=q4_0"));
+        auto m = obj["metrics"].toObject();
+        // Half the layers stored, at (34 + 18) / (2 · 64) of f16's bytes: the full figure is at the same types.
+        QCOMPARE(m["kv_bytes"].toDouble() * 2, m["kv_bytes_full"].toDouble());
+        for (const auto& [args, word] : {std::pair{QStringList{"--attention", "sliding:window=0"}, "window"},
+                                         {QStringList{"--attention", "bogus"}, "bogus"},
+                                         {QStringList{"--kv-type", "q9_9"}, "q9_9"},
+                                         {QStringList{"--kv-budget", "0"}, "--kv-budget"}}) {
+            auto bad = run_cli(QStringList{"run", "-p", "hi", "-n", "1"} + args);
+            QVERIFY2(bad.exit_code != 0 && bad.err.contains(word), bad.err.constData());
+            QVERIFY(!bad.crashed);
+        }
+        // A budget too small for the prompt is an error naming the flag, not a crash.
+        auto tight = run_cli({"run", "-p", QString("word ").repeated(200), "-n", "1", "--kv-budget", "1"});
+        QCOMPARE(tight.exit_code, 1);
+        QVERIFY2(tight.err.contains("--kv-budget"), tight.err.constData());
+    }
+
+    void k_quant_weights_fall_back_per_tensor() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"run", "-p", "The capital of France is", "-n", "4", "--temp", "0", "--json", "-t", "2", "--weights", "q4_k"});
+        QCOMPARE(o.exit_code, 0);
+        QMap<QString, int> types;
+        for (const auto& t : QJsonDocument::fromJson(o.out).object()["weight_types"].toArray())
+            types[t.toObject()["type"].toString()] = t.toObject()["tensors"].toInt();
+        // ffn_down rows (1536) split into 256-blocks; every 576-wide row falls back to q5_0.
+        QCOMPARE(types.value("q4_k"), 30);
+        QCOMPARE(types.value("q5_0"), 181);
     }
 
     void undefined_metric_is_null() {
