@@ -8,6 +8,8 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cmath>
 #include <vector>
 
@@ -106,6 +108,88 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
     }
 }
 
+
+// Scores of NQ (query, head) rows against each key, one FMA chain per pair. NQ is a template
+// argument so the chains live in registers (a runtime count spills them to the stack).
+template <int NQ>
+void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
+    for (int64_t j = 0; j < n; ++j) {
+        const KeyRef& r = keys[j];
+        __m256 acc[NQ];
+#pragma GCC unroll 12
+        for (int k = 0; k < NQ; ++k) acc[k] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < hd; i += 8) {
+            const __m256 kv = load8(r.k, r.k16, i);
+#pragma GCC unroll 12
+            for (int k = 0; k < NQ; ++k) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + k * hd + i), kv, acc[k]);
+        }
+#pragma GCC unroll 12
+        for (int k = 0; k < NQ; ++k) out[k * out_stride + j] = hsum(acc[k]) * scale;
+    }
+}
+
+using ScoreFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, float*, int64_t, float);
+template <int... N>
+constexpr std::array<ScoreFn, sizeof...(N)> score_table(std::integer_sequence<int, N...>) { return {&score_rows<N + 1>...}; }
+constexpr auto kScoreRows = score_table(std::make_integer_sequence<int, 12>{});
+
+// Adds Σ_j p[k][j] · V_j[i0 .. i0 + 8·NL) to acc[k·NL + c], key by key in order.
+template <int NQ, int NL>
+void value_rows(const KeyRef* keys, int64_t n, const float* p, int64_t p_stride, int64_t i0, __m256* acc) {
+    __m256 a[NQ * NL];
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ * NL; ++k) a[k] = acc[k];
+    for (int64_t j = 0; j < n; ++j) {
+        const KeyRef& r = keys[j];
+#pragma GCC unroll 8
+        for (int c = 0; c < NL; ++c) {
+            const __m256 vv = load8(r.v, r.v16, i0 + 8 * c);
+#pragma GCC unroll 12
+            for (int k = 0; k < NQ; ++k) a[k * NL + c] = _mm256_fmadd_ps(_mm256_set1_ps(p[k * p_stride + j]), vv, a[k * NL + c]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ * NL; ++k) acc[k] = a[k];
+}
+
+using ValueFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, int64_t, __m256*);
+
+// The lane groups a pass keeps per (query, head): the most that fit the registers and divide the
+// head's 8-lane chunks.
+int64_t lane_groups(int64_t nqh, int64_t chunks) {
+    for (int64_t nl : {8, 4, 2, 1})
+        if (nl * nqh <= kMaxAcc && chunks % nl == 0) return nl;
+    return 1;
+}
+
+ValueFn value_fn(int64_t nqh, int64_t nl) {
+    switch (nqh * 16 + nl) {
+    case 1 * 16 + 8: return &value_rows<1, 8>;
+    case 1 * 16 + 4: return &value_rows<1, 4>;
+    case 1 * 16 + 2: return &value_rows<1, 2>;
+    case 1 * 16 + 1: return &value_rows<1, 1>;
+    case 2 * 16 + 4: return &value_rows<2, 4>;
+    case 2 * 16 + 2: return &value_rows<2, 2>;
+    case 2 * 16 + 1: return &value_rows<2, 1>;
+    case 3 * 16 + 4: return &value_rows<3, 4>;
+    case 3 * 16 + 2: return &value_rows<3, 2>;
+    case 3 * 16 + 1: return &value_rows<3, 1>;
+    case 4 * 16 + 2: return &value_rows<4, 2>;
+    case 4 * 16 + 1: return &value_rows<4, 1>;
+    case 5 * 16 + 2: return &value_rows<5, 2>;
+    case 5 * 16 + 1: return &value_rows<5, 1>;
+    case 6 * 16 + 2: return &value_rows<6, 2>;
+    case 6 * 16 + 1: return &value_rows<6, 1>;
+    case 7 * 16 + 1: return &value_rows<7, 1>;
+    case 8 * 16 + 1: return &value_rows<8, 1>;
+    case 9 * 16 + 1: return &value_rows<9, 1>;
+    case 10 * 16 + 1: return &value_rows<10, 1>;
+    case 11 * 16 + 1: return &value_rows<11, 1>;
+    case 12 * 16 + 1: return &value_rows<12, 1>;
+    default: return nullptr;
+    }
+}
+
 int64_t decoded_rows_bound(std::span<const KvSpan> list) {
     int64_t n = 0;
     for (const KvSpan& sp : list) n += sp.end - sp.begin;
@@ -183,24 +267,17 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         // horizontal sum: the order of these additions shows in the logits (see
         // tests/core_engine/model/test_model_oracle.cpp).
         auto score_keys = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t qh0, int64_t qh1) {
-            for (int64_t j = 0; j < n; ++j) {
+            for (int64_t j = 0; j < n && !simd; ++j) {
                 const KeyRef& r = keys[j];
-                if (!simd) {
+                {
                     for (int64_t qh = qh0; qh < qh1; ++qh) {
                         float dot = 0;
                         for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(r.k, r.k16, i);
                         scores[qh * max_keys + col0 + j] = dot * scale;
                     }
-                    continue;
                 }
-                __m256 acc[kMaxAcc];
-                for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_setzero_ps();
-                for (int64_t i = 0; i < hd; i += 8) {
-                    const __m256 kv = load8(r.k, r.k16, i);
-                    for (int64_t qh = qh0; qh < qh1; ++qh) acc[qh - qh0] = _mm256_fmadd_ps(_mm256_loadu_ps(&qr[qh * hd + i]), kv, acc[qh - qh0]);
-                }
-                for (int64_t qh = qh0; qh < qh1; ++qh) scores[qh * max_keys + col0 + j] = hsum(acc[qh - qh0]) * scale;
             }
+            if (simd) kScoreRows[static_cast<size_t>(qh1 - qh0 - 1)](keys, n, &qr[qh0 * hd], hd, &scores[qh0 * max_keys + col0], max_keys, scale);
         };
         for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) score_keys(common.data(), n_common, 0, qh0, std::min(n_qh, qh0 + kMaxAcc));
         // Each query's own keys after the common ones.
@@ -262,33 +339,23 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
             return;
         }
         // Each pass keeps (query-head, 8 lanes) accumulators for as many lane groups as the
-        // registers allow, so a few (query, head) pairs — a decode step — read each V row in
-        // one or two passes instead of one pass per 8 lanes.
+        // registers allow, so a decode step reads each V row in one or two passes; per output
+        // lane the keys are added in list order, the common ones first.
         for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
             const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc), nqh = qh1 - qh0;
-            const int64_t lanes = std::max<int64_t>(1, std::min<int64_t>(kMaxAcc / nqh, hd / 8)) * 8;
-            for (int64_t i0 = 0; i0 < hd; i0 += lanes) {
-                const int64_t i1 = std::min(hd, i0 + lanes), nl = (i1 - i0) / 8;
+            const int64_t nl = lane_groups(nqh, hd / 8);
+            const ValueFn common_fn = value_fn(nqh, nl), rest_fn = value_fn(1, nl);
+            for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
                 __m256 acc[kMaxAcc];
                 for (int64_t k = 0; k < nqh * nl; ++k) acc[k] = _mm256_setzero_ps();
-                for (int64_t j = 0; j < n_common; ++j) {
-                    const KeyRef& r = common[static_cast<size_t>(j)];
-                    for (int64_t c = 0; c < nl; ++c) {
-                        const __m256 vv = load8(r.v, r.v16, i0 + 8 * c);
-                        for (int64_t qh = qh0; qh < qh1; ++qh)
-                            acc[(qh - qh0) * nl + c] = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + j]), vv, acc[(qh - qh0) * nl + c]);
-                    }
-                }
+                common_fn(common.data(), n_common, &scores[qh0 * max_keys], max_keys, i0, acc);
                 for (int64_t qh = qh0; qh < qh1; ++qh) {
                     const int64_t a = qh / group, g = qh % group;
                     const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
-                    for (int64_t c = 0; c < nl; ++c) {
-                        __m256& ac = acc[(qh - qh0) * nl + c];
-                        for (size_t j = r0; j < r1; ++j)
-                            ac = _mm256_fmadd_ps(_mm256_set1_ps(scores[qh * max_keys + n_common + static_cast<int64_t>(j - r0)]),
-                                                 load8(rest[j].v, rest[j].v16, i0 + 8 * c), ac);
-                        if (n_keys[a] > 0) _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i0 + 8 * c, ac);
-                    }
+                    rest_fn(rest.data() + r0, static_cast<int64_t>(r1 - r0), &scores[qh * max_keys + n_common], max_keys, i0, acc + (qh - qh0) * nl);
+                    if (n_keys[a] > 0)
+                        for (int64_t c = 0; c < nl; ++c)
+                            _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i0 + 8 * c, acc[(qh - qh0) * nl + c]);
                 }
             }
         }
