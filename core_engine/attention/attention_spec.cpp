@@ -36,8 +36,8 @@ std::vector<std::string_view> keys_of(AttentionKind kind) {
     case AttentionKind::sliding: return {"window", "sinks"};
     case AttentionKind::cross_layer: return {"group", "layers", "merge"};
     case AttentionKind::topk: return {"k", "recent"};
-    case AttentionKind::compressed: return {"block", "recent"};
-    case AttentionKind::heavy: return {"block", "k", "recent"};
+    case AttentionKind::compressed: return {"block", "recent", "sinks"};
+    case AttentionKind::heavy: return {"block", "k", "recent", "sinks"};
     case AttentionKind::latent: return {"rank"};
     }
     return {};
@@ -66,6 +66,8 @@ Result<AttentionSpec> parse_attention_spec(std::string_view raw) {
     // Heavy compression pools coarsely by default; compressed keeps finer blocks.
     if (spec.kind == AttentionKind::heavy) spec.block = 16, spec.k = 32;
     if (spec.kind == AttentionKind::compressed) spec.recent = 256;
+    // Pooling keeps no sinks unless asked: "every M old tokens become one", the first included.
+    if (spec.kind == AttentionKind::compressed || spec.kind == AttentionKind::heavy) spec.sinks = 0;
     if (colon == std::string::npos) return spec;
 
     const auto keys = keys_of(spec.kind);
@@ -130,8 +132,10 @@ std::string attention_spec_name(const AttentionSpec& s) {
         return out + ",merge=" + merges[static_cast<int>(s.merge)];
     }
     case AttentionKind::topk: return kind + ":k=" + n(s.k) + ",recent=" + n(s.recent);
-    case AttentionKind::compressed: return kind + ":block=" + n(s.block) + ",recent=" + n(s.recent);
-    case AttentionKind::heavy: return kind + ":block=" + n(s.block) + ",k=" + n(s.k) + ",recent=" + n(s.recent);
+    case AttentionKind::compressed:
+        return kind + ":block=" + n(s.block) + ",recent=" + n(s.recent) + (s.sinks ? ",sinks=" + n(s.sinks) : "");
+    case AttentionKind::heavy:
+        return kind + ":block=" + n(s.block) + ",k=" + n(s.k) + ",recent=" + n(s.recent) + (s.sinks ? ",sinks=" + n(s.sinks) : "");
     case AttentionKind::latent: return kind + ":rank=" + n(s.rank);
     }
     return kind;

@@ -1,7 +1,8 @@
 // The --attention SPEC of the seven variants, parsed and printed in one canonical form (the
 // benchmark rows, the GUI and the session database key on it):
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
-//   | topk:k=K[,recent=R] | compressed:block=M,recent=R | heavy:block=M,k=K,recent=R | latent:rank=R
+//   | topk:k=K[,recent=R] | compressed:block=M,recent=R[,sinks=S] | heavy:block=M,k=K,recent=R[,sinks=S]
+//   | latent:rank=R
 // Omitted parameters take the defaults below. Pure parsing: no model needed.
 #pragma once
 
@@ -18,7 +19,7 @@ enum class LayerMerge : uint8_t { none, mean, slerp };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
-    int32_t window = 1020, sinks = 4;            // sliding
+    int32_t window = 1020, sinks = 4;            // sliding; compressed/heavy: first tokens never pooled (default 0)
     int32_t group = 2;                           // cross_layer
     int32_t first_layer = 0, last_layer = -1;    // cross_layer range, inclusive; -1: the last layer
     LayerMerge merge = LayerMerge::none;         // cross_layer

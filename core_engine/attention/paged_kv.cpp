@@ -119,7 +119,7 @@ PagedKv::Sequence& PagedKv::seq_state(SeqId seq) {
 
 int32_t PagedKv::pooled_count(int32_t t) const {
     if (spec_.kind != AttentionKind::compressed && spec_.kind != AttentionKind::heavy) return 0;
-    return std::max(0, t + 1 - spec_.recent) / spec_.block;
+    return std::max(0, t + 1 - spec_.recent - spec_.sinks) / spec_.block;
 }
 
 int32_t PagedKv::evicted_before(int32_t t) const {
@@ -231,15 +231,16 @@ void PagedKv::pool_groups(int32_t storage, Sequence& s, int32_t g0, int32_t g1) 
             uint8_t* dv = store_->v_row(storage, dst, g % bs, h);
             if (m == 1) {
                 // One token pooled is that token: copy its bytes, no re-rounding.
-                const BlockId src = tokens[static_cast<size_t>(g / bs)];
-                std::memcpy(dk, store_->k_row(storage, src, g % bs, h), static_cast<size_t>(store_->k_layout().row_bytes));
-                std::memcpy(dv, store_->v_row(storage, src, g % bs, h), static_cast<size_t>(store_->v_layout().row_bytes));
+                const int32_t j = spec_.sinks + g;
+                const BlockId src = tokens[static_cast<size_t>(j / bs)];
+                std::memcpy(dk, store_->k_row(storage, src, j % bs, h), static_cast<size_t>(store_->k_layout().row_bytes));
+                std::memcpy(dv, store_->v_row(storage, src, j % bs, h), static_cast<size_t>(store_->v_layout().row_bytes));
                 continue;
             }
             // The mean of the RoPE-applied keys (and of the values) of the group's M tokens.
             std::fill(acc_k.begin(), acc_k.end(), 0.0f);
             std::fill(acc_v.begin(), acc_v.end(), 0.0f);
-            for (int32_t j = g * m; j < (g + 1) * m; ++j) {
+            for (int32_t j = spec_.sinks + g * m; j < spec_.sinks + (g + 1) * m; ++j) {
                 const BlockId src = tokens[static_cast<size_t>(j / bs)];
                 kv_decode_row(types_.k, store_->k_row(storage, src, j % bs, h), row.data(), hd);
                 for (int64_t d = 0; d < hd; ++d) acc_k[d] += row[d];
@@ -341,7 +342,9 @@ void PagedKv::release_unreachable(Sequence& s) {
         first = std::max(first, (spec_.sinks + bs - 1) / bs);
         end = std::max(0, n + 1 - spec_.window) / bs;
     } else if (spec_.kind == AttentionKind::compressed || spec_.kind == AttentionKind::heavy) {
-        end = s.n_pooled * spec_.block / bs;  // pooled tokens are read through their pooled entry
+        // Pooled tokens are read through their pooled entry; the sinks' block stays.
+        first = std::max(first, (spec_.sinks + bs - 1) / bs);
+        end = (spec_.sinks + s.n_pooled * spec_.block) / bs;
     }
     if (end > first) {
         (void)manager_->release_blocks(s.token_id, first, end);

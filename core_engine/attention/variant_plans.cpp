@@ -3,11 +3,13 @@
 // and, through the same kernel, full attention's exact arithmetic.
 //   full, cross_layer(none)  [0, t]
 //   sliding                  sinks [0, S) (re-rotated once tokens are evicted) + [t+1-W, t]
-//   compressed               pooled [0, P(t)) + tokens [P(t)·M, t], P(t) = max(0, t+1-R) / M
-//   heavy                    the top-K pooled entries by q·k + tokens [P(t)·M, t]
+//   compressed               sinks [0, S) + pooled [0, P(t)) + tokens [S + P(t)·M, t],
+//                            P(t) = max(0, t+1-R-S) / M
+//   heavy                    sinks + the top-K pooled entries by q·k + tokens [S + P(t)·M, t]
 //   topk                     the top K/bs blocks by the indexer's bound + tokens from the recent window
 //   cross_layer(mean|slerp)  merged entries [0, t0) + this layer's own step tokens
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -45,6 +47,9 @@ KvStreamView PagedKv::token_stream(int32_t storage, const Sequence& s) const {
 KvStreamView PagedKv::pooled_stream(int32_t storage, const Sequence& s) const {
     KvStreamView v = token_stream(storage, s);
     v.blocks = manager_->block_table(s.pooled_id).data();
+    // A pooled entry stands for M tokens: its softmax weight counts M times (ToMe's proportional
+    // attention), so a mean key that matches like its tokens draws their combined weight.
+    v.score_bias = std::log(static_cast<float>(std::max(1, spec_.block)));
     return v;
 }
 
@@ -73,8 +78,9 @@ void PagedKv::build_token_plans() {
         case AttentionKind::compressed:
         case AttentionKind::heavy: {
             const int32_t n_pooled = pooled_count(t);
+            p.add({kTokenStream, 0, std::min(spec_.sinks, t + 1)});
             p.add({kPooledStream, 0, n_pooled});
-            p.add({kTokenStream, n_pooled * spec_.block, t + 1});
+            p.add({kTokenStream, std::min(spec_.sinks, t + 1) + n_pooled * spec_.block, t + 1});
             break;
         }
         default:
@@ -200,8 +206,9 @@ void PagedKv::build_selection_plan(int32_t layer, const float* q) {
             } else {
                 n_cand = pooled_count(t);
                 keep = spec_.k;
-                recent_begin = n_cand * spec_.block;
+                recent_begin = std::min(spec_.sinks, t + 1) + n_cand * spec_.block;
                 all = {kPooledStream, 0, n_cand};
+                p.add({kTokenStream, 0, std::min(spec_.sinks, t + 1)});
             }
             if (keep >= n_cand) {
                 p.add(all);

@@ -59,6 +59,7 @@ struct KeyRef {
     const void* k;
     const void* v;
     bool k16, v16;
+    float bias;
 };
 
 inline __m256 load8(const void* row, bool is_f16, int64_t i) {
@@ -92,7 +93,7 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
             }
             const uint8_t* kr = kb + slot * st.k.token_stride;
             const uint8_t* vr = vb + slot * st.v.token_stride;
-            KeyRef r{kr, vr, k16, v16};
+            KeyRef r{kr, vr, k16, v16, st.score_bias};
             if (!k16 && !k32) {
                 kv_decode_row(st.k.type, kr, &scratch[used], hd);
                 r.k = &scratch[used];
@@ -124,7 +125,7 @@ void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, floa
             for (int k = 0; k < NQ; ++k) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + k * hd + i), kv, acc[k]);
         }
 #pragma GCC unroll 12
-        for (int k = 0; k < NQ; ++k) out[k * out_stride + j] = hsum(acc[k]) * scale;
+        for (int k = 0; k < NQ; ++k) out[k * out_stride + j] = hsum(acc[k]) * scale + r.bias;
     }
 }
 
@@ -273,7 +274,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                     for (int64_t qh = qh0; qh < qh1; ++qh) {
                         float dot = 0;
                         for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(r.k, r.k16, i);
-                        scores[qh * max_keys + col0 + j] = dot * scale;
+                        scores[qh * max_keys + col0 + j] = dot * scale + r.bias;
                     }
                 }
             }

@@ -29,6 +29,7 @@ struct KvStreamView {
     const BlockId* blocks = nullptr;
     int32_t block_tokens = 16;
     KvRowLayout k, v;
+    float score_bias = 0;  // added to every score of this stream (a pooled entry standing for M tokens: log M)
 };
 
 struct KvSpan {
