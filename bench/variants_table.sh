@@ -23,9 +23,11 @@ for s in sliding:window=1020,sinks=4 sliding:window=1020,sinks=0 sliding:window=
   row "$CTX" "$CHUNKS" --attention "$s"; done
 row "$CTX" "$CHUNKS" --attention sliding:window=1020,sinks=4 --kv-type q8_0
 for s in topk:k=1024 topk:k=512 topk:k=256; do row "$CTX" "$CHUNKS" --attention "$s"; done
-for s in compressed:block=2,recent=256 compressed:block=4,recent=256 compressed:block=8,recent=512; do
+for s in compressed:block=2,recent=256 compressed:block=4,recent=256 compressed:block=8,recent=512 \
+         compressed:block=2,recent=256,sinks=4 compressed:block=4,recent=256,sinks=4 compressed:block=8,recent=512,sinks=4; do
   row "$CTX" "$CHUNKS" --attention "$s"; done
-for s in heavy:block=16,k=32,recent=256 heavy:block=16,k=64,recent=256 heavy:block=32,k=16,recent=512; do
+for s in heavy:block=16,k=32,recent=256 heavy:block=16,k=64,recent=256 heavy:block=32,k=16,recent=512 \
+         heavy:block=16,k=32,recent=256,sinks=4 heavy:block=16,k=64,recent=256,sinks=4 heavy:block=8,k=64,recent=256,sinks=4; do
   row "$CTX" "$CHUNKS" --attention "$s"; done
 for s in cross_layer:group=2 cross_layer:group=2,merge=mean cross_layer:group=2,merge=slerp \
          cross_layer:group=2,layers=16-29 cross_layer:group=2,layers=16-29,merge=mean cross_layer:group=2,layers=0-13,merge=mean; do
