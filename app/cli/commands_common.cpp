@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "commands.h"
 
 namespace wbcli {
@@ -55,7 +57,17 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     config.model_path = resolve_model_path(ctx.args, rc);
     if (rc >= 0) return rc;
     if (adjust) adjust(config);
+    // Long loads (weight conversion, latent factors) show a bar on a terminal's stderr.
+    bool drew = false;
+    if (isatty(STDERR_FILENO)) config.on_load_progress = [&](const std::string& step, float fraction) {
+        const int pct = static_cast<int>(fraction * 100.0f + 0.5f);
+        std::string bar(static_cast<size_t>(pct / 5), '#');
+        bar.resize(20, '.');
+        std::fprintf(stderr, "\r%s [%s] %3d%%", step.c_str(), bar.c_str(), pct);
+        drew = true;
+    };
     auto engine = workbench::Engine::load(config);
+    if (drew) std::fprintf(stderr, "\n");
     if (!engine.ok()) return runtime_error(engine.status().message());
     ctx.engine = std::move(engine).value();
     if (!ctx.engine->model_info().chat_template_warning.empty())

@@ -28,7 +28,7 @@ bool pack_f32(std::vector<float>& data, int64_t n_out, int64_t n_in, PackedMatri
 
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     int32_t rank) {
+                                                     int32_t rank, const std::function<void(int, int)>& progress) {
     const int64_t n_kv = hp.n_embd_kv(), n_embd = hp.n_embd;
     if (rank < 1 || rank > std::min<int64_t>(2 * n_kv, n_embd))
         return error(StatusCode::invalid_argument, "--attention latent:rank=" + std::to_string(rank) + ": expected 1.." +
@@ -57,6 +57,7 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
         l.up_v.assign(f.up.begin() + n_kv * rank, f.up.end());
         if (!pack_f32(l.down, rank, n_embd, l.down_m) || !pack_f32(l.up_k, n_kv, rank, l.up_k_m) || !pack_f32(l.up_v, n_kv, rank, l.up_v_m))
             return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");
+        if (progress) progress(il + 1, hp.n_layer);
     }
     return layers;
 }

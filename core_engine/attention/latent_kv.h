@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/cpu/packed_matrix.h"
@@ -24,6 +25,6 @@ struct LatentLayer {
 // invalid_argument when the rank does not fit the layer (1..min(2·n_kv, n_embd)).
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     int32_t rank);
+                                                     int32_t rank, const std::function<void(int, int)>& progress = {});
 
 }  // namespace workbench

@@ -125,7 +125,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (!config.weight_type.empty()) {
         auto type = dtype_from_name(config.weight_type);
         if (!type) return error(StatusCode::invalid_argument, "unknown weight type '" + config.weight_type + "'");
-        WB_RETURN_IF_ERROR(requantize_weights(weights, *type, impl->converted_weights));
+        WB_RETURN_IF_ERROR(requantize_weights(weights, *type, impl->converted_weights, [&](int done, int total) {
+            if (config.on_load_progress) config.on_load_progress("converting weights to " + config.weight_type, static_cast<float>(done) / static_cast<float>(total));
+        }));
     }
     const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
     impl->n_ctx = n_ctx;
@@ -137,7 +139,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     std::vector<double> latent_error;
     if (spec.kind == AttentionKind::latent) {
         WB_ASSIGN_OR_RETURN(const std::vector<TokenId> calibration, calibration_tokens(config, *impl->tokenizer));
-        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec.rank, calibration, *impl->pool));
+        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec.rank, calibration, *impl->pool, [&](int done, int total) {
+            if (config.on_load_progress) config.on_load_progress("latent factors", static_cast<float>(done) / static_cast<float>(total));
+        }));
     }
     for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->info = describe(*impl);

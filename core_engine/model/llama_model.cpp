@@ -200,7 +200,8 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
     });
 }
 
-Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool) {
+Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
+                                                      const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     WB_ASSIGN_OR_RETURN(auto kv, PagedKv::create(AttentionSpec{}, KvTypes{}, kv_shape(), 0, static_cast<int32_t>(calibration.size())));
     std::vector<std::vector<float>> inputs(static_cast<size_t>(hp_.n_layer));
@@ -209,7 +210,7 @@ Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<co
     const Status s = forward(calibration, 0, *kv, false, logits, pool);
     capture_ = nullptr;
     WB_RETURN_IF_ERROR(s);
-    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank));
+    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank, progress));
     std::vector<double> errors;
     for (const auto& l : latent_) errors.push_back(l.output_error);
     return errors;

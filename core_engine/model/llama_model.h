@@ -46,7 +46,8 @@ public:
     // `calibration` (run once with full attention). After this, a cache created with a latent
     // spec runs through them. Errors: invalid_argument for a rank that does not fit; the
     // decomposition's errors. Returns each layer's relative output error on the calibration.
-    Result<std::vector<double>> enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool);
+    Result<std::vector<double>> enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
+                                              const std::function<void(int, int)>& progress = {});
     bool has_latent() const { return !latent_.empty(); }
 
 private:

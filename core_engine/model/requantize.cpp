@@ -46,7 +46,8 @@ Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8
     return Status::ok_status();
 }
 
-Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage) {
+Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage,
+                          const std::function<void(int, int)>& progress) {
     if (!can_requantize_to(type))
         return error(StatusCode::unsupported, "weights cannot be converted to " + std::string(dtype_name(type)) +
                                                   " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
@@ -65,8 +66,12 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
     WB_RETURN_IF_ERROR(convert(w.token_embd));
     if (tied) w.output = w.token_embd;
     else WB_RETURN_IF_ERROR(convert(w.output));
-    for (auto& l : w.layers)
+    const int n_layers = static_cast<int>(w.layers.size());
+    for (int il = 0; il < n_layers; ++il) {
+        LayerWeights& l = w.layers[static_cast<size_t>(il)];
         for (WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) WB_RETURN_IF_ERROR(convert(*t));
+        if (progress) progress(il + 1, n_layers);
+    }
     uint64_t total = 0;
     for (const auto& l : w.layers)
         for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})

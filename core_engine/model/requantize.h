@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,6 +28,8 @@ Status requantize_rows(DType src_type, const uint8_t* src, DType dst_type, uint8
 
 // Converts every matrix of `w` to `type` into buffers held in `storage`; `w` then points at them.
 // The mapped file's pages for the old weights are no longer touched, so memory does not double.
-Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage);
+// `progress(done, total)` is called after each layer.
+Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_ptr<uint8_t[]>>& storage,
+                          const std::function<void(int, int)>& progress = {});
 
 }  // namespace workbench

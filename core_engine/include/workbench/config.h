@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ struct EngineConfig {
     std::string attention = "full";  // attention variant spec: "sliding:window=1020,sinks=4", ...
     std::string kv_types = "f16";    // KV element types: "q8_0", or "k=q8_0,v=q4_0"
     uint64_t kv_budget_bytes = 0;    // KV pool size; 0: what the context needs
+    // Called on the loading thread while load converts weights (--weights) or factors the latent
+    // variant: the step ("converting weights", "latent factors") and its progress in [0, 1].
+    std::function<void(const std::string& step, float fraction)> on_load_progress;
     std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
                                      // empty: the last 512 tokens of resources/eval/alice_wonderland.txt
 };
