@@ -2,6 +2,8 @@
 // conditions, cancellation, streaming and metrics.
 #include <QTest>
 
+#include <algorithm>
+
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -77,6 +79,24 @@ private slots:
         QCOMPARE(fresh->metrics.n_prompt_reused % 16, 0);
         QVERIFY(fresh->metrics.n_prompt_reused > 0);  // the freed conversation's blocks are found again
         QCOMPARE(fresh->tokens, second->tokens);
+    }
+
+    void weight_conversion_reports_progress() {
+        EngineConfig c;
+        c.model_path = find_default_model();
+        c.n_ctx = 64;
+        c.weight_type = "q8_0";
+        std::vector<float> seen;
+        c.on_load_progress = [&](const std::string& step, float f) {
+            QVERIFY(step.find("q8_0") != std::string::npos);
+            seen.push_back(f);
+        };
+        auto e = Engine::load(c);
+        QVERIFY(e.ok());
+        QCOMPARE(seen.size(), size_t{30});  // one report per layer
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QCOMPARE(seen.back(), 1.0f);
+        QCOMPARE((*e)->model_info().weight_type, std::string("q8_0"));
     }
 
     void seed_reproducible() {
