@@ -115,4 +115,9 @@ std::vector<FlagSpec> engine_flags() {
     };
 }
 
+void add_engine_flags(std::vector<FlagSpec>& flags) {
+    const auto ef = engine_flags();
+    flags.insert(flags.end(), ef.begin(), ef.end());
+}
+
 }  // namespace wbcli

@@ -38,5 +38,7 @@ std::string usage_text(const std::string& command, const std::string& synopsis, 
 std::vector<FlagSpec> common_flags();
 // Flags of the commands that run the model: weights, attention variant, KV types and budget.
 std::vector<FlagSpec> engine_flags();
+// Appends engine_flags() to a command's own flags.
+void add_engine_flags(std::vector<FlagSpec>& flags);
 
 }  // namespace wbcli

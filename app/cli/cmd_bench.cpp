@@ -63,10 +63,7 @@ int cmd_bench(int argc, char** argv) {
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
     };
     const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]";
-    {
-        const auto ef = engine_flags();
-        flags.insert(flags.end(), ef.begin(), ef.end());
-    }
+    add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, false); rc >= 0) return rc;
     std::string err;

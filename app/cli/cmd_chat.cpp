@@ -33,10 +33,7 @@ int cmd_chat(int argc, char** argv) {
     auto flags = sampling_flags();
     flags.push_back({"--n-predict", "-n", true, "N  most tokens per reply (default 1024)"});
     flags.push_back({"--system", "", true, "TEXT  system prompt (default: the template's own, if any)"});
-    {
-        const auto ef = engine_flags();
-        flags.insert(flags.end(), ef.begin(), ef.end());
-    }
+    add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "chat", "[options]", flags, ctx, false); rc >= 0) return rc;
     std::string err;

@@ -43,10 +43,7 @@ int cmd_eval(int argc, char** argv) {
         {"--json", "", false, "print one JSON object with the figures"},
     };
     const std::string synopsis = "-f TEXT [--ctx N] [--attention SPEC] [--kv-type T] [--weights Q] [--json]";
-    {
-        const auto ef = engine_flags();
-        flags.insert(flags.end(), ef.begin(), ef.end());
-    }
+    add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, false); rc >= 0) return rc;
     std::string err;

@@ -16,10 +16,7 @@ int cmd_logits(int argc, char** argv) {
         {"--no-bos", "", false, "do not add BOS even if the model asks for it"},
         {"--json", "", false, "JSON output (the only format; accepted for clarity)"},
     };
-    {
-        const auto ef = engine_flags();
-        flags.insert(flags.end(), ef.begin(), ef.end());
-    }
+    add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "logits", "-p TEXT [--top K] --json", flags, ctx, false); rc >= 0) return rc;
     if (!ctx.args.has("--prompt")) return usage_error("logits: -p/--prompt TEXT is required");

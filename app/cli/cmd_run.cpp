@@ -64,10 +64,7 @@ int cmd_run(int argc, char** argv) {
     auto sf = sampling_flags();
     flags.insert(flags.end(), sf.begin(), sf.end());
     // Validate flags before the (slow) model load, so a typo fails fast.
-    {
-        const auto ef = engine_flags();
-        flags.insert(flags.end(), ef.begin(), ef.end());
-    }
+    add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "run", "-p TEXT [options]", flags, ctx, false); rc >= 0) return rc;
     if (!ctx.args.has("--prompt")) return usage_error("run: -p/--prompt TEXT is required");

@@ -272,7 +272,7 @@ void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
         std::vector<float> mk(step_n_ * row), mv(step_n_ * row);
         const int64_t hd = shape_.head_dim;
         for (size_t r = 0; r < static_cast<size_t>(step_n_) * shape_.n_kv_heads; ++r) {
-            for (auto [stage, out, is_k] : {std::tuple{&stage_k_, &mk, true}, {&stage_v_, &mv, false}}) {
+            for (auto [stage, out] : {std::pair{&stage_k_, &mk}, {&stage_v_, &mv}}) {
                 float* o = out->data() + r * hd;
                 if (spec_.merge == LayerMerge::slerp) {
                     // MiniCache: interpolate the directions halfway on the sphere, keep the mean norm.
@@ -288,7 +288,6 @@ void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
                         const double ua = na > 0 ? a[d] / na : 0, ub = nb > 0 ? b[d] / nb : 0;
                         o[d] = static_cast<float>(norm * wa * (ua + ub));
                     }
-                    (void)is_k;
                     continue;
                 }
                 for (int64_t d = 0; d < hd; ++d) {
