@@ -119,6 +119,24 @@ private slots:
         QVERIFY2(tight.err.contains("--kv-budget"), tight.err.constData());
     }
 
+    void sliding_window_runs_past_the_context() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        // A 128-token context: full attention stops there, a sliding window keeps going with a
+        // cache that stays flat (blocks outside sinks + window are released).
+        auto full = run_cli({"run", "-p", "Once upon a time", "-n", "300", "--ignore-eos", "--json", "-t", "2", "-c", "128"});
+        QCOMPARE(full.exit_code, 0);
+        QCOMPARE(QJsonDocument::fromJson(full.out).object()["stop_reason"].toString(), QString("context_full"));
+        auto o = run_cli({"run", "-p", "Once upon a time", "-n", "300", "--ignore-eos", "--json", "-t", "2", "-c", "128",
+                          "--attention", "sliding:window=64,sinks=4"});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(obj["stop_reason"].toString(), QString("max_tokens"));
+        auto m = obj["metrics"].toObject();
+        QVERIFY(m["context_tokens"].toInt() > 300);
+        // Live: the sinks' block and the blocks from the window's start: at most 7 of 16 tokens.
+        QVERIFY(m["kv_bytes_peak"].toDouble() <= 7 * m["kv_bytes_full"].toDouble() / ((m["context_tokens"].toInt() + 15) / 16));
+    }
+
     void k_quant_weights_fall_back_per_tensor() {
         if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "The capital of France is", "-n", "4", "--temp", "0", "--json", "-t", "2", "--weights", "q4_k"});
