@@ -282,7 +282,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         };
         for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) score_keys(common.data(), n_common, 0, qh0, std::min(n_qh, qh0 + kMaxAcc));
         // Each query's own keys after the common ones.
-        std::vector<std::pair<size_t, size_t>> rest_range(static_cast<size_t>(nq));
+        std::pair<size_t, size_t> rest_range[kQueryTile];  // per query: its own keys in `rest` (no allocation per item)
         rest.clear();
         for (int64_t a = 0; a < nq; ++a) {
             const size_t r0 = rest.size();
