@@ -131,8 +131,53 @@ int32_t PagedKv::evicted_before(int32_t t) const {
 }
 
 Status PagedKv::begin_step(SeqId seq, std::span<const TokenId> tokens) {
+    const StepSequence one{seq, tokens};
+    return begin_step(std::span(&one, 1));
+}
+
+Status PagedKv::begin_step(std::span<const StepSequence> batch) {
+    if (batch.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one sequence");
+    for (size_t i = 0; i < batch.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (batch[i].seq == batch[j].seq)
+                return error(StatusCode::invalid_argument, "KV cache: sequence " + std::to_string(batch[i].seq) + " appears twice in one step");
+    if (spec_.kind == AttentionKind::latent && batch.size() > 1)
+        return error(StatusCode::invalid_argument, "KV cache: a latent step holds one sequence (its keys are rebuilt per sequence)");
+    if (parts_.size() < batch.size()) parts_.resize(batch.size());
+    n_parts_ = 0;
+    int32_t row = 0;
+    for (const StepSequence& b : batch) {
+        StepPart& part = parts_[static_cast<size_t>(n_parts_)];
+        if (Status st = begin_part(part, b.seq, b.tokens); !st.ok()) {
+            // Everything allocated for the earlier parts goes back.
+            while (n_parts_ > 0) undo_part(parts_[static_cast<size_t>(--n_parts_)]);
+            return st;
+        }
+        part.row0 = row;
+        row += part.n;
+        ++n_parts_;
+    }
+    positions_.resize(static_cast<size_t>(row));
+    read_bytes_ = 0;
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        for (int32_t i = 0; i < part.n; ++i) positions_[static_cast<size_t>(part.row0 + i)] = part.t0 + i;
+        part.read_bytes = 0;
+        build_token_plans(part);
+        if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none) {
+            part.stage_k.resize(static_cast<size_t>(spec_.group));
+            part.stage_v.resize(static_cast<size_t>(spec_.group));
+            const size_t rows = static_cast<size_t>(part.n) * shape_.n_kv_heads * shape_.head_dim;
+            for (auto& b : part.stage_k) b.resize(rows);
+            for (auto& b : part.stage_v) b.resize(rows);
+        }
+    }
+    return Status::ok_status();
+}
+
+Status PagedKv::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens) {
     if (seq < 0) return error(StatusCode::invalid_argument, "KV cache: sequence ids are non-negative");
-    if (tokens.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one token");
+    if (tokens.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one token per sequence");
     Sequence& s = seq_state(seq);
     const int32_t t0 = static_cast<int32_t>(s.tokens.size());
     const int32_t n = static_cast<int32_t>(tokens.size());
@@ -153,6 +198,7 @@ Status PagedKv::begin_step(SeqId seq, std::span<const TokenId> tokens) {
         Result<SlotAllocation> pooled = manager_->allocate_slots(s.pooled_id, n_pool_new, ids);
         if (!pooled.ok()) {
             (void)manager_->rollback(s.token_id);
+            if (t0 == 0) (void)manager_->free(s.token_id);
             return undo(pooled.status());
         }
         if (pooled->copy) store_->copy_block(pooled->copy->src, pooled->copy->dst);
@@ -167,21 +213,20 @@ Status PagedKv::begin_step(SeqId seq, std::span<const TokenId> tokens) {
             }
         }
     }
-    cur_ = &s;
-    step_t0_ = t0;
-    step_n_ = n;
-    positions_.resize(static_cast<size_t>(n));
-    for (int32_t i = 0; i < n; ++i) positions_[static_cast<size_t>(i)] = t0 + i;
-    read_bytes_ = 0;
-    build_token_plans();
-    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none) {
-        stage_k_.resize(static_cast<size_t>(spec_.group));
-        stage_v_.resize(static_cast<size_t>(spec_.group));
-        const size_t rows = static_cast<size_t>(n) * shape_.n_kv_heads * shape_.head_dim;
-        for (auto& b : stage_k_) b.resize(rows);
-        for (auto& b : stage_v_) b.resize(rows);
-    }
+    part.s = &s;
+    part.id = seq;
+    part.t0 = t0;
+    part.n = n;
     return Status::ok_status();
+}
+
+void PagedKv::undo_part(StepPart& part) {
+    Sequence& s = *part.s;
+    (void)manager_->rollback(s.token_id);
+    if (manager_->has_sequence(s.pooled_id)) (void)manager_->rollback(s.pooled_id);
+    s.tokens.resize(static_cast<size_t>(part.t0));
+    if (part.t0 == 0) free(part.id);  // a sequence this step created leaves no trace
+    part.s = nullptr;
 }
 
 void PagedKv::write_rows(int32_t storage, Sequence& s, int32_t first_token, const float* k, const float* v, int64_t n) {
@@ -255,7 +300,16 @@ void PagedKv::pool_groups(int32_t storage, Sequence& s, int32_t g0, int32_t g1) 
 }
 
 void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) {
-    Sequence& s = *cur_;
+    const size_t row = static_cast<size_t>(shape_.n_kv_heads) * shape_.head_dim;
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        write_part(layer, part, k + part.row0 * row, v + part.row0 * row);
+    }
+}
+
+void PagedKv::write_part(int32_t layer, StepPart& part, const float* k, const float* v) {
+    Sequence& s = *part.s;
+    const int32_t step_t0 = part.t0, step_n = part.n;
     const int32_t storage = storage_of_[static_cast<size_t>(layer)];
     const auto& group = members_[static_cast<size_t>(storage)];
     const size_t row = static_cast<size_t>(shape_.n_kv_heads) * shape_.head_dim;
@@ -263,16 +317,16 @@ void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
         // Each member attends over the merged past plus its own exact K/V of this step; the
         // group's merge of this step's tokens is stored once its last member has run.
         const size_t m = static_cast<size_t>(std::find(group.begin(), group.end(), layer) - group.begin());
-        std::copy(k, k + step_n_ * row, stage_k_[m].begin());
-        std::copy(v, v + step_n_ * row, stage_v_[m].begin());
+        std::copy(k, k + step_n * row, part.stage_k[m].begin());
+        std::copy(v, v + step_n * row, part.stage_v[m].begin());
         if (rotate_k_)
-            for (int64_t r = 0; r < static_cast<int64_t>(step_n_) * shape_.n_kv_heads; ++r)
-                hadamard_rotate(stage_k_[m].data() + r * shape_.head_dim, shape_.head_dim);
+            for (int64_t r = 0; r < static_cast<int64_t>(step_n) * shape_.n_kv_heads; ++r)
+                hadamard_rotate(part.stage_k[m].data() + r * shape_.head_dim, shape_.head_dim);
         if (m + 1 < group.size()) return;
-        std::vector<float> mk(step_n_ * row), mv(step_n_ * row);
+        std::vector<float> mk(step_n * row), mv(step_n * row);
         const int64_t hd = shape_.head_dim;
-        for (size_t r = 0; r < static_cast<size_t>(step_n_) * shape_.n_kv_heads; ++r) {
-            for (auto [stage, out] : {std::pair{&stage_k_, &mk}, {&stage_v_, &mv}}) {
+        for (size_t r = 0; r < static_cast<size_t>(step_n) * shape_.n_kv_heads; ++r) {
+            for (auto [stage, out] : {std::pair{&part.stage_k, &mk}, {&part.stage_v, &mv}}) {
                 float* o = out->data() + r * hd;
                 if (spec_.merge == LayerMerge::slerp) {
                     // MiniCache: interpolate the directions halfway on the sphere, keep the mean norm.
@@ -300,25 +354,25 @@ void PagedKv::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
         // Staged keys are already rotated; store them as they are.
         const bool rot = rotate_k_;
         rotate_k_ = false;
-        write_rows(storage, s, step_t0_, mk.data(), mv.data(), step_n_);
+        write_rows(storage, s, step_t0, mk.data(), mv.data(), step_n);
         rotate_k_ = rot;
         return;
     }
     if (owner_[static_cast<size_t>(layer)] != layer) return;  // merge=none: the owner wrote it
-    write_rows(storage, s, step_t0_, k, v, step_n_);
-    if (spec_.kind == AttentionKind::sliding && step_t0_ < spec_.sinks) {
+    write_rows(storage, s, step_t0, k, v, step_n);
+    if (spec_.kind == AttentionKind::sliding && step_t0 < spec_.sinks) {
         const size_t n_sinks = static_cast<size_t>(spec_.sinks);
         s.sink_k.resize(members_.size() * n_sinks * row);
-        for (int32_t i = 0; i < step_n_ && step_t0_ + i < spec_.sinks; ++i)
+        for (int32_t i = 0; i < step_n && step_t0 + i < spec_.sinks; ++i)
             std::copy(k + i * row, k + (i + 1) * row,
-                      s.sink_k.begin() + static_cast<std::ptrdiff_t>((storage * n_sinks + static_cast<size_t>(step_t0_ + i)) * row));
+                      s.sink_k.begin() + static_cast<std::ptrdiff_t>((storage * n_sinks + static_cast<size_t>(step_t0 + i)) * row));
     }
-    const int32_t g1 = pooled_count(step_t0_ + step_n_ - 1);
+    const int32_t g1 = pooled_count(step_t0 + step_n - 1);
     if (g1 > s.n_pooled) pool_groups(storage, s, s.n_pooled, g1);
 }
 
 void PagedKv::read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const {
-    const Sequence& s = *cur_;
+    const Sequence& s = *parts_.front().s;
     const int32_t storage = storage_of_[static_cast<size_t>(layer)];
     const int32_t bs = manager_->n_tokens_per_block();
     const int64_t row = static_cast<int64_t>(shape_.n_kv_heads) * shape_.head_dim;
@@ -353,22 +407,23 @@ void PagedKv::release_unreachable(Sequence& s) {
 }
 
 void PagedKv::finish_step() {
-    Sequence& s = *cur_;
-    const int32_t g1 = pooled_count(step_t0_ + step_n_ - 1);
-    if (g1 > s.n_pooled) s.n_pooled = g1, s.lossy = true;
-    (void)manager_->commit(s.token_id);
-    if (manager_->has_sequence(s.pooled_id)) (void)manager_->commit(s.pooled_id);
-    release_unreachable(s);
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        Sequence& s = *part.s;
+        const int32_t g1 = pooled_count(part.t0 + part.n - 1);
+        if (g1 > s.n_pooled) s.n_pooled = g1, s.lossy = true;
+        (void)manager_->commit(s.token_id);
+        if (manager_->has_sequence(s.pooled_id)) (void)manager_->commit(s.pooled_id);
+        release_unreachable(s);
+        s.read_bytes_last_step = part.read_bytes;
+        part.s = nullptr;
+    }
+    n_parts_ = 0;
     peak_ = std::max(peak_, usage().bytes_in_use);
-    cur_ = nullptr;
 }
 
 void PagedKv::abort_step() {
-    if (!cur_) return;
-    (void)manager_->rollback(cur_->token_id);
-    if (manager_->has_sequence(cur_->pooled_id)) (void)manager_->rollback(cur_->pooled_id);
-    cur_->tokens.resize(static_cast<size_t>(step_t0_));
-    cur_ = nullptr;
+    while (n_parts_ > 0) undo_part(parts_[static_cast<size_t>(--n_parts_)]);
 }
 
 int32_t PagedKv::keep_prefix(SeqId seq, int32_t n_common) {
@@ -409,6 +464,9 @@ int32_t PagedKv::keep_prefix(SeqId seq, int32_t n_common) {
 int32_t PagedKv::adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt) {
     if (seqs_.contains(seq) || seq < 0) return 0;
     if (spec_.kind == AttentionKind::sliding || spec_.kind == AttentionKind::compressed || spec_.kind == AttentionKind::heavy) return 0;
+    // Merged cross-layer blocks depend on how their prompt was chunked (a step's tokens see
+    // each other unmerged): adopting them would make a prompt's output depend on history.
+    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none) return 0;
     const CachedPrefix prefix = manager_->find_cached_prefix(prompt);
     if (prefix.n_tokens == 0) return 0;
     Sequence& s = seq_state(seq);
@@ -449,6 +507,12 @@ int32_t PagedKv::n_tokens(SeqId seq) const {
     return it == seqs_.end() ? 0 : static_cast<int32_t>(it->second->tokens.size());
 }
 
+int64_t PagedKv::n_free_tokens() const {
+    return static_cast<int64_t>(manager_->pool().n_free()) * manager_->n_tokens_per_block();
+}
+
+int32_t PagedKv::n_tokens_per_block() const { return manager_->n_tokens_per_block(); }
+
 KvUsage PagedKv::usage() const {
     KvUsage u;
     const BlockPool& pool = manager_->pool();
@@ -474,7 +538,7 @@ KvUsage PagedKv::usage(SeqId seq) const {
     u.bytes_in_use = static_cast<uint64_t>(manager_->n_live_blocks(s.token_id) + manager_->n_live_blocks(s.pooled_id)) * per_block;
     const uint64_t bs = static_cast<uint64_t>(manager_->n_tokens_per_block());
     u.bytes_full = (s.tokens.size() + bs - 1) / bs * bs * full_bytes_per_token_;
-    u.bytes_read_last_step = read_bytes_;
+    u.bytes_read_last_step = s.read_bytes_last_step;
     u.n_tokens = static_cast<int32_t>(s.tokens.size());
     return u;
 }

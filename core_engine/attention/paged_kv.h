@@ -23,6 +23,12 @@
 
 namespace workbench {
 
+// One sequence's share of a step: `tokens` are appended to `seq` (created when new).
+struct StepSequence {
+    SeqId seq = 0;
+    std::span<const TokenId> tokens;
+};
+
 struct PagedKvShape {
     int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0, n_head = 0;
     RopeParams rope;
@@ -53,19 +59,25 @@ public:
     bool unbounded_context() const { return spec_.kind == AttentionKind::sliding; }
     uint64_t full_bytes_per_token() const { return full_bytes_per_token_; }
 
-    // The step: `tokens` are appended to `seq` (created when new). Errors leave everything as it
-    // was: resource_exhausted/out_of_range from the pool with the budget to ask for.
+    // The step: each sequence's tokens are appended (a sequence at most once per step); the
+    // step's rows are the sequences' tokens in batch order, and write/plan/streams take all
+    // rows at once. Errors leave everything as it was: resource_exhausted/out_of_range from the
+    // pool with the budget to ask for; invalid_argument for an empty or repeated sequence.
+    Status begin_step(std::span<const StepSequence> batch);
     Status begin_step(SeqId seq, std::span<const TokenId> tokens);
-    std::span<const int32_t> positions() const { return positions_; }
+    std::span<const int32_t> positions() const { return positions_; }   // [n_rows]: each row's position
+    int32_t n_step_sequences() const { return n_parts_; }
     // False for a layer that reads another layer's KV (cross_layer, merge=none): it skips K and V.
     bool layer_computes_kv(int32_t layer) const { return owner_[static_cast<size_t>(layer)] == layer || spec_.merge != LayerMerge::none; }
-    // k, v: [n_step_tokens, n_kv_heads · head_dim], RoPE applied to k.
+    // k, v: [n_rows, n_kv_heads · head_dim], RoPE applied to k.
     void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
     // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
     bool rotates_keys() const { return rotate_k_; }
+    // q: [n_rows, n_head, head_dim]. One plan over every row of the step; its spans index
+    // streams(layer), where each sequence has its own streams.
     const AttendPlan& plan(int32_t layer, const float* q);
-    // Decodes the step's sequence's entries [0, n) of `layer` to f32 rows (latent: the cached c,
-    // its halves in k_out and v_out, [n, R/2] each).
+    // Decodes the entries [0, n) of `layer` of the step's one sequence to f32 rows (latent: the
+    // cached c, its halves in k_out and v_out, [n, R/2] each). Latent steps hold one sequence.
     void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const;
     std::span<const KvStreamView> streams(int32_t layer);
     void finish_step();
@@ -74,7 +86,8 @@ public:
     // Starts the new sequence `seq` on the cached full blocks that begin `prompt` (another
     // sequence's, or a freed one's not yet evicted) and returns how many tokens it now holds:
     // the caller runs the rest. 0 when nothing is cached, `seq` exists, or the variant keeps
-    // per-sequence state beyond its blocks (sliding, compressed, heavy).
+    // per-sequence state beyond its blocks (sliding, compressed, heavy), or its blocks depend on
+    // how their prompt was chunked (cross_layer with a merge).
     int32_t adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt);
     // Tokens of `seq` that may be kept when a new prompt shares its first `n_common` tokens; the
     // sequence is truncated to that (0 resets it). Policies whose cache lost token-level detail
@@ -84,6 +97,9 @@ public:
     // Starts `child` sharing `parent`'s blocks (copy-on-write); full, topk and cross_layer only.
     Status fork(SeqId parent, SeqId child);
     int32_t n_tokens(SeqId seq) const;
+    // Tokens the free blocks hold (cached-but-free blocks count: they are reused on demand).
+    int64_t n_free_tokens() const;
+    int32_t n_tokens_per_block() const;
 
     KvUsage usage() const;
     KvUsage usage(SeqId seq) const;
@@ -98,14 +114,32 @@ private:
         int32_t release_cursor = 0;          // token-table blocks before this were considered for release
         bool lossy = false;                  // tokens were evicted or pooled: no truncation into the past
         std::vector<float> sink_k;           // sliding: [storage][sinks][kv heads · head_dim], post-RoPE
+        uint64_t read_bytes_last_step = 0;   // attention reads of its last query in the last step
+    };
+    // One sequence's part of the step in flight.
+    struct StepPart {
+        Sequence* s = nullptr;
+        SeqId id = 0;
+        int32_t t0 = 0, n = 0, row0 = 0;     // first new token index, new tokens, first row in the step
+        AttendPlan token_plan, selection_plan, merge_plan;
+        std::vector<int32_t> sink_rotations;           // sliding: the distinct evicted counts its queries see
+        std::vector<std::vector<float>> scratch;       // scratch streams' rows (f32)
+        std::vector<std::vector<float>> stage_k, stage_v;  // cross-layer merge: members' step K/V
+        uint64_t read_bytes = 0;
+        uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
     };
     PagedKv() = default;
     Sequence& seq_state(SeqId seq);
+    Status begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens);
+    void undo_part(StepPart& part);
     void write_rows(int32_t storage, Sequence& s, int32_t first_token, const float* k, const float* v, int64_t n);
+    void write_part(int32_t layer, StepPart& part, const float* k, const float* v);
     void pool_groups(int32_t storage, Sequence& s, int32_t g0, int32_t g1);
-    void build_token_plans();
-    void build_selection_plan(int32_t layer, const float* q);
-    void build_sink_streams(int32_t storage);
+    void build_token_plans(StepPart& part);
+    const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q);
+    void build_selection_plan(int32_t layer, StepPart& part, const float* q);
+    void build_sink_streams(int32_t storage, StepPart& part);
+    int32_t part_stream_count(int32_t layer, const StepPart& part) const;
     void release_unreachable(Sequence& s);
     int32_t pooled_count(int32_t t) const;   // pooled groups query t reads
     int32_t evicted_before(int32_t t) const;  // sliding: tokens released when query t runs
@@ -127,18 +161,14 @@ private:
     std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
     uint64_t peak_ = 0;
 
-    // The step in flight.
-    Sequence* cur_ = nullptr;
-    int32_t step_t0_ = 0, step_n_ = 0;
+    // The step in flight: parts_[0, n_parts_) (kept allocated across steps).
+    std::vector<StepPart> parts_;
+    int32_t n_parts_ = 0;
     std::vector<int32_t> positions_;
-    AttendPlan token_plan_, selection_plan_, merge_plan_;
+    AttendPlan batch_plan_;                  // the parts' plans joined, for steps of several sequences
     std::vector<KvStreamView> views_;
-    std::vector<std::vector<float>> scratch_;  // scratch streams' rows (f32)
-    std::vector<BlockId> scratch_blocks_;      // 0, 1, 2, ...: scratch streams are one flat block
-    std::vector<std::vector<float>> stage_k_, stage_v_;  // cross-layer merge: members' step K/V
-    uint64_t read_bytes_ = 0;
-    uint64_t index_bytes_last_ = 0;          // indexer bytes of the last query, this layer
-    std::vector<int32_t> sink_rotations_;    // sliding: the step's distinct evicted counts
+    std::vector<BlockId> scratch_blocks_{0}; // scratch streams are one flat block
+    uint64_t read_bytes_ = 0;                // the last step's parts together
 };
 
 }  // namespace workbench

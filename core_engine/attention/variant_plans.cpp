@@ -53,14 +53,15 @@ KvStreamView PagedKv::pooled_stream(int32_t storage, const Sequence& s) const {
     return v;
 }
 
-void PagedKv::build_token_plans() {
-    AttendPlan& p = token_plan_;
+void PagedKv::build_token_plans(StepPart& part) {
+    AttendPlan& p = part.token_plan;
     p.clear();
-    merge_plan_.clear();
+    part.merge_plan.clear();
+    const int32_t step_t0 = part.t0, step_n = part.n;
     const bool merged = spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none;
     std::vector<int32_t> sink_rotations;  // distinct evictions seen by this step's queries
-    for (int32_t i = 0; i < step_n_; ++i) {
-        const int32_t t = step_t0_ + i;
+    for (int32_t i = 0; i < step_n; ++i) {
+        const int32_t t = step_t0 + i;
         switch (spec_.kind) {
         case AttentionKind::sliding: {
             const int32_t evicted = evicted_before(t);
@@ -88,32 +89,34 @@ void PagedKv::build_token_plans() {
         }
         p.close_list();
         if (merged) {
-            merge_plan_.add({kTokenStream, 0, step_t0_});
-            merge_plan_.add({kScratchStream, 0, i + 1});
-            merge_plan_.close_list();
+            part.merge_plan.add({kTokenStream, 0, step_t0});
+            part.merge_plan.add({kScratchStream, 0, i + 1});
+            part.merge_plan.close_list();
         }
     }
-    sink_rotations_ = std::move(sink_rotations);
+    part.sink_rotations = std::move(sink_rotations);
 }
 
-void PagedKv::build_sink_streams(int32_t storage) {
+void PagedKv::build_sink_streams(int32_t storage, StepPart& part) {
     // The sinks as the query would see them if the evicted tokens had never been there: keys
     // turned forward by the evicted count (RoPE composes by adding angles), rounded through the
     // KV type as stored keys are; values unchanged.
-    const Sequence& s = *cur_;
+    const Sequence& s = *part.s;
     const int64_t hd = shape_.head_dim, n_kv = shape_.n_kv_heads, row = n_kv * hd;
     const int32_t n_sinks = spec_.sinks;
+    const std::vector<int32_t>& rotations = part.sink_rotations;
+    std::vector<std::vector<float>>& scratch = part.scratch;
     const std::span<const BlockId> table = manager_->block_table(s.token_id);
     const int32_t bs = manager_->n_tokens_per_block();
-    scratch_.resize(sink_rotations_.size() * 2);
+    scratch.resize(rotations.size() * 2);
     std::vector<float> tmp(static_cast<size_t>(hd));
     std::vector<uint8_t> enc(static_cast<size_t>(store_->k_layout().row_bytes));
-    for (size_t r = 0; r < sink_rotations_.size(); ++r) {
-        std::vector<float>& ks = scratch_[2 * r];
-        std::vector<float>& vs = scratch_[2 * r + 1];
+    for (size_t r = 0; r < rotations.size(); ++r) {
+        std::vector<float>& ks = scratch[2 * r];
+        std::vector<float>& vs = scratch[2 * r + 1];
         ks.assign(s.sink_k.begin() + static_cast<std::ptrdiff_t>(storage * n_sinks * row),
                   s.sink_k.begin() + static_cast<std::ptrdiff_t>((storage + 1) * n_sinks * row));
-        std::vector<int32_t> shift(static_cast<size_t>(n_sinks), sink_rotations_[r]);
+        std::vector<int32_t> shift(static_cast<size_t>(n_sinks), rotations[r]);
         rope(ks.data(), shift.data(), n_sinks, n_kv, hd, shape_.rope);
         vs.resize(ks.size());
         for (int32_t j = 0; j < n_sinks; ++j)
@@ -135,64 +138,101 @@ void PagedKv::build_sink_streams(int32_t storage) {
     }
 }
 
+int32_t PagedKv::part_stream_count(int32_t layer, const StepPart& part) const {
+    const auto& group = members_[static_cast<size_t>(storage_of_[static_cast<size_t>(layer)])];
+    int32_t n = 2;
+    if (spec_.kind == AttentionKind::sliding) n += static_cast<int32_t>(part.sink_rotations.size());
+    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) n += 1;
+    return n;
+}
+
 std::span<const KvStreamView> PagedKv::streams(int32_t layer) {
-    const Sequence& s = *cur_;
     const int32_t storage = storage_of_[static_cast<size_t>(layer)];
-    views_.clear();
-    views_.push_back(token_stream(storage, s));
-    views_.push_back(pooled_stream(storage, s));
-    if (scratch_blocks_.empty()) scratch_blocks_.assign(1, 0);
-    if (spec_.kind == AttentionKind::sliding && !sink_rotations_.empty()) build_sink_streams(storage);
     const auto& group = members_[static_cast<size_t>(storage)];
-    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) {
-        const size_t m = static_cast<size_t>(std::find(group.begin(), group.end(), layer) - group.begin());
-        KvStreamView v;
-        v.k_base = reinterpret_cast<const uint8_t*>(stage_k_[m].data());
-        v.v_base = reinterpret_cast<const uint8_t*>(stage_v_[m].data());
-        v.blocks = scratch_blocks_.data();
-        v.block_tokens = step_n_;
-        v.k = v.v = f32_layout(shape_.n_kv_heads, shape_.head_dim, step_n_);
-        views_.push_back(v);
+    views_.clear();
+    // Each part's streams in turn: its token cache, its pooled cache, then its scratch streams,
+    // as part_stream_count() counts them for plan()'s stream offsets.
+    for (int32_t pi = 0; pi < n_parts_; ++pi) {
+        StepPart& part = parts_[static_cast<size_t>(pi)];
+        views_.push_back(token_stream(storage, *part.s));
+        views_.push_back(pooled_stream(storage, *part.s));
+        if (spec_.kind == AttentionKind::sliding && !part.sink_rotations.empty()) build_sink_streams(storage, part);
+        if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) {
+            const size_t m = static_cast<size_t>(std::find(group.begin(), group.end(), layer) - group.begin());
+            KvStreamView v;
+            v.k_base = reinterpret_cast<const uint8_t*>(part.stage_k[m].data());
+            v.v_base = reinterpret_cast<const uint8_t*>(part.stage_v[m].data());
+            v.blocks = scratch_blocks_.data();
+            v.block_tokens = part.n;
+            v.k = v.v = f32_layout(shape_.n_kv_heads, shape_.head_dim, part.n);
+            views_.push_back(v);
+        }
     }
     return views_;
 }
 
 const AttendPlan& PagedKv::plan(int32_t layer, const float* q) {
+    const int64_t q_row = static_cast<int64_t>(shape_.n_head) * shape_.head_dim;
+    if (n_parts_ == 1) return part_plan(layer, parts_.front(), q);
+    // Several sequences: their lists in row order, each span moved to its part's streams.
+    AttendPlan& joined = batch_plan_;
+    joined.clear();
+    int32_t stream0 = 0;
+    for (int32_t pi = 0; pi < n_parts_; ++pi) {
+        StepPart& part = parts_[static_cast<size_t>(pi)];
+        const AttendPlan& p = part_plan(layer, part, q + part.row0 * q_row);
+        joined.per_kv_head = p.per_kv_head;
+        for (size_t li = 0; li + 1 < p.offsets.size(); ++li) {
+            for (KvSpan sp : p.list(static_cast<int64_t>(li))) {
+                sp.stream += stream0;
+                joined.add(sp);
+            }
+            joined.close_list();
+        }
+        stream0 += part_stream_count(layer, part);
+    }
+    return joined;
+}
+
+const AttendPlan& PagedKv::part_plan(int32_t layer, StepPart& part, const float* q) {
     const int32_t storage = storage_of_[static_cast<size_t>(layer)];
     const auto& group = members_[static_cast<size_t>(storage)];
-    const AttendPlan* p = &token_plan_;
+    const AttendPlan* p = &part.token_plan;
+    part.index_bytes_last = 0;
     if (spec_.kind == AttentionKind::topk || spec_.kind == AttentionKind::heavy) {
-        build_selection_plan(layer, q);
-        p = &selection_plan_;
+        build_selection_plan(layer, part, q);
+        p = &part.selection_plan;
     }
-    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) p = &merge_plan_;
-    // Bytes the step's last query reads in this layer: its entries' K and V rows in every KV head.
+    if (spec_.kind == AttentionKind::cross_layer && spec_.merge != LayerMerge::none && group.size() > 1) p = &part.merge_plan;
+    // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head.
     const int64_t n_kv = shape_.n_kv_heads;
     const uint64_t row_bytes = static_cast<uint64_t>(store_->k_layout().row_bytes + store_->v_layout().row_bytes);
-    const int64_t last = step_n_ - 1;
+    const int64_t last = part.n - 1;
+    uint64_t bytes = part.index_bytes_last;
     for (int64_t h = 0; h < (p->per_kv_head ? n_kv : 1); ++h)
         for (const KvSpan& sp : p->list(p->per_kv_head ? last * n_kv + h : last))
-            read_bytes_ += static_cast<uint64_t>(sp.end - sp.begin) * row_bytes * (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
-    read_bytes_ += index_bytes_last_;
+            bytes += static_cast<uint64_t>(sp.end - sp.begin) * row_bytes * (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
+    part.read_bytes += bytes;
+    read_bytes_ += bytes;
     return *p;
 }
 
-void PagedKv::build_selection_plan(int32_t layer, const float* q) {
-    const Sequence& s = *cur_;
+void PagedKv::build_selection_plan(int32_t layer, StepPart& part, const float* q) {
+    const Sequence& s = *part.s;
+    const int32_t step_t0 = part.t0, step_n = part.n;
     const int32_t storage = storage_of_[static_cast<size_t>(layer)];
     const int64_t hd = shape_.head_dim, n_kv = shape_.n_kv_heads, group = shape_.n_head / shape_.n_kv_heads;
     const int32_t bs = manager_->n_tokens_per_block();
-    AttendPlan& p = selection_plan_;
+    AttendPlan& p = part.selection_plan;
     p.clear();
     p.per_kv_head = true;
-    index_bytes_last_ = 0;
     std::vector<float> score, row(static_cast<size_t>(hd));
     std::vector<int32_t> order;
     const std::span<const BlockId> table = manager_->block_table(s.token_id);
     const std::span<const BlockId> ptable = manager_->block_table(s.pooled_id);
     const size_t mm_stride = block_minmax_.empty() ? 0 : block_minmax_.size() / members_.size();
-    for (int32_t i = 0; i < step_n_; ++i) {
-        const int32_t t = step_t0_ + i;
+    for (int32_t i = 0; i < step_n; ++i) {
+        const int32_t t = step_t0 + i;
         for (int64_t h = 0; h < n_kv; ++h) {
             const float* qh = q + (static_cast<int64_t>(i) * shape_.n_head + h * group) * hd;
             // Candidates and how many to keep.
@@ -238,8 +278,8 @@ void PagedKv::build_selection_plan(int32_t layer, const float* q) {
                 if (spec_.kind == AttentionKind::topk && c == 0) sc = std::numeric_limits<float>::infinity();
                 score[static_cast<size_t>(c)] = sc;
             }
-            if (i == step_n_ - 1)
-                index_bytes_last_ += static_cast<uint64_t>(n_cand) *
+            if (i == step_n - 1)
+                part.index_bytes_last += static_cast<uint64_t>(n_cand) *
                                      (spec_.kind == AttentionKind::topk ? 2 * hd * sizeof(uint16_t) : static_cast<uint64_t>(store_->k_layout().row_bytes));
             order.resize(static_cast<size_t>(n_cand));
             std::iota(order.begin(), order.end(), 0);

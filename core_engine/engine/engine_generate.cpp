@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "engine/engine_impl.h"
+#include "engine/stop_string_filter.h"
 #include "sampling/sampler.h"
 
 namespace workbench {
@@ -14,51 +15,6 @@ using Clock = std::chrono::steady_clock;
 double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
-
-// Streams text while holding back any tail that could still grow into a stop string, so a
-// stop string is never shown and then taken back.
-class StopStringFilter {
-public:
-    StopStringFilter(const std::vector<std::string>& stops, const TextCallback& out) : stops_(stops), out_(out) {}
-
-    // Adds text; returns true when a stop string has completed (text up to it was emitted).
-    bool push(std::string_view piece) {
-        pending_ += piece;
-        for (const auto& s : stops_) {
-            if (s.empty()) continue;
-            if (auto at = pending_.find(s); at != std::string::npos) {
-                emit(pending_.substr(0, at));
-                pending_.clear();
-                return true;
-            }
-        }
-        size_t keep = 0;  // longest suffix of pending_ that is a prefix of a stop string
-        for (const auto& s : stops_)
-            for (size_t len = std::min(s.size() - (s.empty() ? 0 : 1), pending_.size()); len > keep; --len)
-                if (pending_.compare(pending_.size() - len, len, s, 0, len) == 0) {
-                    keep = len;
-                    break;
-                }
-        emit(pending_.substr(0, pending_.size() - keep));
-        pending_.erase(0, pending_.size() - keep);
-        return false;
-    }
-    void finish() {
-        emit(pending_);
-        pending_.clear();
-    }
-    const std::string& text() const { return text_; }
-
-private:
-    void emit(const std::string& s) {
-        if (s.empty()) return;
-        text_ += s;
-        if (out_) out_(s);
-    }
-    const std::vector<std::string>& stops_;
-    const TextCallback& out_;
-    std::string pending_, text_;
-};
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());

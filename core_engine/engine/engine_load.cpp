@@ -134,7 +134,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     WB_ASSIGN_OR_RETURN(const AttentionSpec spec, parse_attention_spec(config.attention.empty() ? "full" : config.attention));
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights)));
-    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx));
+    if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
+        return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
+                                                       " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes,
+                                                  n_ctx * config.n_seq_max));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
     if (spec.kind == AttentionKind::latent) {

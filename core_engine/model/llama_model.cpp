@@ -69,28 +69,75 @@ void LlamaModel::ensure_scratch(int64_t n) {
     fit(up_, n * hp_.n_ff);
 }
 
-Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
-                           std::vector<float>& logits, ThreadPool& pool) {
-    const int64_t n = static_cast<int64_t>(tokens.size());
-    if (n == 0) return error(StatusCode::invalid_argument, "forward: no tokens to process");
+Status LlamaModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const {
     for (TokenId t : tokens)
         if (t < 0 || t >= hp_.n_vocab)
             return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
                                                        std::to_string(hp_.n_vocab - 1) + ")");
     if (kv.spec().kind == AttentionKind::latent && latent_.empty())
         return error(StatusCode::invalid_argument, "forward: a latent KV cache needs enable_latent() first");
+    return Status::ok_status();
+}
+
+Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
+                           std::vector<float>& logits, ThreadPool& pool) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    if (n == 0) return error(StatusCode::invalid_argument, "forward: no tokens to process");
+    WB_RETURN_IF_ERROR(check_tokens(tokens, kv));
     logits.resize(static_cast<size_t>((all_logits ? n : 1) * hp_.n_vocab));
     for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
         const int64_t cn = std::min(kChunk, n - c0);
         const bool last_chunk = c0 + cn == n;
         float* out = nullptr;
-        if (all_logits) out = logits.data() + c0 * hp_.n_vocab;
-        else if (last_chunk) out = logits.data();
+        logit_rows_.clear();
+        if (all_logits) {
+            out = logits.data() + c0 * hp_.n_vocab;
+            for (int64_t r = 0; r < cn; ++r) logit_rows_.push_back(r);
+        } else if (last_chunk) {
+            out = logits.data();
+            logit_rows_.push_back(cn - 1);
+        }
         const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn));
         WB_RETURN_IF_ERROR(kv.begin_step(seq, chunk));
-        forward_chunk(cn, kv, chunk, all_logits, out, pool);
+        forward_rows(kv, chunk, logit_rows_, out, pool);
         kv.finish_step();
     }
+    return Status::ok_status();
+}
+
+Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits,
+                                 ThreadPool& pool) {
+    if (batch.empty()) return error(StatusCode::invalid_argument, "forward: an empty batch");
+    int64_t n_wanted = 0;
+    for (const BatchSequence& b : batch) {
+        if (b.tokens.empty()) return error(StatusCode::invalid_argument, "forward: sequence " + std::to_string(b.seq) + " has no tokens in the batch");
+        WB_RETURN_IF_ERROR(check_tokens(b.tokens, kv));
+        n_wanted += b.want_logits;
+    }
+    logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
+    if (kv.spec().kind == AttentionKind::latent && batch.size() > 1) {
+        // Latent keys are rebuilt per sequence: one step per sequence. All or nothing is kept
+        // only within each sequence here.
+        std::vector<float> one;
+        int64_t w = 0;
+        for (const BatchSequence& b : batch) {
+            WB_RETURN_IF_ERROR(forward_batch(std::span(&b, 1), kv, one, pool));
+            if (b.want_logits) std::copy(one.begin(), one.end(), logits.begin() + (w++) * hp_.n_vocab);
+        }
+        return Status::ok_status();
+    }
+    std::vector<StepSequence> steps;
+    steps.reserve(batch.size());
+    batch_tokens_.clear();
+    logit_rows_.clear();
+    for (const BatchSequence& b : batch) {
+        steps.push_back({b.seq, b.tokens});
+        batch_tokens_.insert(batch_tokens_.end(), b.tokens.begin(), b.tokens.end());
+        if (b.want_logits) logit_rows_.push_back(static_cast<int64_t>(batch_tokens_.size()) - 1);
+    }
+    WB_RETURN_IF_ERROR(kv.begin_step(steps));
+    forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool);
+    kv.finish_step();
     return Status::ok_status();
 }
 
@@ -216,8 +263,9 @@ Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<co
     return errors;
 }
 
-void LlamaModel::forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
-                               ThreadPool& pool) {
+void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
+                              float* logits, ThreadPool& pool) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
     const int64_t n_embd = hp_.n_embd;
     ensure_scratch(n);
     const std::span<const int32_t> pos = kv.positions();
@@ -249,11 +297,15 @@ void LlamaModel::forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> 
         matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
     }
-    if (!logits) return;
+    if (!logits || logit_rows.empty()) return;
     // Only the rows whose logits are wanted go through the (large) output head.
-    const int64_t first = all_logits ? 0 : n - 1;
-    const int64_t rows = n - first;
-    rms_norm(x_.data() + first * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
+    const int64_t rows = static_cast<int64_t>(logit_rows.size());
+    if (logit_rows.back() - logit_rows.front() + 1 == rows) {
+        rms_norm(x_.data() + logit_rows.front() * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
+    } else {
+        for (int64_t i = 0; i < rows; ++i)
+            rms_norm(x_.data() + logit_rows[static_cast<size_t>(i)] * n_embd, f32(w_.output_norm), xn_.data() + i * n_embd, 1, n_embd, hp_.rms_eps);
+    }
     matmul(output_, xn_.data(), logits, rows, pool, mm_);
 }
 

@@ -21,6 +21,13 @@
 
 namespace workbench {
 
+// One sequence's tokens in a batched step.
+struct BatchSequence {
+    SeqId seq = 0;
+    std::span<const TokenId> tokens;
+    bool want_logits = false;   // the logits after its last token (a prompt's last chunk, a decode)
+};
+
 class LlamaModel {
 public:
     // Repacks the weight matrices for the CPU kernels. Errors: resource_exhausted.
@@ -42,6 +49,15 @@ public:
     Status forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
                    std::vector<float>& logits, ThreadPool& pool);
 
+    // One step over several sequences (continuous batching): every matmul runs over all their
+    // tokens at once, so weights are read once per step; attention reads each sequence's own
+    // cache. Each row's arithmetic is the same whatever else shares the step, so a sequence's
+    // outputs equal its solo run's bit for bit. Logits: [n_wanted, n_vocab], the wanted
+    // sequences' last tokens in batch order. A latent cache runs the sequences one by one.
+    // Errors as forward(); on error no sequence keeps any of the step (latent: the sequences
+    // before the failing one keep theirs).
+    Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool);
+
     // Builds the latent variant's factors of rank `rank` from the attention inputs of
     // `calibration` (run once with full attention). After this, a cache created with a latent
     // spec runs through them. Errors: invalid_argument for a rank that does not fit; the
@@ -51,8 +67,11 @@ public:
     bool has_latent() const { return !latent_.empty(); }
 
 private:
-    void forward_chunk(int64_t n, PagedKv& kv, std::span<const TokenId> tokens, bool all_logits, float* logits,
-                       ThreadPool& pool);
+    Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;
+    // Runs the step begun on `kv` over its `tokens` (all sequences' rows); the rows in
+    // `logit_rows` (ascending) go through the output head into `logits`.
+    void forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
+                      ThreadPool& pool);
     void ensure_scratch(int64_t n_tokens);
     void standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
@@ -78,6 +97,8 @@ private:
     std::vector<float> proj_;   // [n, n_embd]
     std::vector<float> gate_;   // [n, n_ff]
     std::vector<float> up_;     // [n, n_ff]
+    std::vector<TokenId> batch_tokens_;   // a batched step's tokens, sequence after sequence
+    std::vector<int64_t> logit_rows_;
     // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
     std::vector<LatentLayer> latent_;
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "workbench/types.h"
+
 namespace workbench {
 
 struct EngineConfig {
@@ -16,7 +18,8 @@ struct EngineConfig {
     std::string weight_type; // convert weight matrices at load ("q8_0", "f16", ...); empty: as stored
     std::string attention = "full";  // attention variant spec: "sliding:window=1020,sinks=4", ...
     std::string kv_types = "f16";    // KV element types: "q8_0", or "k=q8_0,v=q4_0"
-    uint64_t kv_budget_bytes = 0;    // KV pool size; 0: what the context needs
+    uint64_t kv_budget_bytes = 0;    // KV pool size; 0: what n_seq_max sequences of the full context need
+    int32_t n_seq_max = 1;           // sequences the pool holds at full context when no budget is given
     // Called on the loading thread while load converts weights (--weights) or factors the latent
     // variant: the step ("converting weights", "latent factors") and its progress in [0, 1].
     std::function<void(const std::string& step, float fraction)> on_load_progress;
@@ -41,6 +44,21 @@ struct GenerationRequest {
     SamplingParams sampling;
     std::vector<std::string> stop_strings;  // generation ends when the text ends with one (it is cut off)
     bool ignore_eos = false;                // keep going past end-of-generation tokens
+};
+
+// One request of a batch (Engine::run_batch): a prompt, how to generate, how many samples.
+struct BatchRequest {
+    std::vector<TokenId> prompt;     // token ids (render and tokenize first)
+    GenerationRequest generation;
+    int32_t n_samples = 1;           // completions of this prompt; they share its KV blocks where the variant allows
+    double arrival_ms = 0;           // when it arrives, after the batch starts
+};
+
+struct BatchOptions {
+    int32_t max_batch_tokens = 256;  // tokens per step: running decodes plus prompt chunks
+    int32_t max_running = 32;        // sequences decoding together (the concurrency)
+    // Benchmark phases as llama-batched-bench runs them: every prompt first, then decode.
+    bool prefill_before_decode = false;
 };
 
 }  // namespace workbench

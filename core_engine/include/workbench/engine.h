@@ -64,6 +64,41 @@ struct GenerationResult {
     GenerationMetrics metrics;
 };
 
+// What run_batch reports as it goes, on the engine's thread, in order.
+struct BatchEvent {
+    enum class Kind {
+        token,      // a completion's new token (text: whole UTF-8 characters safe to show, maybe empty)
+        finished,   // a completion ended (text: all of it; metrics and stop_reason set)
+        failed,     // a completion could not run (error says why); the others go on
+        step,       // a step ran (n_running, n_step_tokens, kv_bytes_in_use)
+    };
+    Kind kind = Kind::token;
+    int32_t request = 0;           // index into the batch's requests
+    int32_t sample = 0;            // which of its n_samples
+    TokenId token = -1;
+    std::string text;
+    double t_ms = 0;               // since the batch started
+    StopReason stop_reason = StopReason::max_tokens;
+    RequestMetrics metrics;
+    std::string error;
+    int32_t n_running = 0, n_step_tokens = 0;
+    uint64_t kv_bytes_in_use = 0;
+};
+using BatchEventCallback = std::function<void(const BatchEvent& event)>;
+
+struct BatchResult {
+    struct Completion {
+        int32_t request = 0, sample = 0;
+        bool ok = false;
+        std::string text, error;
+        std::vector<TokenId> tokens;
+        StopReason stop_reason = StopReason::max_tokens;
+        RequestMetrics metrics;
+    };
+    std::vector<Completion> completions;   // request by request, samples in order
+    BatchMetrics metrics;
+};
+
 // Receives generated text as it becomes safe to show (whole UTF-8 characters, never part of a
 // stop string).
 using TextCallback = std::function<void(std::string_view text)>;
@@ -95,6 +130,16 @@ public:
     // Renders the conversation with the generation prompt and generates the assistant's reply.
     Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
                                   const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+
+    // Runs many requests at once with continuous batching: sequences join and leave the running
+    // batch between steps, prompts run in chunks beside ongoing decodes, a request is paused and
+    // recomputed when the KV pool runs out, and n samples of a prompt share its blocks. Greedy
+    // outputs equal each request's solo run. A request that cannot run (empty, too long for the
+    // context, alone too big for the pool) is reported failed and the rest go on; cancel ends
+    // every unfinished one (stop reason cancelled). The chat's cached conversation is kept.
+    // Errors: invalid_argument for bad options.
+    Result<BatchResult> run_batch(const std::vector<BatchRequest>& requests, const BatchOptions& options,
+                                  const BatchEventCallback& on_event = {}, const std::atomic<bool>* cancel = nullptr);
 
     // Logits at every position of `tokens`, [n_tokens × n_vocab], computed from an empty cache.
     Result<std::vector<float>> logits_all(const std::vector<TokenId>& tokens);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace workbench {
 
@@ -23,6 +24,39 @@ struct GenerationMetrics {
     uint64_t kv_bytes_full = 0;        // what full attention at the configured KV dtype holds for the same tokens
     uint64_t kv_bytes_read_per_token = 0;  // what the last decode step's attention read, indexer included
     int32_t n_context_tokens = 0;      // tokens in the sequence at the end
+};
+
+// One completion of a batch, with vLLM `bench serve`'s definitions. Times from its arrival.
+struct RequestMetrics {
+    int32_t n_prompt_tokens = 0;
+    int32_t n_prompt_cached = 0;       // prompt tokens found in the cache (shared prefix, a fork)
+    int32_t n_output_tokens = 0;
+    double queue_ms = 0;               // arrival → first scheduled
+    double ttft_ms = 0;                // arrival → first token (queueing included)
+    std::optional<double> tpot_ms;     // (e2e − ttft) / (n_output − 1)
+    std::vector<double> itl_ms;        // every gap between consecutive tokens
+    double e2e_ms = 0;                 // arrival → last token
+    int32_t n_preemptions = 0;         // times it was paused for KV room and recomputed
+};
+
+// Mean and percentiles (linear interpolation, as numpy's default) of a set of latencies.
+struct LatencyStats {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+    int64_t n = 0;
+};
+LatencyStats latency_stats(std::vector<double> values);
+
+// A whole batch.
+struct BatchMetrics {
+    int32_t n_completed = 0, n_failed = 0;
+    int64_t n_prompt_tokens = 0, n_output_tokens = 0;
+    double duration_ms = 0;
+    double request_throughput = 0;     // completed requests / s
+    double output_tok_s = 0;           // generated tokens / s
+    double total_tok_s = 0;            // (prompt + generated tokens) / s
+    LatencyStats ttft_ms, tpot_ms, itl_ms, e2e_ms;
+    int32_t n_steps = 0, n_preemptions = 0, max_running = 0;
+    uint64_t kv_bytes_peak = 0;
 };
 
 }  // namespace workbench
