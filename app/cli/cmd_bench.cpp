@@ -7,6 +7,7 @@
 #include <functional>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <random>
 
@@ -60,9 +61,10 @@ int cmd_bench(int argc, char** argv) {
         {"--n-prompt", "-p", true, "N  prompt tokens for the pp test (default 512; 0 skips it)"},
         {"--n-gen", "-n", true, "N  generated tokens for the tg test (default 128; 0 skips it)"},
         {"--repetitions", "-r", true, "N  timed runs per test after a warm-up (default 5)"},
+        {"--batch", "-b", true, "LIST  batch sizes, e.g. 1,2,4,8,16,32: one throughput row each (all prompts, then all decode together)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
     };
-    const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-t N] [--weights TYPE] [--json]";
+    const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-b 1,2,4,...] [-t N] [--weights TYPE] [--json]";
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, false); rc >= 0) return rc;
@@ -72,13 +74,36 @@ int cmd_bench(int argc, char** argv) {
     const int reps = ctx.args.get_int("--repetitions", 5, 1, 1000, err);
     if (!err.empty()) return usage_error("bench: " + err);
     if (n_prompt == 0 && n_gen == 0) return usage_error("bench: nothing to do (-p 0 and -n 0)");
+    std::vector<int> batches;
+    if (ctx.args.has("--batch")) {
+        std::string list = ctx.args.get("--batch");
+        for (size_t at = 0; at <= list.size();) {
+            const size_t comma = std::min(list.find(',', at), list.size());
+            const std::string item = list.substr(at, comma - at);
+            char* end = nullptr;
+            const long b = std::strtol(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || b < 1 || b > 1024)
+                return usage_error("bench: --batch: '" + item + "' is not a batch size from 1 to 1024 (e.g. -b 1,2,4,8)");
+            batches.push_back(static_cast<int>(b));
+            at = comma + 1;
+        }
+        if (n_prompt == 0) return usage_error("bench: --batch needs a prompt (-p N > 0)");
+    }
+    const int reps_sweep = ctx.args.has("--repetitions") ? reps : 1;
     auto adjust = [&](workbench::EngineConfig& config) {
         config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
+        if (!batches.empty()) {
+            // Every sequence of the largest batch holds its prompt and generation at once.
+            config.n_ctx = n_prompt + n_gen + 16;
+            config.n_seq_max = *std::max_element(batches.begin(), batches.end());
+        }
     };
     if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
     workbench::Engine& engine = *ctx.engine;
     const auto& info = engine.model_info();
     const bool json = ctx.args.has("--json");
+    const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
+    if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type);
     std::mt19937 rng(1234);
     using Clock = std::chrono::steady_clock;
 
@@ -127,7 +152,6 @@ int cmd_bench(int argc, char** argv) {
         rows.push_back(r);
     }
 
-    const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
     if (json) {
         JsonWriter j;
         j.begin_array();

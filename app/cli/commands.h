@@ -18,6 +18,7 @@ int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+int cmd_batch(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {
@@ -33,6 +34,10 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
 // The model the user means: -m, else $WORKBENCH_MODEL, else the repo default. Empty (and an
 // error message printed, exit code in `rc`) when there is none.
 std::string resolve_model_path(const Args& args, int& rc);
+
+// bench -b: one throughput row per batch size (cmd_bench_batch.cpp).
+int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches, int n_prompt, int n_gen, int reps, bool json,
+                      const std::string& model_type);
 
 int usage_error(const std::string& message);
 int runtime_error(const std::string& message);

@@ -17,7 +17,8 @@ void print_help() {
                  "  inspect   architecture, hyperparameters, tokenizer and tensors of a GGUF model\n"
                  "  bench     prompt-processing and generation speed, llama-bench style (pp512, tg128)\n"
                  "  quantize  write a copy of a model with its weight matrices in another type\n"
-                 "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n\n"
+                 "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n"
+                 "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -44,5 +45,6 @@ int main(int argc, char** argv) {
     if (command == "bench") return wbcli::cmd_bench(argc, argv);
     if (command == "quantize") return wbcli::cmd_quantize(argc, argv);
     if (command == "eval") return wbcli::cmd_eval(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval; see --help)");
+    if (command == "batch") return wbcli::cmd_batch(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch; see --help)");
 }

@@ -1,0 +1,235 @@
+// `batch`: runs a prompt file as concurrent requests through the continuous-batching engine
+// (eval sets, RL rollouts). One JSON object per line: "prompt" (raw text) or "messages" (a chat,
+// rendered with the model's template), optional "max_tokens", "temperature", "n". A bad line
+// gets its own error and the rest still run. Completions go to --out as JSON lines as they
+// finish; the summary prints vLLM `bench serve`'s aggregates.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "commands.h"
+#include "json_reader.h"
+#include "json_writer.h"
+
+namespace wbcli {
+namespace {
+
+struct Line {
+    int number = 0;                  // 1-based line in the file
+    std::string error;               // why it cannot run
+    workbench::BatchRequest request;
+};
+
+// Reads one line's object into a request; returns the error, or empty.
+std::string read_line(const JsonValue& v, workbench::Engine& engine, const workbench::GenerationRequest& defaults,
+                      int n_samples, bool chat, workbench::BatchRequest& out) {
+    if (!v.is_object()) return "expected a JSON object";
+    out.generation = defaults;
+    out.n_samples = n_samples;
+    if (const JsonValue* m = v.find("max_tokens")) {
+        if (!m->is_number() || m->num() < 0 || m->num() > 1e6 || m->num() != static_cast<int>(m->num()))
+            return "'max_tokens' must be a whole number from 0 to 1000000";
+        out.generation.max_tokens = static_cast<int32_t>(m->num());
+    }
+    if (const JsonValue* t = v.find("temperature")) {
+        if (!t->is_number() || t->num() < 0 || t->num() > 100) return "'temperature' must be a number from 0 to 100";
+        out.generation.sampling.temperature = static_cast<float>(t->num());
+    }
+    if (const JsonValue* n = v.find("n")) {
+        if (!n->is_number() || n->num() < 1 || n->num() > 1024 || n->num() != static_cast<int>(n->num()))
+            return "'n' must be a whole number from 1 to 1024";
+        out.n_samples = static_cast<int32_t>(n->num());
+    }
+    const JsonValue* prompt = v.find("prompt");
+    const JsonValue* messages = v.find("messages");
+    if (prompt && messages) return "give 'prompt' or 'messages', not both";
+    if (prompt) {
+        if (!prompt->is_string()) return "'prompt' must be a string";
+        const std::string text = chat ? engine.render_chat({{"user", prompt->str()}}, true) : prompt->str();
+        out.prompt = engine.tokenize(text, true, true);
+        return {};
+    }
+    if (!messages) return "needs 'prompt' (a string) or 'messages' (an array of {\"role\", \"content\"})";
+    if (!messages->is_array() || messages->arr().empty()) return "'messages' must be a non-empty array";
+    std::vector<workbench::ChatMessage> chat_messages;
+    for (size_t i = 0; i < messages->arr().size(); ++i) {
+        const JsonValue& m = messages->arr()[i];
+        const JsonValue* role = m.find("role");
+        const JsonValue* content = m.find("content");
+        if (!role || !role->is_string() || !content || !content->is_string())
+            return "messages[" + std::to_string(i) + "] needs string 'role' and 'content'";
+        chat_messages.push_back({role->str(), content->str()});
+    }
+    out.prompt = engine.tokenize(engine.render_chat(chat_messages, true), true, true);
+    return {};
+}
+
+void write_stats(JsonWriter& j, const char* name, const workbench::LatencyStats& s) {
+    j.key(name).begin_object().key("mean").value(s.mean).key("p50").value(s.p50).key("p90").value(s.p90).key("p99").value(s.p99);
+    j.key("n").value(s.n).end_object();
+}
+
+void print_stats(const char* title, const char* name, const workbench::LatencyStats& s) {
+    std::printf("---------- %s ----------\n", title);
+    std::printf("Mean %s (ms):   %10.2f\nMedian %s (ms): %10.2f\nP90 %s (ms):    %10.2f\nP99 %s (ms):    %10.2f\n", name, s.mean,
+                name, s.p50, name, s.p90, name, s.p99);
+}
+
+}  // namespace
+
+int cmd_batch(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--file", "-f", true, "PATH  prompts, one JSON object per line: \"prompt\" or \"messages\", optional \"max_tokens\", \"temperature\", \"n\""},
+        {"--samples", "-n", true, "N  completions per prompt (default 1; a line's \"n\" overrides)"},
+        {"--concurrency", "", true, "C  requests decoding at once (default 8)"},
+        {"--max-batch-tokens", "", true, "N  tokens per step, decodes plus prompt chunks (default 256)"},
+        {"--max-tokens", "", true, "N  tokens per completion unless a line says (default 128)"},
+        {"--chat", "", false, "wrap each \"prompt\" as a user message in the chat template"},
+        {"--out", "-o", true, "PATH  write each completion with its metrics as a JSON line"},
+        {"--json", "", false, "print the summary as one JSON object"},
+    };
+    const auto sf = sampling_flags();
+    flags.insert(flags.end(), sf.begin(), sf.end());
+    add_engine_flags(flags);
+    const std::string synopsis = "-f prompts.jsonl [-n SAMPLES] [--concurrency C] [--out results.jsonl] [--json]";
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "batch", synopsis, flags, ctx, false); rc >= 0) return rc;
+    std::string err;
+    const int samples = ctx.args.get_int("--samples", 1, 1, 1024, err);
+    const int concurrency = ctx.args.get_int("--concurrency", 8, 1, 4096, err);
+    const int max_batch_tokens = ctx.args.get_int("--max-batch-tokens", 256, 1, 1 << 20, err);
+    const int max_tokens = ctx.args.get_int("--max-tokens", 128, 0, 1 << 20, err);
+    workbench::GenerationRequest defaults;
+    defaults.max_tokens = max_tokens;
+    defaults.sampling = read_sampling(ctx.args, err);
+    if (!err.empty()) return usage_error("batch: " + err);
+    if (!ctx.args.has("--file")) return usage_error("batch: -f/--file PATH is required (one JSON object per line)");
+    const std::string path = ctx.args.get("--file");
+    std::ifstream in(path);
+    if (!in) return runtime_error(path + ": cannot open the prompt file");
+    // Each running sequence gets a context of its own in the pool (2048 tokens unless --ctx).
+    auto adjust = [&](workbench::EngineConfig& config) {
+        if (config.n_ctx == 0) config.n_ctx = 2048;
+        config.n_seq_max = concurrency;
+    };
+    if (int rc = prepare_command(argc, argv, "batch", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
+    workbench::Engine& engine = *ctx.engine;
+
+    std::vector<Line> lines;
+    std::string text;
+    for (int number = 1; std::getline(in, text); ++number) {
+        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+        Line line;
+        line.number = number;
+        JsonValue v;
+        std::string perr;
+        if (!parse_json(text, v, perr)) line.error = "not valid JSON (" + perr + ")";
+        else line.error = read_line(v, engine, defaults, samples, ctx.args.has("--chat"), line.request);
+        lines.push_back(std::move(line));
+    }
+    if (lines.empty()) return runtime_error(path + ": no prompts (one JSON object per line)");
+
+    std::unique_ptr<std::ofstream> out;
+    if (ctx.args.has("--out")) {
+        out = std::make_unique<std::ofstream>(ctx.args.get("--out"), std::ios::trunc);
+        if (!*out) return runtime_error(ctx.args.get("--out") + ": cannot write the results file");
+    }
+    std::vector<workbench::BatchRequest> requests;
+    std::vector<int> line_of;   // request → line number
+    int n_bad = 0;
+    for (const Line& l : lines) {
+        if (!l.error.empty()) {
+            ++n_bad;
+            std::cerr << "workbench-cli: " << path << ":" << l.number << ": " << l.error << " (skipped)\n";
+            if (out) {
+                JsonWriter j;
+                j.begin_object().key("line").value(l.number).key("error").value(l.error).end_object();
+                *out << j.str() << "\n";
+            }
+            continue;
+        }
+        requests.push_back(l.request);
+        line_of.push_back(l.number);
+    }
+    int64_t n_total = 0;
+    for (const auto& r : requests) n_total += r.n_samples;
+
+    workbench::BatchOptions options;
+    options.max_running = concurrency;
+    options.max_batch_tokens = max_batch_tokens;
+    const bool tty = isatty(STDERR_FILENO);
+    int64_t n_done = 0, n_tokens = 0;
+    auto on_event = [&](const workbench::BatchEvent& ev) {
+        using Kind = workbench::BatchEvent::Kind;
+        if (ev.kind == Kind::token) ++n_tokens;
+        if (ev.kind != Kind::finished && ev.kind != Kind::failed) return;
+        ++n_done;
+        const int line = line_of[static_cast<size_t>(ev.request)];
+        if (ev.kind == Kind::failed) std::cerr << (tty ? "\r" : "") << "workbench-cli: " << path << ":" << line << ": " << ev.error << "\n";
+        if (out) {
+            JsonWriter j;
+            j.begin_object().key("line").value(line).key("sample").value(ev.sample);
+            if (ev.kind == Kind::failed) {
+                j.key("error").value(ev.error);
+            } else {
+                const workbench::RequestMetrics& m = ev.metrics;
+                j.key("text").value(ev.text).key("stop_reason").value(workbench::stop_reason_name(ev.stop_reason));
+                j.key("n_prompt_tokens").value(m.n_prompt_tokens).key("n_prompt_cached").value(m.n_prompt_cached);
+                j.key("n_output_tokens").value(m.n_output_tokens).key("queue_ms").value(m.queue_ms).key("ttft_ms").value(m.ttft_ms);
+                j.key("tpot_ms").value(m.tpot_ms).key("e2e_ms").value(m.e2e_ms).key("preemptions").value(m.n_preemptions);
+                j.key("itl_ms").begin_array();
+                for (double g : m.itl_ms) j.value(g);
+                j.end_array();
+            }
+            j.end_object();
+            *out << j.str() << "\n" << std::flush;
+        }
+        if (tty) {
+            const int width = 30;
+            const int fill = n_total > 0 ? static_cast<int>(width * n_done / n_total) : width;
+            std::fprintf(stderr, "\r[%s%s] %lld/%lld completions, %lld tokens, %.1f s", std::string(static_cast<size_t>(fill), '#').c_str(),
+                         std::string(static_cast<size_t>(width - fill), '.').c_str(), static_cast<long long>(n_done),
+                         static_cast<long long>(n_total), static_cast<long long>(n_tokens), ev.t_ms / 1000.0);
+        }
+    };
+    auto result = engine.run_batch(requests, options, on_event);
+    if (tty) std::fprintf(stderr, "\n");
+    if (!result.ok()) return runtime_error(result.status().message());
+    const workbench::BatchMetrics& m = result->metrics;
+    const int n_failed = m.n_failed + n_bad;
+
+    if (ctx.args.has("--json")) {
+        JsonWriter j;
+        j.begin_object().key("completed").value(m.n_completed).key("failed").value(n_failed);
+        j.key("duration_s").value(m.duration_ms / 1000.0).key("total_input_tokens").value(m.n_prompt_tokens);
+        j.key("total_output_tokens").value(m.n_output_tokens).key("request_throughput").value(m.request_throughput);
+        j.key("output_throughput").value(m.output_tok_s).key("total_token_throughput").value(m.total_tok_s);
+        write_stats(j, "ttft_ms", m.ttft_ms);
+        write_stats(j, "tpot_ms", m.tpot_ms);
+        write_stats(j, "itl_ms", m.itl_ms);
+        write_stats(j, "e2e_ms", m.e2e_ms);
+        j.key("steps").value(m.n_steps).key("preemptions").value(m.n_preemptions).key("max_running").value(m.max_running);
+        j.key("kv_bytes_peak").value(m.kv_bytes_peak).key("concurrency").value(concurrency).key("max_batch_tokens").value(max_batch_tokens);
+        j.end_object();
+        std::cout << j.str() << "\n";
+    } else {
+        std::printf("Completions:                     %d (%d failed)\n", m.n_completed, n_failed);
+        std::printf("Duration (s):                    %.2f\n", m.duration_ms / 1000.0);
+        std::printf("Total input tokens:              %lld\n", static_cast<long long>(m.n_prompt_tokens));
+        std::printf("Total generated tokens:          %lld\n", static_cast<long long>(m.n_output_tokens));
+        std::printf("Request throughput (req/s):      %.2f\n", m.request_throughput);
+        std::printf("Output token throughput (tok/s): %.2f\n", m.output_tok_s);
+        std::printf("Total token throughput (tok/s):  %.2f\n", m.total_tok_s);
+        print_stats("Time to first token", "TTFT", m.ttft_ms);
+        print_stats("Time per output token (excl. 1st)", "TPOT", m.tpot_ms);
+        print_stats("Inter-token latency", "ITL", m.itl_ms);
+        std::printf("Steps: %d, preemptions: %d, most running: %d, KV peak: %s\n", m.n_steps, m.n_preemptions, m.max_running,
+                    format_bytes(m.kv_bytes_peak).c_str());
+    }
+    return n_failed > 0 ? 1 : 0;
+}
+
+}  // namespace wbcli
