@@ -1,6 +1,7 @@
 // Store: opening (file checks, WAL, migrations, the two connections) and every write, each a
 // small operation queued to the writer thread. Timestamps left 0 are taken when the call is made,
 // not when the batch commits, so they say when things happened.
+#include <exception>
 #include <utility>
 
 #include "store/store_impl.h"
@@ -86,8 +87,14 @@ Result<std::unique_ptr<Store>> Store::open(const StoreOptions& options) {
     WB_ASSIGN_OR_RETURN(impl->reader, Connection::open(options.path, true, options.busy_timeout_ms));
     WB_RETURN_IF_ERROR(impl->reader->exec("PRAGMA query_only = ON"));
     WB_RETURN_IF_ERROR(store::check_schema(*impl->reader, store::current_schema_version()));
-    if (writer_conn)
-        impl->writer = std::make_unique<store::Writer>(std::move(writer_conn), options.flush_interval_ms, options.flush_max_items);
+    if (writer_conn) {
+        try {
+            impl->writer = std::make_unique<store::Writer>(std::move(writer_conn), options.flush_interval_ms,
+                                                           options.flush_max_items);
+        } catch (const std::exception& e) {  // std::thread could not start: no exception crosses the API
+            return error(StatusCode::resource_exhausted, options.path + ": cannot start the writer thread: " + e.what());
+        }
+    }
     return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 

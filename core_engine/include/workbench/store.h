@@ -12,7 +12,8 @@
 // Failures: nothing throws and nothing aborts. open() returns an error Status naming the file and
 // the cause (locked, read-only, not a database, newer schema). A batch that fails (disk full,
 // locked too long) is dropped whole; its error is kept in last_error() and returned by the next
-// flush(), and the store stays usable for reads and later writes.
+// flush(), and the store stays usable for reads and later writes. A write that fails alone (a
+// message for a deleted session) is undone alone; the rest of its batch commits.
 #pragma once
 
 #include <cstdint>
@@ -181,7 +182,7 @@ public:
     Status add_comparison_run(RowId comparison_id, RowId run_id);
 
     // Waits until everything queued before the call is committed or dropped; returns the first
-    // failure among those batches.
+    // write failure since the previous flush() (each failure is returned once).
     Status flush();
     // The latest batch failure since open or clear_error(); ok when none.
     Status last_error() const;
