@@ -114,6 +114,14 @@ private slots:
             QCOMPARE(q(raw.text("PRAGMA integrity_check")), QString("ok"));
             QCOMPARE(raw.exec("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"), SQLITE_OK);
         }
+        {
+            // What the kill cut short: the run in progress, with whatever of its samples had committed.
+            RawDb raw(path);
+            qInfo("killed after %zu reported runs; %lld unfinished run(s) with %lld committed samples",
+                  reported.size(), raw.count("SELECT count(*) FROM runs WHERE finished_unix_ms = 0"),
+                  raw.count("SELECT count(*) FROM metric_samples WHERE run_id IN "
+                            "(SELECT id FROM runs WHERE finished_unix_ms = 0)"));
+        }
         auto store = open(path);
         QVERIFY(store);
         for (const int64_t run_id : reported) {

@@ -77,6 +77,14 @@ private slots:
         QCOMPARE(q((*messages)[1].text), QString("second"));
         QCOMPARE((*messages)[1].seq, 1);
         WB_VERIFY_OK(store->flush());  // reported once
+        // A write of several rows is undone whole: no comparison without its configurations.
+        ComparisonRecord comparison;
+        comparison.name = "dangling";
+        comparison.configuration_ids = {424242};
+        auto refused = store->save_comparison(comparison);
+        QVERIFY(!refused.ok());
+        QVERIFY2(q(refused.status().message()).contains("FOREIGN KEY"), refused.status().message().c_str());
+        QCOMPARE(store->list_comparisons()->size(), size_t(0));
         store->clear_error();
         WB_VERIFY_OK(store->last_error());
     }
@@ -115,6 +123,7 @@ private slots:
             if (sessions->size() != 1) ++read_errors;
         }
         writer.join();
+        qInfo("%d reads alongside %d appends", n_reads, kBatches);
         QCOMPARE(write_errors.load(), 0);
         QCOMPARE(read_errors, 0);
         QCOMPARE(torn, 0);
