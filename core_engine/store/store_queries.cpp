@@ -166,21 +166,31 @@ Result<std::vector<MetricSample>> read_samples(Connection& conn, RowId run_id) {
     return samples;
 }
 
+namespace {
+
+constexpr const char* kConfigurationColumns = "id, model, backend, variant, kv_dtype, weight_type, config_json";
+
+ConfigurationRecord configuration_from_row(const Statement& row) {
+    ConfigurationRecord c;
+    c.id = row.column_int(0);
+    c.model = row.column_text(1);
+    c.backend = row.column_text(2);
+    c.variant = row.column_text(3);
+    c.kv_dtype = row.column_text(4);
+    c.weight_type = row.column_text(5);
+    c.config_json = row.column_text(6);
+    return c;
+}
+
+}  // namespace
+
 Result<ConfigurationRecord> read_configuration(Connection& conn, RowId configuration_id) {
-    WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare("SELECT id, model, backend, variant, kv_dtype, weight_type, "
-                                                     "config_json FROM configurations WHERE id = ?1"));
+    WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare(std::string("SELECT ") + kConfigurationColumns +
+                                                     " FROM configurations WHERE id = ?1"));
     stmt.bind(1, configuration_id);
     WB_ASSIGN_OR_RETURN(bool found, stmt.next());
     if (!found) return no_row(conn, "configuration", configuration_id);
-    ConfigurationRecord c;
-    c.id = stmt.column_int(0);
-    c.model = stmt.column_text(1);
-    c.backend = stmt.column_text(2);
-    c.variant = stmt.column_text(3);
-    c.kv_dtype = stmt.column_text(4);
-    c.weight_type = stmt.column_text(5);
-    c.config_json = stmt.column_text(6);
-    return c;
+    return configuration_from_row(stmt);
 }
 
 namespace {
@@ -273,6 +283,20 @@ Result<std::vector<MetricSample>> Store::load_samples(RowId run_id) const {
 
 Result<ConfigurationRecord> Store::load_configuration(RowId configuration_id) const {
     return impl_->read([&](Connection& conn) { return store::read_configuration(conn, configuration_id); });
+}
+
+Result<std::vector<ConfigurationRecord>> Store::list_configurations() const {
+    return impl_->read([&](Connection& conn) -> Result<std::vector<ConfigurationRecord>> {
+        WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare(std::string("SELECT ") + store::kConfigurationColumns +
+                                                         " FROM configurations ORDER BY model, variant, id"));
+        std::vector<ConfigurationRecord> configs;
+        for (;;) {
+            WB_ASSIGN_OR_RETURN(bool has_row, stmt.next());
+            if (!has_row) break;
+            configs.push_back(store::configuration_from_row(stmt));
+        }
+        return configs;
+    });
 }
 
 }  // namespace workbench

@@ -135,7 +135,7 @@ struct ComparisonRecord {
 // A row of the History page and `history` CLI list.
 struct SessionSummary {
     RowId id = 0;
-    std::string title;                     // the session title, else its first user message
+    std::string title;                     // the session title, else its first user message's first line (≤ 120 bytes)
     std::string model, variant;
     std::string config_summary;            // "full · KV f16 · weights as stored · cpu"
     int32_t n_turns = 0;                   // user messages
@@ -196,6 +196,7 @@ public:
     Result<RunRecord> load_run(RowId run_id) const;
     Result<std::vector<MetricSample>> load_samples(RowId run_id) const;
     Result<ConfigurationRecord> load_configuration(RowId configuration_id) const;
+    Result<std::vector<ConfigurationRecord>> list_configurations() const;  // filter choices: models, variants
     Result<std::vector<EvaluationRecord>> list_evaluations(RowId configuration_id = 0) const;  // 0: all
     Result<std::vector<BenchmarkRecord>> list_benchmarks(RowId configuration_id = 0) const;    // 0: all
     Result<std::vector<ComparisonRecord>> list_comparisons() const;  // without run_ids

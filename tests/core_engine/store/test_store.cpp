@@ -159,6 +159,11 @@ private slots:
         QCOMPARE(q(loaded_config->weight_type), QString("q8_0"));
         QCOMPARE(q(loaded_config->config_json), q(engine_config_json(engine_config)));
         QVERIFY(QJsonDocument::fromJson(QByteArray::fromStdString(loaded_config->config_json)).object()["n_threads"].toInt() == 2);
+        auto configs = store->list_configurations();
+        WB_VERIFY_OK(configs);
+        QCOMPARE(configs->size(), size_t(2));
+        QCOMPARE(q((*configs)[0].backend), QString("cpu"));
+        QCOMPARE(q((*configs)[1].backend), QString("cuda"));
 
         SessionRecord session;
         session.configuration_id = *config_id;
