@@ -1,0 +1,227 @@
+// The session database: chat sessions, their messages, every generation run with its metrics,
+// provenance and per-token samples, evaluations, benchmarks and comparisons, in one SQLite file
+// (WAL, foreign keys, versioned schema). The UI and CLI reach history only through this header:
+// plain structs in, plain structs out.
+//
+// Threads: a Store may be called from any thread. Writes go to the store's own writer thread and
+// connection, batched (one transaction per batch, every ~100 ms or N items), so generation never
+// waits on disk; calls marked "async" only queue. Calls that return an id wait for their batch to
+// commit. Reads run on the calling thread over a separate read-only connection and see what has
+// been committed: call flush() first to read your own queued writes.
+//
+// Failures: nothing throws and nothing aborts. open() returns an error Status naming the file and
+// the cause (locked, read-only, not a database, newer schema). A batch that fails (disk full,
+// locked too long) is dropped whole; its error is kept in last_error() and returned by the next
+// flush(), and the store stays usable for reads and later writes. A write that fails alone (a
+// message for a deleted session) is undone alone; the rest of its batch commits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workbench/config.h"
+#include "workbench/metrics.h"
+#include "workbench/status.h"
+
+namespace workbench {
+
+using RowId = int64_t;   // 0: none
+
+struct StoreOptions {
+    std::string path;                 // the database file, created when absent
+    bool read_only = false;           // browse only: no writer thread, writes return an error
+    int32_t busy_timeout_ms = 2000;   // how long a statement waits for another process's lock
+    int32_t flush_interval_ms = 100;  // the writer commits queued items at least this often
+    int32_t flush_max_items = 512;    // ... or as soon as this many are queued
+    int64_t max_page_count = 0;       // cap on the file's pages (tests simulate a full disk); 0: none
+};
+
+// One loaded-model configuration, deduplicated by its JSON. The columns are what lists filter on.
+struct ConfigurationRecord {
+    RowId id = 0;
+    std::string model;        // model file name: "SmolLM2-135M-Instruct.Q4_1.gguf"
+    std::string backend;      // "cpu", "cuda"
+    std::string variant;      // attention spec: "full", "sliding:window=1020,sinks=4"
+    std::string kv_dtype;     // "f16", "k=q8_0,v=q4_0"
+    std::string weight_type;  // "" when the weights run as stored
+    std::string config_json;  // the full EngineConfig (engine_config_json)
+};
+
+struct SessionRecord {
+    RowId id = 0;
+    RowId configuration_id = 0;   // the configuration the session started with
+    std::string title;            // empty: lists show the first user message
+    int64_t created_unix_ms = 0;  // 0 on save: now
+    int64_t updated_unix_ms = 0;  // last message or run
+};
+
+struct MessageRecord {
+    RowId id = 0;
+    RowId session_id = 0;
+    RowId run_id = 0;             // the run that generated an assistant message; 0: none
+    int32_t seq = 0;              // order in the session, assigned by the store
+    std::string role;             // "system", "user", "assistant"
+    std::string text;
+    int64_t created_unix_ms = 0;  // 0 on save: now
+};
+
+// Where a run's numbers came from, so a figure can be traced to a build, a file and a machine.
+struct RunProvenance {
+    std::string model_sha256;
+    std::string app_version, app_commit;   // app_provenance() fills these and cpu_model
+    std::string cpu_model, cpu_features;   // "AMD EPYC 7B13", "AVX2 FMA F16C"
+    std::string backend;                   // "cpu", "cuda"
+    int32_t n_threads = 0;
+};
+
+// One generation. begin_run stores the start; finish_run the outcome and metrics.
+struct RunRecord {
+    RowId id = 0;
+    RowId session_id = 0;          // 0: a run outside any session (CLI run, eval)
+    RowId configuration_id = 0;
+    int64_t started_unix_ms = 0;   // 0 on save: now
+    int64_t finished_unix_ms = 0;  // 0: not finished (still running, or the process died)
+    int32_t n_tokens_prompt = 0, n_tokens_generated = 0;
+    std::optional<double> ttft_ms, prefill_tok_s, decode_tok_s;
+    std::optional<double> itl_ms_p50, itl_ms_p90, itl_ms_p99;
+    uint64_t kv_bytes = 0, kv_bytes_peak = 0, kv_bytes_full = 0, kv_bytes_read_per_token = 0;
+    std::string stop_reason;       // stop_reason_name(): "max_tokens", ...
+    RunProvenance provenance;
+};
+
+// One point of a run's time series (the charts): one per generated token, or coarser.
+struct MetricSample {
+    int32_t token_index = 0;
+    double t_ms = 0;                  // since the run started
+    uint64_t kv_bytes = 0, kv_bytes_full = 0;
+    std::optional<double> itl_ms;     // gap to the previous token
+    std::optional<double> tok_s;      // decode speed so far
+};
+
+struct EvaluationRecord {
+    RowId id = 0;
+    RowId configuration_id = 0;
+    RowId reference_configuration_id = 0;  // what KL and top-1 compare against; 0: none
+    std::string text_name;                 // "alice_wonderland.txt"
+    std::string text_sha256;
+    int32_t n_tokens = 0;
+    std::optional<double> perplexity, kl_mean, top1_agreement;
+    std::string json;                      // the full eval output
+    int64_t created_unix_ms = 0;
+};
+
+struct BenchmarkRecord {
+    RowId id = 0;
+    RowId configuration_id = 0;
+    std::string test_name;                 // "pp512", "tg128"
+    int32_t n_prompt = 0, n_gen = 0, n_batch = 0, n_threads = 0;
+    double avg_ts = 0, stddev_ts = 0;      // tokens/s over the repetitions
+    std::string json;                      // the bench row as the CLI prints it
+    int64_t created_unix_ms = 0;
+};
+
+// A named side-by-side: one prompt under several configurations, and the runs it produced.
+struct ComparisonRecord {
+    RowId id = 0;
+    std::string name, prompt;
+    std::vector<RowId> configuration_ids;  // in display order
+    std::vector<RowId> run_ids;            // filled by load_comparison
+    int64_t created_unix_ms = 0;
+};
+
+// A row of the History page and `history` CLI list.
+struct SessionSummary {
+    RowId id = 0;
+    std::string title;                     // the session title, else its first user message's first line (≤ 120 bytes)
+    std::string model, variant;
+    std::string config_summary;            // "full · KV f16 · weights as stored · cpu"
+    int32_t n_turns = 0;                   // user messages
+    int64_t n_tokens_prompt = 0, n_tokens_generated = 0;
+    std::optional<double> mean_decode_tok_s;
+    int64_t created_unix_ms = 0, updated_unix_ms = 0;
+};
+
+struct SessionFilter {
+    std::string model;                     // exact configuration model; empty: any
+    std::string variant;                   // exact attention spec; empty: any
+    int64_t created_from_unix_ms = 0;      // inclusive; 0: open
+    int64_t created_to_unix_ms = 0;        // exclusive; 0: open
+    std::string search_text;               // words that must all appear in one of its messages
+    int32_t limit = 0, offset = 0;         // 0: no limit
+};
+
+class Store {
+public:
+    // Opens or creates the file, upgrades its schema, starts the writer. Errors name the file and
+    // the cause; the caller runs without history.
+    static Result<std::unique_ptr<Store>> open(const StoreOptions& options);
+    ~Store();  // flushes what is queued, then stops the writer
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    const std::string& path() const;
+    static int32_t schema_version();
+
+    // --- writes that return an id (wait for their batch) ---
+    Result<RowId> save_configuration(const ConfigurationRecord& config);  // an equal one's id if stored
+    Result<RowId> create_session(const SessionRecord& session);
+    Result<RowId> begin_run(const RunRecord& run);
+    Result<RowId> save_evaluation(const EvaluationRecord& evaluation);
+    Result<RowId> save_benchmark(const BenchmarkRecord& benchmark);
+    Result<RowId> save_comparison(const ComparisonRecord& comparison);
+    Status delete_session(RowId session_id);  // its messages, runs and samples go with it
+
+    // --- async writes: ok means queued ---
+    Status add_message(const MessageRecord& message);
+    Status finish_run(const RunRecord& run);  // by run.id: outcome, metrics, finished time
+    Status append_samples(RowId run_id, std::vector<MetricSample> samples);
+    Status set_session_title(RowId session_id, std::string title);
+    Status add_comparison_run(RowId comparison_id, RowId run_id);
+
+    // Waits until everything queued before the call is committed or dropped; returns the first
+    // write failure since the previous flush() (each failure is returned once).
+    Status flush();
+    // The latest batch failure since open or clear_error(); ok when none.
+    Status last_error() const;
+    void clear_error();
+
+    // --- reads ---
+    Result<std::vector<SessionSummary>> list_sessions(const SessionFilter& filter = {}) const;
+    Result<SessionRecord> load_session(RowId session_id) const;
+    Result<std::vector<MessageRecord>> load_messages(RowId session_id) const;
+    Result<std::vector<RunRecord>> load_runs(RowId session_id) const;
+    Result<RunRecord> load_run(RowId run_id) const;
+    Result<std::vector<MetricSample>> load_samples(RowId run_id) const;
+    Result<ConfigurationRecord> load_configuration(RowId configuration_id) const;
+    Result<std::vector<ConfigurationRecord>> list_configurations() const;  // filter choices: models, variants
+    Result<std::vector<EvaluationRecord>> list_evaluations(RowId configuration_id = 0) const;  // 0: all
+    Result<std::vector<BenchmarkRecord>> list_benchmarks(RowId configuration_id = 0) const;    // 0: all
+    Result<std::vector<ComparisonRecord>> list_comparisons() const;  // without run_ids
+    Result<ComparisonRecord> load_comparison(RowId comparison_id) const;
+
+    // --- exports (whole documents as text) ---
+    Result<std::string> export_session_json(RowId session_id) const;  // session, config, messages, runs with samples
+    Result<std::string> export_runs_csv(RowId session_id) const;      // one row per run
+    Result<std::string> export_samples_csv(RowId session_id) const;   // one row per sample, run id first
+    Result<std::string> export_session_markdown(RowId session_id) const;  // the transcript with run stats
+
+    struct Impl;
+
+private:
+    explicit Store(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+// The configuration row for an engine loaded with `config` on `backend`.
+ConfigurationRecord make_configuration(const EngineConfig& config, const std::string& backend);
+// Every plain EngineConfig field as a JSON object (callbacks left out).
+std::string engine_config_json(const EngineConfig& config);
+// Copies the engine's run metrics into `run` (ITL p90/p99 are the caller's: the engine reports p50).
+void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
+// This build's version and commit, and the CPU's model name.
+RunProvenance app_provenance();
+
+}  // namespace workbench

@@ -1,0 +1,69 @@
+// Building store records from what the engine reports: a configuration row from an EngineConfig,
+// a run's metrics from GenerationMetrics, and this build's provenance. No SQLite here.
+#include <fstream>
+#include <string>
+
+#include "store/store_text.h"
+#include "workbench/store.h"
+
+namespace workbench {
+
+std::string engine_config_json(const EngineConfig& config) {
+    std::string out;
+    store::JsonObject object(out);
+    object.field("model_path", config.model_path)
+        .field("n_threads", static_cast<int64_t>(config.n_threads))
+        .field("n_ctx", static_cast<int64_t>(config.n_ctx))
+        .field("weight_type", config.weight_type)
+        .field("attention", config.attention)
+        .field("kv_types", config.kv_types)
+        .field("kv_budget_bytes", static_cast<int64_t>(config.kv_budget_bytes))
+        .field("calibration_text", config.calibration_text);
+    object.close();
+    return out;
+}
+
+ConfigurationRecord make_configuration(const EngineConfig& config, const std::string& backend) {
+    ConfigurationRecord record;
+    const size_t slash = config.model_path.find_last_of('/');
+    record.model = slash == std::string::npos ? config.model_path : config.model_path.substr(slash + 1);
+    record.backend = backend;
+    record.variant = config.attention;
+    record.kv_dtype = config.kv_types;
+    record.weight_type = config.weight_type;
+    record.config_json = engine_config_json(config);
+    return record;
+}
+
+void apply_metrics(RunRecord& run, const GenerationMetrics& metrics) {
+    run.n_tokens_prompt = metrics.n_prompt_tokens;
+    run.n_tokens_generated = metrics.n_generated;
+    // A run that produced no token has no time to first token.
+    run.ttft_ms = metrics.n_generated > 0 ? std::optional<double>(metrics.ttft_ms) : std::nullopt;
+    run.prefill_tok_s = metrics.prefill_tok_s;
+    run.decode_tok_s = metrics.decode_tok_s;
+    run.itl_ms_p50 = metrics.itl_ms_p50;
+    run.kv_bytes = metrics.kv_bytes;
+    run.kv_bytes_peak = metrics.kv_bytes_peak;
+    run.kv_bytes_full = metrics.kv_bytes_full;
+    run.kv_bytes_read_per_token = metrics.kv_bytes_read_per_token;
+}
+
+RunProvenance app_provenance() {
+    RunProvenance provenance;
+    provenance.app_version = WB_VERSION;
+    provenance.app_commit = WB_GIT_COMMIT;
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(cpuinfo, line)) {
+        if (line.rfind("model name", 0) != 0) continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) break;
+        const size_t start = line.find_first_not_of(' ', colon + 1);
+        if (start != std::string::npos) provenance.cpu_model = line.substr(start);
+        break;
+    }
+    return provenance;
+}
+
+}  // namespace workbench
