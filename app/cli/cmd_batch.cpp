@@ -1,6 +1,7 @@
 // `batch`: runs a prompt file as concurrent requests through the continuous-batching engine
 // (eval sets, RL rollouts). One JSON object per line: "prompt" (raw text) or "messages" (a chat,
-// rendered with the model's template), optional "max_tokens", "temperature", "n". A bad line
+// rendered with the model's template), optional "max_tokens", "temperature", "n", "arrival_ms"
+// (when it arrives after the start, for load patterns). A bad line
 // gets its own error and the rest still run. Completions go to --out as JSON lines as they
 // finish; the summary prints vLLM `bench serve`'s aggregates.
 #include <cstdio>
@@ -37,6 +38,10 @@ std::string read_line(const JsonValue& v, workbench::Engine& engine, const workb
     if (const JsonValue* t = v.find("temperature")) {
         if (!t->is_number() || t->num() < 0 || t->num() > 100) return "'temperature' must be a number from 0 to 100";
         out.generation.sampling.temperature = static_cast<float>(t->num());
+    }
+    if (const JsonValue* a = v.find("arrival_ms")) {
+        if (!a->is_number() || a->num() < 0 || a->num() > 8.64e7) return "'arrival_ms' must be a number of milliseconds from 0 to 86400000";
+        out.arrival_ms = a->num();
     }
     if (const JsonValue* n = v.find("n")) {
         if (!n->is_number() || n->num() < 1 || n->num() > 1024 || n->num() != static_cast<int>(n->num()))
@@ -82,7 +87,7 @@ void print_stats(const char* title, const char* name, const workbench::LatencySt
 
 int cmd_batch(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
-        {"--file", "-f", true, "PATH  prompts, one JSON object per line: \"prompt\" or \"messages\", optional \"max_tokens\", \"temperature\", \"n\""},
+        {"--file", "-f", true, "PATH  prompts, one JSON object per line: \"prompt\" or \"messages\", optional \"max_tokens\", \"temperature\", \"n\", \"arrival_ms\""},
         {"--samples", "-n", true, "N  completions per prompt (default 1; a line's \"n\" overrides)"},
         {"--concurrency", "", true, "C  requests decoding at once (default 8)"},
         {"--max-batch-tokens", "", true, "N  tokens per step, decodes plus prompt chunks (default 256)"},

@@ -48,7 +48,7 @@ private slots:
         auto v = run_cli({"--version"});
         QCOMPARE(v.exit_code, 0);
         QVERIFY(v.out.startsWith("workbench-cli "));
-        for (const char* cmd : {"run", "chat", "logits", "inspect"}) {
+        for (const char* cmd : {"run", "chat", "logits", "inspect", "batch", "bench"}) {
             auto h = run_cli({cmd, "--help"});
             QCOMPARE(h.exit_code, 0);
             QVERIFY(h.out.contains("--model") && h.out.contains("--threads"));
@@ -211,6 +211,73 @@ private slots:
         auto bad = run_cli({"bench", "--weights", "q3_k"});
         QCOMPARE(bad.exit_code, 1);
         QVERIFY(bad.err.contains("q3_k"));
+    }
+
+    void bench_batch_sweep_rows() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"bench", "-b", "1,4", "-p", "32", "-n", "8", "-t", "2", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        const auto rows = QJsonDocument::fromJson(o.out).array();
+        QCOMPARE(rows.size(), 2);
+        for (int i = 0; i < 2; ++i) {
+            const auto row = rows[i].toObject();
+            QCOMPARE(row["test"].toString(), QString("pp32+tg8"));
+            QCOMPARE(row["batch"].toInt(), i == 0 ? 1 : 4);
+            QVERIFY(row["pp_tok_s"].toDouble() > 0 && row["tg_tok_s"].toDouble() > 0 && row["tpot_ms_p50"].toDouble() > 0);
+            QVERIFY(row["avg_ts"].toDouble() > 0);
+            QCOMPARE(row["n_threads"].toInt(), 2);
+        }
+        // Four sequences hold four times one's KV.
+        QCOMPARE(rows[1].toObject()["kv_bytes_peak"].toDouble(), 4 * rows[0].toObject()["kv_bytes_peak"].toDouble());
+        for (const char* bad : {"0", "1,,2", "x"}) {
+            auto b = run_cli({"bench", "-b", bad});
+            QCOMPARE(b.exit_code, 2);
+            QVERIFY(b.err.contains("--batch"));
+        }
+    }
+
+    void batch_runs_a_prompt_file_and_reports_bad_lines() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString prompts = dir.filePath("prompts.jsonl"), results = dir.filePath("results.jsonl");
+        QFile f(prompts);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"prompt\": \"What is the capital of France? Answer in one word.\", \"max_tokens\": 8, \"temperature\": 0}\n"
+                "{\"messages\": [{\"role\": \"user\", \"content\": \"Name a color.\"}], \"max_tokens\": 6}\n"
+                "{not json\n"
+                "{\"prompt\": \"Count to three.\", \"n\": 2, \"max_tokens\": 5}\n"
+                "{\"max_tokens\": 3}\n");
+        f.close();
+        auto o = run_cli({"batch", "-f", prompts, "--chat", "--concurrency", "3", "-o", results, "-t", "2", "--json"});
+        QVERIFY(!o.crashed);
+        QCOMPARE(o.exit_code, 1);   // two lines failed; the rest ran
+        QVERIFY2(o.err.contains("prompts.jsonl:3: not valid JSON"), o.err.constData());
+        QVERIFY2(o.err.contains("prompts.jsonl:5: needs 'prompt'"), o.err.constData());
+        const auto summary = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(summary["completed"].toInt(), 4);
+        QCOMPARE(summary["failed"].toInt(), 2);
+        QVERIFY(summary["output_throughput"].toDouble() > 0);
+        QVERIFY(summary["ttft_ms"].toObject()["p99"].toDouble() >= summary["ttft_ms"].toObject()["p50"].toDouble());
+        QFile r(results);
+        QVERIFY(r.open(QIODevice::ReadOnly));
+        int completions = 0, errors = 0;
+        bool paris = false;
+        for (const QByteArray& line : r.readAll().split('\n')) {
+            if (line.isEmpty()) continue;
+            const auto obj = QJsonDocument::fromJson(line).object();
+            QVERIFY(obj.contains("line"));
+            if (obj.contains("error")) { ++errors; continue; }
+            ++completions;
+            QVERIFY(obj["n_output_tokens"].toInt() >= 1 && obj["ttft_ms"].toDouble() > 0);
+            QCOMPARE(obj["itl_ms"].toArray().size(), obj["n_output_tokens"].toInt() - 1);
+            if (obj["line"].toInt() == 1) paris = obj["text"].toString().contains("Paris");
+        }
+        QCOMPARE(completions, 4);
+        QCOMPARE(errors, 2);
+        QVERIFY(paris);
+        auto missing = run_cli({"batch", "-f", dir.filePath("absent.jsonl")});
+        QCOMPARE(missing.exit_code, 1);
+        QVERIFY(missing.err.contains("absent.jsonl"));
     }
 
     void quantized_copy_still_answers() {
