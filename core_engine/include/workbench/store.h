@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "workbench/config.h"
@@ -223,5 +224,9 @@ std::string engine_config_json(const EngineConfig& config);
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.
 RunProvenance app_provenance();
+// SHA-256 as 64 hex digits, of bytes or of a whole file (provenance: the model file, an eval
+// text). file_sha256 errors: not_found (cannot open), io_error (read error).
+std::string sha256_hex(std::string_view data);
+Result<std::string> file_sha256(const std::string& path);
 
 }  // namespace workbench
