@@ -17,12 +17,13 @@ KvMemoryChart::KvMemoryChart(QWidget* parent) : MetricChartView(tr("KV cache vs 
     m_full->setName(tr("full-attention equivalent"));
     m_full->setPen(QPen(QColor(0x99, 0x99, 0x99), 1.5, Qt::DashLine));
     m_allocated = new QLineSeries(this);
-    m_allocated->setName(tr("allocated"));
+    m_allocated->setName(tr("pool"));
     m_allocated->setPen(QPen(QColor(0xd6, 0x27, 0x28), 1, Qt::DotLine));
-    for (QLineSeries* s : {m_full, m_inUse, m_allocated}) chart()->addSeries(s);
+    // Full attention's dashes are drawn over "in use": under full attention the two coincide.
+    for (QLineSeries* s : {m_inUse, m_full, m_allocated}) chart()->addSeries(s);
     m_axisX = makeAxis(tr("tokens in context"), Qt::AlignBottom, QStringLiteral("%d"));
     m_axisY = makeAxis(tr("MiB"), Qt::AlignLeft, QStringLiteral("%.1f"));
-    for (QLineSeries* s : {m_full, m_inUse, m_allocated}) {
+    for (QLineSeries* s : {m_inUse, m_full, m_allocated}) {
         s->attachAxis(m_axisX);
         s->attachAxis(m_axisY);
     }
@@ -54,8 +55,8 @@ void KvMemoryChart::updateAllocatedLine() {
     const bool onScale = m_allocatedMiB <= m_maxDataMiB * 3;
     growToFit(m_axisY, onScale ? std::max(m_maxDataMiB, m_allocatedMiB) : m_maxDataMiB, 0.1);
     m_allocated->replace(QList<QPointF>{{0, m_allocatedMiB}, {m_axisX->max(), m_allocatedMiB}});
-    m_allocated->setName(onScale ? tr("allocated %1 MiB").arg(m_allocatedMiB, 0, 'f', 1)
-                                 : tr("allocated %1 MiB (above the scale)").arg(m_allocatedMiB, 0, 'f', 1));
+    m_allocated->setName(onScale ? tr("pool %1 MiB").arg(m_allocatedMiB, 0, 'f', 1)
+                                 : tr("pool %1 MiB (off scale)").arg(m_allocatedMiB, 0, 'f', 1));
 }
 
 void KvMemoryChart::clear() {
@@ -65,5 +66,5 @@ void KvMemoryChart::clear() {
     m_maxTokens = m_maxDataMiB = 0;
     m_axisX->setRange(0, 16);
     m_axisY->setRange(0, 0.1);
-    m_allocated->setName(tr("allocated"));
+    m_allocated->setName(tr("pool"));
 }

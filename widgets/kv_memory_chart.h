@@ -1,5 +1,6 @@
 // KV-cache memory against the tokens in context: what the cache holds (in use), what full
-// attention would hold for the same tokens at the same KV types, and the pool reserved at load.
+// attention would hold for the same tokens at the same KV types, and the pool reserved at load
+// (drawn only when it is on the same scale; otherwise its size is in the legend).
 // A sliding window shows as an "in use" line that flattens while "full equivalent" keeps rising.
 // Takes plain byte counts; the axis is in MiB.
 #pragma once

@@ -45,14 +45,8 @@ QValueAxis* MetricChartView::makeAxis(const QString& title, Qt::Alignment alignm
 bool MetricChartView::growToFit(QValueAxis* axis, double value, double minimumMax) {
     const double wanted = std::max(minimumMax, value * 1.15);
     if (axis->max() >= wanted && axis->max() <= wanted * 4) return false;
-    // Round up to 1, 2 or 5 × a power of ten so the tick labels stay readable.
-    const double p = std::pow(10.0, std::floor(std::log10(wanted)));
-    double nice = p;
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * p >= wanted) {
-            nice = m * p;
-            break;
-        }
-    axis->setRange(0, nice);
+    // Round numbers for the ticks (0, 0.5, 1, 1.5 rather than 0, 1.3, 2.5, 3.8).
+    axis->setRange(0, wanted);
+    axis->applyNiceNumbers();
     return true;
 }

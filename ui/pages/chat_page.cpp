@@ -110,8 +110,9 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_metrics = new MetricsPanel(m_chatSplit);
     m_chatSplit->addWidget(chatColumn);
     m_chatSplit->addWidget(m_metrics);
-    m_chatSplit->setStretchFactor(0, 3);
+    m_chatSplit->setStretchFactor(0, 2);
     m_chatSplit->setStretchFactor(1, 1);
+    m_chatSplit->setSizes({560, 300});
 
     auto* scroll = new QScrollArea(m_split);
     scroll->setObjectName(QStringLiteral("configScroll"));

@@ -106,7 +106,14 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_attention->setToolTip(tr("The attention variant: what the KV cache keeps and what each query reads."));
     form->addRow(tr("Attention"), m_attention);
     outer->addWidget(buildAttentionForms());
-    connect(m_attention, &QComboBox::currentIndexChanged, m_attentionForms, &QStackedWidget::setCurrentIndex);
+    connect(m_attention, &QComboBox::currentIndexChanged, this, [this](int index) {
+        // Only the shown form takes space: the stack would otherwise be as tall as its tallest.
+        for (int i = 0; i < m_attentionForms->count(); ++i)
+            m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred,
+                                                       i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+        m_attentionForms->setCurrentIndex(index);
+        m_attentionForms->adjustSize();
+    });
     connect(m_attention, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
 
     auto* kvForm = new QFormLayout();
@@ -229,6 +236,8 @@ QWidget* ConfigPanel::buildAttentionForms() {
                               "SVD of each layer's K/V projection, weighted by a calibration text). Even; with a "
                               "quantized KV type, a multiple of 64."));
     m_latentRank->setSingleStep(2);
+    for (int i = 1; i < m_attentionForms->count(); ++i)
+        m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
     return m_attentionForms;
 }
 
@@ -342,7 +351,7 @@ void ConfigPanel::refresh() {
     const AttentionParams params = attentionParams();
     const QString spec = kvprediction::specString(params);
     const QString kv = kvprediction::kvTypesString(m_kType->currentText(), m_vType->currentText());
-    m_specLabel->setText(tr("--attention %1 --kv-type %2").arg(spec, kv));
+    m_specLabel->setText(tr("--attention %1\n--kv-type %2").arg(spec, kv));
 
     if (m_info) {
         const KvShape shape{m_info->n_layer, m_info->n_head_kv, m_info->head_dim};
