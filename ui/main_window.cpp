@@ -175,13 +175,14 @@ void MainWindow::refreshMemory() {
 void MainWindow::startWithModel(const QString& path) {
     QString chosen = path;
     if (chosen.isEmpty()) chosen = QString::fromStdString(workbench::find_default_model());
-    if (chosen.isEmpty()) {
-        const QString hint = QString::fromStdString(workbench::default_model_hint());
-        m_chat->showBanner(tr("No model found. %1 Or open a GGUF file (File → Open, Ctrl+O).").arg(hint), true);
-        m_models->showError(QString(), hint);
-        return;
-    }
-    loadModel(chosen);
+    if (chosen.isEmpty()) showNoModelFound();
+    else loadModel(chosen);
+}
+
+void MainWindow::showNoModelFound() {
+    const QString hint = QString::fromStdString(workbench::default_model_hint());
+    m_chat->showBanner(tr("No model found. %1 Or open a GGUF file (File → Open, Ctrl+O).").arg(hint), true);
+    m_models->showError(QString(), hint);
 }
 
 void MainWindow::loadModel(const QString& path) {

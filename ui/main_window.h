@@ -28,6 +28,8 @@ public:
     // model, and when there is none says how to get it and offers File → Open.
     void startWithModel(const QString& path);
     void loadModel(const QString& path);
+    // No model given and none at the default place: say how to get one, offer File → Open.
+    void showNoModelFound();
 
     EngineClient* client() const { return m_client; }
     ChatPage* chatPage() const { return m_chat; }

@@ -2,7 +2,8 @@
 // offscreen): a reply streams into the transcript with its metrics footer and feeds every chart;
 // Regenerate and Edit-and-resend; Esc stops a reply as 'cancelled'; a sliding window applied from
 // the configuration panel flattens the KV chart's in-use line while full attention's keeps
-// rising; a corrupt GGUF shows the engine's message and the window carries on.
+// rising; a corrupt GGUF shows the engine's message and the window carries on; without a model
+// the window says how to get one; settings and layout survive a restart.
 #include <QBarSet>
 #include <QComboBox>
 #include <QFile>
@@ -260,6 +261,34 @@ private slots:
         waitLoaded();
         QVERIFY(chat()->bannerText().isEmpty());
         QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
+    void withoutAModelTheWindowSaysHowToGetOne() {
+        MainWindow bare;
+        bare.show();
+        bare.showNoModelFound();
+        const QString banner = bare.chatPage()->bannerText();
+        QVERIFY2(banner.contains("bootstrap.sh") && banner.contains("Open"), qPrintable(banner));
+        QVERIFY(!bare.findChild<QPushButton*>("sendButton")->isEnabled());
+    }
+
+    void settingsSurviveARestart() {
+        {
+            MainWindow first;
+            first.show();
+            first.resize(1200, 800);
+            first.chatPage()->setSystemPrompt("You answer in French.");
+            first.findChild<QComboBox*>("attentionCombo")->setCurrentText("topk");
+            first.findChild<QSpinBox*>("topkK")->setValue(256);
+            first.findChild<QSpinBox*>("maxTokensSpin")->setValue(77);
+            first.close();  // saves
+        }
+        MainWindow second;
+        QCOMPARE(second.chatPage()->systemPrompt(), QStringLiteral("You answer in French."));
+        QCOMPARE(second.findChild<QComboBox*>("attentionCombo")->currentText(), QStringLiteral("topk"));
+        QCOMPARE(second.chatPage()->configPanel()->engineConfig("m.gguf").attention, std::string("topk:k=256,recent=64"));
+        QCOMPARE(second.chatPage()->configPanel()->generationRequest().max_tokens, 77);
+        QCOMPARE(second.size(), QSize(1200, 800));
     }
 };
 
