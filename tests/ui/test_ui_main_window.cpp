@@ -235,6 +235,41 @@ private slots:
         QVERIFY(grown > 2 * (hi - lo));
     }
 
+    void reloadConvertsWeightsWithProgressAndAnOverlongPromptIsAMessage() {
+        chat()->newChat();
+        child<QComboBox>("attentionCombo")->setCurrentText("full");
+        child<QComboBox>("weightsCombo")->setCurrentText("q8_0");
+        child<QSpinBox>("contextSpin")->setValue(64);
+        QSignalSpy progress(m_window->client(), &EngineClient::loadProgress);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        // The reload runs in the background: the window shows a progress bar meanwhile.
+        QVERIFY(child<QProgressBar>("loadProgress")->isVisible());
+        QVERIFY(!child<QPushButton>("sendButton")->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(!child<QProgressBar>("loadProgress")->isVisible());
+        QVERIFY(progress.count() > 0);
+        QVERIFY2(progress.last().at(0).toString().contains("q8_0"), qPrintable(progress.last().at(0).toString()));
+        const auto info = loaded.at(0).at(0).value<workbench::ModelInfo>();
+        QCOMPARE(QString::fromStdString(info.weight_type), QStringLiteral("q8_0"));
+        QCOMPARE(info.n_ctx, 64);
+        QVERIFY(m_window->statusText().contains("weights q8_0"));
+
+        // A prompt past the context: the engine's message, and the text back in the input box.
+        QSignalSpy failed(m_window->client(), &EngineClient::replyFailed);
+        QString longPrompt;
+        for (int i = 0; i < 40; ++i) longPrompt += QStringLiteral("word%1 ").arg(i);
+        chat()->input()->setPlainText(longPrompt);
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.contains("context"), qPrintable(message));
+        QVERIFY(chat()->transcript()->toPlainText().contains(message));
+        QCOMPARE(chat()->input()->toPlainText(), longPrompt.trimmed());
+        QCOMPARE(chat()->history().size(), size_t{0});
+        QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
     void corruptModelShowsTheMessage() {
         QTemporaryDir dir;
         const QString path = dir.filePath("corrupt.gguf");
