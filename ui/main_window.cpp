@@ -3,6 +3,9 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -24,6 +27,17 @@
 #include "ui/pages/models_page.h"
 
 namespace {
+
+constexpr int kMaxRecent = 8;
+
+// The first local .gguf among dropped URLs; empty when there is none.
+QString droppedModel(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls()) return {};
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive))
+            return url.toLocalFile();
+    return {};
+}
 
 struct PageEntry {
     const char* name;
@@ -67,6 +81,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     connect(m_chat, &ChatPage::openModelRequested, this, &MainWindow::openModel);
     connect(m_models, &ModelsPage::openModelRequested, this, &MainWindow::openModel);
+    connect(m_models, &ModelsPage::recentChosen, this, &MainWindow::loadModel);
+    setAcceptDrops(true);
     connect(m_chat->configPanel(), &ConfigPanel::applyRequested, this, [this] {
         if (m_modelPath.isEmpty()) {
             openModel();
@@ -226,7 +242,30 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                                  ? tr(" The conversation continues: the next turn reads it again from the start.")
                                  : QString()));
     m_reloading = false;
+    rememberRecent(QString::fromStdString(info.path));
     refreshMemory();
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    QSettings s;
+    QStringList recent = s.value(QStringLiteral("recentModels")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) recent.removeLast();
+    s.setValue(QStringLiteral("recentModels"), recent);
+    m_models->setRecent(recent);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!droppedModel(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QString path = droppedModel(event->mimeData());
+    if (path.isEmpty()) return;
+    event->acceptProposedAction();
+    m_reloading = false;
+    loadModel(path);
 }
 
 void MainWindow::onLoadFailed(const QString& message) {
@@ -265,4 +304,5 @@ void MainWindow::restoreSettings() {
     m_chat->chatSplitter()->restoreState(s.value(QStringLiteral("window/chatVerticalSplit")).toByteArray());
     m_chat->setSystemPrompt(s.value(QStringLiteral("chat/systemPrompt")).toString());
     m_chat->configPanel()->restoreSettings(s);
+    m_models->setRecent(s.value(QStringLiteral("recentModels")).toStringList());
 }

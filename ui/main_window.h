@@ -2,7 +2,8 @@
 // session database or batching are disabled with a tooltip saying so), the pages, the menus and
 // shortcuts (Ctrl+N new chat, Esc stop, Ctrl+O open model, Ctrl+Q quit), and the status bar
 // (model, backend, weights, process memory, tokens in context). It owns the EngineClient and
-// starts every model load. Window geometry and settings persist with QSettings.
+// starts every model load (File → Open, the Models page's recent list, a .gguf dropped on the
+// window). Window geometry, settings and the recent models persist with QSettings.
 #pragma once
 
 #include <QMainWindow>
@@ -45,6 +46,8 @@ public slots:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
 
 private:
     void buildSidebar();
@@ -53,6 +56,7 @@ private:
     void onModelLoaded(const workbench::ModelInfo& info);
     void onLoadFailed(const QString& message);
     void refreshMemory();
+    void rememberRecent(const QString& path);
     void saveSettings() const;
     void restoreSettings();
 

@@ -3,12 +3,14 @@
 // Regenerate and Edit-and-resend; Esc stops a reply as 'cancelled'; a sliding window applied from
 // the configuration panel flattens the KV chart's in-use line while full attention's keeps
 // rising; a corrupt GGUF shows the engine's message and the window carries on; without a model
-// the window says how to get one; settings and layout survive a restart.
+// the window says how to get one; loaded models are remembered and a dropped .gguf loads;
+// settings and layout survive a restart.
 #include <QBarSet>
 #include <QComboBox>
 #include <QFile>
 #include <QLineSeries>
 #include <QListWidget>
+#include <QMimeData>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -296,6 +298,31 @@ private slots:
         waitLoaded();
         QVERIFY(chat()->bannerText().isEmpty());
         QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
+    void recentModelsAndDroppingAFile() {
+        QListWidget* recent = m_window->modelsPage()->recentList();
+        QVERIFY(recent->count() >= 1);
+        QCOMPARE(recent->item(0)->data(Qt::UserRole).toString(), uitest::modelPath());
+        for (int i = 0; i < recent->count(); ++i)  // failed loads are not remembered
+            QVERIFY(!recent->item(i)->data(Qt::UserRole).toString().endsWith("corrupt.gguf"));
+
+        QMimeData text;
+        text.setUrls({QUrl::fromLocalFile("/tmp/notes.txt")});
+        QDragEnterEvent refuse(QPoint(50, 50), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &refuse);
+        QVERIFY(!refuse.isAccepted());
+
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(uitest::modelPath())});
+        QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &enter);
+        QVERIFY(enter.isAccepted());
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &drop);
+        QVERIFY(m_window->client()->isLoading());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
     }
 
     void withoutAModelTheWindowSaysHowToGetOne() {

@@ -1,7 +1,9 @@
 #include "ui/pages/models_page.h"
 
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QListWidget>
 #include <QPushButton>
 #include <QTextBrowser>
 #include <QVBoxLayout>
@@ -35,7 +37,29 @@ ModelsPage::ModelsPage(QWidget* parent) : QWidget(parent) {
     layout->addLayout(top);
     m_details = new QTextBrowser(this);
     m_details->setObjectName(QStringLiteral("modelDetails"));
-    layout->addWidget(m_details, 1);
+    layout->addWidget(m_details, 3);
+    auto* recentTitle = new QLabel(tr("Recent models (double-click to load; or drop a .gguf on the window)"), this);
+    layout->addWidget(recentTitle);
+    m_recent = new QListWidget(this);
+    m_recent->setObjectName(QStringLiteral("recentList"));
+    layout->addWidget(m_recent, 1);
+    connect(m_recent, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        if (item->flags() & Qt::ItemIsEnabled) emit recentChosen(item->data(Qt::UserRole).toString());
+    });
+}
+
+void ModelsPage::setRecent(const QStringList& paths) {
+    m_recent->clear();
+    for (const QString& path : paths) {
+        const QFileInfo info(path);
+        auto* item = new QListWidgetItem(QStringLiteral("%1 — %2").arg(info.fileName(), info.absolutePath()), m_recent);
+        item->setData(Qt::UserRole, path);
+        item->setToolTip(path);
+        if (!info.exists()) {
+            item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
+            item->setToolTip(tr("%1 (no longer there)").arg(path));
+        }
+    }
 }
 
 void ModelsPage::showLoading(const QString& path) {

@@ -1,6 +1,7 @@
 // The Models page: what the loaded model is (file, architecture, shapes, tokenizer, template,
-// tensor types, the configuration it runs with) or why the last load failed, and a button to
-// open another GGUF. The recent list and drag-and-drop come later.
+// tensor types, the configuration it runs with) or why the last load failed, a button to open
+// another GGUF, and the recently loaded files (activate one to load it again). Dropping a .gguf
+// anywhere on the window loads it too (MainWindow).
 #pragma once
 
 #include <QWidget>
@@ -8,6 +9,7 @@
 #include "ui/bridge/engine_types.h"
 
 class QLabel;
+class QListWidget;
 class QPushButton;
 class QTextBrowser;
 
@@ -20,12 +22,17 @@ public:
     void showModel(const workbench::ModelInfo& info);
     void showError(const QString& path, const QString& message);
     QString detailsText() const;
+    // Newest first; files that have gone missing are listed disabled.
+    void setRecent(const QStringList& paths);
+    QListWidget* recentList() const { return m_recent; }
 
 signals:
     void openModelRequested();
+    void recentChosen(const QString& path);
 
 private:
     QLabel* m_title = nullptr;
     QTextBrowser* m_details = nullptr;
     QPushButton* m_open = nullptr;
+    QListWidget* m_recent = nullptr;
 };
