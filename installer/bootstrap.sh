@@ -17,9 +17,10 @@ MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 #   libpcre2-dev                                  Unicode regexes for the BPE pre-tokenizers
 #   liblapack-dev                                 Cholesky/SVD for the latent attention factorization
 #   libsqlite3-dev                                the session database (history, runs, benchmarks)
-#   qt6-base-dev                                  Qt Test (test suites) and, later, the GUI
+#   qt6-base-dev                                  Qt Widgets (the GUI) and Qt Test (test suites)
+#   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
 #   python3 python3-pip unzip                     fetching the default model from PyPI
-PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev python3 python3-pip unzip)
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip unzip)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 

@@ -1,0 +1,358 @@
+// The main window on the real default model, driven as a user drives it (keys and clicks,
+// offscreen): a reply streams into the transcript with its metrics footer and feeds every chart;
+// Regenerate and Edit-and-resend; Esc stops a reply as 'cancelled'; a sliding window applied from
+// the configuration panel flattens the KV chart's in-use line while full attention's keeps
+// rising; a corrupt GGUF shows the engine's message and the window carries on; without a model
+// the window says how to get one; loaded models are remembered and a dropped .gguf loads;
+// settings and layout survive a restart.
+#include <QBarSet>
+#include <QComboBox>
+#include <QFile>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+#include <cmath>
+#include <random>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_client.h"
+#include "ui/main_window.h"
+#include "ui/pages/chat_page.h"
+#include "ui/pages/config_panel.h"
+#include "ui/pages/metrics_panel.h"
+#include "ui/pages/models_page.h"
+#include "widgets/kv_memory_chart.h"
+#include "widgets/token_rate_chart.h"
+#include "widgets/token_stream_view.h"
+#include "widgets/turn_latency_chart.h"
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kBytesPerToken = 23040;  // SmolLM2-135M, full attention, f16 KV
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+    MainWindow* m_window = nullptr;
+
+    ChatPage* chat() const { return m_window->chatPage(); }
+    ConfigPanel* config() const { return chat()->configPanel(); }
+    template <typename T>
+    T* child(const char* name) const {
+        T* w = m_window->findChild<T*>(QString::fromLatin1(name));
+        if (!w) qFatal("no child '%s'", name);
+        return w;
+    }
+
+    void setSampling(int maxTokens) {
+        child<QDoubleSpinBox>("temperatureSpin")->setValue(0);
+        child<QSpinBox>("maxTokensSpin")->setValue(maxTokens);
+    }
+
+    // Types `text` (or pastes it, when long) and presses Enter; returns the finished reply.
+    ReplySummary sendAndWait(const QString& text, bool typeIt) {
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QPlainTextEdit* input = chat()->input();
+        input->setFocus();
+        if (typeIt) QTest::keyClicks(input, text);
+        else input->setPlainText(text);
+        QTest::keyClick(input, Qt::Key_Return);
+        if (!QTest::qWaitFor([&] { return finished.count() == 1; }, uitest::kTimeoutMs)) qFatal("no reply within the timeout");
+        return finished.at(0).at(0).value<ReplySummary>();
+    }
+
+    void waitLoaded() {
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QSignalSpy failed(m_window->client(), &EngineClient::loadFailed);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() + failed.count() == 1, uitest::kTimeoutMs);
+        QVERIFY2(loaded.count() == 1, failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
+    }
+
+private slots:
+    void initTestCase() {
+        m_window = new MainWindow();
+        m_window->show();
+        m_window->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(m_window));
+        child<QSpinBox>("contextSpin")->setValue(2048);
+        m_window->startWithModel(QString());  // the default model, as `workbench` with no arguments
+        waitLoaded();
+        QCOMPARE(m_window->modelPath(), uitest::modelPath());
+    }
+    void cleanupTestCase() { delete m_window; }
+
+    void sidebarOffersOnlyWhatExists() {
+        QListWidget* bar = m_window->sidebar();
+        QCOMPARE(bar->count(), 5);
+        for (int i = 0; i < bar->count(); ++i) {
+            QListWidgetItem* item = bar->item(i);
+            const bool enabled = item->flags() & Qt::ItemIsEnabled;
+            const QString name = item->data(Qt::UserRole).toString();
+            QCOMPARE(enabled, name == "Chat" || name == "Models");
+            if (!enabled) QVERIFY2(item->toolTip().startsWith("Comes with"), qPrintable(item->toolTip()));
+        }
+        m_window->showPage("Models");
+        QVERIFY(m_window->modelsPage()->isVisible());
+        QVERIFY(m_window->modelsPage()->detailsText().contains("llama"));
+        m_window->showPage("Chat");
+        QVERIFY(chat()->isVisible());
+    }
+
+    void replyStreamsWithFooterAndCharts() {
+        setSampling(24);
+        QSignalSpy text(m_window->client(), &EngineClient::tokensArrived);
+        const ReplySummary r = sendAndWait("What is the capital of France? Answer in one word.", true);
+        QVERIFY(text.count() >= 1);
+        QVERIFY2(r.text.contains("Paris"), qPrintable(r.text));
+        QCOMPARE(chat()->history().size(), size_t{2});
+        TokenStreamView* view = chat()->transcript();
+        QVERIFY(!view->isStreaming());
+        const int last = view->messageCount() - 1;
+        QCOMPARE(view->textOf(last), r.text);
+        const QString footer = view->footerOf(last);
+        QVERIFY2(footer.contains(QStringLiteral("%1 tokens").arg(r.metrics.n_generated)), qPrintable(footer));
+        QVERIFY2(footer.contains("TTFT") && footer.contains("tok/s") && footer.contains("KV"), qPrintable(footer));
+        QVERIFY(footer.contains(r.stopReasonName));
+        QVERIFY(view->toPlainText().contains("Paris"));
+
+        MetricsPanel* m = chat()->metricsPanel();
+        QVERIFY(m->kvChart()->inUseSeries()->count() > 0);
+        QVERIFY(m->kvChart()->fullSeries()->count() > 0);
+        QVERIFY(m->kvChart()->allocatedSeries()->count() > 0);
+        QCOMPARE(m->turnChart()->ttftSet()->count(), 1);
+        QCOMPARE(m->turnChart()->ttftSet()->at(0), r.metrics.ttft_ms);
+        if (r.metrics.n_generated >= 3) {
+            QVERIFY(m->rateChart()->rateSeries()->count() > 0);
+            QVERIFY(m->rateChart()->latencySeries()->count() > 0);
+        }
+        // The gauge and the status bar know the context.
+        QProgressBar* gauge = child<QProgressBar>("contextGauge");
+        QCOMPARE(gauge->maximum(), 2048);
+        QCOMPARE(gauge->value(), r.metrics.n_context_tokens);
+        const QString status = m_window->statusText();
+        QVERIFY2(status.contains("CPU") && status.contains("RSS") && status.contains("weights q4_1") &&
+                     status.contains(QStringLiteral("%1 / 2048 tokens").arg(r.metrics.n_context_tokens)),
+                 qPrintable(status));
+    }
+
+    void regenerateAndEditLast() {
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(chat()->history().size(), size_t{2});  // the reply replaced, not added
+        QCOMPARE(m_window->chatPage()->metricsPanel()->turnChart()->ttftSet()->count(), 2);
+
+        QTest::mouseClick(child<QPushButton>("editButton"), Qt::LeftButton);
+        QCOMPARE(chat()->history().size(), size_t{0});
+        QCOMPARE(chat()->input()->toPlainText(), QStringLiteral("What is the capital of France? Answer in one word."));
+        chat()->input()->setPlainText("What is the capital of Italy? Answer in one word.");
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        QCOMPARE(chat()->history().size(), size_t{2});
+        QVERIFY2(QString::fromStdString(chat()->history()[1].content).contains("Rome"),
+                 chat()->history()[1].content.c_str());
+    }
+
+    void escapeStopsAReply() {
+        chat()->newChat();
+        QCOMPARE(chat()->transcript()->messageCount(), 0);
+        setSampling(400);
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        int pieces = 0;
+        // Esc as soon as the reply is streaming: the window-wide shortcut, whatever has focus.
+        auto c = connect(m_window->client(), &EngineClient::tokensArrived, this, [&] {
+            if (++pieces == 1) QTest::keyClick(chat()->input(), Qt::Key_Escape);
+        });
+        chat()->input()->setPlainText("Write a long story about a dragon who learns to read.");
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        disconnect(c);
+        const auto r = finished.at(0).at(0).value<ReplySummary>();
+        QCOMPARE(r.stopReasonName, QStringLiteral("cancelled"));
+        QVERIFY(r.metrics.n_generated < 400);
+        const TokenStreamView* view = chat()->transcript();
+        QVERIFY(view->footerOf(view->messageCount() - 1).endsWith("cancelled"));
+        // The stopped reply stays in the conversation, as far as it got.
+        QCOMPARE(chat()->history().size(), size_t{2});
+    }
+
+    void slidingWindowFlattensTheKvChart() {
+        chat()->newChat();
+        const int window = 64, sinks = 4;
+        child<QComboBox>("attentionCombo")->setCurrentText("sliding");
+        child<QSpinBox>("slidingWindow")->setValue(window);
+        child<QSpinBox>("slidingSinks")->setValue(sinks);
+        QPushButton* apply = child<QPushButton>("applyButton");
+        QVERIFY(apply->isEnabled());
+        QVERIFY(apply->text().contains("reload"));
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(apply, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        const auto info = loaded.at(0).at(0).value<workbench::ModelInfo>();
+        QCOMPARE(QString::fromStdString(info.attention), QStringLiteral("sliding:window=64,sinks=4"));
+        QCOMPARE(apply->text(), QStringLiteral("Applied"));
+        QCOMPARE(static_cast<double>(info.kv_bytes_per_token), kBytesPerToken);
+
+        // A prompt longer than the window, then a reply long enough to watch the cache.
+        setSampling(48);
+        QString prompt = QStringLiteral("Here is a list of animals: ");
+        for (const char* a : {"cat", "dog", "horse", "cow", "sheep", "goat", "lion", "tiger", "bear", "wolf", "fox",
+                              "deer", "rabbit", "mouse", "owl", "eagle", "shark", "whale", "frog", "snake"})
+            prompt += QString::fromLatin1(a) + QStringLiteral(", ");
+        prompt += QStringLiteral("and ant. Now count from 1 to 100, separated by commas.");
+        const ReplySummary r = sendAndWait(prompt, false);
+        QVERIFY2(r.metrics.n_generated >= 24, qPrintable(r.text));
+
+        const KvMemoryChart* kv = chat()->metricsPanel()->kvChart();
+        const QList<QPointF> inUse = kv->inUseSeries()->points();
+        const QList<QPointF> full = kv->fullSeries()->points();
+        QVERIFY(inUse.size() >= 24);
+        QCOMPARE(inUse.size(), full.size());
+        QVERIFY(inUse.first().x() > window + sinks);
+        // Past the window the cache holds the sinks' block and the window's blocks, whatever the
+        // length: at most (window + sinks) / 16 + 3 blocks of 16 tokens.
+        const double bound = ((window + sinks) / 16 + 3) * 16 * kBytesPerToken / kMiB;
+        double lo = inUse.first().y(), hi = lo;
+        for (const QPointF& p : inUse) {
+            QVERIFY2(p.y() <= bound, qPrintable(QStringLiteral("%1 MiB at %2 tokens").arg(p.y()).arg(p.x())));
+            lo = std::min(lo, p.y());
+            hi = std::max(hi, p.y());
+        }
+        // Flat: it moves by at most one block as blocks are taken and released...
+        QVERIFY(hi - lo <= 16 * kBytesPerToken / kMiB + 1e-9);
+        // ...while full attention's keeps growing by every token.
+        const double grown = full.last().y() - full.first().y();
+        const double tokens = full.last().x() - full.first().x();
+        QVERIFY(tokens >= 20);
+        // (The engine counts full attention's bytes in whole 16-token blocks, as it would hold them.)
+        auto blocks = [](double n) { return std::ceil(n / 16) * 16; };
+        QVERIFY(qAbs(grown - (blocks(full.last().x()) - blocks(full.first().x())) * kBytesPerToken / kMiB) < 1e-6);
+        QVERIFY(grown > 2 * (hi - lo));
+    }
+
+    void reloadConvertsWeightsWithProgressAndAnOverlongPromptIsAMessage() {
+        chat()->newChat();
+        child<QComboBox>("attentionCombo")->setCurrentText("full");
+        child<QComboBox>("weightsCombo")->setCurrentText("q8_0");
+        child<QSpinBox>("contextSpin")->setValue(64);
+        QSignalSpy progress(m_window->client(), &EngineClient::loadProgress);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        // The reload runs in the background: the window shows a progress bar meanwhile.
+        QVERIFY(child<QProgressBar>("loadProgress")->isVisible());
+        QVERIFY(!child<QPushButton>("sendButton")->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(!child<QProgressBar>("loadProgress")->isVisible());
+        QVERIFY(progress.count() > 0);
+        QVERIFY2(progress.last().at(0).toString().contains("q8_0"), qPrintable(progress.last().at(0).toString()));
+        const auto info = loaded.at(0).at(0).value<workbench::ModelInfo>();
+        QCOMPARE(QString::fromStdString(info.weight_type), QStringLiteral("q8_0"));
+        QCOMPARE(info.n_ctx, 64);
+        QVERIFY(m_window->statusText().contains("weights q8_0"));
+
+        // A prompt past the context: the engine's message, and the text back in the input box.
+        QSignalSpy failed(m_window->client(), &EngineClient::replyFailed);
+        QString longPrompt;
+        for (int i = 0; i < 40; ++i) longPrompt += QStringLiteral("word%1 ").arg(i);
+        chat()->input()->setPlainText(longPrompt);
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.contains("context"), qPrintable(message));
+        QVERIFY(chat()->transcript()->toPlainText().contains(message));
+        QCOMPARE(chat()->input()->toPlainText(), longPrompt.trimmed());
+        QCOMPARE(chat()->history().size(), size_t{0});
+        QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
+    void corruptModelShowsTheMessage() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("corrupt.gguf");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        std::mt19937 rng(11);
+        QByteArray bytes(32 * 1024, '\0');
+        for (char& b : bytes) b = static_cast<char>(rng());
+        f.write(bytes);
+        f.close();
+
+        QSignalSpy failed(m_window->client(), &EngineClient::loadFailed);
+        m_window->loadModel(path);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY(!message.isEmpty());
+        QVERIFY2(chat()->bannerText().contains(message), qPrintable(chat()->bannerText()));
+        QVERIFY(m_window->modelsPage()->detailsText().contains(message));
+        QVERIFY(m_window->statusText().contains("no model"));
+        QVERIFY(!child<QPushButton>("sendButton")->isEnabled());
+        QVERIFY(m_window->isVisible());
+        // And the window carries on: the good model loads again.
+        m_window->loadModel(uitest::modelPath());
+        waitLoaded();
+        QVERIFY(chat()->bannerText().isEmpty());
+        QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
+    void recentModelsAndDroppingAFile() {
+        QListWidget* recent = m_window->modelsPage()->recentList();
+        QVERIFY(recent->count() >= 1);
+        QCOMPARE(recent->item(0)->data(Qt::UserRole).toString(), uitest::modelPath());
+        for (int i = 0; i < recent->count(); ++i)  // failed loads are not remembered
+            QVERIFY(!recent->item(i)->data(Qt::UserRole).toString().endsWith("corrupt.gguf"));
+
+        QMimeData text;
+        text.setUrls({QUrl::fromLocalFile("/tmp/notes.txt")});
+        QDragEnterEvent refuse(QPoint(50, 50), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &refuse);
+        QVERIFY(!refuse.isAccepted());
+
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(uitest::modelPath())});
+        QDragEnterEvent enter(QPoint(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &enter);
+        QVERIFY(enter.isAccepted());
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QDropEvent drop(QPointF(50, 50), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(m_window, &drop);
+        QVERIFY(m_window->client()->isLoading());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+    }
+
+    void withoutAModelTheWindowSaysHowToGetOne() {
+        MainWindow bare;
+        bare.show();
+        bare.showNoModelFound();
+        const QString banner = bare.chatPage()->bannerText();
+        QVERIFY2(banner.contains("bootstrap.sh") && banner.contains("Open"), qPrintable(banner));
+        QVERIFY(!bare.findChild<QPushButton*>("sendButton")->isEnabled());
+    }
+
+    void settingsSurviveARestart() {
+        {
+            MainWindow first;
+            first.show();
+            first.resize(1200, 800);
+            first.chatPage()->setSystemPrompt("You answer in French.");
+            first.findChild<QComboBox*>("attentionCombo")->setCurrentText("topk");
+            first.findChild<QSpinBox*>("topkK")->setValue(256);
+            first.findChild<QSpinBox*>("maxTokensSpin")->setValue(77);
+            first.close();  // saves
+        }
+        MainWindow second;
+        QCOMPARE(second.chatPage()->systemPrompt(), QStringLiteral("You answer in French."));
+        QCOMPARE(second.findChild<QComboBox*>("attentionCombo")->currentText(), QStringLiteral("topk"));
+        QCOMPARE(second.chatPage()->configPanel()->engineConfig("m.gguf").attention, std::string("topk:k=256,recent=64"));
+        QCOMPARE(second.chatPage()->configPanel()->generationRequest().max_tokens, 77);
+        QCOMPARE(second.size(), QSize(1200, 800));
+    }
+};
+
+WB_UI_TEST_MAIN(TestMainWindow, true)
+#include "test_ui_main_window.moc"

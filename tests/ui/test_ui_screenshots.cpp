@@ -1,0 +1,101 @@
+// Renders the main window offscreen to PNG after real replies: the chat with its footer, the
+// live charts and the configuration panel (a sliding window chosen, its predicted KV beside full
+// attention's), the KV chart once a 64-token window is applied, and the Models page. Files go to $WB_SCREENSHOT_DIR (docs/screenshots/ when the
+// README's pictures are refreshed), else to the build folder's screenshots/.
+#include <QComboBox>
+#include <QDir>
+#include <QImage>
+#include <QPixmap>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_client.h"
+#include "ui/main_window.h"
+#include "ui/pages/chat_page.h"
+
+class TestScreenshots : public QObject {
+    Q_OBJECT
+    MainWindow* m_window = nullptr;
+    QDir m_dir;
+
+    template <typename T>
+    T* child(const char* name) const {
+        T* w = m_window->findChild<T*>(QString::fromLatin1(name));
+        if (!w) qFatal("no child '%s'", name);
+        return w;
+    }
+
+    void send(const QString& text) {
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        m_window->chatPage()->input()->setPlainText(text);
+        QTest::keyClick(m_window->chatPage()->input(), Qt::Key_Return);
+        QVERIFY(QTest::qWaitFor([&] { return finished.count() == 1; }, uitest::kTimeoutMs));
+    }
+
+    void save(const QString& name) {
+        QCoreApplication::processEvents();
+        const QPixmap shot = m_window->grab();
+        QVERIFY(!shot.isNull());
+        QCOMPARE(shot.size(), m_window->size() * shot.devicePixelRatio());
+        const QString path = m_dir.filePath(name);
+        QVERIFY2(shot.save(path, "PNG"), qPrintable(path));
+        // A blank picture would pass the checks above: the transcript must have drawn something.
+        const QImage image = shot.toImage();
+        QSet<QRgb> colors;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7) colors.insert(image.pixel(x, y));
+        QVERIFY2(colors.size() > 20, qPrintable(QStringLiteral("%1 colors").arg(colors.size())));
+        qInfo("saved %s", qPrintable(path));
+    }
+
+private slots:
+    void initTestCase() {
+        const QByteArray env = qgetenv("WB_SCREENSHOT_DIR");
+        m_dir = QDir(env.isEmpty() ? QStringLiteral(WB_SCREENSHOT_DEFAULT_DIR) : QString::fromLocal8Bit(env));
+        QVERIFY(m_dir.mkpath(QStringLiteral(".")));
+        m_window = new MainWindow();
+        m_window->resize(1440, 900);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window));
+        child<QSpinBox>("contextSpin")->setValue(2048);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        m_window->startWithModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        child<QDoubleSpinBox>("temperatureSpin")->setValue(0);
+        child<QSpinBox>("maxTokensSpin")->setValue(120);
+    }
+    void cleanupTestCase() { delete m_window; }
+
+    void chatAfterReplies() {
+        send("What is the capital of France? Answer in one word.");
+        send("Write a Python function that adds two numbers.");
+        // The configuration panel with a variant chosen but not applied: its prediction shows.
+        child<QComboBox>("attentionCombo")->setCurrentText("sliding");
+        child<QSpinBox>("slidingWindow")->setValue(256);
+        save(QStringLiteral("chat.png"));
+    }
+
+    void slidingWindowApplied() {
+        child<QSpinBox>("slidingWindow")->setValue(64);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        m_window->chatPage()->newChat();
+        send("Count from 1 to 100, separated by commas.");
+        send("Now count from 100 down to 1.");
+        save(QStringLiteral("sliding.png"));
+    }
+
+    void modelsPage() {
+        m_window->showPage(QStringLiteral("Models"));
+        save(QStringLiteral("models.png"));
+        m_window->showPage(QStringLiteral("Chat"));
+    }
+};
+
+WB_UI_TEST_MAIN(TestScreenshots, true)
+#include "test_ui_screenshots.moc"

@@ -1,0 +1,78 @@
+#include "ui/bridge/engine_client.h"
+
+#include "ui/bridge/engine_worker.h"
+
+EngineClient::EngineClient(QObject* parent) : QObject(parent) {
+    registerEngineTypes();
+    m_thread.setObjectName(QStringLiteral("engine"));
+    m_worker = new EngineWorker();
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+
+    connect(this, &EngineClient::requestLoad, m_worker, &EngineWorker::loadModel, Qt::QueuedConnection);
+    connect(this, &EngineClient::requestChat, m_worker, &EngineWorker::sendChat, Qt::QueuedConnection);
+    connect(this, &EngineClient::requestReset, m_worker, &EngineWorker::resetConversation, Qt::QueuedConnection);
+
+    connect(m_worker, &EngineWorker::loadStarted, this, &EngineClient::loadStarted, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::loadProgress, this, &EngineClient::loadProgress, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::modelLoaded, this, [this](const workbench::ModelInfo& info) {
+        m_info = info;
+        setBusy(false, m_generating);
+        emit modelLoaded(info);
+    }, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::loadFailed, this, [this](const QString& message) {
+        m_info.reset();
+        setBusy(false, m_generating);
+        emit loadFailed(message);
+    }, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::tokensArrived, this, &EngineClient::tokensArrived, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::samplesArrived, this, &EngineClient::samplesArrived, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::replyFinished, this, [this](const ReplySummary& summary) {
+        m_cancel.reset();
+        setBusy(m_loading, false);
+        emit replyFinished(summary);
+    }, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::replyFailed, this, [this](const QString& message) {
+        m_cancel.reset();
+        setBusy(m_loading, false);
+        emit replyFailed(message);
+    }, Qt::QueuedConnection);
+    m_thread.start();
+}
+
+EngineClient::~EngineClient() {
+    // A running reply ends at its next decode step; a load cannot be interrupted and is waited for.
+    stop();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void EngineClient::loadModel(const workbench::EngineConfig& config) {
+    stop();  // a running reply ends first; the load is queued behind it
+    m_config = config;
+    m_config.on_load_progress = nullptr;  // the worker sets its own, on its thread
+    m_info.reset();
+    setBusy(true, m_generating);
+    emit requestLoad(m_config);
+}
+
+bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) {
+    if (!isLoaded() || isBusy()) return false;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    setBusy(false, true);
+    emit requestChat(messages, request, m_cancel);
+    return true;
+}
+
+void EngineClient::stop() {
+    if (m_cancel) m_cancel->store(true);
+}
+
+void EngineClient::resetConversation() { emit requestReset(); }
+
+void EngineClient::setBusy(bool loading, bool generating) {
+    const bool wasBusy = isBusy();
+    m_loading = loading;
+    m_generating = generating;
+    if (wasBusy != isBusy()) emit busyChanged(isBusy());
+}

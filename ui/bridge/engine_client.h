@@ -1,0 +1,64 @@
+// EngineClient is the GUI thread's handle on the engine: it starts the worker thread, moves an
+// EngineWorker onto it, and forwards requests as queued signals and results as its own signals.
+// It tracks what the GUI needs to know synchronously (a model is loaded, a reply is running,
+// the loaded ModelInfo). stop() sets the running request's cancel flag directly: the worker is
+// busy inside the engine and could not take a queued call until the reply ends.
+// Lives on the GUI thread; all its methods are GUI-thread only.
+#pragma once
+
+#include <QObject>
+#include <QThread>
+#include <optional>
+
+#include "ui/bridge/engine_types.h"
+
+class EngineWorker;
+
+class EngineClient : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineClient(QObject* parent = nullptr);
+    ~EngineClient() override;
+
+    void loadModel(const workbench::EngineConfig& config);
+    // False (and nothing sent) when no model is loaded or a reply or load is running.
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request);
+    // Halts the running reply within one decode step; it still ends with replyFinished.
+    void stop();
+    void resetConversation();
+
+    bool isLoaded() const { return m_info.has_value(); }
+    bool isLoading() const { return m_loading; }
+    bool isGenerating() const { return m_generating; }
+    bool isBusy() const { return m_loading || m_generating; }
+    const std::optional<workbench::ModelInfo>& modelInfo() const { return m_info; }
+    // The configuration of the loaded model (or of the load under way).
+    const workbench::EngineConfig& config() const { return m_config; }
+
+signals:
+    void loadStarted(const QString& path);
+    void loadProgress(const QString& step, double fraction);
+    void modelLoaded(const workbench::ModelInfo& info);
+    void loadFailed(const QString& message);
+    void tokensArrived(const QString& text);
+    void samplesArrived(const QList<TokenSample>& samples);
+    void replyFinished(const ReplySummary& summary);
+    void replyFailed(const QString& message);
+    void busyChanged(bool busy);
+
+    // To the worker (queued: it lives on m_thread).
+    void requestLoad(const workbench::EngineConfig& config);
+    void requestChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
+    void requestReset();
+
+private:
+    void setBusy(bool loading, bool generating);
+
+    QThread m_thread;
+    EngineWorker* m_worker = nullptr;  // owned by m_thread's lifetime (deleteLater on finished)
+    std::optional<workbench::ModelInfo> m_info;
+    workbench::EngineConfig m_config;
+    CancelFlag m_cancel;
+    bool m_loading = false;
+    bool m_generating = false;
+};

@@ -1,0 +1,49 @@
+// The values that cross between the GUI thread and the engine's worker thread, by copy, through
+// queued signals. registerEngineTypes() registers them with Qt's meta-type system; call it once
+// before the first queued connection (EngineClient's constructor does).
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "workbench/config.h"
+#include "workbench/engine.h"
+#include "workbench/metrics.h"
+#include "workbench/types.h"
+
+using ChatHistory = std::vector<workbench::ChatMessage>;
+// One per request: the GUI keeps a copy to set, the engine checks it between decode steps.
+using CancelFlag = std::shared_ptr<std::atomic<bool>>;
+
+// What the cache held when a piece of the reply reached the callback (between decode steps).
+struct TokenSample {
+    int nTokensContext = 0;        // tokens in the sequence (prompt + generated so far)
+    quint64 kvBytesInUse = 0;
+    quint64 kvBytesFull = 0;       // full attention, same tokens and KV types
+    quint64 kvBytesAllocated = 0;  // the pool reserved at load
+    double msSinceRequest = 0;     // since sendChat began
+    double gapMs = 0;              // per token since the previous sample (0 on the reply's first)
+    bool firstOfReply = false;     // its gap would be the prefill: charts of decode speed skip it
+};
+
+// The end of a reply that ran (finished or was stopped): its text and measurements.
+struct ReplySummary {
+    QString text;
+    workbench::GenerationMetrics metrics;
+    workbench::StopReason stopReason = workbench::StopReason::max_tokens;
+    QString stopReasonName;  // "end_of_generation", "max_tokens", "stop_string", "context_full", "cancelled"
+};
+
+Q_DECLARE_METATYPE(workbench::EngineConfig)
+Q_DECLARE_METATYPE(workbench::ModelInfo)
+Q_DECLARE_METATYPE(workbench::GenerationRequest)
+Q_DECLARE_METATYPE(ChatHistory)
+Q_DECLARE_METATYPE(CancelFlag)
+Q_DECLARE_METATYPE(TokenSample)
+Q_DECLARE_METATYPE(ReplySummary)
+
+void registerEngineTypes();

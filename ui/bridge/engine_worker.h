@@ -1,0 +1,42 @@
+// EngineWorker owns the Engine and runs every call on it, on its own QThread (see EngineClient,
+// which creates the thread and talks to the worker only through queued signals). Tokens go back
+// batched (every ~40 ms) with the KV and timing samples taken between decode steps. It never
+// touches a widget and never throws; failures come back as messages.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <memory>
+
+#include "ui/bridge/engine_types.h"
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit EngineWorker(QObject* parent = nullptr);
+    ~EngineWorker() override;
+
+    static constexpr int kBatchMs = 40;  // how often streamed text reaches the GUI
+
+public slots:
+    // Unloads any model, then loads config.model_path. Emits modelLoaded or loadFailed.
+    void loadModel(const workbench::EngineConfig& config);
+    // Generates the assistant's reply to `messages`. Emits tokensArrived/samplesArrived while it
+    // runs, then replyFinished (also when stopped) or replyFailed.
+    void sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
+    // Forgets the cached conversation (a new chat).
+    void resetConversation();
+
+signals:
+    void loadStarted(const QString& path);
+    void loadProgress(const QString& step, double fraction);
+    void modelLoaded(const workbench::ModelInfo& info);
+    void loadFailed(const QString& message);
+    void tokensArrived(const QString& text);
+    void samplesArrived(const QList<TokenSample>& samples);
+    void replyFinished(const ReplySummary& summary);
+    void replyFailed(const QString& message);
+
+private:
+    std::unique_ptr<workbench::Engine> m_engine;
+};

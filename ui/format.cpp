@@ -1,0 +1,26 @@
+#include "ui/format.h"
+
+#include <QStringList>
+
+namespace fmt {
+
+QString bytes(double n) {
+    if (n >= 1024.0 * 1024 * 1024) return QStringLiteral("%1 GiB").arg(n / (1024.0 * 1024 * 1024), 0, 'f', 2);
+    if (n >= 1024.0 * 1024) return QStringLiteral("%1 MiB").arg(n / (1024.0 * 1024), 0, 'f', 2);
+    if (n >= 1024.0) return QStringLiteral("%1 KiB").arg(n / 1024.0, 0, 'f', 1);
+    return QStringLiteral("%1 B").arg(static_cast<qulonglong>(n));
+}
+
+QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason) {
+    QStringList parts;
+    parts << QStringLiteral("%1 tokens").arg(m.n_generated);
+    parts << QStringLiteral("TTFT %1 ms").arg(m.ttft_ms, 0, 'f', 0);
+    // Undefined for a one-token reply: say so rather than print a made-up rate.
+    parts << (m.decode_tok_s ? QStringLiteral("%1 tok/s").arg(*m.decode_tok_s, 0, 'f', 1) : QStringLiteral("— tok/s"));
+    parts << QStringLiteral("prompt %1 (%2 reused)").arg(m.n_prompt_tokens).arg(m.n_prompt_reused);
+    parts << QStringLiteral("KV %1 (full %2)").arg(bytes(static_cast<double>(m.kv_bytes)), bytes(static_cast<double>(m.kv_bytes_full)));
+    parts << stopReason;
+    return parts.join(QStringLiteral(" · "));
+}
+
+}  // namespace fmt

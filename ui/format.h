@@ -1,0 +1,16 @@
+// Display formatting shared by the pages and the status bar.
+#pragma once
+
+#include <QString>
+#include <cstdint>
+
+#include "workbench/metrics.h"
+
+namespace fmt {
+
+// "512 B", "22.5 KiB", "90.0 MiB", "1.25 GiB".
+QString bytes(double n);
+// The per-reply footer: "24 tokens · TTFT 85 ms · 45.2 tok/s · KV 1.20 MiB (full 1.20 MiB) · max_tokens".
+QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason);
+
+}  // namespace fmt

@@ -1,0 +1,308 @@
+#include "ui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QMimeData>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTimer>
+
+#include "ui/bridge/engine_client.h"
+#include "ui/format.h"
+#include "ui/pages/chat_page.h"
+#include "ui/pages/config_panel.h"
+#include "ui/pages/metrics_panel.h"
+#include "ui/pages/models_page.h"
+
+namespace {
+
+constexpr int kMaxRecent = 8;
+
+// The first local .gguf among dropped URLs; empty when there is none.
+QString droppedModel(const QMimeData* mime) {
+    if (!mime || !mime->hasUrls()) return {};
+    for (const QUrl& url : mime->urls())
+        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".gguf"), Qt::CaseInsensitive))
+            return url.toLocalFile();
+    return {};
+}
+
+struct PageEntry {
+    const char* name;
+    const char* disabledReason;  // null: the page exists
+};
+
+// Pages that need work not done yet stay visible, disabled, saying what they wait for.
+constexpr PageEntry kPages[] = {
+    {"Chat", nullptr},
+    {"Compare", "Comes with the session database: runs saved side by side, compared by metric and output."},
+    {"History", "Comes with the session database: past conversations and runs, searchable."},
+    {"Models", nullptr},
+    {"Benchmark", "Comes with batching (the scheduler issue): throughput under concurrent requests. "
+                  "workbench-cli bench measures single-stream speed today."},
+};
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("Inference Workbench"));
+    m_client = new EngineClient(this);
+
+    auto* central = new QWidget(this);
+    auto* row = new QHBoxLayout(central);
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(0);
+    m_sidebar = new QListWidget(central);
+    m_sidebar->setObjectName(QStringLiteral("sidebar"));
+    m_pages = new QStackedWidget(central);
+    m_chat = new ChatPage(m_client, m_pages);
+    m_models = new ModelsPage(m_pages);
+    m_pages->addWidget(m_chat);
+    m_pages->addWidget(m_models);
+    row->addWidget(m_sidebar);
+    row->addWidget(m_pages, 1);
+    setCentralWidget(central);
+
+    buildSidebar();
+    buildActions();
+    buildStatusBar();
+
+    connect(m_chat, &ChatPage::openModelRequested, this, &MainWindow::openModel);
+    connect(m_models, &ModelsPage::openModelRequested, this, &MainWindow::openModel);
+    connect(m_models, &ModelsPage::recentChosen, this, &MainWindow::loadModel);
+    setAcceptDrops(true);
+    connect(m_chat->configPanel(), &ConfigPanel::applyRequested, this, [this] {
+        if (m_modelPath.isEmpty()) {
+            openModel();
+            return;
+        }
+        m_reloading = true;
+        loadModel(m_modelPath);
+    });
+    connect(m_client, &EngineClient::loadStarted, m_models, &ModelsPage::showLoading);
+    connect(m_client, &EngineClient::loadProgress, m_chat->configPanel(), &ConfigPanel::setLoadProgress);
+    connect(m_client, &EngineClient::modelLoaded, this, &MainWindow::onModelLoaded);
+    connect(m_client, &EngineClient::loadFailed, this, &MainWindow::onLoadFailed);
+    connect(m_chat, &ChatPage::contextChanged, this, [this](int tokens, int nCtx) {
+        m_statusContext->setText(nCtx > 0 ? tr("%1 / %2 tokens").arg(tokens).arg(nCtx) : tr("no context"));
+    });
+
+    resize(1440, 900);
+    restoreSettings();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildSidebar() {
+    m_sidebar->setFixedWidth(120);
+    m_sidebar->setSpacing(2);
+    for (const PageEntry& p : kPages) {
+        auto* item = new QListWidgetItem(tr(p.name), m_sidebar);
+        item->setData(Qt::UserRole, QString::fromLatin1(p.name));
+        item->setSizeHint(QSize(110, 34));
+        if (p.disabledReason) {
+            item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
+            item->setToolTip(tr(p.disabledReason));
+        }
+    }
+    connect(m_sidebar, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
+        if (!item) return;
+        const QString name = item->data(Qt::UserRole).toString();
+        if (name == QLatin1String("Chat")) m_pages->setCurrentWidget(m_chat);
+        else if (name == QLatin1String("Models")) m_pages->setCurrentWidget(m_models);
+    });
+    m_sidebar->setCurrentRow(0);
+}
+
+void MainWindow::showPage(const QString& name) {
+    for (int i = 0; i < m_sidebar->count(); ++i)
+        if (m_sidebar->item(i)->data(Qt::UserRole).toString() == name && (m_sidebar->item(i)->flags() & Qt::ItemIsEnabled))
+            m_sidebar->setCurrentRow(i);
+}
+
+void MainWindow::buildActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open model…"), this, &MainWindow::openModel);
+    open->setShortcut(QKeySequence::Open);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
+
+    QMenu* chat = menuBar()->addMenu(tr("&Chat"));
+    QAction* newChat = chat->addAction(tr("&New chat"), m_chat, &ChatPage::newChat);
+    newChat->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_N));
+    m_stopAction = chat->addAction(tr("&Stop"), m_chat, &ChatPage::stop);
+    m_stopAction->setShortcut(QKeySequence(Qt::Key_Escape));
+    // Esc must reach the action wherever focus is (the input box, a chart, the config panel).
+    m_stopAction->setShortcutContext(Qt::WindowShortcut);
+    chat->addAction(tr("&Regenerate"), m_chat, &ChatPage::regenerate);
+    chat->addAction(tr("&Edit last message"), m_chat, &ChatPage::editLast);
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About"), this, [this] {
+        QMessageBox::about(this, tr("About Inference Workbench"),
+                           tr("Inference Workbench %1\nEngine %2\n\nA desktop workbench around its own LLM inference "
+                              "engine: chat, attention variants, KV and weight quantization, and what each costs.")
+                               .arg(QStringLiteral(WB_VERSION), QString::fromLatin1(workbench::engine_version())));
+    });
+}
+
+void MainWindow::buildStatusBar() {
+    m_statusModel = new QLabel(tr("no model"), this);
+    m_statusBackend = new QLabel(tr("CPU"), this);
+    m_statusBackend->setToolTip(tr("The backend the model runs on. CUDA comes with its own issue."));
+    m_statusWeights = new QLabel(this);
+    m_statusMemory = new QLabel(this);
+    m_statusMemory->setToolTip(tr("This process's resident memory (weights, KV pool, the GUI)."));
+    m_statusContext = new QLabel(tr("no context"), this);
+    m_statusContext->setToolTip(tr("Tokens in the cached conversation / the context length."));
+    statusBar()->addWidget(m_statusModel, 1);
+    for (QLabel* l : {m_statusBackend, m_statusWeights, m_statusMemory, m_statusContext}) statusBar()->addPermanentWidget(l);
+    m_memoryTimer = new QTimer(this);
+    connect(m_memoryTimer, &QTimer::timeout, this, &MainWindow::refreshMemory);
+    m_memoryTimer->start(1000);
+    refreshMemory();
+}
+
+QString MainWindow::statusText() const {
+    QStringList parts;
+    for (QLabel* l : {m_statusModel, m_statusBackend, m_statusWeights, m_statusMemory, m_statusContext})
+        if (!l->text().isEmpty()) parts << l->text();
+    return parts.join(QStringLiteral(" | "));
+}
+
+void MainWindow::refreshMemory() {
+    const uint64_t rss = workbench::process_resident_bytes();
+    m_statusMemory->setText(rss ? tr("RSS %1").arg(fmt::bytes(static_cast<double>(rss))) : tr("RSS unknown"));
+}
+
+void MainWindow::startWithModel(const QString& path) {
+    QString chosen = path;
+    if (chosen.isEmpty()) chosen = QString::fromStdString(workbench::find_default_model());
+    if (chosen.isEmpty()) showNoModelFound();
+    else loadModel(chosen);
+}
+
+void MainWindow::showNoModelFound() {
+    const QString hint = QString::fromStdString(workbench::default_model_hint());
+    m_chat->showBanner(tr("No model found. %1 Or open a GGUF file (File → Open, Ctrl+O).").arg(hint), true);
+    m_models->showError(QString(), hint);
+}
+
+void MainWindow::loadModel(const QString& path) {
+    m_modelPath = path;
+    m_chat->showBanner(QString(), false);
+    m_statusModel->setText(tr("loading %1…").arg(QFileInfo(path).fileName()));
+    m_chat->configPanel()->setLoading(true);
+    m_client->loadModel(m_chat->configPanel()->engineConfig(path));
+}
+
+void MainWindow::openModel() {
+    QSettings settings;
+    const QString start = m_modelPath.isEmpty() ? settings.value(QStringLiteral("lastModelDir")).toString()
+                                                : QFileInfo(m_modelPath).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a GGUF model"), start,
+                                                      tr("GGUF models (*.gguf);;All files (*)"));
+    if (path.isEmpty()) return;
+    settings.setValue(QStringLiteral("lastModelDir"), QFileInfo(path).absolutePath());
+    m_reloading = false;
+    loadModel(path);
+}
+
+void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
+    ConfigPanel* config = m_chat->configPanel();
+    config->setLoading(false);
+    config->setLoadedModel(info, m_client->config());
+    m_models->showModel(info);
+    m_chat->showBanner(QString(), false);
+    const QString name = info.name.empty() ? QFileInfo(QString::fromStdString(info.path)).fileName()
+                                           : QString::fromStdString(info.name);
+    m_statusModel->setText(name);
+    m_statusModel->setToolTip(QString::fromStdString(info.path));
+    m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(info.weight_type)));
+    m_chat->metricsPanel()->clearKv();
+    m_chat->addNote(tr("Loaded %1: attention %2, KV %3, weights %4, context %5, %6 threads.%7")
+                        .arg(name, QString::fromStdString(info.attention), QString::fromStdString(info.kv_types),
+                             QString::fromStdString(info.weight_type))
+                        .arg(info.n_ctx)
+                        .arg(info.n_threads)
+                        .arg(m_reloading && !m_chat->history().empty()
+                                 ? tr(" The conversation continues: the next turn reads it again from the start.")
+                                 : QString()));
+    m_reloading = false;
+    rememberRecent(QString::fromStdString(info.path));
+    refreshMemory();
+}
+
+void MainWindow::rememberRecent(const QString& path) {
+    QSettings s;
+    QStringList recent = s.value(QStringLiteral("recentModels")).toStringList();
+    recent.removeAll(path);
+    recent.prepend(path);
+    while (recent.size() > kMaxRecent) recent.removeLast();
+    s.setValue(QStringLiteral("recentModels"), recent);
+    m_models->setRecent(recent);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (!droppedModel(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QString path = droppedModel(event->mimeData());
+    if (path.isEmpty()) return;
+    event->acceptProposedAction();
+    m_reloading = false;
+    loadModel(path);
+}
+
+void MainWindow::onLoadFailed(const QString& message) {
+    ConfigPanel* config = m_chat->configPanel();
+    config->setLoading(false);
+    config->setLoadedModel(std::nullopt, m_client->config());
+    m_models->showError(m_modelPath, message);
+    m_chat->showBanner(tr("Could not load %1: %2").arg(QFileInfo(m_modelPath).fileName(), message), true);
+    m_chat->addNote(message, true);
+    m_statusModel->setText(tr("no model"));
+    m_statusWeights->clear();
+    m_reloading = false;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveSettings();
+    m_client->stop();
+    event->accept();
+}
+
+void MainWindow::saveSettings() const {
+    QSettings s;
+    s.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    s.setValue(QStringLiteral("window/state"), saveState());
+    s.setValue(QStringLiteral("window/chatSplit"), m_chat->mainSplitter()->saveState());
+    s.setValue(QStringLiteral("window/chatVerticalSplit"), m_chat->chatSplitter()->saveState());
+    s.setValue(QStringLiteral("chat/systemPrompt"), m_chat->systemPrompt());
+    m_chat->configPanel()->saveSettings(s);
+}
+
+void MainWindow::restoreSettings() {
+    QSettings s;
+    restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_chat->mainSplitter()->restoreState(s.value(QStringLiteral("window/chatSplit")).toByteArray());
+    m_chat->chatSplitter()->restoreState(s.value(QStringLiteral("window/chatVerticalSplit")).toByteArray());
+    m_chat->setSystemPrompt(s.value(QStringLiteral("chat/systemPrompt")).toString());
+    m_chat->configPanel()->restoreSettings(s);
+    m_models->setRecent(s.value(QStringLiteral("recentModels")).toStringList());
+}

@@ -1,0 +1,310 @@
+#include "ui/pages/chat_page.h"
+
+#include <QHBoxLayout>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "ui/bridge/engine_client.h"
+#include "ui/format.h"
+#include "ui/pages/config_panel.h"
+#include "ui/pages/metrics_panel.h"
+#include "widgets/token_stream_view.h"
+
+namespace {
+// The gauge turns amber here, red at kDangerFraction: time to start over or slide the window.
+constexpr double kWarnFraction = 0.8;
+constexpr double kDangerFraction = 0.95;
+}  // namespace
+
+ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_client(client) {
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+
+    m_split = new QSplitter(Qt::Horizontal, this);
+    m_split->setObjectName(QStringLiteral("chatMainSplitter"));
+    outer->addWidget(m_split);
+
+    m_chatSplit = new QSplitter(Qt::Vertical, m_split);
+    m_chatSplit->setObjectName(QStringLiteral("chatVerticalSplitter"));
+    auto* chatColumn = new QWidget(m_chatSplit);
+    auto* col = new QVBoxLayout(chatColumn);
+    col->setContentsMargins(6, 6, 6, 6);
+
+    m_banner = new QWidget(chatColumn);
+    m_banner->setObjectName(QStringLiteral("banner"));
+    m_banner->setStyleSheet(QStringLiteral("#banner { background: #fdecea; border: 1px solid #e0a0a0; border-radius: 3px; }"));
+    auto* bannerRow = new QHBoxLayout(m_banner);
+    m_bannerText = new QLabel(m_banner);
+    m_bannerText->setObjectName(QStringLiteral("bannerText"));
+    m_bannerText->setWordWrap(true);
+    m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_bannerOpen = new QPushButton(tr("Open model…"), m_banner);
+    connect(m_bannerOpen, &QPushButton::clicked, this, &ChatPage::openModelRequested);
+    bannerRow->addWidget(m_bannerText, 1);
+    bannerRow->addWidget(m_bannerOpen);
+    m_banner->setVisible(false);
+    col->addWidget(m_banner);
+
+    m_system = new QLineEdit(chatColumn);
+    m_system->setObjectName(QStringLiteral("systemPrompt"));
+    m_system->setPlaceholderText(tr("System prompt (empty: the chat template's default)"));
+    m_system->setToolTip(tr("Sent as the conversation's first message with every turn; a change applies to the next "
+                            "turn (the engine re-reads the conversation from the first difference)."));
+    col->addWidget(m_system);
+
+    m_view = new TokenStreamView(chatColumn);
+    m_view->setObjectName(QStringLiteral("transcript"));
+    col->addWidget(m_view, 1);
+
+    auto* gaugeRow = new QHBoxLayout();
+    m_gauge = new QProgressBar(chatColumn);
+    m_gauge->setObjectName(QStringLiteral("contextGauge"));
+    m_gauge->setRange(0, 1);
+    m_gauge->setValue(0);
+    m_gauge->setFormat(tr("context: no model"));
+    m_gauge->setMaximumHeight(18);
+    m_gaugeNote = new QLabel(chatColumn);
+    m_gaugeNote->setObjectName(QStringLiteral("contextNote"));
+    gaugeRow->addWidget(m_gauge, 1);
+    gaugeRow->addWidget(m_gaugeNote);
+    col->addLayout(gaugeRow);
+
+    m_input = new QPlainTextEdit(chatColumn);
+    m_input->setObjectName(QStringLiteral("chatInput"));
+    m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter starts a new line)"));
+    m_input->setMaximumHeight(90);
+    m_input->installEventFilter(this);
+    col->addWidget(m_input);
+
+    auto* buttons = new QHBoxLayout();
+    m_send = new QPushButton(tr("Send"), chatColumn);
+    m_send->setObjectName(QStringLiteral("sendButton"));
+    m_stop = new QPushButton(tr("Stop (Esc)"), chatColumn);
+    m_stop->setObjectName(QStringLiteral("stopButton"));
+    m_regenerate = new QPushButton(tr("Regenerate"), chatColumn);
+    m_regenerate->setObjectName(QStringLiteral("regenerateButton"));
+    m_regenerate->setToolTip(tr("Drop the last reply and generate it again (with the current sampling settings)."));
+    m_edit = new QPushButton(tr("Edit last message"), chatColumn);
+    m_edit->setObjectName(QStringLiteral("editButton"));
+    m_edit->setToolTip(tr("Take the last message back into the input box, dropping it and its reply."));
+    m_new = new QPushButton(tr("New chat"), chatColumn);
+    m_new->setObjectName(QStringLiteral("newChatButton"));
+    m_new->setToolTip(tr("Start over (Ctrl+N)."));
+    for (QPushButton* b : {m_send, m_stop, m_regenerate, m_edit}) buttons->addWidget(b);
+    buttons->addStretch(1);
+    buttons->addWidget(m_new);
+    col->addLayout(buttons);
+    connect(m_send, &QPushButton::clicked, this, &ChatPage::send);
+    connect(m_stop, &QPushButton::clicked, this, &ChatPage::stop);
+    connect(m_regenerate, &QPushButton::clicked, this, &ChatPage::regenerate);
+    connect(m_edit, &QPushButton::clicked, this, &ChatPage::editLast);
+    connect(m_new, &QPushButton::clicked, this, &ChatPage::newChat);
+
+    m_metrics = new MetricsPanel(m_chatSplit);
+    m_chatSplit->addWidget(chatColumn);
+    m_chatSplit->addWidget(m_metrics);
+    m_chatSplit->setStretchFactor(0, 2);
+    m_chatSplit->setStretchFactor(1, 1);
+    m_chatSplit->setSizes({560, 300});
+
+    auto* scroll = new QScrollArea(m_split);
+    scroll->setObjectName(QStringLiteral("configScroll"));
+    scroll->setWidgetResizable(true);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_config = new ConfigPanel(scroll);
+    scroll->setWidget(m_config);
+    scroll->setMinimumWidth(m_config->sizeHint().width() + 20);
+    m_split->addWidget(m_chatSplit);
+    m_split->addWidget(scroll);
+    m_split->setStretchFactor(0, 1);
+    m_split->setStretchFactor(1, 0);
+
+    connect(m_client, &EngineClient::tokensArrived, this, [this](const QString& text) { m_view->appendStream(text); });
+    connect(m_client, &EngineClient::samplesArrived, this, &ChatPage::onSamples);
+    connect(m_client, &EngineClient::replyFinished, this, &ChatPage::onReplyFinished);
+    connect(m_client, &EngineClient::replyFailed, this, &ChatPage::onReplyFailed);
+    connect(m_client, &EngineClient::busyChanged, this, &ChatPage::updateButtons);
+    connect(m_client, &EngineClient::modelLoaded, this, [this] {
+        updateGauge();
+        updateButtons();
+    });
+    connect(m_client, &EngineClient::loadFailed, this, [this] {
+        updateGauge();
+        updateButtons();
+    });
+    updateButtons();
+}
+
+QString ChatPage::systemPrompt() const { return m_system->text(); }
+void ChatPage::setSystemPrompt(const QString& text) { m_system->setText(text); }
+
+void ChatPage::showBanner(const QString& message, bool offerOpen) {
+    m_bannerText->setText(message);
+    m_bannerOpen->setVisible(offerOpen);
+    m_banner->setVisible(!message.isEmpty());
+}
+
+QString ChatPage::bannerText() const { return m_banner->isVisible() ? m_bannerText->text() : QString(); }
+
+void ChatPage::addNote(const QString& text, bool isError) {
+    m_view->addMessage(isError ? TokenStreamView::Role::Error : TokenStreamView::Role::Note, text);
+}
+
+bool ChatPage::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_input && event->type() == QEvent::KeyPress) {
+        auto* key = static_cast<QKeyEvent*>(event);
+        const bool enter = key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter;
+        if (enter && !(key->modifiers() & Qt::ShiftModifier)) {
+            send();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void ChatPage::send() {
+    const QString text = m_input->toPlainText().trimmed();
+    if (text.isEmpty() || !m_client->isLoaded() || m_client->isBusy()) return;
+    m_input->clear();
+    m_viewIndex.append(m_view->messageCount());
+    m_history.push_back({"user", text.toStdString()});
+    m_view->addMessage(TokenStreamView::Role::User, text);
+    startReply();
+}
+
+void ChatPage::startReply() {
+    ChatHistory messages;
+    const QString system = m_system->text().trimmed();
+    if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
+    messages.insert(messages.end(), m_history.begin(), m_history.end());
+    if (!m_client->sendChat(messages, m_config->generationRequest())) return;
+    m_replyStreaming = true;
+    m_view->beginStream();
+    m_metrics->beginReply();
+    updateButtons();
+}
+
+void ChatPage::stop() { m_client->stop(); }
+
+void ChatPage::truncateHistory(int index) {
+    if (index < 0 || index >= static_cast<int>(m_history.size())) return;
+    m_view->removeFrom(m_viewIndex[index]);
+    m_history.resize(static_cast<size_t>(index));
+    m_viewIndex.resize(index);
+}
+
+void ChatPage::regenerate() {
+    if (m_client->isBusy() || !m_client->isLoaded() || m_history.empty()) return;
+    if (m_history.back().role == "assistant") truncateHistory(static_cast<int>(m_history.size()) - 1);
+    if (m_history.empty() || m_history.back().role != "user") return;
+    startReply();
+}
+
+void ChatPage::editLast() {
+    if (m_client->isBusy()) return;
+    for (int i = static_cast<int>(m_history.size()) - 1; i >= 0; --i) {
+        if (m_history[static_cast<size_t>(i)].role != "user") continue;
+        m_input->setPlainText(QString::fromStdString(m_history[static_cast<size_t>(i)].content));
+        truncateHistory(i);
+        m_input->setFocus();
+        m_input->moveCursor(QTextCursor::End);
+        break;
+    }
+    updateButtons();
+}
+
+void ChatPage::newChat() {
+    m_client->stop();
+    m_history.clear();
+    m_viewIndex.clear();
+    m_view->clearMessages();
+    m_replyStreaming = false;
+    m_metrics->clearAll();
+    m_client->resetConversation();
+    m_contextTokens = 0;
+    updateGauge();
+    updateButtons();
+    m_input->setFocus();
+}
+
+void ChatPage::onSamples(const QList<TokenSample>& samples) {
+    if (samples.isEmpty()) return;
+    m_metrics->addSamples(samples);
+    m_contextTokens = samples.last().nTokensContext;
+    updateGauge();
+}
+
+void ChatPage::onReplyFinished(const ReplySummary& summary) {
+    if (!m_replyStreaming) return;  // a reply of a conversation cleared while it ran
+    m_replyStreaming = false;
+    m_viewIndex.append(m_view->messageCount());
+    m_history.push_back({"assistant", summary.text.toStdString()});
+    m_view->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
+    m_metrics->endReply(summary);
+    m_contextTokens = summary.metrics.n_context_tokens;
+    updateGauge();
+    updateButtons();
+}
+
+void ChatPage::onReplyFailed(const QString& message) {
+    if (m_replyStreaming) {
+        m_replyStreaming = false;
+        m_view->abortStream();
+        // The failed turn leaves the conversation: its message goes back into the input box.
+        if (!m_history.empty() && m_history.back().role == "user") {
+            m_input->setPlainText(QString::fromStdString(m_history.back().content));
+            truncateHistory(static_cast<int>(m_history.size()) - 1);
+        }
+    }
+    addNote(message, true);
+    updateButtons();
+}
+
+void ChatPage::updateGauge() {
+    const auto& info = m_client->modelInfo();
+    const int nCtx = info ? info->n_ctx : 0;
+    if (nCtx <= 0) {
+        m_gauge->setRange(0, 1);
+        m_gauge->setValue(0);
+        m_gauge->setFormat(tr("context: no model"));
+        m_gaugeNote->clear();
+        emit contextChanged(m_contextTokens, 0);
+        return;
+    }
+    // A sliding window forgets its oldest tokens, so the conversation may run past n_ctx.
+    const bool sliding = info->attention.rfind("sliding", 0) == 0;
+    const double fraction = static_cast<double>(m_contextTokens) / nCtx;
+    m_gauge->setRange(0, nCtx);
+    m_gauge->setValue(std::min(m_contextTokens, nCtx));
+    m_gauge->setFormat(tr("context %1 / %2 tokens (%p%)").arg(m_contextTokens).arg(nCtx));
+    QString color, note;
+    if (sliding) {
+        note = fraction >= kWarnFraction ? tr("sliding window: past this, the oldest tokens drop out") : QString();
+    } else if (fraction >= kDangerFraction) {
+        color = QStringLiteral("#d62728");
+        note = tr("context almost full: replies will stop at the limit. New chat (Ctrl+N)?");
+    } else if (fraction >= kWarnFraction) {
+        color = QStringLiteral("#e08a00");
+        note = tr("context %1% full").arg(static_cast<int>(fraction * 100));
+    }
+    m_gauge->setStyleSheet(color.isEmpty() ? QString()
+                                           : QStringLiteral("QProgressBar::chunk { background: %1; }").arg(color));
+    m_gaugeNote->setText(note);
+    m_gaugeNote->setStyleSheet(color.isEmpty() ? QString() : QStringLiteral("color: %1;").arg(color));
+    emit contextChanged(m_contextTokens, nCtx);
+}
+
+void ChatPage::updateButtons() {
+    const bool ready = m_client->isLoaded() && !m_client->isBusy();
+    m_send->setEnabled(ready);
+    m_stop->setEnabled(m_client->isGenerating());
+    m_regenerate->setEnabled(ready && !m_history.empty());
+    m_edit->setEnabled(!m_client->isBusy() && !m_history.empty());
+}

@@ -1,0 +1,88 @@
+// The Chat page: the transcript with the streaming reply, the input box, Stop / Regenerate /
+// Edit-and-resend / New chat, the system prompt, the context gauge, the live charts below, and
+// the configuration panel beside it. It keeps the conversation (the engine only caches tokens)
+// and talks to the engine only through EngineClient. GUI thread only.
+#pragma once
+
+#include <QWidget>
+
+#include "ui/bridge/engine_types.h"
+
+class ConfigPanel;
+class EngineClient;
+class MetricsPanel;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSplitter;
+class TokenStreamView;
+
+class ChatPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChatPage(EngineClient* client, QWidget* parent = nullptr);
+
+    ConfigPanel* configPanel() const { return m_config; }
+    MetricsPanel* metricsPanel() const { return m_metrics; }
+    TokenStreamView* transcript() const { return m_view; }
+    QPlainTextEdit* input() const { return m_input; }
+    QSplitter* mainSplitter() const { return m_split; }
+    QSplitter* chatSplitter() const { return m_chatSplit; }
+    const ChatHistory& history() const { return m_history; }
+    QString systemPrompt() const;
+    void setSystemPrompt(const QString& text);
+
+    // A banner above the transcript (a load error, no model found) with an "Open model…" button;
+    // an empty message hides it.
+    void showBanner(const QString& message, bool offerOpen);
+    QString bannerText() const;
+    // A line in the transcript, not part of the conversation (a reload, a load error).
+    void addNote(const QString& text, bool isError = false);
+    int contextTokens() const { return m_contextTokens; }
+
+public slots:
+    void send();
+    void stop();
+    void regenerate();
+    void editLast();
+    void newChat();
+
+signals:
+    void openModelRequested();
+    // Tokens in the cached conversation and the context length (0: no model).
+    void contextChanged(int tokens, int nCtx);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void startReply();
+    void truncateHistory(int index);  // drops history[index..] and their transcript entries
+    void onSamples(const QList<TokenSample>& samples);
+    void onReplyFinished(const ReplySummary& summary);
+    void onReplyFailed(const QString& message);
+    void updateGauge();
+    void updateButtons();
+
+    EngineClient* m_client;
+    ConfigPanel* m_config = nullptr;
+    MetricsPanel* m_metrics = nullptr;
+    TokenStreamView* m_view = nullptr;
+    QSplitter* m_split = nullptr;
+    QSplitter* m_chatSplit = nullptr;
+    QWidget* m_banner = nullptr;
+    QLabel* m_bannerText = nullptr;
+    QPushButton* m_bannerOpen = nullptr;
+    QLineEdit* m_system = nullptr;
+    QProgressBar* m_gauge = nullptr;
+    QLabel* m_gaugeNote = nullptr;
+    QPlainTextEdit* m_input = nullptr;
+    QPushButton *m_send = nullptr, *m_stop = nullptr, *m_regenerate = nullptr, *m_edit = nullptr, *m_new = nullptr;
+
+    ChatHistory m_history;         // user and assistant turns, without the system prompt
+    QList<int> m_viewIndex;        // transcript entry of each history turn
+    int m_contextTokens = 0;
+    bool m_replyStreaming = false;
+};

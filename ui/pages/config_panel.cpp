@@ -1,0 +1,403 @@
+#include "ui/pages/config_panel.h"
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include "ui/format.h"
+
+namespace {
+
+// What requantize accepts (core_engine/model/requantize.cpp); empty data: the file's own types.
+const char* const kWeightTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q6_k"};
+
+// The engine's default context when none is given: the trained length, capped at 8192.
+int effectiveContext(int requested, const std::optional<workbench::ModelInfo>& info) {
+    if (requested > 0) return requested;
+    if (info) return std::min(info->n_ctx_train > 0 ? info->n_ctx_train : 8192, 8192);
+    return 0;
+}
+
+}  // namespace
+
+ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(buildLoadGroup());
+    layout->addWidget(buildSamplingGroup());
+    layout->addStretch(1);
+    refresh();
+}
+
+QSpinBox* ConfigPanel::addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
+                               const QString& tip) {
+    auto* spin = new QSpinBox(this);
+    spin->setObjectName(name);
+    spin->setRange(min, max);
+    spin->setValue(value);
+    spin->setToolTip(tip);
+    form->addRow(label, spin);
+    connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::refresh);
+    return spin;
+}
+
+QDoubleSpinBox* ConfigPanel::addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min,
+                                           double max, double step, double value, const QString& tip) {
+    auto* spin = new QDoubleSpinBox(this);
+    spin->setObjectName(name);
+    spin->setRange(min, max);
+    spin->setSingleStep(step);
+    spin->setDecimals(step < 0.01 ? 3 : 2);
+    spin->setValue(value);
+    spin->setToolTip(tip);
+    form->addRow(label, spin);
+    return spin;
+}
+
+QWidget* ConfigPanel::buildLoadGroup() {
+    auto* box = new QGroupBox(tr("Model load (applies on reload)"), this);
+    auto* outer = new QVBoxLayout(box);
+    auto* form = new QFormLayout();
+    outer->addLayout(form);
+
+    m_backend = new QComboBox(this);
+    m_backend->setObjectName(QStringLiteral("backendCombo"));
+    m_backend->addItem(tr("CPU"));
+    m_backend->addItem(tr("CUDA"));
+    if (auto* model = qobject_cast<QStandardItemModel*>(m_backend->model())) {
+        QStandardItem* cuda = model->item(1);
+        cuda->setEnabled(false);
+        cuda->setToolTip(tr("This build has no CUDA backend yet: the engine's CUDA kernels come with their own issue. "
+                            "Inference runs on the CPU."));
+    }
+    m_backend->setToolTip(tr("Where the model runs. Only the CPU backend exists in this build."));
+    form->addRow(tr("Backend"), m_backend);
+
+    m_threads = addSpin(form, tr("Threads"), QStringLiteral("threadsSpin"), 0, 256, 0,
+                        tr("Worker threads for the matrix multiplications. 0: one per core."));
+    m_threads->setSpecialValueText(tr("one per core"));
+    m_context = addSpin(form, tr("Context length"), QStringLiteral("contextSpin"), 0, 1 << 20, 0,
+                        tr("Tokens the conversation may hold (prompt and replies). 0: the model's trained length, "
+                           "capped at 8192. The KV pool is sized for it at load."));
+    m_context->setSpecialValueText(tr("model default"));
+    m_context->setSingleStep(256);
+
+    m_weights = new QComboBox(this);
+    m_weights->setObjectName(QStringLiteral("weightsCombo"));
+    m_weights->addItem(tr("as stored"), QString());
+    for (const char* t : kWeightTypes) m_weights->addItem(QString::fromLatin1(t), QString::fromLatin1(t));
+    m_weights->setToolTip(tr("Convert the weight matrices at load (in memory; the file is untouched). Smaller types "
+                             "read fewer bytes per token and lose precision. Vectors stay f32."));
+    form->addRow(tr("Weights"), m_weights);
+    connect(m_weights, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+
+    m_attention = new QComboBox(this);
+    m_attention->setObjectName(QStringLiteral("attentionCombo"));
+    m_attention->addItems(kvprediction::variantNames());
+    m_attention->setToolTip(tr("The attention variant: what the KV cache keeps and what each query reads."));
+    form->addRow(tr("Attention"), m_attention);
+    outer->addWidget(buildAttentionForms());
+    connect(m_attention, &QComboBox::currentIndexChanged, this, [this](int index) {
+        // Only the shown form takes space: the stack would otherwise be as tall as its tallest.
+        for (int i = 0; i < m_attentionForms->count(); ++i)
+            m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred,
+                                                       i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
+        m_attentionForms->setCurrentIndex(index);
+        m_attentionForms->adjustSize();
+    });
+    connect(m_attention, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+
+    auto* kvForm = new QFormLayout();
+    outer->addLayout(kvForm);
+    const QString typeTip = tr("Element type of the cached %1: f32 4 bytes, f16/bf16 2, q8_0 and fp8 34 bytes per 32 "
+                               "values, q4_0 18 per 32 (block scales included).");
+    m_kType = new QComboBox(this);
+    m_kType->setObjectName(QStringLiteral("kTypeCombo"));
+    m_kType->addItems(kvprediction::kvTypeNames());
+    m_kType->setCurrentText(QStringLiteral("f16"));
+    m_kType->setToolTip(typeTip.arg(tr("keys")) + tr(" q4_0 keys are Hadamard-rotated per head."));
+    kvForm->addRow(tr("K cache type"), m_kType);
+    m_vType = new QComboBox(this);
+    m_vType->setObjectName(QStringLiteral("vTypeCombo"));
+    m_vType->addItems(kvprediction::kvTypeNames());
+    m_vType->setCurrentText(QStringLiteral("f16"));
+    m_vType->setToolTip(typeTip.arg(tr("values")));
+    kvForm->addRow(tr("V cache type"), m_vType);
+    for (QComboBox* c : {m_kType, m_vType}) connect(c, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    m_kvBudget = addSpin(kvForm, tr("KV budget (MiB)"), QStringLiteral("kvBudgetSpin"), 0, 1 << 20, 0,
+                         tr("Size of the KV pool. 0: what the context needs. A reply that would pass it ends with "
+                            "'context_full'."));
+    m_kvBudget->setSpecialValueText(tr("what the context needs"));
+
+    m_specLabel = new QLabel(this);
+    m_specLabel->setObjectName(QStringLiteral("specLabel"));
+    m_specLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_specLabel->setWordWrap(true);
+    outer->addWidget(m_specLabel);
+    m_prediction = new QLabel(this);
+    m_prediction->setObjectName(QStringLiteral("predictionLabel"));
+    m_prediction->setWordWrap(true);
+    m_prediction->setTextFormat(Qt::RichText);
+    outer->addWidget(m_prediction);
+    m_measured = new QLabel(this);
+    m_measured->setObjectName(QStringLiteral("measuredLabel"));
+    m_measured->setWordWrap(true);
+    m_measured->setStyleSheet(QStringLiteral("color: #555;"));
+    outer->addWidget(m_measured);
+
+    m_apply = new QPushButton(tr("Applied"), this);
+    m_apply->setObjectName(QStringLiteral("applyButton"));
+    connect(m_apply, &QPushButton::clicked, this, &ConfigPanel::applyRequested);
+    outer->addWidget(m_apply);
+    m_loadStep = new QLabel(this);
+    m_loadStep->setVisible(false);
+    outer->addWidget(m_loadStep);
+    m_loadBar = new QProgressBar(this);
+    m_loadBar->setObjectName(QStringLiteral("loadProgress"));
+    m_loadBar->setVisible(false);
+    outer->addWidget(m_loadBar);
+    return box;
+}
+
+QWidget* ConfigPanel::buildAttentionForms() {
+    m_attentionForms = new QStackedWidget(this);
+    auto page = [this]() {
+        auto* w = new QWidget(m_attentionForms);
+        auto* f = new QFormLayout(w);
+        f->setContentsMargins(12, 0, 0, 0);
+        m_attentionForms->addWidget(w);
+        return f;
+    };
+    // full
+    page()->addRow(new QLabel(tr("Every token, every layer: the reference."), this));
+    // sliding
+    QFormLayout* f = page();
+    m_slidingWindow = addSpin(f, tr("Window"), QStringLiteral("slidingWindow"), 1, 1 << 20, 1020,
+                              tr("The newest tokens each query reads. Older blocks are released: the cache stops "
+                                 "growing at about window + sinks tokens."));
+    m_slidingSinks = addSpin(f, tr("Sinks"), QStringLiteral("slidingSinks"), 0, 4096, 4,
+                             tr("The first tokens, kept for good: attention mass collects on them, and dropping "
+                                "them hurts more than their size suggests (StreamingLLM)."));
+    // cross_layer
+    f = page();
+    m_crossGroup = addSpin(f, tr("Group"), QStringLiteral("crossGroup"), 1, 64, 2,
+                           tr("Consecutive layers sharing one KV: the first of each group stores it, the others read "
+                              "it. group=2 halves the cache over the range."));
+    m_crossFirst = addSpin(f, tr("First layer"), QStringLiteral("crossFirst"), 0, 1023, 0,
+                           tr("First layer of the shared range (inclusive)."));
+    m_crossLast = addSpin(f, tr("Last layer"), QStringLiteral("crossLast"), -1, 1023, -1,
+                          tr("Last layer of the shared range (inclusive)."));
+    m_crossLast->setSpecialValueText(tr("last"));
+    m_crossMerge = new QComboBox(this);
+    m_crossMerge->setObjectName(QStringLiteral("crossMerge"));
+    m_crossMerge->addItems({QStringLiteral("none"), QStringLiteral("mean"), QStringLiteral("slerp")});
+    m_crossMerge->setToolTip(tr("none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: "
+                                "spherical interpolation of pairs (MiniCache; needs group=2)."));
+    f->addRow(tr("Merge"), m_crossMerge);
+    connect(m_crossMerge, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    // topk
+    f = page();
+    m_topkK = addSpin(f, tr("k"), QStringLiteral("topkK"), 1, 1 << 20, 1024,
+                      tr("Tokens each query reads, picked by block (Quest's bound): the cache keeps everything, the "
+                         "reads shrink. Rounds down to whole 16-token blocks."));
+    m_topkRecent = addSpin(f, tr("Recent"), QStringLiteral("topkRecent"), 0, 1 << 20, 64,
+                           tr("The newest tokens, always read as they are."));
+    // compressed
+    f = page();
+    m_compBlock = addSpin(f, tr("Block"), QStringLiteral("compBlock"), 1, 1024, 4,
+                          tr("Old tokens pooled into one entry (mean of keys and of values), M to 1."));
+    m_compRecent = addSpin(f, tr("Recent"), QStringLiteral("compRecent"), 0, 1 << 20, 256,
+                           tr("The newest tokens, kept unpooled."));
+    m_compSinks = addSpin(f, tr("Sinks"), QStringLiteral("compSinks"), 0, 4096, 0,
+                          tr("The first tokens, never pooled."));
+    // heavy
+    f = page();
+    m_heavyBlock = addSpin(f, tr("Block"), QStringLiteral("heavyBlock"), 1, 1024, 16,
+                           tr("Old tokens pooled into one entry, as in compressed."));
+    m_heavyK = addSpin(f, tr("k"), QStringLiteral("heavyK"), 1, 1 << 20, 32,
+                       tr("Pooled entries each KV head reads: the top k by q·k over its query group."));
+    m_heavyRecent = addSpin(f, tr("Recent"), QStringLiteral("heavyRecent"), 0, 1 << 20, 256,
+                            tr("The newest tokens, kept unpooled and always read."));
+    m_heavySinks = addSpin(f, tr("Sinks"), QStringLiteral("heavySinks"), 0, 4096, 0,
+                           tr("The first tokens, never pooled."));
+    // latent
+    f = page();
+    m_latentRank = addSpin(f, tr("Rank"), QStringLiteral("latentRank"), 2, 8192, 96,
+                           tr("Values stored per layer and token instead of 2 · n_kv_heads · head_dim (a load-time "
+                              "SVD of each layer's K/V projection, weighted by a calibration text). Even; with a "
+                              "quantized KV type, a multiple of 64."));
+    m_latentRank->setSingleStep(2);
+    for (int i = 1; i < m_attentionForms->count(); ++i)
+        m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
+    return m_attentionForms;
+}
+
+QWidget* ConfigPanel::buildSamplingGroup() {
+    auto* box = new QGroupBox(tr("Sampling (next turn)"), this);
+    auto* form = new QFormLayout(box);
+    m_temperature = addDoubleSpin(form, tr("Temperature"), QStringLiteral("temperatureSpin"), 0, 5, 0.05, 0.7,
+                                  tr("Divides the logits before sampling. 0: greedy (always the most likely token)."));
+    m_topK = addSpin(form, tr("Top-k"), QStringLiteral("topKSpin"), 0, 1 << 20, 40,
+                     tr("Keep the k most likely tokens. 0: off."));
+    m_topK->setSpecialValueText(tr("off"));
+    m_topP = addDoubleSpin(form, tr("Top-p"), QStringLiteral("topPSpin"), 0, 1, 0.01, 0.95,
+                           tr("Keep the most likely tokens until their probabilities sum to p. 1: off."));
+    m_minP = addDoubleSpin(form, tr("Min-p"), QStringLiteral("minPSpin"), 0, 1, 0.01, 0.05,
+                           tr("Drop tokens below p × the top token's probability. 0: off."));
+    m_repeatPenalty = addDoubleSpin(form, tr("Repetition penalty"), QStringLiteral("repeatPenaltySpin"), 0.01, 10, 0.05,
+                                    1.0, tr("Penalize tokens seen in the last 64 (llama.cpp semantics). 1: off."));
+    m_seed = addSpin(form, tr("Seed"), QStringLiteral("seedSpin"), 0, 2147483647, 0,
+                     tr("Random seed: the same seed, settings and conversation give the same reply."));
+    m_maxTokens = addSpin(form, tr("Max tokens"), QStringLiteral("maxTokensSpin"), 1, 1 << 20, 512,
+                          tr("Most tokens per reply."));
+    return box;
+}
+
+AttentionParams ConfigPanel::attentionParams() const {
+    AttentionParams p;
+    p.kind = m_attention->currentText();
+    p.window = m_slidingWindow->value();
+    p.sinks = p.kind == QLatin1String("compressed") ? m_compSinks->value()
+              : p.kind == QLatin1String("heavy")    ? m_heavySinks->value()
+                                                    : m_slidingSinks->value();
+    p.group = m_crossGroup->value();
+    p.firstLayer = m_crossFirst->value();
+    p.lastLayer = m_crossLast->value();
+    p.merge = m_crossMerge->currentText();
+    p.k = p.kind == QLatin1String("heavy") ? m_heavyK->value() : m_topkK->value();
+    p.recent = p.kind == QLatin1String("compressed") ? m_compRecent->value()
+               : p.kind == QLatin1String("heavy")    ? m_heavyRecent->value()
+                                                     : m_topkRecent->value();
+    p.block = p.kind == QLatin1String("heavy") ? m_heavyBlock->value() : m_compBlock->value();
+    p.rank = m_latentRank->value();
+    return p;
+}
+
+workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) const {
+    workbench::EngineConfig c;
+    c.model_path = modelPath.toStdString();
+    c.n_threads = m_threads->value();
+    c.n_ctx = m_context->value();
+    c.weight_type = m_weights->currentData().toString().toStdString();
+    c.attention = kvprediction::specString(attentionParams()).toStdString();
+    c.kv_types = kvprediction::kvTypesString(m_kType->currentText(), m_vType->currentText()).toStdString();
+    c.kv_budget_bytes = static_cast<uint64_t>(m_kvBudget->value()) << 20;
+    return c;
+}
+
+workbench::GenerationRequest ConfigPanel::generationRequest() const {
+    workbench::GenerationRequest r;
+    r.max_tokens = m_maxTokens->value();
+    r.sampling.temperature = static_cast<float>(m_temperature->value());
+    r.sampling.top_k = m_topK->value();
+    r.sampling.top_p = static_cast<float>(m_topP->value());
+    r.sampling.min_p = static_cast<float>(m_minP->value());
+    r.sampling.repeat_penalty = static_cast<float>(m_repeatPenalty->value());
+    r.sampling.seed = static_cast<uint64_t>(m_seed->value());
+    return r;
+}
+
+void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info, const workbench::EngineConfig& applied) {
+    m_info = info;
+    m_applied = applied;
+    if (info) {
+        m_crossFirst->setMaximum(std::max(0, info->n_layer - 1));
+        m_crossLast->setMaximum(std::max(0, info->n_layer - 1));
+        m_measured->setText(tr("Loaded: %1, KV %2, %3 tokens; pool %4, full attention %5/token.")
+                                .arg(QString::fromStdString(info->attention), QString::fromStdString(info->kv_types))
+                                .arg(info->n_ctx)
+                                .arg(fmt::bytes(static_cast<double>(info->kv_bytes_allocated)),
+                                     fmt::bytes(static_cast<double>(info->kv_bytes_per_token))));
+    } else {
+        m_measured->clear();
+    }
+    refresh();
+}
+
+void ConfigPanel::setLoading(bool loading) {
+    m_loading = loading;
+    m_loadBar->setVisible(loading);
+    m_loadStep->setVisible(loading);
+    // Most loads report no steps: a busy bar until a step says how far it is.
+    m_loadBar->setRange(0, 0);
+    m_loadStep->setText(tr("Loading…"));
+    refresh();
+}
+
+void ConfigPanel::setLoadProgress(const QString& step, double fraction) {
+    m_loadBar->setRange(0, 100);
+    m_loadBar->setValue(static_cast<int>(fraction * 100));
+    m_loadStep->setText(step);
+}
+
+bool ConfigPanel::differsFromApplied() const {
+    const workbench::EngineConfig c = engineConfig(QString());
+    return c.n_threads != m_applied.n_threads || c.n_ctx != m_applied.n_ctx || c.weight_type != m_applied.weight_type ||
+           c.attention != m_applied.attention || c.kv_types != m_applied.kv_types ||
+           c.kv_budget_bytes != m_applied.kv_budget_bytes;
+}
+
+void ConfigPanel::refresh() {
+    if (!m_apply || !m_kType || !m_kvBudget) return;  // still building
+    const AttentionParams params = attentionParams();
+    const QString spec = kvprediction::specString(params);
+    const QString kv = kvprediction::kvTypesString(m_kType->currentText(), m_vType->currentText());
+    m_specLabel->setText(tr("--attention %1\n--kv-type %2").arg(spec, kv));
+
+    if (m_info) {
+        const KvShape shape{m_info->n_layer, m_info->n_head_kv, m_info->head_dim};
+        const int ctx = effectiveContext(m_context->value(), m_info);
+        const KvPrediction p = kvprediction::predict(shape, params, m_kType->currentText(), m_vType->currentText(), ctx);
+        QString text = tr("<b>Predicted KV</b> per stored token: %1 (full attention %2)<br>"
+                          "at %3 tokens: <b>%4</b> (full attention %5, %6%)")
+                           .arg(fmt::bytes(p.bytesPerTokenStored), fmt::bytes(p.bytesPerTokenFull))
+                           .arg(ctx)
+                           .arg(fmt::bytes(p.bytesVariant), fmt::bytes(p.bytesFull))
+                           .arg(p.bytesFull > 0 ? 100.0 * p.bytesVariant / p.bytesFull : 0.0, 0, 'f', 0);
+        if (params.kind == QLatin1String("topk"))
+            text += tr("<br>Top-k stores every token (plus a small per-block index) and reads at most k.");
+        if (params.kind == QLatin1String("heavy"))
+            text += tr("<br>Heavy reads at most k pooled entries plus the recent tokens.");
+        m_prediction->setText(text);
+    } else {
+        m_prediction->setText(tr("Load a model to see the predicted KV bytes."));
+    }
+
+    const bool pending = differsFromApplied();
+    m_apply->setEnabled(!m_loading && (pending || !m_info));
+    if (m_loading) m_apply->setText(tr("Loading…"));
+    else if (!m_info) m_apply->setText(tr("Load the model with these settings"));
+    else m_apply->setText(pending ? tr("Apply (reloads the model)") : tr("Applied"));
+}
+
+void ConfigPanel::saveSettings(QSettings& s) const {
+    s.beginGroup(QStringLiteral("config"));
+    for (const QSpinBox* spin : findChildren<QSpinBox*>()) s.setValue(spin->objectName(), spin->value());
+    for (const QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>()) s.setValue(spin->objectName(), spin->value());
+    for (const QComboBox* combo : findChildren<QComboBox*>()) s.setValue(combo->objectName(), combo->currentIndex());
+    s.endGroup();
+}
+
+void ConfigPanel::restoreSettings(QSettings& s) {
+    s.beginGroup(QStringLiteral("config"));
+    for (QSpinBox* spin : findChildren<QSpinBox*>())
+        if (s.contains(spin->objectName())) spin->setValue(s.value(spin->objectName()).toInt());
+    for (QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>())
+        if (s.contains(spin->objectName())) spin->setValue(s.value(spin->objectName()).toDouble());
+    for (QComboBox* combo : findChildren<QComboBox*>()) {
+        const int i = s.value(combo->objectName(), combo->currentIndex()).toInt();
+        // The backend combo's disabled entries stay unselectable whatever was saved.
+        if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
+    }
+    s.endGroup();
+    refresh();
+}

@@ -1,0 +1,94 @@
+// The configuration beside the chat. Load-time settings (threads, context, weights, attention
+// variant and its parameters, K/V types, KV budget, backend) take effect on a reload, which the
+// Apply button starts; sampling settings go with the next turn. Before applying, it shows the
+// KV bytes the chosen variant will hold beside full attention's (widgets/kv_prediction).
+// GUI thread only; it reads the loaded ModelInfo, never the engine.
+#pragma once
+
+#include <QWidget>
+#include <optional>
+
+#include "ui/bridge/engine_types.h"
+#include "widgets/kv_prediction.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QFormLayout;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSettings;
+class QSpinBox;
+class QStackedWidget;
+
+class ConfigPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit ConfigPanel(QWidget* parent = nullptr);
+
+    // The load-time settings as the engine takes them, for `modelPath`.
+    workbench::EngineConfig engineConfig(const QString& modelPath) const;
+    workbench::GenerationRequest generationRequest() const;
+    AttentionParams attentionParams() const;
+
+    // The model the predictions are for (nullopt: none loaded) and the settings it was loaded
+    // with: Apply is offered while the form differs from them.
+    void setLoadedModel(const std::optional<workbench::ModelInfo>& info, const workbench::EngineConfig& applied);
+    void setLoading(bool loading);
+    void setLoadProgress(const QString& step, double fraction);
+
+    void saveSettings(QSettings& settings) const;
+    void restoreSettings(QSettings& settings);
+
+signals:
+    void applyRequested();
+
+private:
+    QWidget* buildLoadGroup();
+    QWidget* buildAttentionForms();
+    QWidget* buildSamplingGroup();
+    QSpinBox* addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
+                      const QString& tip);
+    QDoubleSpinBox* addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min, double max,
+                                  double step, double value, const QString& tip);
+    void refresh();  // the prediction and the Apply button, after any change
+    bool differsFromApplied() const;
+
+    // Load-time settings.
+    QSpinBox* m_threads = nullptr;
+    QSpinBox* m_context = nullptr;
+    QComboBox* m_weights = nullptr;
+    QComboBox* m_attention = nullptr;
+    QStackedWidget* m_attentionForms = nullptr;
+    QSpinBox *m_slidingWindow = nullptr, *m_slidingSinks = nullptr;
+    QSpinBox *m_crossGroup = nullptr, *m_crossFirst = nullptr, *m_crossLast = nullptr;
+    QComboBox* m_crossMerge = nullptr;
+    QSpinBox *m_topkK = nullptr, *m_topkRecent = nullptr;
+    QSpinBox *m_compBlock = nullptr, *m_compRecent = nullptr, *m_compSinks = nullptr;
+    QSpinBox *m_heavyBlock = nullptr, *m_heavyK = nullptr, *m_heavyRecent = nullptr, *m_heavySinks = nullptr;
+    QSpinBox* m_latentRank = nullptr;
+    QComboBox* m_kType = nullptr;
+    QComboBox* m_vType = nullptr;
+    QSpinBox* m_kvBudget = nullptr;
+    QComboBox* m_backend = nullptr;
+    QLabel* m_specLabel = nullptr;
+    QLabel* m_prediction = nullptr;
+    QLabel* m_measured = nullptr;
+    QPushButton* m_apply = nullptr;
+    QProgressBar* m_loadBar = nullptr;
+    QLabel* m_loadStep = nullptr;
+
+    // Sampling, per turn.
+    QDoubleSpinBox* m_temperature = nullptr;
+    QSpinBox* m_topK = nullptr;
+    QDoubleSpinBox* m_topP = nullptr;
+    QDoubleSpinBox* m_minP = nullptr;
+    QDoubleSpinBox* m_repeatPenalty = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QSpinBox* m_maxTokens = nullptr;
+
+    std::optional<workbench::ModelInfo> m_info;
+    workbench::EngineConfig m_applied;
+    bool m_loading = false;
+};

@@ -1,0 +1,38 @@
+// The live charts under the chat: KV memory against tokens in context, TTFT per turn, and decode
+// speed with inter-token latency over the session. It turns the worker's TokenSample batches
+// into the charts' plain numbers; the charts themselves (widgets/) know nothing of the engine.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QWidget>
+
+#include "ui/bridge/engine_types.h"
+
+class KvMemoryChart;
+class TurnLatencyChart;
+class TokenRateChart;
+
+class MetricsPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit MetricsPanel(QWidget* parent = nullptr);
+
+    void beginReply();
+    void addSamples(const QList<TokenSample>& samples);
+    void endReply(const ReplySummary& summary);
+    // A new conversation: every chart starts empty.
+    void clearAll();
+    // A reload with other KV settings: the memory chart's old points would not compare.
+    void clearKv();
+
+    KvMemoryChart* kvChart() const { return m_kv; }
+    TurnLatencyChart* turnChart() const { return m_turns; }
+    TokenRateChart* rateChart() const { return m_rate; }
+
+private:
+    KvMemoryChart* m_kv = nullptr;
+    TurnLatencyChart* m_turns = nullptr;
+    TokenRateChart* m_rate = nullptr;
+    QElapsedTimer m_session;       // the time axis of the rate chart
+    double m_replyStartSeconds = 0;
+};

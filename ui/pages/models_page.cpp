@@ -1,0 +1,107 @@
+#include "ui/pages/models_page.h"
+
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListWidget>
+#include <QPushButton>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "ui/format.h"
+
+namespace {
+
+QString row(const QString& key, const QString& value) {
+    return QStringLiteral("<tr><td style='color:#555; padding-right:12px'>%1</td><td>%2</td></tr>")
+        .arg(key.toHtmlEscaped(), value.toHtmlEscaped());
+}
+
+QString s(const std::string& text) { return QString::fromStdString(text); }
+
+}  // namespace
+
+ModelsPage::ModelsPage(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    auto* top = new QHBoxLayout();
+    m_title = new QLabel(tr("No model loaded"), this);
+    QFont f = m_title->font();
+    f.setPointSizeF(f.pointSizeF() * 1.3);
+    f.setBold(true);
+    m_title->setFont(f);
+    m_open = new QPushButton(tr("Open model…"), this);
+    m_open->setToolTip(tr("Load a GGUF file (Ctrl+O) with the settings of the configuration panel."));
+    connect(m_open, &QPushButton::clicked, this, &ModelsPage::openModelRequested);
+    top->addWidget(m_title, 1);
+    top->addWidget(m_open);
+    layout->addLayout(top);
+    m_details = new QTextBrowser(this);
+    m_details->setObjectName(QStringLiteral("modelDetails"));
+    layout->addWidget(m_details, 3);
+    auto* recentTitle = new QLabel(tr("Recent models (double-click to load; or drop a .gguf on the window)"), this);
+    layout->addWidget(recentTitle);
+    m_recent = new QListWidget(this);
+    m_recent->setObjectName(QStringLiteral("recentList"));
+    layout->addWidget(m_recent, 1);
+    connect(m_recent, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) {
+        if (item->flags() & Qt::ItemIsEnabled) emit recentChosen(item->data(Qt::UserRole).toString());
+    });
+}
+
+void ModelsPage::setRecent(const QStringList& paths) {
+    m_recent->clear();
+    for (const QString& path : paths) {
+        const QFileInfo info(path);
+        auto* item = new QListWidgetItem(QStringLiteral("%1 — %2").arg(info.fileName(), info.absolutePath()), m_recent);
+        item->setData(Qt::UserRole, path);
+        item->setToolTip(path);
+        if (!info.exists()) {
+            item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
+            item->setToolTip(tr("%1 (no longer there)").arg(path));
+        }
+    }
+}
+
+void ModelsPage::showLoading(const QString& path) {
+    m_title->setText(tr("Loading…"));
+    m_details->setPlainText(path);
+}
+
+void ModelsPage::showModel(const workbench::ModelInfo& m) {
+    m_title->setText(m.name.empty() ? s(m.path) : s(m.name));
+    QString types;
+    for (const auto& t : m.tensor_types)
+        types += QStringLiteral("%1 × %2 (%3)  ").arg(s(t.type)).arg(t.n_tensors).arg(fmt::bytes(static_cast<double>(t.n_bytes)));
+    QString html = QStringLiteral("<table>");
+    html += row(tr("File"), s(m.path));
+    html += row(tr("File size"), fmt::bytes(static_cast<double>(m.file_bytes)));
+    html += row(tr("Architecture"), s(m.arch));
+    html += row(tr("Parameters"), QStringLiteral("%1 M").arg(m.n_params / 1e6, 0, 'f', 1));
+    html += row(tr("Layers / heads / KV heads / head dim"),
+                QStringLiteral("%1 / %2 / %3 / %4").arg(m.n_layer).arg(m.n_head).arg(m.n_head_kv).arg(m.head_dim));
+    html += row(tr("Embedding / FFN / vocabulary"), QStringLiteral("%1 / %2 / %3").arg(m.n_embd).arg(m.n_ff).arg(m.n_vocab));
+    html += row(tr("Context (trained / in use)"), QStringLiteral("%1 / %2").arg(m.n_ctx_train).arg(m.n_ctx));
+    html += row(tr("Tokenizer"), s(m.tokenizer_model) + QStringLiteral(" (") + s(m.tokenizer_pre) + QStringLiteral(")"));
+    html += row(tr("Chat template"), s(m.chat_template_family) +
+                                         (m.chat_template_warning.empty() ? QString() : QStringLiteral(" — ") + s(m.chat_template_warning)));
+    html += row(tr("Tensors in the file"), types);
+    html += row(tr("Weights computed as"), s(m.weight_type));
+    html += row(tr("Attention"), s(m.attention));
+    html += row(tr("KV types"), s(m.kv_types));
+    html += row(tr("KV per token (full attention)"), fmt::bytes(static_cast<double>(m.kv_bytes_per_token)));
+    html += row(tr("KV pool"), fmt::bytes(static_cast<double>(m.kv_bytes_allocated)));
+    html += row(tr("Weight bytes per decode step"), fmt::bytes(static_cast<double>(m.decode_weight_bytes)));
+    html += row(tr("Threads"), QString::number(m.n_threads));
+    html += row(tr("CPU"), s(m.cpu_features) + QStringLiteral(" — kernels: ") + s(m.cpu_kernels));
+    html += row(tr("Engine"), QString::fromLatin1(workbench::engine_version()));
+    html += QStringLiteral("</table>");
+    m_details->setHtml(html);
+}
+
+void ModelsPage::showError(const QString& path, const QString& message) {
+    m_title->setText(tr("Could not load the model"));
+    m_details->setHtml(QStringLiteral("<p><b>%1</b></p><p style='color:#b02020'>%2</p>")
+                           .arg(path.toHtmlEscaped(), message.toHtmlEscaped()));
+}
+
+QString ModelsPage::detailsText() const { return m_details->toPlainText(); }

@@ -1,0 +1,24 @@
+// The common frame of the live metric charts: a QChartView with compact margins, antialiasing,
+// a bottom legend, and an axis helper that rounds a range up to fit the data seen so far (the
+// charts track their maxima, so a range only grows until the chart is cleared).
+// Subclasses own their series.
+#pragma once
+
+#include <QChartView>
+
+class QValueAxis;
+
+class MetricChartView : public QChartView {
+    Q_OBJECT
+public:
+    explicit MetricChartView(const QString& title, QWidget* parent = nullptr);
+
+protected:
+    // A value axis with a title and a "%g"-style label format, attached to the chart.
+    QValueAxis* makeAxis(const QString& title, Qt::Alignment alignment, const QString& labelFormat);
+    // Sets `axis` to [0, a round number above value] unless the present range already fits it
+    // without being more than 4× too wide; returns true when it changed.
+    static bool growToFit(QValueAxis* axis, double value, double minimumMax);
+    // Caps a series' length (oldest points dropped) so a long session stays cheap to draw.
+    static constexpr int kMaxPoints = 4000;
+};

@@ -1,0 +1,61 @@
+#include "widgets/token_rate_chart.h"
+
+#include <QChart>
+#include <QLineSeries>
+#include <QPen>
+#include <QValueAxis>
+#include <numeric>
+
+TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode speed and inter-token latency"), parent) {
+    m_rate = new QLineSeries(this);
+    m_rate->setName(tr("tok/s (avg of %1)").arg(kAverageOver));
+    m_rate->setPen(QPen(QColor(0x94, 0x67, 0xbd), 2));
+    m_latency = new QLineSeries(this);
+    m_latency->setName(tr("inter-token ms"));
+    m_latency->setPen(QPen(QColor(0xff, 0x7f, 0x0e), 1));
+    chart()->addSeries(m_rate);
+    chart()->addSeries(m_latency);
+    m_axisX = makeAxis(tr("seconds"), Qt::AlignBottom, QStringLiteral("%.0f"));
+    m_axisRate = makeAxis(tr("tok/s"), Qt::AlignLeft, QStringLiteral("%d"));
+    m_axisLatency = makeAxis(tr("ms"), Qt::AlignRight, QStringLiteral("%d"));
+    m_rate->attachAxis(m_axisX);
+    m_rate->attachAxis(m_axisRate);
+    m_latency->attachAxis(m_axisX);
+    m_latency->attachAxis(m_axisLatency);
+}
+
+void TokenRateChart::appendSamples(const QList<TokenRateSample>& samples) {
+    if (samples.isEmpty()) return;
+    QList<QPointF> rate, latency;
+    for (const TokenRateSample& s : samples) {
+        if (s.gapMs <= 0) continue;
+        m_window.append(s.gapMs);
+        if (m_window.size() > kAverageOver) m_window.removeFirst();
+        const double meanGap = std::accumulate(m_window.begin(), m_window.end(), 0.0) / m_window.size();
+        const double tokS = 1000.0 / meanGap;
+        rate.append({s.seconds, tokS});
+        latency.append({s.seconds, s.gapMs});
+        m_maxSeconds = std::max(m_maxSeconds, s.seconds);
+        m_maxRate = std::max(m_maxRate, tokS);
+        m_maxLatency = std::max(m_maxLatency, s.gapMs);
+    }
+    m_rate->append(rate);
+    m_latency->append(latency);
+    for (QLineSeries* s : {m_rate, m_latency})
+        if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    growToFit(m_axisX, m_maxSeconds, 5);
+    growToFit(m_axisRate, m_maxRate, 10);
+    growToFit(m_axisLatency, m_maxLatency, 10);
+}
+
+void TokenRateChart::endReply() { m_window.clear(); }
+
+void TokenRateChart::clear() {
+    m_rate->clear();
+    m_latency->clear();
+    m_window.clear();
+    m_maxSeconds = m_maxRate = m_maxLatency = 0;
+    m_axisX->setRange(0, 5);
+    m_axisRate->setRange(0, 10);
+    m_axisLatency->setRange(0, 10);
+}

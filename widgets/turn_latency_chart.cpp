@@ -1,0 +1,45 @@
+#include "widgets/turn_latency_chart.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QValueAxis>
+
+TurnLatencyChart::TurnLatencyChart(QWidget* parent) : MetricChartView(tr("Time to first token per turn"), parent) {
+    m_series = new QBarSeries(this);
+    m_ttft = new QBarSet(tr("TTFT (ms)"), this);
+    m_ttft->setColor(QColor(0x2c, 0xa0, 0x2c));
+    m_series->append(m_ttft);
+    chart()->addSeries(m_series);
+    m_axisX = new QBarCategoryAxis(this);
+    m_axisX->setTitleText(tr("turn"));
+    QFont f = m_axisX->titleFont();
+    f.setPointSizeF(f.pointSizeF() * 0.85);
+    f.setBold(false);
+    m_axisX->setTitleFont(f);
+    chart()->addAxis(m_axisX, Qt::AlignBottom);
+    m_axisY = makeAxis(tr("ms"), Qt::AlignLeft, QStringLiteral("%d"));
+    m_series->attachAxis(m_axisX);
+    m_series->attachAxis(m_axisY);
+}
+
+void TurnLatencyChart::addTurn(double ttftMs) {
+    // Old turns scroll off so the bars stay readable.
+    if (m_ttft->count() >= kMaxTurns) {
+        m_ttft->remove(0);
+        m_axisX->remove(m_axisX->categories().first());
+    }
+    const int turn = m_axisX->count() == 0 ? 1 : m_axisX->categories().last().toInt() + 1;
+    m_axisX->append(QString::number(turn));
+    m_ttft->append(ttftMs);
+    m_maxMs = std::max(m_maxMs, ttftMs);
+    growToFit(m_axisY, m_maxMs, 10);
+}
+
+void TurnLatencyChart::clear() {
+    m_ttft->remove(0, m_ttft->count());
+    m_axisX->clear();
+    m_maxMs = 0;
+    m_axisY->setRange(0, 10);
+}

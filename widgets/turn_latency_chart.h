@@ -1,0 +1,29 @@
+// Time to first token per turn, as bars (turn 1, 2, ...): the prefill a turn pays shows here, and
+// how much prefix reuse saves on the next one. Takes milliseconds.
+#pragma once
+
+#include "widgets/metric_chart_view.h"
+
+class QBarSeries;
+class QBarSet;
+class QBarCategoryAxis;
+class QValueAxis;
+
+class TurnLatencyChart : public MetricChartView {
+    Q_OBJECT
+public:
+    explicit TurnLatencyChart(QWidget* parent = nullptr);
+
+    void addTurn(double ttftMs);
+    void clear();
+
+    QBarSet* ttftSet() const { return m_ttft; }
+
+private:
+    QBarSeries* m_series = nullptr;
+    QBarSet* m_ttft = nullptr;
+    QBarCategoryAxis* m_axisX = nullptr;
+    QValueAxis* m_axisY = nullptr;
+    double m_maxMs = 0;
+    static constexpr int kMaxTurns = 40;
+};
