@@ -19,8 +19,17 @@
 #include <QStatusBar>
 #include <QTimer>
 
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include "ui/benchmark/benchmark_page.h"
 #include "ui/bridge/engine_client.h"
+#include "ui/bridge/store_client.h"
+#include "ui/compare/compare_page.h"
 #include "ui/format.h"
+#include "ui/history/history_page.h"
+#include "ui/history/history_recorder.h"
+#include "ui/history/session_detail.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
@@ -41,18 +50,37 @@ QString droppedModel(const QMimeData* mime) {
 
 struct PageEntry {
     const char* name;
-    const char* disabledReason;  // null: the page exists
+    const char* tip;
 };
 
-// Pages that need work not done yet stay visible, disabled, saying what they wait for.
 constexpr PageEntry kPages[] = {
-    {"Chat", nullptr},
-    {"Compare", "Comes with the session database: runs saved side by side, compared by metric and output."},
-    {"History", "Comes with the session database: past conversations and runs, searchable."},
-    {"Models", nullptr},
-    {"Benchmark", "Comes with batching (the scheduler issue): throughput under concurrent requests. "
-                  "workbench-cli bench measures single-stream speed today."},
+    {"Chat", "Talk to the model; every turn is recorded in the history."},
+    {"Compare", "One prompt under several configurations, side by side, with metrics and quality."},
+    {"History", "Past conversations and comparisons: search, replay, continue, export."},
+    {"Models", "The loaded model and recently opened files."},
+    {"Benchmark", "Throughput and latency against batch size."},
 };
+
+// The EngineConfig a configuration row was saved from (its JSON, engine_config_json's fields).
+workbench::EngineConfig configFromJson(const std::string& json) {
+    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
+    workbench::EngineConfig c;
+    c.model_path = o.value(QStringLiteral("model_path")).toString().toStdString();
+    c.n_threads = o.value(QStringLiteral("n_threads")).toInt();
+    c.n_ctx = o.value(QStringLiteral("n_ctx")).toInt();
+    c.weight_type = o.value(QStringLiteral("weight_type")).toString().toStdString();
+    c.attention = o.value(QStringLiteral("attention")).toString(QStringLiteral("full")).toStdString();
+    c.kv_types = o.value(QStringLiteral("kv_types")).toString(QStringLiteral("f16")).toStdString();
+    c.kv_budget_bytes = static_cast<uint64_t>(o.value(QStringLiteral("kv_budget_bytes")).toDouble());
+    c.calibration_text = o.value(QStringLiteral("calibration_text")).toString().toStdString();
+    return c;
+}
+
+bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b) {
+    return a.model_path == b.model_path && a.n_threads == b.n_threads && a.n_ctx == b.n_ctx &&
+           a.weight_type == b.weight_type && a.attention == b.attention && a.kv_types == b.kv_types &&
+           a.kv_budget_bytes == b.kv_budget_bytes;
+}
 
 }  // namespace
 
@@ -69,8 +97,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_pages = new QStackedWidget(central);
     m_chat = new ChatPage(m_client, m_pages);
     m_models = new ModelsPage(m_pages);
-    m_pages->addWidget(m_chat);
-    m_pages->addWidget(m_models);
+    m_store = new StoreClient(this);
+    m_recorder = new HistoryRecorder(m_store, this);
+    m_chat->setRecorder(m_recorder);
+    m_history = new HistoryPage(m_store, m_pages);
+    m_compare = new ComparePage(m_client, m_store, m_pages);
+    m_benchmark = new BenchmarkPage(m_client, m_store, m_pages);
+    for (QWidget* page : {static_cast<QWidget*>(m_chat), static_cast<QWidget*>(m_compare),
+                          static_cast<QWidget*>(m_history), static_cast<QWidget*>(m_models),
+                          static_cast<QWidget*>(m_benchmark)})
+        m_pages->addWidget(page);
     row->addWidget(m_sidebar);
     row->addWidget(m_pages, 1);
     setCentralWidget(central);
@@ -99,9 +135,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         m_statusContext->setText(nCtx > 0 ? tr("%1 / %2 tokens").arg(tokens).arg(nCtx) : tr("no context"));
     });
 
+    connect(m_history, &HistoryPage::continueRequested, this, &MainWindow::continueSession);
+    connect(m_store, &StoreClient::unavailable, this, [this](const QString& reason) {
+        const QString text = tr("history is off: %1. The chat works as usual; nothing is recorded.").arg(reason);
+        m_chat->showHistoryNotice(text);
+        statusBar()->showMessage(text, 15000);
+    });
+    connect(m_store, &StoreClient::writeFailed, this, [this](const QString& message) {
+        if (m_shownStoreErrors.contains(message)) return;
+        m_shownStoreErrors << message;
+        m_chat->showHistoryNotice(tr("history could not save: %1").arg(message));
+    });
+
     resize(1440, 900);
     restoreSettings();
+    openHistory();
 }
+
+void MainWindow::openHistory() { m_store->open(StoreClient::defaultPath()); }
 
 MainWindow::~MainWindow() = default;
 
@@ -112,16 +163,16 @@ void MainWindow::buildSidebar() {
         auto* item = new QListWidgetItem(tr(p.name), m_sidebar);
         item->setData(Qt::UserRole, QString::fromLatin1(p.name));
         item->setSizeHint(QSize(110, 34));
-        if (p.disabledReason) {
-            item->setFlags(item->flags() & ~(Qt::ItemIsEnabled | Qt::ItemIsSelectable));
-            item->setToolTip(tr(p.disabledReason));
-        }
+        item->setToolTip(tr(p.tip));
     }
     connect(m_sidebar, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
         if (!item) return;
         const QString name = item->data(Qt::UserRole).toString();
         if (name == QLatin1String("Chat")) m_pages->setCurrentWidget(m_chat);
+        else if (name == QLatin1String("Compare")) m_pages->setCurrentWidget(m_compare);
+        else if (name == QLatin1String("History")) m_pages->setCurrentWidget(m_history);
         else if (name == QLatin1String("Models")) m_pages->setCurrentWidget(m_models);
+        else if (name == QLatin1String("Benchmark")) m_pages->setCurrentWidget(m_benchmark);
     });
     m_sidebar->setCurrentRow(0);
 }
@@ -242,8 +293,54 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                                  ? tr(" The conversation continues: the next turn reads it again from the start.")
                                  : QString()));
     m_reloading = false;
+    m_recorder->setModel(m_client->config(), info, m_client->modelSha256());
+    m_compare->setChatConfig(m_client->config());
     rememberRecent(QString::fromStdString(info.path));
     refreshMemory();
+    if (m_continue) finishContinue();
+}
+
+void MainWindow::continueSession(qint64 sessionId) {
+    if (m_client->isBusy()) {
+        m_chat->addNote(tr("Wait for the running reply or load to end, then Continue."), true);
+        emit sessionContinued(sessionId, false);
+        return;
+    }
+    m_store->call<SessionData>(
+        [sessionId](workbench::Store& s) { return SessionData::load(s, sessionId); }, this,
+        [this, sessionId](const workbench::Result<SessionData>& result) {
+            if (!result.ok()) {
+                m_chat->addNote(QString::fromStdString(result.status().message()), true);
+                emit sessionContinued(sessionId, false);
+                return;
+            }
+            PendingContinue pending{sessionId, {}};
+            for (const workbench::MessageRecord& m : result->messages)
+                if (m.role == "user" || m.role == "assistant") pending.turns.push_back({m.role, m.text});
+            m_continue = pending;
+            showPage(QStringLiteral("Chat"));
+            const workbench::EngineConfig stored = configFromJson(result->configuration.config_json);
+            if (stored.model_path.empty() || (m_client->isLoaded() && sameLoad(stored, m_client->config()))) {
+                finishContinue();
+                return;
+            }
+            // Its configuration differs from the loaded one: reload with it first.
+            if (!m_chat->configPanel()->setEngineConfig(stored))
+                m_chat->addNote(tr("The session's attention setting '%1' is not one the form offers; loading the "
+                                   "closest.").arg(QString::fromStdString(stored.attention)), true);
+            m_chat->addNote(tr("Reloading with session %1's configuration…").arg(sessionId));
+            loadModel(QString::fromStdString(stored.model_path));
+        });
+}
+
+void MainWindow::finishContinue() {
+    const PendingContinue pending = *m_continue;
+    m_continue.reset();
+    m_chat->restoreConversation(pending.turns);
+    m_recorder->continueSession(pending.sessionId);
+    m_chat->addNote(tr("Continuing session %1: the next turn reads the conversation from the start and is recorded "
+                       "into it.").arg(pending.sessionId));
+    emit sessionContinued(pending.sessionId, true);
 }
 
 void MainWindow::rememberRecent(const QString& path) {
@@ -278,6 +375,10 @@ void MainWindow::onLoadFailed(const QString& message) {
     m_statusModel->setText(tr("no model"));
     m_statusWeights->clear();
     m_reloading = false;
+    if (m_continue) {
+        emit sessionContinued(m_continue->sessionId, false);
+        m_continue.reset();
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -1,18 +1,25 @@
-// The main window: a sidebar (Chat, Compare, History, Models, Benchmark; the pages that need the
-// session database or batching are disabled with a tooltip saying so), the pages, the menus and
+// The main window: a sidebar (Chat, Compare, History, Models, Benchmark), the pages, the menus and
 // shortcuts (Ctrl+N new chat, Esc stop, Ctrl+O open model, Ctrl+Q quit), and the status bar
-// (model, backend, weights, process memory, tokens in context). It owns the EngineClient and
-// starts every model load (File → Open, the Models page's recent list, a .gguf dropped on the
-// window). Window geometry, settings and the recent models persist with QSettings.
+// (model, backend, weights, process memory, tokens in context). It owns the EngineClient and the
+// StoreClient (the session database, opened at start; when it cannot open, a notice says
+// "history is off" and the chat runs without it), records the chat through a HistoryRecorder,
+// and starts every model load (File → Open, the Models page's recent list, a .gguf dropped on the
+// window, History → Continue). Window geometry, settings and recent models persist with QSettings.
 #pragma once
 
 #include <QMainWindow>
+#include <optional>
 
 #include "ui/bridge/engine_types.h"
 
+class BenchmarkPage;
 class ChatPage;
+class ComparePage;
 class EngineClient;
+class HistoryPage;
+class HistoryRecorder;
 class ModelsPage;
+class StoreClient;
 class QAction;
 class QLabel;
 class QListWidget;
@@ -35,6 +42,11 @@ public:
     EngineClient* client() const { return m_client; }
     ChatPage* chatPage() const { return m_chat; }
     ModelsPage* modelsPage() const { return m_models; }
+    HistoryPage* historyPage() const { return m_history; }
+    ComparePage* comparePage() const { return m_compare; }
+    BenchmarkPage* benchmarkPage() const { return m_benchmark; }
+    StoreClient* store() const { return m_store; }
+    HistoryRecorder* recorder() const { return m_recorder; }
     QListWidget* sidebar() const { return m_sidebar; }
     QAction* stopAction() const { return m_stopAction; }
     QString modelPath() const { return m_modelPath; }
@@ -43,6 +55,13 @@ public:
 public slots:
     void openModel();
     void showPage(const QString& name);
+    // History → Continue: reopens a stored session in the chat with its configuration (reloading
+    // the model when it differs); its next turns are recorded into the same session.
+    void continueSession(qint64 sessionId);
+
+signals:
+    // A continued session is in the chat, ready for the next turn (or could not be: ok false).
+    void sessionContinued(qint64 sessionId, bool ok);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -58,6 +77,8 @@ private:
     void refreshMemory();
     void rememberRecent(const QString& path);
     void saveSettings() const;
+    void openHistory();
+    void finishContinue();
     void restoreSettings();
 
     EngineClient* m_client = nullptr;
@@ -65,6 +86,17 @@ private:
     QStackedWidget* m_pages = nullptr;
     ChatPage* m_chat = nullptr;
     ModelsPage* m_models = nullptr;
+    HistoryPage* m_history = nullptr;
+    ComparePage* m_compare = nullptr;
+    BenchmarkPage* m_benchmark = nullptr;
+    StoreClient* m_store = nullptr;
+    HistoryRecorder* m_recorder = nullptr;
+    QStringList m_shownStoreErrors;  // each write failure is shown once
+    struct PendingContinue {
+        qint64 sessionId = 0;
+        ChatHistory turns;
+    };
+    std::optional<PendingContinue> m_continue;  // waiting for its configuration to load
     QAction* m_stopAction = nullptr;
     QLabel *m_statusModel = nullptr, *m_statusBackend = nullptr, *m_statusWeights = nullptr, *m_statusMemory = nullptr,
            *m_statusContext = nullptr;

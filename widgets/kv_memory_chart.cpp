@@ -52,6 +52,13 @@ void KvMemoryChart::appendSamples(const QList<KvChartSample>& samples) {
 void KvMemoryChart::updateAllocatedLine() {
     // The pool is sized for the whole context, often 100× what a short chat holds; drawn on the
     // same scale it would flatten the lines that matter. It joins the scale only when close.
+    // A replay from the history has no pool size (0): no line then.
+    if (m_allocatedMiB <= 0) {
+        growToFit(m_axisY, m_maxDataMiB, 0.1);
+        m_allocated->clear();
+        m_allocated->setName(tr("pool"));
+        return;
+    }
     const bool onScale = m_allocatedMiB <= m_maxDataMiB * 3;
     growToFit(m_axisY, onScale ? std::max(m_maxDataMiB, m_allocatedMiB) : m_maxDataMiB, 0.1);
     m_allocated->replace(QList<QPointF>{{0, m_allocatedMiB}, {m_axisX->max(), m_allocatedMiB}});

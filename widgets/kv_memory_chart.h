@@ -16,7 +16,7 @@ struct KvChartSample {
     double tokens = 0;          // tokens in context
     double bytesInUse = 0;
     double bytesFull = 0;       // full attention, same tokens and KV types
-    double bytesAllocated = 0;  // the pool reserved at load (the budget)
+    double bytesAllocated = 0;  // the pool reserved at load (the budget); 0: unknown, no line
 };
 
 class KvMemoryChart : public MetricChartView {

@@ -47,6 +47,43 @@ QString specString(const AttentionParams& p) {
     return QStringLiteral("full");
 }
 
+AttentionParams parseSpec(const QString& spec) {
+    AttentionParams p;
+    const int colon = spec.indexOf(QLatin1Char(':'));
+    p.kind = colon < 0 ? spec.trimmed() : spec.left(colon).trimmed();
+    if (colon < 0) return p;
+    for (const QString& part : spec.mid(colon + 1).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QString key = part.section(QLatin1Char('='), 0, 0).trimmed();
+        const QString value = part.section(QLatin1Char('='), 1).trimmed();
+        const int n = value.toInt();
+        if (key == QLatin1String("window")) p.window = n;
+        else if (key == QLatin1String("sinks")) p.sinks = n;
+        else if (key == QLatin1String("group")) p.group = n;
+        else if (key == QLatin1String("merge")) p.merge = value;
+        else if (key == QLatin1String("k")) p.k = n;
+        else if (key == QLatin1String("recent")) p.recent = n;
+        else if (key == QLatin1String("block")) p.block = n;
+        else if (key == QLatin1String("rank")) p.rank = n;
+        else if (key == QLatin1String("layers")) {
+            p.firstLayer = value.section(QLatin1Char('-'), 0, 0).toInt();
+            p.lastLayer = value.section(QLatin1Char('-'), 1, 1).toInt();
+        }
+    }
+    return p;
+}
+
+QPair<QString, QString> parseKvTypes(const QString& kvTypes) {
+    if (!kvTypes.contains(QLatin1Char('='))) return {kvTypes.trimmed(), kvTypes.trimmed()};
+    QString k, v;
+    for (const QString& part : kvTypes.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        const QString key = part.section(QLatin1Char('='), 0, 0).trimmed();
+        const QString value = part.section(QLatin1Char('='), 1).trimmed();
+        if (key == QLatin1String("k")) k = value;
+        else if (key == QLatin1String("v")) v = value;
+    }
+    return {k, v};
+}
+
 QString kvTypesString(const QString& kType, const QString& vType) {
     if (kType == vType) return kType;
     return QStringLiteral("k=%1,v=%2").arg(kType, vType);

@@ -4,6 +4,7 @@
 // bytes after the load, and the two should agree up to block granularity (16 tokens a block).
 #pragma once
 
+#include <QPair>
 #include <QString>
 #include <QStringList>
 #include <cstdint>
@@ -47,6 +48,11 @@ QStringList kvTypeNames();
 double bytesPerElement(const QString& kvType);
 // "sliding:window=64,sinks=4": the engine's --attention grammar, every parameter spelled out.
 QString specString(const AttentionParams& params);
+// The reverse of specString: "sliding:window=64,sinks=4" → kind and parameters (parameters not
+// named keep their defaults; an unknown kind is returned as it is).
+AttentionParams parseSpec(const QString& spec);
+// "f16" → {f16, f16}; "k=q8_0,v=q4_0" → {q8_0, q4_0}.
+QPair<QString, QString> parseKvTypes(const QString& kvTypes);
 // "f16", or "k=q8_0,v=q4_0" when K and V differ.
 QString kvTypesString(const QString& kType, const QString& vType);
 // The closed form of the variant's bytes at nTokens.

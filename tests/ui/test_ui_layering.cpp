@@ -1,6 +1,7 @@
 // The GUI's dependency rules, checked on the sources (docs/ARCHITECTURE.md, "Direction of
 // dependencies"): widgets/ includes neither the engine nor ui/; ui/ and app/gui/ reach the
-// engine only through the public headers engine.h, config.h, types.h, status.h, metrics.h; and
+// engine only through the public headers engine.h, config.h, types.h, status.h, metrics.h, store.h,
+// measure.h; and
 // files stay under 600 lines.
 #include <QDirIterator>
 #include <QFile>
@@ -47,7 +48,8 @@ private slots:
 
     void uiReachesTheEngineOnlyThroughItsApi() {
         const QStringList allowed = {"workbench/engine.h", "workbench/config.h", "workbench/types.h",
-                                     "workbench/status.h", "workbench/metrics.h"};
+                                     "workbench/status.h", "workbench/metrics.h", "workbench/store.h",
+                                     "workbench/measure.h"};
         QStringList files = sources(QStringLiteral("ui")) + sources(QStringLiteral("app/gui"));
         QVERIFY(!files.isEmpty());
         int engineIncludes = 0;  // proves the scan sees includes at all

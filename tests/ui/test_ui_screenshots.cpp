@@ -1,7 +1,9 @@
 // Renders the main window offscreen to PNG after real replies: the chat with its footer, the
 // live charts and the configuration panel (a sliding window chosen, its predicted KV beside full
-// attention's), the KV chart once a 64-token window is applied, and the Models page. Files go to $WB_SCREENSHOT_DIR (docs/screenshots/ when the
-// README's pictures are refreshed), else to the build folder's screenshots/.
+// attention's), the KV chart once a 64-token window is applied, the Models page, the History page
+// replaying a recorded session, and the Compare page after three configurations ran (and their
+// quality was evaluated, when the engine measures it). Files go to $WB_SCREENSHOT_DIR
+// (docs/screenshots/ when the README's pictures are refreshed), else to the build folder's screenshots/.
 #include <QComboBox>
 #include <QDir>
 #include <QImage>
@@ -14,7 +16,12 @@
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
+#include "ui/bridge/measure_types.h"
+#include "ui/compare/compare_config_form.h"
+#include "ui/compare/compare_page.h"
+#include "ui/history/history_page.h"
 #include "ui/main_window.h"
+#include "ui/models/session_table_model.h"
 #include "ui/pages/chat_page.h"
 
 class TestScreenshots : public QObject {
@@ -93,6 +100,40 @@ private slots:
     void modelsPage() {
         m_window->showPage(QStringLiteral("Models"));
         save(QStringLiteral("models.png"));
+        m_window->showPage(QStringLiteral("Chat"));
+    }
+
+    void historyPage() {
+        m_window->showPage(QStringLiteral("History"));
+        HistoryPage* history = m_window->historyPage();
+        QTRY_VERIFY_WITH_TIMEOUT(history->sessions()->rowCount() == 2, uitest::kTimeoutMs);
+        QSignalSpy shown(history, &HistoryPage::sessionShown);
+        // The sliding-window chat: its KV chart flattens in the replay too.
+        qint64 newest = 0;
+        for (int row = 0; row < history->sessions()->rowCount(); ++row)
+            newest = std::max<qint64>(newest, history->sessions()->sessionAt(row)->id);
+        history->selectSession(newest);
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() == 1, uitest::kTimeoutMs);
+        save(QStringLiteral("history.png"));
+    }
+
+    void comparePage() {
+        m_window->showPage(QStringLiteral("Compare"));
+        ComparePage* page = m_window->comparePage();
+        page->form()->setRow(0, true, QStringLiteral("full"), QStringLiteral("f16"));
+        page->form()->setRow(1, true, QStringLiteral("sliding:window=32,sinks=4"), QStringLiteral("f16"));
+        page->form()->setRow(2, true, QStringLiteral("full"), QStringLiteral("k=q8_0,v=q4_0"));
+        page->prompt()->setPlainText(QStringLiteral("Write a short poem about the sea."));
+        page->maxTokens()->setValue(64);
+        QSignalSpy done(page, &ComparePage::runFinished);
+        page->run();
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 3 * uitest::kTimeoutMs);
+        if (measure::available()) {
+            QSignalSpy evaluated(page, &ComparePage::evaluationFinished);
+            page->evaluateQuality();
+            QTRY_VERIFY_WITH_TIMEOUT(evaluated.count() == 1, 3 * uitest::kTimeoutMs);
+        }
+        save(QStringLiteral("compare.png"));
         m_window->showPage(QStringLiteral("Chat"));
     }
 };

@@ -1,5 +1,6 @@
-// Shared by the ui suites: a main that isolates QSettings in a temporary XDG config folder (the
-// suites must neither read nor overwrite a user's window layout), skips with exit code 77 and a
+// Shared by the ui suites: a main that isolates QSettings in a temporary XDG config folder and the
+// history in a temporary database (the suites must neither read nor overwrite a user's window
+// layout or history), skips with exit code 77 and a
 // reason when a suite needs the real default model and it is absent, and small helpers.
 #pragma once
 
@@ -27,6 +28,8 @@ inline int runSuite(QObject& suite, int argc, char** argv) { return QTest::qExec
     int main(int argc, char** argv) {                                                                    \
         QTemporaryDir configHome;                                                                        \
         qputenv("XDG_CONFIG_HOME", configHome.path().toLocal8Bit());                                     \
+        /* Never the user's history: a fresh database per run unless the suite chooses one. */         \
+        qputenv("WORKBENCH_HISTORY_DB", configHome.filePath(QStringLiteral("history.db")).toLocal8Bit()); \
         QApplication app(argc, argv);                                                                    \
         QApplication::setOrganizationName(QStringLiteral("InferenceWorkbenchTests"));                    \
         QApplication::setApplicationName(QStringLiteral(#TestClass));                                    \

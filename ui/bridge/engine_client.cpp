@@ -12,9 +12,12 @@ EngineClient::EngineClient(QObject* parent) : QObject(parent) {
     connect(this, &EngineClient::requestLoad, m_worker, &EngineWorker::loadModel, Qt::QueuedConnection);
     connect(this, &EngineClient::requestChat, m_worker, &EngineWorker::sendChat, Qt::QueuedConnection);
     connect(this, &EngineClient::requestReset, m_worker, &EngineWorker::resetConversation, Qt::QueuedConnection);
+    connect(this, &EngineClient::requestUnload, m_worker, &EngineWorker::unloadModel, Qt::QueuedConnection);
 
     connect(m_worker, &EngineWorker::loadStarted, this, &EngineClient::loadStarted, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::loadProgress, this, &EngineClient::loadProgress, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::modelDigest, this, [this](const QString& sha256) { m_modelSha256 = sha256; },
+            Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::modelLoaded, this, [this](const workbench::ModelInfo& info) {
         m_info = info;
         setBusy(false, m_generating);
@@ -52,6 +55,7 @@ void EngineClient::loadModel(const workbench::EngineConfig& config) {
     m_config = config;
     m_config.on_load_progress = nullptr;  // the worker sets its own, on its thread
     m_info.reset();
+    m_modelSha256.clear();
     setBusy(true, m_generating);
     emit requestLoad(m_config);
 }
@@ -69,6 +73,12 @@ void EngineClient::stop() {
 }
 
 void EngineClient::resetConversation() { emit requestReset(); }
+
+void EngineClient::unload() {
+    stop();
+    m_info.reset();
+    emit requestUnload();
+}
 
 void EngineClient::setBusy(bool loading, bool generating) {
     const bool wasBusy = isBusy();

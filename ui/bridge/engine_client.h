@@ -26,6 +26,8 @@ public:
     // Halts the running reply within one decode step; it still ends with replyFinished.
     void stop();
     void resetConversation();
+    // Frees the loaded model; isLoaded() turns false.
+    void unload();
 
     bool isLoaded() const { return m_info.has_value(); }
     bool isLoading() const { return m_loading; }
@@ -34,6 +36,8 @@ public:
     const std::optional<workbench::ModelInfo>& modelInfo() const { return m_info; }
     // The configuration of the loaded model (or of the load under way).
     const workbench::EngineConfig& config() const { return m_config; }
+    // The loaded model file's SHA-256, known when modelLoaded arrives (hashed on the worker thread).
+    QString modelSha256() const { return m_modelSha256; }
 
 signals:
     void loadStarted(const QString& path);
@@ -50,6 +54,7 @@ signals:
     void requestLoad(const workbench::EngineConfig& config);
     void requestChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     void requestReset();
+    void requestUnload();
 
 private:
     void setBusy(bool loading, bool generating);
@@ -58,6 +63,7 @@ private:
     EngineWorker* m_worker = nullptr;  // owned by m_thread's lifetime (deleteLater on finished)
     std::optional<workbench::ModelInfo> m_info;
     workbench::EngineConfig m_config;
+    QString m_modelSha256;
     CancelFlag m_cancel;
     bool m_loading = false;
     bool m_generating = false;

@@ -1,6 +1,10 @@
 #include "ui/bridge/engine_worker.h"
 
+#include <QDateTime>
+#include <QFileInfo>
 #include <string>
+
+#include "workbench/store.h"
 
 void registerEngineTypes() {
     qRegisterMetaType<workbench::EngineConfig>();
@@ -37,6 +41,7 @@ void EngineWorker::loadModel(const workbench::EngineConfig& requested) {
         return;
     }
     m_engine = std::move(loaded).value();
+    emit modelDigest(modelDigestFor(requested.model_path));
     emit modelLoaded(m_engine->model_info());
 }
 
@@ -96,6 +101,21 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
     emit replyFinished(summary);
 }
 
+QString EngineWorker::modelDigestFor(const std::string& path) {
+    // Once per file: a reload of the same file with other settings (Apply) reads it again only
+    // when it changed on disk.
+    const QFileInfo file(QString::fromStdString(path));
+    const QString key = file.absoluteFilePath() + QLatin1Char('|') + QString::number(file.size()) + QLatin1Char('|') +
+                        QString::number(file.lastModified().toMSecsSinceEpoch());
+    if (key == m_digestKey) return m_digest;
+    auto digest = workbench::file_sha256(path);
+    m_digestKey = key;
+    m_digest = digest.ok() ? QString::fromStdString(*digest) : QString();
+    return m_digest;
+}
+
 void EngineWorker::resetConversation() {
     if (m_engine) m_engine->reset();
 }
+
+void EngineWorker::unloadModel() { m_engine.reset(); }

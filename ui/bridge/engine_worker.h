@@ -26,10 +26,14 @@ public slots:
     void sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     // Forgets the cached conversation (a new chat).
     void resetConversation();
+    // Frees the model (the Compare page between runs: its memory goes back).
+    void unloadModel();
 
 signals:
     void loadStarted(const QString& path);
     void loadProgress(const QString& step, double fraction);
+    // The loaded file's SHA-256 (run provenance), sent just before modelLoaded; empty if unreadable.
+    void modelDigest(const QString& sha256);
     void modelLoaded(const workbench::ModelInfo& info);
     void loadFailed(const QString& message);
     void tokensArrived(const QString& text);
@@ -38,5 +42,8 @@ signals:
     void replyFailed(const QString& message);
 
 private:
+    QString modelDigestFor(const std::string& path);
+
     std::unique_ptr<workbench::Engine> m_engine;
+    QString m_digestKey, m_digest;  // the last file hashed (path, size, mtime) and its SHA-256
 };

@@ -13,6 +13,7 @@
 
 #include "ui/bridge/engine_client.h"
 #include "ui/format.h"
+#include "ui/history/history_recorder.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
 #include "widgets/token_stream_view.h"
@@ -51,6 +52,15 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     bannerRow->addWidget(m_bannerOpen);
     m_banner->setVisible(false);
     col->addWidget(m_banner);
+
+    m_historyNotice = new QLabel(chatColumn);
+    m_historyNotice->setObjectName(QStringLiteral("historyNotice"));
+    m_historyNotice->setWordWrap(true);
+    m_historyNotice->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_historyNotice->setStyleSheet(
+        QStringLiteral("#historyNotice { background: #fff4e0; border: 1px solid #e0c080; border-radius: 3px; padding: 4px; }"));
+    m_historyNotice->setVisible(false);
+    col->addWidget(m_historyNotice);
 
     m_system = new QLineEdit(chatColumn);
     m_system->setObjectName(QStringLiteral("systemPrompt"));
@@ -153,6 +163,25 @@ void ChatPage::showBanner(const QString& message, bool offerOpen) {
 
 QString ChatPage::bannerText() const { return m_banner->isVisible() ? m_bannerText->text() : QString(); }
 
+void ChatPage::showHistoryNotice(const QString& message) {
+    m_historyNotice->setText(message);
+    m_historyNotice->setVisible(!message.isEmpty());
+}
+
+QString ChatPage::historyNoticeText() const { return m_historyNotice->isVisible() ? m_historyNotice->text() : QString(); }
+
+void ChatPage::restoreConversation(const ChatHistory& turns) {
+    newChat();
+    for (const workbench::ChatMessage& m : turns) {
+        if (m.role != "user" && m.role != "assistant") continue;
+        m_viewIndex.append(m_view->messageCount());
+        m_history.push_back(m);
+        m_view->addMessage(m.role == "user" ? TokenStreamView::Role::User : TokenStreamView::Role::Assistant,
+                           QString::fromStdString(m.content));
+    }
+    updateButtons();
+}
+
 void ChatPage::addNote(const QString& text, bool isError) {
     m_view->addMessage(isError ? TokenStreamView::Role::Error : TokenStreamView::Role::Note, text);
 }
@@ -185,6 +214,11 @@ void ChatPage::startReply() {
     if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
     messages.insert(messages.end(), m_history.begin(), m_history.end());
     if (!m_client->sendChat(messages, m_config->generationRequest())) return;
+    if (m_recorder) {
+        // A regenerated reply answers a user message already recorded.
+        const bool newTurn = !m_history.empty() && m_history.back().role == "user" && !m_regenerating;
+        m_recorder->replyStarted(newTurn ? QString::fromStdString(m_history.back().content) : QString());
+    }
     m_replyStreaming = true;
     m_view->beginStream();
     m_metrics->beginReply();
@@ -204,7 +238,9 @@ void ChatPage::regenerate() {
     if (m_client->isBusy() || !m_client->isLoaded() || m_history.empty()) return;
     if (m_history.back().role == "assistant") truncateHistory(static_cast<int>(m_history.size()) - 1);
     if (m_history.empty() || m_history.back().role != "user") return;
+    m_regenerating = true;
     startReply();
+    m_regenerating = false;
 }
 
 void ChatPage::editLast() {
@@ -228,6 +264,7 @@ void ChatPage::newChat() {
     m_replyStreaming = false;
     m_metrics->clearAll();
     m_client->resetConversation();
+    if (m_recorder) m_recorder->startNewSession();
     m_contextTokens = 0;
     updateGauge();
     updateButtons();
@@ -236,6 +273,7 @@ void ChatPage::newChat() {
 
 void ChatPage::onSamples(const QList<TokenSample>& samples) {
     if (samples.isEmpty()) return;
+    if (m_recorder) m_recorder->addSamples(samples);
     m_metrics->addSamples(samples);
     m_contextTokens = samples.last().nTokensContext;
     updateGauge();
@@ -248,6 +286,7 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
     m_history.push_back({"assistant", summary.text.toStdString()});
     m_view->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
     m_metrics->endReply(summary);
+    if (m_recorder) m_recorder->replyFinished(summary);
     m_contextTokens = summary.metrics.n_context_tokens;
     updateGauge();
     updateButtons();
@@ -257,6 +296,7 @@ void ChatPage::onReplyFailed(const QString& message) {
     if (m_replyStreaming) {
         m_replyStreaming = false;
         m_view->abortStream();
+        if (m_recorder) m_recorder->replyFailed();
         // The failed turn leaves the conversation: its message goes back into the input box.
         if (!m_history.empty() && m_history.back().role == "user") {
             m_input->setPlainText(QString::fromStdString(m_history.back().content));

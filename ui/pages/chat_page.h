@@ -10,6 +10,7 @@
 
 class ConfigPanel;
 class EngineClient;
+class HistoryRecorder;
 class MetricsPanel;
 class QLabel;
 class QLineEdit;
@@ -42,6 +43,15 @@ public:
     void addNote(const QString& text, bool isError = false);
     int contextTokens() const { return m_contextTokens; }
 
+    // Where the chat is recorded (the session database); null: nowhere.
+    void setRecorder(HistoryRecorder* recorder) { m_recorder = recorder; }
+    // A line above the transcript about the history (it is off, a write failed); empty hides it.
+    void showHistoryNotice(const QString& message);
+    QString historyNoticeText() const;
+    // Starts over with a stored conversation (History → Continue): the transcript shows it and the
+    // next turn sends it all to the engine, which prefills it from the start.
+    void restoreConversation(const ChatHistory& turns);
+
 public slots:
     void send();
     void stop();
@@ -67,6 +77,8 @@ private:
     void updateButtons();
 
     EngineClient* m_client;
+    HistoryRecorder* m_recorder = nullptr;
+    QLabel* m_historyNotice = nullptr;
     ConfigPanel* m_config = nullptr;
     MetricsPanel* m_metrics = nullptr;
     TokenStreamView* m_view = nullptr;
@@ -85,4 +97,5 @@ private:
     QList<int> m_viewIndex;        // transcript entry of each history turn
     int m_contextTokens = 0;
     bool m_replyStreaming = false;
+    bool m_regenerating = false;   // startReply() for Regenerate: the user message is already recorded
 };

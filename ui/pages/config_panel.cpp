@@ -294,6 +294,41 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     return c;
 }
 
+bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
+    m_threads->setValue(c.n_threads);
+    m_context->setValue(c.n_ctx);
+    m_weights->setCurrentIndex(std::max(0, m_weights->findData(QString::fromStdString(c.weight_type))));
+    const AttentionParams p = kvprediction::parseSpec(QString::fromStdString(c.attention));
+    m_attention->setCurrentText(p.kind);
+    if (p.kind == QLatin1String("compressed")) {
+        m_compBlock->setValue(p.block);
+        m_compRecent->setValue(p.recent);
+        m_compSinks->setValue(p.sinks);
+    } else if (p.kind == QLatin1String("heavy")) {
+        m_heavyBlock->setValue(p.block);
+        m_heavyK->setValue(p.k);
+        m_heavyRecent->setValue(p.recent);
+        m_heavySinks->setValue(p.sinks);
+    } else {
+        m_slidingWindow->setValue(p.window);
+        m_slidingSinks->setValue(p.sinks);
+        m_crossGroup->setValue(p.group);
+        m_crossFirst->setValue(p.firstLayer);
+        m_crossLast->setValue(p.lastLayer);
+        m_crossMerge->setCurrentText(p.merge);
+        m_topkK->setValue(p.k);
+        m_topkRecent->setValue(p.recent);
+        m_latentRank->setValue(p.rank);
+    }
+    const auto kv = kvprediction::parseKvTypes(QString::fromStdString(c.kv_types));
+    m_kType->setCurrentText(kv.first);
+    m_vType->setCurrentText(kv.second);
+    m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
+    refresh();
+    const workbench::EngineConfig back = engineConfig(QString());
+    return back.attention == c.attention && back.kv_types == c.kv_types && back.weight_type == c.weight_type;
+}
+
 workbench::GenerationRequest ConfigPanel::generationRequest() const {
     workbench::GenerationRequest r;
     r.max_tokens = m_maxTokens->value();

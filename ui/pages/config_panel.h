@@ -31,6 +31,9 @@ public:
     workbench::EngineConfig engineConfig(const QString& modelPath) const;
     workbench::GenerationRequest generationRequest() const;
     AttentionParams attentionParams() const;
+    // Sets the load-time fields to `config` (History → Continue reloads with a stored one).
+    // False when the form cannot express it (its spec reads back differently).
+    bool setEngineConfig(const workbench::EngineConfig& config);
 
     // The model the predictions are for (nullopt: none loaded) and the settings it was loaded
     // with: Apply is offered while the form differs from them.

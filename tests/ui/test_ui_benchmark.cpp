@@ -1,0 +1,64 @@
+// The Benchmark page on the real default model and a temporary database: a sweep over batches 1
+// and 2 with tiny sizes fills the results table and both charts, saves a row per batch, and lists
+// the saved rows with the machine and configuration. Skipped while the engine's measurements
+// (workbench/measure.h) are not in this build; the batch-size parsing is checked regardless.
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QTest>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/benchmark/benchmark_page.h"
+#include "ui/bridge/engine_client.h"
+#include "ui/bridge/measure_types.h"
+#include "ui/bridge/store_client.h"
+#include "ui/main_window.h"
+#include "widgets/overlay_chart.h"
+
+class TestBenchmark : public QObject {
+    Q_OBJECT
+    MainWindow* m_window = nullptr;
+
+private slots:
+    void batchSizesParse() {
+        QCOMPARE(BenchmarkPage::parseBatches("1,2,4,8"), (QList<int>{1, 2, 4, 8}));
+        QCOMPARE(BenchmarkPage::parseBatches(" 3 , 5"), (QList<int>{3, 5}));
+        QVERIFY(BenchmarkPage::parseBatches("1,x").isEmpty());
+        QVERIFY(BenchmarkPage::parseBatches("0").isEmpty());
+    }
+
+    void sweepProducesAndSavesRows() {
+        if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
+        m_window = new MainWindow();
+        m_window->show();
+        m_window->findChild<QSpinBox*>("contextSpin")->setValue(256);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        m_window->startWithModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->store()->isOpen(), uitest::kTimeoutMs);
+
+        m_window->showPage("Benchmark");
+        BenchmarkPage* page = m_window->benchmarkPage();
+        page->batches()->setText("1,2");
+        page->promptTokens()->setValue(16);
+        page->genTokens()->setValue(4);
+        QSignalSpy done(page, &BenchmarkPage::runFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("benchRun"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        QVERIFY2(page->results()->rowCount() == 2, qPrintable(page->statusText()));
+        QCOMPARE(page->results()->item(1, 0)->text(), QStringLiteral("2"));
+        QVERIFY(page->results()->item(0, 1)->text().toDouble() > 0);
+        QCOMPARE(page->throughputChart()->line(0)->count(), 2);
+        QCOMPARE(page->latencyChart()->line(1)->count(), 2);
+        QCOMPARE(page->savedCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() == 2, uitest::kTimeoutMs);
+        QVERIFY(page->saved()->item(0, 2)->text().contains("SmolLM2"));
+        QVERIFY(!page->saved()->item(0, 1)->text().isEmpty());
+        delete m_window;
+    }
+};
+
+WB_UI_TEST_MAIN(TestBenchmark, true)
+#include "test_ui_benchmark.moc"

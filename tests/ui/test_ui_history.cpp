@@ -1,0 +1,248 @@
+// The session database through the GUI, on the real default model and a temporary database
+// ($WORKBENCH_HISTORY_DB): a chat turn is recorded (session, messages, a finished run with ITL
+// p90/p99, provenance and per-token samples); History's search finds the session by a word in it
+// and not by an absent word; selecting it replays its transcript and charts; Continue reopens it
+// (reloading when its configuration differs) and the next turn lands in the same session; Export
+// writes JSON that parses and Markdown holding the transcript; Delete removes it.
+#include <QAbstractItemModelTester>
+#include <QBarSet>
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QComboBox>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QDoubleSpinBox>
+#include <QPushButton>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+#include <functional>
+#include <optional>
+
+#include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_client.h"
+#include "ui/bridge/store_client.h"
+#include "ui/history/history_page.h"
+#include "ui/history/history_recorder.h"
+#include "ui/history/session_detail.h"
+#include "ui/main_window.h"
+#include "ui/models/session_table_model.h"
+#include "ui/pages/chat_page.h"
+#include "widgets/kv_memory_chart.h"
+#include "widgets/token_stream_view.h"
+#include "widgets/turn_latency_chart.h"
+
+class TestHistory : public QObject {
+    Q_OBJECT
+    MainWindow* m_window = nullptr;
+    qint64 m_giraffes = 0;  // the session whose first turn mentions giraffes
+    QTemporaryDir m_out;
+
+    HistoryPage* history() const { return m_window->historyPage(); }
+    ChatPage* chat() const { return m_window->chatPage(); }
+    template <typename T>
+    T* child(const char* name) const {
+        T* w = m_window->findChild<T*>(QString::fromLatin1(name));
+        if (!w) qFatal("no child '%s'", name);
+        return w;
+    }
+
+    ReplySummary send(const QString& text) {
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        chat()->input()->setPlainText(text);
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        if (!QTest::qWaitFor([&] { return finished.count() == 1; }, uitest::kTimeoutMs)) qFatal("no reply");
+        if (!m_window->store()->waitIdle(uitest::kTimeoutMs)) qFatal("the store did not settle");
+        return finished.at(0).at(0).value<ReplySummary>();
+    }
+
+    // Runs `task` on the store thread and waits for its result.
+    template <typename T>
+    workbench::Result<T> query(std::function<workbench::Result<T>(workbench::Store&)> task) {
+        std::optional<workbench::Result<T>> out;
+        m_window->store()->call<T>(std::move(task), this, [&out](const workbench::Result<T>& r) { out = r; });
+        if (!QTest::qWaitFor([&] { return out.has_value(); }, uitest::kTimeoutMs)) qFatal("no answer from the store");
+        return *out;
+    }
+
+    int search(const QString& text) {
+        QSignalSpy loaded(history(), &HistoryPage::listLoaded);
+        history()->searchBox()->setText(text);
+        history()->refresh();  // now, rather than after the typing pause; older answers are dropped
+        if (!QTest::qWaitFor([&] { return loaded.count() >= 1; }, uitest::kTimeoutMs)) qFatal("no list");
+        return loaded.last().at(0).toInt();
+    }
+
+private slots:
+    void initTestCase() {
+        m_window = new MainWindow();
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window));
+        child<QSpinBox>("contextSpin")->setValue(512);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        m_window->startWithModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->store()->isOpen(), uitest::kTimeoutMs);
+        QCOMPARE(m_window->store()->path(), qEnvironmentVariable("WORKBENCH_HISTORY_DB"));
+        QVERIFY(chat()->historyNoticeText().isEmpty());
+        child<QDoubleSpinBox>("temperatureSpin")->setValue(0);
+        child<QSpinBox>("maxTokensSpin")->setValue(12);
+    }
+    void cleanupTestCase() { delete m_window; }
+
+    void aTurnIsRecorded() {
+        const ReplySummary r = send("Tell me one fact about giraffes.");
+        m_giraffes = m_window->recorder()->sessionId();
+        QVERIFY(m_giraffes > 0);
+        auto messages = query<std::vector<workbench::MessageRecord>>(
+            [id = m_giraffes](workbench::Store& s) { return s.load_messages(id); });
+        QVERIFY(messages.ok());
+        QCOMPARE(messages->size(), size_t{2});
+        QCOMPARE(messages->at(0).role, std::string("user"));
+        QCOMPARE(QString::fromStdString(messages->at(1).text), r.text);
+        auto runs = query<std::vector<workbench::RunRecord>>([id = m_giraffes](workbench::Store& s) { return s.load_runs(id); });
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t{1});
+        const workbench::RunRecord& run = runs->front();
+        QCOMPARE(messages->at(1).run_id, run.id);
+        QVERIFY(run.finished_unix_ms > 0);
+        QCOMPARE(run.n_tokens_generated, r.metrics.n_generated);
+        QCOMPARE(QString::fromStdString(run.stop_reason), r.stopReasonName);
+        QVERIFY(run.itl_ms_p90 && run.itl_ms_p99 && *run.itl_ms_p99 >= *run.itl_ms_p90);
+        QCOMPARE(run.provenance.model_sha256.size(), size_t{64});
+        QVERIFY(!run.provenance.cpu_features.empty());
+        QVERIFY(run.provenance.n_threads > 0);
+        auto samples = query<std::vector<workbench::MetricSample>>([id = run.id](workbench::Store& s) { return s.load_samples(id); });
+        QVERIFY(samples.ok());
+        QVERIFY(samples->size() >= 2);
+        QVERIFY(samples->back().kv_bytes > 0);
+        QVERIFY(samples->back().token_index <= r.metrics.n_generated);
+        // The configuration is the EngineConfig as the CLI saves it.
+        auto config = query<workbench::ConfigurationRecord>([](workbench::Store& s) { return s.load_configuration(1); });
+        QVERIFY(config.ok());
+        QCOMPARE(config->variant, std::string("full"));
+        QVERIFY(QJsonDocument::fromJson(QByteArray::fromStdString(config->config_json)).object().contains("n_ctx"));
+
+        // A second chat: a second session.
+        chat()->newChat();
+        send("What is the capital of France?");
+        QVERIFY(m_window->recorder()->sessionId() != m_giraffes);
+    }
+
+    void searchFindsAWordAndNotAnAbsentOne() {
+        m_window->showPage("History");
+        QTRY_COMPARE_WITH_TIMEOUT(history()->sessions()->rowCount(), 2, uitest::kTimeoutMs);
+        QCOMPARE(search("giraffes"), 1);
+        QCOMPARE(history()->sessions()->sessionAt(0)->id, m_giraffes);
+        QCOMPARE(search("zeppelinquartz"), 0);
+        QCOMPARE(search(""), 2);
+        // The model filter offers the model; choosing it keeps both.
+        QComboBox* model = history()->modelFilter();
+        QVERIFY(model->count() >= 2);
+        QVERIFY(model->itemText(1).endsWith(".gguf"));
+    }
+
+    void selectingReplaysTranscriptAndCharts() {
+        QSignalSpy shown(history(), &HistoryPage::sessionShown);
+        history()->selectSession(m_giraffes);
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), uitest::kTimeoutMs);
+        SessionDetail* d = history()->detail();
+        QVERIFY(d->transcript()->toPlainText().contains("giraffes"));
+        QCOMPARE(d->transcript()->messageCount(), 2);
+        QVERIFY(d->transcript()->footerOf(1).contains("tokens"));
+        QVERIFY(d->kvChart()->inUseSeries()->count() >= 2);
+        QCOMPARE(d->turnChart()->ttftSet()->count(), 1);
+        // Sorting by any column keeps the model's rows.
+        history()->table()->sortByColumn(SessionTableModel::Tokens, Qt::AscendingOrder);
+        QCOMPARE(history()->table()->model()->rowCount(), 2);
+    }
+
+    void continueReopensAndRecordsIntoTheSameSession() {
+        // The chat runs another configuration: Continue must reload the session's.
+        child<QComboBox>("attentionCombo")->setCurrentText("sliding");
+        child<QSpinBox>("slidingWindow")->setValue(64);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+
+        QSignalSpy continued(m_window, &MainWindow::sessionContinued);
+        history()->selectSession(m_giraffes);
+        QTest::mouseClick(child<QPushButton>("historyContinue"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(continued.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(continued.at(0).at(1).toBool());
+        QCOMPARE(loaded.count(), 2);  // reloaded with the session's configuration
+        QCOMPARE(m_window->client()->config().attention, std::string("full"));
+        QCOMPARE(chat()->history().size(), size_t{2});
+        QVERIFY(chat()->transcript()->toPlainText().contains("giraffes"));
+        QCOMPARE(m_window->recorder()->sessionId(), m_giraffes);
+
+        send("And one fact about elephants.");
+        QCOMPARE(m_window->recorder()->sessionId(), m_giraffes);
+        auto messages = query<std::vector<workbench::MessageRecord>>(
+            [id = m_giraffes](workbench::Store& s) { return s.load_messages(id); });
+        QVERIFY(messages.ok());
+        QCOMPARE(messages->size(), size_t{4});
+        QVERIFY(messages->at(2).text.find("elephants") != std::string::npos);
+    }
+
+    void exportWritesJsonAndMarkdown() {
+        const QString json = m_out.filePath("s.json"), md = m_out.filePath("s.md");
+        QSignalSpy exported(history(), &HistoryPage::exported);
+        history()->exportSession(m_giraffes, HistoryPage::ExportKind::Json, json);
+        history()->exportSession(m_giraffes, HistoryPage::ExportKind::Markdown, md);
+        history()->exportSession(m_giraffes, HistoryPage::ExportKind::SamplesCsv, m_out.filePath("s.csv"));
+        QTRY_VERIFY_WITH_TIMEOUT(exported.count() == 3, uitest::kTimeoutMs);
+        for (const auto& e : exported) QVERIFY2(e.at(1).toBool(), qPrintable(e.at(2).toString()));
+        QFile j(json);
+        QVERIFY(j.open(QIODevice::ReadOnly));
+        QJsonParseError error;
+        const QJsonDocument doc = QJsonDocument::fromJson(j.readAll(), &error);
+        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
+        QVERIFY(doc.isObject());
+        QFile m(md);
+        QVERIFY(m.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(m.readAll());
+        QVERIFY(markdown.contains("giraffes") && markdown.contains("elephants"));
+        QFile csv(m_out.filePath("s.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.readAll().count('\n') > 3);
+    }
+
+    void deleteRemovesIt() {
+        QSignalSpy deleted(history(), &HistoryPage::deleted);
+        history()->deleteSession(m_giraffes);
+        QTRY_VERIFY_WITH_TIMEOUT(deleted.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(deleted.at(0).at(1).toBool());
+        QCOMPARE(search("giraffes"), 0);
+        QCOMPARE(search(""), 1);
+        QCOMPARE(history()->sessions()->rowOf(m_giraffes), -1);
+        auto gone = query<workbench::SessionRecord>([id = m_giraffes](workbench::Store& s) { return s.load_session(id); });
+        QVERIFY(!gone.ok());
+    }
+
+    void theTableModelPassesTheModelTester() {
+        SessionTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        std::vector<workbench::SessionSummary> rows(3);
+        for (int i = 0; i < 3; ++i) {
+            rows[static_cast<size_t>(i)].id = i + 1;
+            rows[static_cast<size_t>(i)].title = "session " + std::to_string(i);
+            rows[static_cast<size_t>(i)].n_turns = i;
+            if (i) rows[static_cast<size_t>(i)].mean_decode_tok_s = 10.0 * i;
+        }
+        model.setSessions(rows);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, SessionTableModel::DecodeSpeed).data().toString(), QStringLiteral("—"));
+        QCOMPARE(model.index(2, SessionTableModel::Turns).data(SessionTableModel::SortRole).toInt(), 2);
+        model.setSessions({});
+        QCOMPARE(model.rowCount(), 0);
+    }
+};
+
+WB_UI_TEST_MAIN(TestHistory, true)
+#include "test_ui_history.moc"

@@ -1,0 +1,81 @@
+// The Benchmark page: the batch sweep of the chat's model and configuration. It loads an Engine
+// of its own (room for the largest batch, a context of n_prompt + n_gen + 16) on a MeasureClient
+// thread, measures each batch size in turn (measure_batch_throughput), and draws throughput and
+// latency against batch size. Every row is saved (save_benchmark, with the machine it ran on) and
+// the saved ones are listed with machine, configuration and date. GUI thread only.
+#pragma once
+
+#include <QWidget>
+#include <map>
+
+#include "ui/bridge/engine_types.h"
+#include "ui/bridge/measure_types.h"
+#include "workbench/store.h"
+
+class EngineClient;
+class MeasureClient;
+class OverlayChart;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+class StoreClient;
+
+class BenchmarkPage : public QWidget {
+    Q_OBJECT
+public:
+    BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* parent = nullptr);
+
+    QLineEdit* batches() const { return m_batches; }
+    QSpinBox* promptTokens() const { return m_nPrompt; }
+    QSpinBox* genTokens() const { return m_nGen; }
+    QTableWidget* results() const { return m_results; }
+    QTableWidget* saved() const { return m_saved; }
+    OverlayChart* throughputChart() const { return m_throughput; }
+    OverlayChart* latencyChart() const { return m_latency; }
+    bool isRunning() const;
+    QString statusText() const;
+    int savedCount() const { return m_savedCount; }  // rows this page saved since it was created
+
+    // "1,2,4,8" → {1, 2, 4, 8}; empty when a part is not a positive number.
+    static QList<int> parseBatches(const QString& text);
+
+public slots:
+    void run();
+    void stop();
+    void refreshSaved();
+
+signals:
+    void runFinished();
+    void savedListLoaded(int rows);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void onPoint(const BenchPoint& point);
+    void save(const BenchPoint& point);
+    void setStatus(const QString& text);
+
+    EngineClient* m_chat;
+    StoreClient* m_store;
+    MeasureClient* m_measure = nullptr;
+    QLabel* m_config = nullptr;
+    QLineEdit* m_batches = nullptr;
+    QSpinBox *m_nPrompt = nullptr, *m_nGen = nullptr;
+    QPushButton *m_run = nullptr, *m_stop = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QLabel* m_status = nullptr;
+    QTableWidget* m_results = nullptr;
+    QTableWidget* m_saved = nullptr;
+    OverlayChart* m_throughput = nullptr;
+    OverlayChart* m_latency = nullptr;
+    int m_throughputLine = -1, m_ttftLine = -1, m_tpotLine = -1;
+    workbench::EngineConfig m_runConfig;
+    workbench::ModelInfo m_runInfo;
+    int m_pendingSaves = 0;
+    int m_savedCount = 0;
+    bool m_runEnded = true;
+};

@@ -1,0 +1,54 @@
+// The measurements the Compare and Benchmark pages ask of the engine (quality against a baseline,
+// batch throughput), as GUI value types, and the two calls that produce them. The calls wrap
+// workbench/measure.h (evaluate_quality, measure_batch_throughput) so the pages depend on these
+// few fields only. They run on a measuring thread (MeasureWorker), never on the GUI thread.
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "workbench/engine.h"
+#include "workbench/status.h"
+
+// One configuration's quality on a text against the baseline (full attention, f16 KV).
+struct QualityFigures {
+    int index = -1;                  // the configuration's column
+    double perplexity = 0, baselinePerplexity = 0;
+    double klMean = 0, top1 = 0;     // top-1 agreement in [0, 1]
+    int nTokens = 0;                 // tokens scored
+    QString textName, textSha256;
+    QString json;                    // every figure, as saved with the evaluation
+};
+
+// One batch size of the throughput sweep.
+struct BenchPoint {
+    int batch = 0, nPrompt = 0, nGen = 0, nThreads = 0;
+    double totalTokS = 0;            // (prompt + generated tokens) / s over the batch: the bench's avg_ts
+    double promptTokS = 0, genTokS = 0;
+    double ttftMs = 0, tpotMs = 0;   // latency a request sees at this batch size
+    quint64 kvBytesPeak = 0;
+    QString json;                    // the row as saved (and as `workbench-cli bench -b --json` prints it)
+};
+
+Q_DECLARE_METATYPE(QualityFigures)
+Q_DECLARE_METATYPE(BenchPoint)
+
+namespace measure {
+
+// True when this build's engine provides the measurements (workbench/measure.h).
+bool available();
+// `tokens` scored in windows of nCtx (at most maxWindows) under `engine` and `baseline`.
+workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, workbench::Engine& baseline,
+                                                  const std::vector<workbench::TokenId>& tokens, int nCtx,
+                                                  int maxWindows, const std::function<void(double)>& progress,
+                                                  const std::atomic<bool>* cancel);
+// One batch of `batch` random prompts of nPrompt tokens generating nGen tokens each.
+workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch, int nPrompt, int nGen, uint64_t seed,
+                                           const std::atomic<bool>* cancel);
+
+}  // namespace measure

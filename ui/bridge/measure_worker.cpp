@@ -1,0 +1,154 @@
+#include "ui/bridge/measure_worker.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <algorithm>
+
+#include "workbench/store.h"
+
+namespace {
+
+QString message(const workbench::Status& status) { return QString::fromStdString(status.message()); }
+
+}  // namespace
+
+void MeasureWorker::evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx,
+                             int maxWindows, const CancelFlag& cancel) {
+    QFile file(textPath);
+    if (!file.open(QIODevice::ReadOnly)) {
+        emit failed(-1, tr("Cannot read the evaluation text %1: %2").arg(textPath, file.errorString()));
+        emit finished();
+        return;
+    }
+    const std::string text = file.readAll().toStdString();
+    const QString textSha = QString::fromStdString(workbench::sha256_hex(text));
+    if (configs.isEmpty()) {
+        emit finished();
+        return;
+    }
+    // The reference every configuration is scored against: the same model and threads, full
+    // attention, f16 KV, the file's weights.
+    workbench::EngineConfig baseConfig;
+    baseConfig.model_path = configs.first().model_path;
+    baseConfig.n_threads = configs.first().n_threads;
+    baseConfig.n_ctx = nCtx;
+    emit progress(tr("loading the baseline (full attention, f16 KV)"), 0);
+    auto base = workbench::Engine::load(baseConfig);
+    if (!base.ok()) {
+        emit failed(-1, tr("baseline: %1").arg(message(base.status())));
+        emit finished();
+        return;
+    }
+    const std::vector<workbench::TokenId> tokens = (*base)->tokenize(text, true, false);
+    const int n = static_cast<int>(configs.size());
+    for (int i = 0; i < n; ++i) {
+        if (cancel && cancel->load()) break;
+        workbench::EngineConfig config = configs[i];
+        config.n_ctx = nCtx;
+        config.on_load_progress = nullptr;
+        emit progress(tr("configuration %1 of %2: loading").arg(i + 1).arg(n), double(i) / n);
+        auto engine = workbench::Engine::load(config);
+        if (!engine.ok()) {
+            emit failed(i, message(engine.status()));
+            continue;
+        }
+        auto onProgress = [this, i, n](double fraction) {
+            emit progress(tr("configuration %1 of %2: scoring").arg(i + 1).arg(n), (i + std::clamp(fraction, 0.0, 1.0)) / n);
+        };
+        auto figures = measure::evaluateQuality(**engine, **base, tokens, nCtx, maxWindows, onProgress, cancel.get());
+        if (!figures.ok()) {
+            emit failed(i, message(figures.status()));
+            continue;
+        }
+        figures->index = i;
+        figures->textName = QFileInfo(textPath).fileName();
+        figures->textSha256 = textSha;
+        emit qualityReady(*figures);
+    }
+    emit progress(tr("done"), 1);
+    emit finished();
+}
+
+void MeasureWorker::benchmark(const workbench::EngineConfig& requested, const QList<int>& batches, int nPrompt, int nGen,
+                              const CancelFlag& cancel) {
+    workbench::EngineConfig config = requested;
+    config.on_load_progress = nullptr;
+    const int maxBatch = batches.isEmpty() ? 1 : *std::max_element(batches.begin(), batches.end());
+    // Room for every sequence of the largest batch, and a context just long enough for one.
+    config.n_seq_max = maxBatch;
+    config.n_ctx = nPrompt + nGen + 16;
+    config.kv_budget_bytes = 0;
+    emit progress(tr("loading the model for batch %1").arg(maxBatch), 0);
+    auto engine = workbench::Engine::load(config);
+    if (!engine.ok()) {
+        emit failed(-1, message(engine.status()));
+        emit finished();
+        return;
+    }
+    emit benchLoaded((*engine)->model_info());
+    const int n = static_cast<int>(batches.size());
+    for (int i = 0; i < n; ++i) {
+        if (cancel && cancel->load()) break;
+        emit progress(tr("batch %1 (%2 of %3)").arg(batches[i]).arg(i + 1).arg(n), double(i) / n);
+        auto point = measure::measureBatch(**engine, batches[i], nPrompt, nGen, 1234, cancel.get());
+        if (!point.ok()) {
+            emit failed(batches[i], message(point.status()));
+            // Without the engine's measurements no batch would do better.
+            if (!measure::available()) break;
+            continue;
+        }
+        emit benchPointReady(*point);
+    }
+    emit progress(tr("done"), 1);
+    emit finished();
+}
+
+MeasureClient::MeasureClient(QObject* parent) : QObject(parent) {
+    registerEngineTypes();
+    qRegisterMetaType<QualityFigures>();
+    qRegisterMetaType<BenchPoint>();
+    qRegisterMetaType<QList<workbench::EngineConfig>>();
+    qRegisterMetaType<QList<int>>();
+    m_thread.setObjectName(QStringLiteral("measure"));
+    m_worker = new MeasureWorker();
+    m_worker->moveToThread(&m_thread);
+    connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
+    connect(this, &MeasureClient::requestEvaluate, m_worker, &MeasureWorker::evaluate, Qt::QueuedConnection);
+    connect(this, &MeasureClient::requestBenchmark, m_worker, &MeasureWorker::benchmark, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::progress, this, &MeasureClient::progress, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::qualityReady, this, &MeasureClient::qualityReady, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::benchLoaded, this, &MeasureClient::benchLoaded, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::benchPointReady, this, &MeasureClient::benchPointReady, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::failed, this, &MeasureClient::failed, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::finished, this, [this] {
+        m_busy = false;
+        m_cancel.reset();
+        emit finished();
+    }, Qt::QueuedConnection);
+    m_thread.start();
+}
+
+MeasureClient::~MeasureClient() {
+    stop();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+void MeasureClient::evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx,
+                             int maxWindows) {
+    if (m_busy) return;
+    m_busy = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    emit requestEvaluate(configs, textPath, nCtx, maxWindows, m_cancel);
+}
+
+void MeasureClient::benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen) {
+    if (m_busy) return;
+    m_busy = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    emit requestBenchmark(config, batches, nPrompt, nGen, m_cancel);
+}
+
+void MeasureClient::stop() {
+    if (m_cancel) m_cancel->store(true);
+}

@@ -1,0 +1,64 @@
+// MeasureWorker runs the Compare page's quality evaluation and the Benchmark page's batch sweep
+// on its own QThread, with Engines of its own (loaded for the job, freed after it), so the chat's
+// engine stays as it is. One job at a time; progress and results go back as queued signals; the
+// job's cancel flag is checked between windows and batches. Never touches a widget. MeasureClient
+// is its GUI-thread handle (creates the thread, forwards requests, tracks "busy").
+#pragma once
+
+#include <QObject>
+#include <QThread>
+
+#include "ui/bridge/engine_types.h"
+#include "ui/bridge/measure_types.h"
+
+class MeasureWorker : public QObject {
+    Q_OBJECT
+public slots:
+    // Each configuration against a baseline of the same model (full attention, f16 KV, weights
+    // as stored), on the text at textPath, in windows of nCtx tokens (at most maxWindows).
+    void evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx, int maxWindows,
+                  const CancelFlag& cancel);
+    // Loads `config` with room for the largest batch, then measures each batch size in turn.
+    void benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen,
+                   const CancelFlag& cancel);
+
+signals:
+    void progress(const QString& step, double fraction);
+    void qualityReady(const QualityFigures& figures);
+    void benchLoaded(const workbench::ModelInfo& info);
+    void benchPointReady(const BenchPoint& point);
+    void failed(int index, const QString& message);  // index: the configuration or batch; -1: the whole job
+    void finished();
+};
+
+class MeasureClient : public QObject {
+    Q_OBJECT
+public:
+    explicit MeasureClient(QObject* parent = nullptr);
+    ~MeasureClient() override;
+
+    bool isBusy() const { return m_busy; }
+    void evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx, int maxWindows);
+    void benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen);
+    void stop();
+
+signals:
+    void progress(const QString& step, double fraction);
+    void qualityReady(const QualityFigures& figures);
+    void benchLoaded(const workbench::ModelInfo& info);
+    void benchPointReady(const BenchPoint& point);
+    void failed(int index, const QString& message);
+    void finished();
+
+    // To the worker (queued).
+    void requestEvaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx,
+                         int maxWindows, const CancelFlag& cancel);
+    void requestBenchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen,
+                          const CancelFlag& cancel);
+
+private:
+    QThread m_thread;
+    MeasureWorker* m_worker = nullptr;
+    CancelFlag m_cancel;
+    bool m_busy = false;
+};

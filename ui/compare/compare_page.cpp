@@ -1,0 +1,390 @@
+#include "ui/compare/compare_page.h"
+
+#include <QDateTime>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "ui/bridge/engine_client.h"
+#include "ui/bridge/measure_worker.h"
+#include "ui/bridge/store_client.h"
+#include "ui/compare/compare_config_form.h"
+#include "ui/format.h"
+#include "ui/history/history_recorder.h"
+#include "widgets/overlay_chart.h"
+#include "widgets/token_stream_view.h"
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+// The evaluation's size: 4 windows of 512 tokens take seconds on a small model.
+constexpr int kEvalContext = 512;
+constexpr int kEvalWindows = 4;
+}  // namespace
+
+ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent)
+    : QWidget(parent), m_chat(chat), m_store(store) {
+    m_engine = new EngineClient(this);
+    m_measure = new MeasureClient(this);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(6, 6, 6, 6);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    layout->addWidget(split);
+
+    auto* top = new QWidget(split);
+    auto* topRow = new QHBoxLayout(top);
+    topRow->setContentsMargins(0, 0, 0, 0);
+    auto* promptBox = new QGroupBox(tr("Prompt"), top);
+    auto* promptCol = new QVBoxLayout(promptBox);
+    m_prompt = new QPlainTextEdit(promptBox);
+    m_prompt->setObjectName(QStringLiteral("comparePrompt"));
+    m_prompt->setPlainText(tr("Explain in three sentences why the sky is blue."));
+    promptCol->addWidget(m_prompt);
+    auto* sampling = new QFormLayout();
+    m_maxTokens = new QSpinBox(promptBox);
+    m_maxTokens->setObjectName(QStringLiteral("compareMaxTokens"));
+    m_maxTokens->setRange(1, 4096);
+    m_maxTokens->setValue(96);
+    m_temperature = new QDoubleSpinBox(promptBox);
+    m_temperature->setObjectName(QStringLiteral("compareTemperature"));
+    m_temperature->setRange(0, 5);
+    m_temperature->setSingleStep(0.05);
+    m_temperature->setValue(0);
+    m_temperature->setToolTip(tr("0: greedy, so outputs differ only where the configurations do."));
+    sampling->addRow(tr("Max tokens"), m_maxTokens);
+    sampling->addRow(tr("Temperature"), m_temperature);
+    promptCol->addLayout(sampling);
+    topRow->addWidget(promptBox, 2);
+
+    auto* configBox = new QGroupBox(tr("Configurations (the chat's model, loaded one after the other)"), top);
+    auto* configCol = new QVBoxLayout(configBox);
+    m_form = new CompareConfigForm(configBox);
+    configCol->addWidget(m_form);
+    auto* buttons = new QHBoxLayout();
+    m_run = new QPushButton(tr("Run"), configBox);
+    m_run->setObjectName(QStringLiteral("compareRun"));
+    m_stop = new QPushButton(tr("Stop"), configBox);
+    m_stop->setObjectName(QStringLiteral("compareStop"));
+    m_evaluate = new QPushButton(tr("Evaluate quality"), configBox);
+    m_evaluate->setObjectName(QStringLiteral("compareEvaluate"));
+    m_evaluate->setToolTip(tr("Perplexity on %1 windows of %2 tokens of alice_wonderland.txt, and KL divergence and "
+                              "top-1 agreement against full attention with f16 KV.")
+                               .arg(kEvalWindows)
+                               .arg(kEvalContext));
+    m_progress = new QProgressBar(configBox);
+    m_progress->setObjectName(QStringLiteral("compareProgress"));
+    m_progress->setVisible(false);
+    for (QPushButton* b : {m_run, m_stop, m_evaluate}) buttons->addWidget(b);
+    buttons->addWidget(m_progress, 1);
+    configCol->addLayout(buttons);
+    m_status = new QLabel(configBox);
+    m_status->setObjectName(QStringLiteral("compareStatus"));
+    m_status->setWordWrap(true);
+    configCol->addWidget(m_status);
+    topRow->addWidget(configBox, 3);
+
+    auto* outputs = new QWidget(split);
+    auto* outRow = new QHBoxLayout(outputs);
+    outRow->setContentsMargins(0, 0, 0, 0);
+    for (int i = 0; i < CompareConfigForm::kMaxRows; ++i) {
+        auto* col = new QVBoxLayout();
+        auto* title = new QLabel(outputs);
+        title->setWordWrap(true);
+        auto* view = new TokenStreamView(outputs);
+        view->setObjectName(QStringLiteral("compareOutput%1").arg(i));
+        col->addWidget(title);
+        col->addWidget(view, 1);
+        outRow->addLayout(col, 1);
+        m_outputTitles.append(title);
+        m_outputs.append(view);
+        title->setVisible(false);
+        view->setVisible(false);
+    }
+
+    auto* bottom = new QWidget(split);
+    auto* bottomRow = new QHBoxLayout(bottom);
+    bottomRow->setContentsMargins(0, 0, 0, 0);
+    m_table = new CompareTable(bottom);
+    m_kvChart = new OverlayChart(tr("KV cache vs tokens in context"), tr("tokens"), tr("MiB"), bottom);
+    m_kvChart->setObjectName(QStringLiteral("compareKvChart"));
+    m_rateChart = new OverlayChart(tr("Decode speed"), tr("generated tokens"), tr("tok/s"), bottom);
+    m_rateChart->setObjectName(QStringLiteral("compareRateChart"));
+    bottomRow->addWidget(m_table, 3);
+    bottomRow->addWidget(m_kvChart, 2);
+    bottomRow->addWidget(m_rateChart, 2);
+    split->addWidget(top);
+    split->addWidget(outputs);
+    split->addWidget(bottom);
+    split->setSizes({230, 330, 300});
+
+    connect(m_run, &QPushButton::clicked, this, &ComparePage::run);
+    connect(m_stop, &QPushButton::clicked, this, &ComparePage::stop);
+    connect(m_evaluate, &QPushButton::clicked, this, &ComparePage::evaluateQuality);
+    connect(m_form, &CompareConfigForm::copyFromChatRequested, this, [this] {
+        m_form->setRow(0, true, QString::fromStdString(m_chatConfig.attention),
+                       QString::fromStdString(m_chatConfig.kv_types), QString::fromStdString(m_chatConfig.weight_type));
+    });
+
+    connect(m_engine, &EngineClient::modelLoaded, this, [this] {
+        if (!m_running || m_current < 0) return;
+        m_runPrompt = m_prompt->toPlainText().trimmed();
+        workbench::GenerationRequest request;
+        request.max_tokens = m_maxTokens->value();
+        request.sampling.temperature = static_cast<float>(m_temperature->value());
+        m_columns[m_current].startedMs = QDateTime::currentMSecsSinceEpoch();
+        setStatus(tr("Configuration %1 of %2: generating…").arg(m_current + 1).arg(m_configs.size()));
+        m_outputs[m_current]->beginStream();
+        const ChatHistory messages{workbench::ChatMessage{"user", m_runPrompt.toStdString()}};
+        if (!m_engine->sendChat(messages, request)) onFailed(tr("the engine was busy"));
+    });
+    connect(m_engine, &EngineClient::loadFailed, this, &ComparePage::onFailed);
+    connect(m_engine, &EngineClient::tokensArrived, this, [this](const QString& text) {
+        if (m_running && m_current >= 0) m_outputs[m_current]->appendStream(text);
+    });
+    connect(m_engine, &EngineClient::samplesArrived, this, &ComparePage::onSamples);
+    connect(m_engine, &EngineClient::replyFinished, this, &ComparePage::onReplyFinished);
+    connect(m_engine, &EngineClient::replyFailed, this, &ComparePage::onFailed);
+
+    connect(m_measure, &MeasureClient::progress, this, [this](const QString& step, double fraction) {
+        m_progress->setRange(0, 100);
+        m_progress->setValue(static_cast<int>(fraction * 100));
+        setStatus(step);
+    });
+    connect(m_measure, &MeasureClient::qualityReady, this, [this](const QualityFigures& f) {
+        m_quality.push_back(f);
+        if (f.index < 0 || f.index >= m_figures.size()) return;
+        CompareFigures& c = m_figures[f.index];
+        c.perplexity = f.perplexity;
+        c.klMean = f.klMean;
+        c.top1 = f.top1;
+        if (f.baselinePerplexity > 0) c.deltaPplPct = (f.perplexity / f.baselinePerplexity - 1.0) * 100.0;
+        refreshTable();
+    });
+    connect(m_measure, &MeasureClient::failed, this, [this](int index, const QString& message) {
+        setStatus(index >= 0 ? tr("Configuration %1: %2").arg(index + 1).arg(message) : message);
+    });
+    connect(m_measure, &MeasureClient::finished, this, [this] {
+        m_progress->setVisible(false);
+        updateButtons();
+        std::vector<workbench::EngineConfig> configs(m_configs.begin(), m_configs.end());
+        if (m_quality.empty() || !m_store->isOpen()) {
+            emit evaluationFinished();
+            return;
+        }
+        m_store->call<bool>([configs, quality = m_quality](workbench::Store& s) {
+            return comparisons::saveEvaluations(s, configs, quality);
+        }, this, [this](const workbench::Result<bool>& result) {
+            if (!result.ok()) setStatus(QString::fromStdString(result.status().message()));
+            else setStatus(tr("Quality evaluated and saved."));
+            emit evaluationFinished();
+        });
+    });
+    connect(m_chat, &EngineClient::busyChanged, this, &ComparePage::updateButtons);
+    connect(m_chat, &EngineClient::modelLoaded, this, &ComparePage::updateButtons);
+    updateButtons();
+    setStatus(tr("Pick configurations, write a prompt, Run."));
+}
+
+TokenStreamView* ComparePage::output(int column) const { return m_outputs.value(column); }
+QString ComparePage::statusText() const { return m_status->text(); }
+void ComparePage::setStatus(const QString& text) { m_status->setText(text); }
+
+workbench::EngineConfig ComparePage::baseConfig() const {
+    workbench::EngineConfig base = m_chat->config();
+    base.on_load_progress = nullptr;
+    // A comparison needs little context: a smaller pool loads faster.
+    if (base.n_ctx <= 0 || base.n_ctx > 2048) base.n_ctx = 2048;
+    base.kv_budget_bytes = 0;
+    return base;
+}
+
+void ComparePage::updateButtons() {
+    const bool model = !m_chat->config().model_path.empty();
+    const bool busy = m_running || m_measure->isBusy();
+    m_run->setEnabled(model && !busy);
+    m_evaluate->setEnabled(model && !busy);
+    m_stop->setEnabled(busy);
+}
+
+void ComparePage::run() {
+    if (m_running || m_measure->isBusy()) return;
+    if (m_chat->config().model_path.empty()) {
+        setStatus(tr("Load a model first (the comparison runs on the chat's model)."));
+        return;
+    }
+    m_configs = m_form->configs(baseConfig());
+    if (m_configs.isEmpty() || m_prompt->toPlainText().trimmed().isEmpty()) {
+        setStatus(tr("Tick at least one configuration and write a prompt."));
+        return;
+    }
+    m_columns = QList<Column>(m_configs.size());
+    m_figures.clear();
+    m_quality.clear();
+    m_saved = {};
+    m_kvChart->clear();
+    m_rateChart->clear();
+    for (int i = 0; i < m_outputs.size(); ++i) {
+        const bool used = i < m_configs.size();
+        m_outputs[i]->clearMessages();
+        m_outputs[i]->setVisible(used);
+        m_outputTitles[i]->setVisible(used);
+        if (!used) continue;
+        const QString name = CompareConfigForm::shortName(m_configs[i]);
+        m_outputTitles[i]->setText(QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(name.toHtmlEscaped()));
+        m_figures.append(CompareFigures{name});
+        m_kvChart->addLine(name);
+        m_rateChart->addLine(name);
+    }
+    refreshTable();
+    m_running = true;
+    m_stopRequested = false;
+    m_current = -1;
+    m_progress->setVisible(true);
+    m_progress->setRange(0, static_cast<int>(m_configs.size()));
+    updateButtons();
+    next();
+}
+
+void ComparePage::stop() {
+    m_stopRequested = true;
+    m_engine->stop();
+    m_measure->stop();
+}
+
+void ComparePage::next() {
+    ++m_current;
+    m_progress->setValue(m_current);
+    if (m_stopRequested || m_current >= m_configs.size()) {
+        finishRun();
+        return;
+    }
+    setStatus(tr("Configuration %1 of %2: loading…").arg(m_current + 1).arg(m_configs.size()));
+    m_engine->loadModel(m_configs[m_current]);
+}
+
+void ComparePage::onSamples(const QList<TokenSample>& samples) {
+    if (!m_running || m_current < 0) return;
+    Column& c = m_columns[m_current];
+    QList<QPointF> kv, rate;
+    for (const TokenSample& s : samples) {
+        if (c.firstContext < 0) c.firstContext = s.nTokensContext;
+        c.samples.append(s);
+        kv.append({static_cast<double>(s.nTokensContext), s.kvBytesInUse / kMiB});
+        const double firstMs = c.samples.first().msSinceRequest;
+        const int decoded = s.nTokensContext - c.firstContext;
+        if (decoded > 0 && s.msSinceRequest > firstMs)
+            rate.append({static_cast<double>(decoded + 1), decoded * 1000.0 / (s.msSinceRequest - firstMs)});
+    }
+    m_kvChart->appendPoints(m_current, kv);
+    m_rateChart->appendPoints(m_current, rate);
+}
+
+void ComparePage::onReplyFinished(const ReplySummary& summary) {
+    if (!m_running || m_current < 0) return;
+    Column& c = m_columns[m_current];
+    c.reply = summary;
+    m_outputs[m_current]->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
+    next();
+}
+
+void ComparePage::onFailed(const QString& message) {
+    if (!m_running || m_current < 0) return;
+    m_columns[m_current].error = message;
+    if (m_outputs[m_current]->isStreaming()) m_outputs[m_current]->abortStream();
+    m_outputs[m_current]->addMessage(TokenStreamView::Role::Error, message);
+    next();
+}
+
+void ComparePage::finishRun() {
+    m_running = false;
+    m_progress->setVisible(false);
+    m_engine->unload();  // the chat's model is the one that stays in memory
+    std::vector<ComparisonColumn> toSave;
+    workbench::RunProvenance provenance = workbench::app_provenance();
+    provenance.model_sha256 = m_engine->modelSha256().toStdString();
+    provenance.backend = "cpu";
+    if (const auto& info = m_chat->modelInfo()) {
+        provenance.cpu_features = info->cpu_features;
+        provenance.n_threads = info->n_threads;
+    }
+    for (int i = 0; i < m_columns.size(); ++i) {
+        const Column& c = m_columns[i];
+        if (!c.reply) {
+            if (!c.error.isEmpty()) m_figures[i].name += tr(" (failed)");
+            continue;
+        }
+        ComparisonColumn col;
+        col.config = m_configs[i];
+        col.output = c.reply->text.toStdString();
+        col.run.started_unix_ms = c.startedMs;
+        col.run.provenance = provenance;
+        workbench::apply_metrics(col.run, c.reply->metrics);
+        col.run.stop_reason = c.reply->stopReasonName.toStdString();
+        std::vector<double> gaps;
+        for (const TokenSample& s : c.samples)
+            if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
+        if (!gaps.empty()) {
+            const workbench::LatencyStats stats = workbench::latency_stats(gaps);
+            col.run.itl_ms_p90 = stats.p90;
+            col.run.itl_ms_p99 = stats.p99;
+        }
+        col.samples = HistoryRecorder::toMetricSamples(c.samples, c.reply->metrics);
+        CompareFigures figures = CompareFigures::fromRun(m_figures[i].name, col.run);
+        m_figures[i] = figures;
+        toSave.push_back(std::move(col));
+    }
+    refreshTable();
+    updateButtons();
+    if (toSave.empty() || !m_store->isOpen()) {
+        setStatus(toSave.empty() ? tr("No configuration produced an output.")
+                                 : tr("Done (not saved: history is off)."));
+        emit runFinished();
+        return;
+    }
+    setStatus(tr("Done; saving…"));
+    const std::string prompt = m_runPrompt.toStdString();
+    m_store->call<SavedComparison>(
+        [prompt, toSave = std::move(toSave)](workbench::Store& s) mutable {
+            return comparisons::save(s, prompt, std::move(toSave));
+        },
+        this, [this](const workbench::Result<SavedComparison>& result) {
+            if (!result.ok()) {
+                setStatus(tr("Not saved: %1").arg(QString::fromStdString(result.status().message())));
+            } else {
+                m_saved = *result;
+                setStatus(tr("Done; saved as comparison %1 (History → Comparisons).").arg(m_saved.id));
+                emit comparisonSaved(m_saved.id);
+            }
+            emit runFinished();
+        });
+}
+
+void ComparePage::refreshTable() { m_table->setFigures(m_figures); }
+
+void ComparePage::evaluateQuality() {
+    if (m_running || m_measure->isBusy()) return;
+    if (m_chat->config().model_path.empty()) {
+        setStatus(tr("Load a model first."));
+        return;
+    }
+    const QList<workbench::EngineConfig> configs = m_form->configs(baseConfig());
+    // New configurations since the last run: start a fresh table for them.
+    if (configs.size() != m_configs.size() || m_figures.size() != configs.size()) {
+        m_configs = configs;
+        m_figures.clear();
+        for (const auto& c : m_configs) m_figures.append(CompareFigures{CompareConfigForm::shortName(c)});
+    }
+    m_quality.clear();
+    m_progress->setVisible(true);
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_measure->evaluate(m_configs, QStringLiteral(WB_EVAL_TEXT), kEvalContext, kEvalWindows);
+    updateButtons();
+}

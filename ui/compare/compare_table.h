@@ -1,0 +1,37 @@
+// The metrics table of a comparison: one column per configuration, one row per figure (TTFT,
+// TPOT, ITL p50/p90, decode speed, KV bytes at the end, KV bytes read per token, and after an
+// evaluation PPL, ΔPPL, KL, top-1), the best value of each row in bold on green. Used by the
+// Compare page and by History's saved comparisons. Plain numbers in; GUI thread only.
+#pragma once
+
+#include <QTableWidget>
+#include <optional>
+
+#include "workbench/store.h"
+
+struct CompareFigures {
+    QString name;  // the column header: the configuration in short
+    std::optional<double> ttftMs, tpotMs, itlP50Ms, itlP90Ms, decodeTokS, kvBytes, kvReadPerToken;
+    std::optional<double> perplexity, deltaPplPct, klMean, top1;
+
+    // The run's figures (TPOT from its decode speed).
+    static CompareFigures fromRun(const QString& name, const workbench::RunRecord& run);
+    void setQuality(const workbench::EvaluationRecord& evaluation, std::optional<double> baselinePerplexity);
+};
+
+class CompareTable : public QTableWidget {
+    Q_OBJECT
+public:
+    enum Row { Ttft, Tpot, ItlP50, ItlP90, DecodeSpeed, KvBytes, KvRead, Perplexity, DeltaPpl, Kl, Top1, RowCount };
+
+    explicit CompareTable(QWidget* parent = nullptr);
+
+    void setFigures(const QList<CompareFigures>& columns);
+    // The column whose value is best in `row`; -1 when the row is empty or all equal.
+    int bestColumn(Row row) const { return m_best.value(row, -1); }
+    bool hasQuality() const;
+
+private:
+    QList<CompareFigures> m_columns;
+    QList<int> m_best;
+};

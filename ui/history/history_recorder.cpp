@@ -1,0 +1,158 @@
+#include "ui/history/history_recorder.h"
+
+#include "ui/bridge/store_client.h"
+
+// The ids the recording needs. Created on the GUI thread, then read and written only by tasks on
+// the store thread (which run one at a time, in order), so it needs no lock.
+struct HistoryRecorder::Shared {
+    workbench::RowId sessionId = 0;
+    workbench::RowId configurationId = 0;
+    std::string configurationJson;  // the configuration configurationId was saved for
+};
+
+HistoryRecorder::HistoryRecorder(StoreClient* store, QObject* parent)
+    : QObject(parent), m_store(store), m_shared(std::make_shared<Shared>()) {}
+
+void HistoryRecorder::setModel(const workbench::EngineConfig& config, const workbench::ModelInfo& info,
+                               const QString& sha256) {
+    m_configuration = workbench::make_configuration(config, "cpu");
+    m_provenance = workbench::app_provenance();
+    m_provenance.model_sha256 = sha256.toStdString();
+    m_provenance.cpu_features = info.cpu_features;
+    m_provenance.backend = "cpu";
+    m_provenance.n_threads = info.n_threads;
+}
+
+void HistoryRecorder::replyStarted(const QString& userText) {
+    m_pendingUser = userText;
+    m_samples.clear();
+    m_startedMs = QDateTime::currentMSecsSinceEpoch();
+    m_inReply = true;
+}
+
+void HistoryRecorder::addSamples(const QList<TokenSample>& samples) {
+    if (m_inReply) m_samples.append(samples);
+}
+
+void HistoryRecorder::replyFailed() {
+    m_inReply = false;
+    m_samples.clear();
+    m_pendingUser.clear();
+}
+
+void HistoryRecorder::startNewSession() {
+    m_sessionId = 0;
+    m_store->post([shared = m_shared](workbench::Store&) { shared->sessionId = 0; });
+}
+
+void HistoryRecorder::continueSession(workbench::RowId sessionId) {
+    m_sessionId = sessionId;
+    m_store->post([shared = m_shared, sessionId](workbench::Store&) { shared->sessionId = sessionId; });
+    emit sessionChanged(sessionId);
+}
+
+std::vector<workbench::MetricSample> HistoryRecorder::toMetricSamples(const QList<TokenSample>& samples,
+                                                                       const workbench::GenerationMetrics& metrics) {
+    std::vector<workbench::MetricSample> out;
+    out.reserve(static_cast<size_t>(samples.size()));
+    // Tokens in context before the reply's first token: what the context ends with, less the reply.
+    const int base = metrics.n_context_tokens - metrics.n_generated;
+    double firstMs = -1;
+    int firstIndex = 0;
+    for (const TokenSample& s : samples) {
+        workbench::MetricSample m;
+        m.token_index = s.nTokensContext - base;
+        m.t_ms = s.msSinceRequest;
+        m.kv_bytes = s.kvBytesInUse;
+        m.kv_bytes_full = s.kvBytesFull;
+        if (s.firstOfReply || firstMs < 0) {
+            firstMs = s.msSinceRequest;
+            firstIndex = m.token_index;
+        } else {
+            m.itl_ms = s.gapMs;
+            // Decode speed so far, as the engine defines it: tokens after the first over the time since it.
+            if (s.msSinceRequest > firstMs) m.tok_s = (m.token_index - firstIndex) * 1000.0 / (s.msSinceRequest - firstMs);
+        }
+        // Two callbacks for one token (a held-back stop-string prefix) would collide on the key.
+        if (!out.empty() && out.back().token_index >= m.token_index) continue;
+        out.push_back(m);
+    }
+    return out;
+}
+
+void HistoryRecorder::replyFinished(const ReplySummary& summary) {
+    if (!m_inReply) return;
+    m_inReply = false;
+    if (!m_store->isOpen() || m_configuration.config_json.empty()) return;
+
+    workbench::RunRecord run;
+    run.started_unix_ms = m_startedMs;
+    run.provenance = m_provenance;
+    workbench::apply_metrics(run, summary.metrics);
+    run.stop_reason = summary.stopReasonName.toStdString();
+    std::vector<double> gaps;
+    for (const TokenSample& s : m_samples)
+        if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
+    if (!gaps.empty()) {
+        const workbench::LatencyStats stats = workbench::latency_stats(gaps);
+        run.itl_ms_p90 = stats.p90;
+        run.itl_ms_p99 = stats.p99;
+    }
+    std::vector<workbench::MetricSample> samples = toMetricSamples(m_samples, summary.metrics);
+    m_samples.clear();
+
+    workbench::MessageRecord user;
+    user.role = "user";
+    user.text = m_pendingUser.toStdString();
+    user.created_unix_ms = m_startedMs;
+    m_pendingUser.clear();
+    workbench::MessageRecord reply;
+    reply.role = "assistant";
+    reply.text = summary.text.toStdString();
+
+    // One task for the whole turn: the ids it creates are used at once, in order, on the store thread.
+    m_store->call<workbench::RowId>(
+        [shared = m_shared, configuration = m_configuration, run, samples = std::move(samples), user,
+         reply](workbench::Store& store) mutable -> workbench::Result<workbench::RowId> {
+            if (shared->configurationId == 0 || shared->configurationJson != configuration.config_json) {
+                auto id = store.save_configuration(configuration);
+                if (!id.ok()) return id.status();
+                shared->configurationId = *id;
+                shared->configurationJson = configuration.config_json;
+            }
+            if (shared->sessionId == 0) {
+                workbench::SessionRecord session;
+                session.configuration_id = shared->configurationId;
+                auto id = store.create_session(session);
+                if (!id.ok()) return id.status();
+                shared->sessionId = *id;
+            }
+            if (!user.text.empty()) {
+                user.session_id = shared->sessionId;
+                if (auto st = store.add_message(user); !st.ok()) return st;
+            }
+            run.session_id = shared->sessionId;
+            run.configuration_id = shared->configurationId;
+            auto runId = store.begin_run(run);
+            if (!runId.ok()) return runId.status();
+            run.id = *runId;
+            if (auto st = store.finish_run(run); !st.ok()) return st;
+            if (auto st = store.append_samples(run.id, std::move(samples)); !st.ok()) return st;
+            reply.session_id = shared->sessionId;
+            reply.run_id = run.id;
+            if (auto st = store.add_message(reply); !st.ok()) return st;
+            // Queued writes fail later, in their batch: flush to report them with this turn.
+            if (auto st = store.flush(); !st.ok()) return st;
+            return shared->sessionId;
+        },
+        this, [this](const workbench::Result<workbench::RowId>& result) {
+            if (!result.ok()) {
+                emit m_store->writeFailed(QString::fromStdString(result.status().message()));
+                return;
+            }
+            if (*result != m_sessionId) {
+                m_sessionId = *result;
+                emit sessionChanged(m_sessionId);
+            }
+        });
+}

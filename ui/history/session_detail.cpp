@@ -1,0 +1,126 @@
+#include "ui/history/session_detail.h"
+
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "ui/format.h"
+#include "widgets/kv_memory_chart.h"
+#include "widgets/token_rate_chart.h"
+#include "widgets/token_stream_view.h"
+#include "widgets/turn_latency_chart.h"
+
+workbench::Result<SessionData> SessionData::load(const workbench::Store& store, workbench::RowId sessionId) {
+    SessionData data;
+    auto session = store.load_session(sessionId);
+    if (!session.ok()) return session.status();
+    data.session = *session;
+    if (data.session.configuration_id) {
+        auto configuration = store.load_configuration(data.session.configuration_id);
+        if (configuration.ok()) data.configuration = *configuration;
+    }
+    auto messages = store.load_messages(sessionId);
+    if (!messages.ok()) return messages.status();
+    data.messages = std::move(messages).value();
+    auto runs = store.load_runs(sessionId);
+    if (!runs.ok()) return runs.status();
+    data.runs = std::move(runs).value();
+    for (const workbench::RunRecord& run : data.runs) {
+        auto samples = store.load_samples(run.id);
+        if (!samples.ok()) return samples.status();
+        data.samples[run.id] = std::move(samples).value();
+    }
+    return data;
+}
+
+SessionDetail::SessionDetail(QWidget* parent) : QWidget(parent) {
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_header = new QLabel(this);
+    m_header->setObjectName(QStringLiteral("sessionHeader"));
+    m_header->setWordWrap(true);
+    m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addWidget(m_header);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    m_view = new TokenStreamView(split);
+    m_view->setObjectName(QStringLiteral("historyTranscript"));
+    auto* charts = new QWidget(split);
+    auto* row = new QHBoxLayout(charts);
+    row->setContentsMargins(0, 0, 0, 0);
+    m_kv = new KvMemoryChart(charts);
+    m_turns = new TurnLatencyChart(charts);
+    m_rate = new TokenRateChart(charts);
+    row->addWidget(m_kv, 3);
+    row->addWidget(m_turns, 2);
+    row->addWidget(m_rate, 3);
+    split->addWidget(m_view);
+    split->addWidget(charts);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    layout->addWidget(split, 1);
+    clear(tr("Select a session to read it and replay its charts."));
+}
+
+QString SessionDetail::runFooter(const workbench::RunRecord& run) {
+    QStringList parts;
+    parts << tr("%1 tokens").arg(run.n_tokens_generated);
+    if (run.ttft_ms) parts << tr("TTFT %1 ms").arg(*run.ttft_ms, 0, 'f', 0);
+    parts << (run.decode_tok_s ? tr("%1 tok/s").arg(*run.decode_tok_s, 0, 'f', 1) : tr("— tok/s"));
+    if (run.itl_ms_p90) parts << tr("ITL p90 %1 ms").arg(*run.itl_ms_p90, 0, 'f', 1);
+    parts << tr("prompt %1").arg(run.n_tokens_prompt);
+    parts << tr("KV %1 (full %2)").arg(fmt::bytes(static_cast<double>(run.kv_bytes)),
+                                       fmt::bytes(static_cast<double>(run.kv_bytes_full)));
+    parts << QString::fromStdString(run.stop_reason);
+    return parts.join(QStringLiteral(" · "));
+}
+
+void SessionDetail::clear(const QString& message) {
+    m_header->setText(message);
+    m_view->clearMessages();
+    m_kv->clear();
+    m_turns->clear();
+    m_rate->clear();
+}
+
+void SessionDetail::showSession(const SessionData& data) {
+    clear();
+    const workbench::ConfigurationRecord& c = data.configuration;
+    m_header->setText(tr("<b>Session %1</b> · %2 · %3 · attention %4 · KV %5 · weights %6")
+                          .arg(data.session.id)
+                          .arg(QDateTime::fromMSecsSinceEpoch(data.session.created_unix_ms).toString(Qt::ISODate),
+                               QString::fromStdString(c.model).toHtmlEscaped(),
+                               QString::fromStdString(c.variant).toHtmlEscaped(),
+                               QString::fromStdString(c.kv_dtype).toHtmlEscaped(),
+                               c.weight_type.empty() ? tr("as stored") : QString::fromStdString(c.weight_type)));
+    std::map<workbench::RowId, const workbench::RunRecord*> runs;
+    for (const workbench::RunRecord& r : data.runs) runs[r.id] = &r;
+    for (const workbench::MessageRecord& m : data.messages) {
+        const QString text = QString::fromStdString(m.text);
+        if (m.role == "user") m_view->addMessage(TokenStreamView::Role::User, text);
+        else if (m.role == "assistant")
+            m_view->addMessage(TokenStreamView::Role::Assistant, text,
+                               runs.count(m.run_id) ? runFooter(*runs[m.run_id]) : QString());
+        else m_view->addMessage(TokenStreamView::Role::Note, tr("system: %1").arg(text));
+    }
+    // The charts as the chat drew them: KV by tokens in context (the run's prompt + its index),
+    // TTFT per turn, and decode speed on the session's clock.
+    const int64_t start = data.runs.empty() ? 0 : data.runs.front().started_unix_ms;
+    for (const workbench::RunRecord& run : data.runs) {
+        if (run.ttft_ms) m_turns->addTurn(*run.ttft_ms);
+        auto it = data.samples.find(run.id);
+        if (it == data.samples.end()) continue;
+        QList<KvChartSample> kv;
+        QList<TokenRateSample> rate;
+        const double offsetS = (run.started_unix_ms - start) / 1000.0;
+        for (const workbench::MetricSample& s : it->second) {
+            kv.append({static_cast<double>(run.n_tokens_prompt + s.token_index), static_cast<double>(s.kv_bytes),
+                       static_cast<double>(s.kv_bytes_full), 0});
+            if (s.itl_ms) rate.append({offsetS + s.t_ms / 1000.0, *s.itl_ms});
+        }
+        m_kv->appendSamples(kv);
+        m_rate->appendSamples(rate);
+        m_rate->endReply();
+    }
+}

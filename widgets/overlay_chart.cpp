@@ -1,0 +1,59 @@
+#include "widgets/overlay_chart.h"
+
+#include <QChart>
+#include <QLineSeries>
+#include <QPen>
+#include <QValueAxis>
+
+namespace {
+// Tableau's palette, as the other charts use.
+const QColor kColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+                          QColor(0xd6, 0x27, 0x28), QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b)};
+}  // namespace
+
+OverlayChart::OverlayChart(const QString& title, const QString& xTitle, const QString& yTitle, QWidget* parent)
+    : MetricChartView(title, parent) {
+    m_axisX = makeAxis(xTitle, Qt::AlignBottom, QStringLiteral("%g"));
+    m_axisY = makeAxis(yTitle, Qt::AlignLeft, QStringLiteral("%g"));
+}
+
+int OverlayChart::addLine(const QString& name) {
+    auto* s = new QLineSeries(this);
+    s->setName(name);
+    s->setPen(QPen(kColors[m_lines.size() % std::size(kColors)], 2));
+    s->setPointsVisible(m_pointsVisible);
+    chart()->addSeries(s);
+    s->attachAxis(m_axisX);
+    s->attachAxis(m_axisY);
+    m_lines.append(s);
+    return static_cast<int>(m_lines.size()) - 1;
+}
+
+void OverlayChart::appendPoints(int line, const QList<QPointF>& points) {
+    QLineSeries* s = m_lines.value(line);
+    if (!s || points.isEmpty()) return;
+    s->append(points);
+    if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    for (const QPointF& p : points) {
+        m_maxX = std::max(m_maxX, p.x());
+        m_maxY = std::max(m_maxY, p.y());
+    }
+    growToFit(m_axisX, m_maxX, 1);
+    growToFit(m_axisY, m_maxY, 0.1);
+}
+
+void OverlayChart::setPointsVisible(bool visible) {
+    m_pointsVisible = visible;
+    for (QLineSeries* s : m_lines) s->setPointsVisible(visible);
+}
+
+void OverlayChart::clear() {
+    for (QLineSeries* s : m_lines) {
+        chart()->removeSeries(s);
+        delete s;
+    }
+    m_lines.clear();
+    m_maxX = m_maxY = 0;
+    m_axisX->setRange(0, 1);
+    m_axisY->setRange(0, 1);
+}
