@@ -12,6 +12,7 @@
 #include <random>
 
 #include "commands.h"
+#include "history_recorder.h"
 #include "json_writer.h"
 
 namespace wbcli {
@@ -63,6 +64,7 @@ int cmd_bench(int argc, char** argv) {
         {"--repetitions", "-r", true, "N  timed runs per test after a warm-up (default 5)"},
         {"--batch", "-b", true, "LIST  batch sizes, e.g. 1,2,4,8,16,32: one throughput row each (all prompts, then all decode together)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
+        db_flag(),
     };
     const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-b 1,2,4,...] [-t N] [--weights TYPE] [--json]";
     add_engine_flags(flags);
@@ -103,7 +105,8 @@ int cmd_bench(int argc, char** argv) {
     const auto& info = engine.model_info();
     const bool json = ctx.args.has("--json");
     const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
-    if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type);
+    auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config);
+    if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type, recorder.get());
     std::mt19937 rng(1234);
     using Clock = std::chrono::steady_clock;
 
@@ -152,26 +155,43 @@ int cmd_bench(int argc, char** argv) {
         rows.push_back(r);
     }
 
-    if (json) {
+    auto row_json = [&](const Row& r) {
         JsonWriter j;
-        j.begin_array();
-        for (const auto& r : rows) {
-            j.begin_object();
-            j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen);
-            j.key("n_threads").value(info.n_threads).key("avg_ts").value(r.avg_ts).key("stddev_ts").value(r.stddev_ts);
-            j.key("samples_ts").begin_array();
-            for (double v : r.samples_ts) j.value(v);
-            j.end_array();
-            j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
-            j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
-            j.key("rss_bytes").value(r.rss_bytes);
-            j.key("cpu_info").value(info.cpu_features).key("kernels").value(info.cpu_kernels);
-            if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
-            else j.key("gb_s").null().key("roofline_pct").null();
-            j.end_object();
-        }
+        j.begin_object();
+        j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen);
+        j.key("n_threads").value(info.n_threads).key("avg_ts").value(r.avg_ts).key("stddev_ts").value(r.stddev_ts);
+        j.key("samples_ts").begin_array();
+        for (double v : r.samples_ts) j.value(v);
         j.end_array();
-        std::cout << j.str() << "\n";
+        j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
+        j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
+        j.key("rss_bytes").value(r.rss_bytes);
+        j.key("cpu_info").value(info.cpu_features).key("kernels").value(info.cpu_kernels);
+        if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
+        else j.key("gb_s").null().key("roofline_pct").null();
+        j.end_object();
+        return j.str();
+    };
+    if (recorder) {
+        for (const auto& r : rows) {
+            workbench::BenchmarkRecord b;
+            b.configuration_id = recorder->configuration_id();
+            b.test_name = r.test;
+            b.n_prompt = r.n_prompt;
+            b.n_gen = r.n_gen;
+            b.n_batch = 1;
+            b.n_threads = info.n_threads;
+            b.avg_ts = r.avg_ts;
+            b.stddev_ts = r.stddev_ts;
+            b.json = row_json(r);
+            if (auto id = recorder->store().save_benchmark(b); !id.ok()) recorder->warn(id.status());
+        }
+        recorder->finish();
+    }
+    if (json) {
+        std::cout << "[";
+        for (size_t i = 0; i < rows.size(); ++i) std::cout << (i ? "," : "") << row_json(rows[i]);
+        std::cout << "]\n";
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";

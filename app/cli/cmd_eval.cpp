@@ -6,34 +6,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "commands.h"
+#include "history_recorder.h"
 #include "json_writer.h"
+#include "workbench/measure.h"
 
 namespace wbcli {
-namespace {
-
-constexpr size_t kChunk = 256;
-
-// log-softmax of one row, in double for the sums.
-void log_softmax(const float* logits, int64_t n, std::vector<double>& out) {
-    out.resize(static_cast<size_t>(n));
-    const float mx = *std::max_element(logits, logits + n);
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
-    const double lse = mx + std::log(sum);
-    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = logits[i] - lse;
-}
-
-struct Totals {
-    double nll = 0, nll_base = 0, kl = 0;
-    int64_t n = 0, top1_same = 0;
-};
-
-}  // namespace
 
 int cmd_eval(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
@@ -41,6 +24,7 @@ int cmd_eval(int argc, char** argv) {
         {"--chunks", "", true, "N  score at most N windows (default: all)"},
         {"--decode", "", true, "N  after the last window, generate N tokens to time decode at that context (default 32; 0 = off)"},
         {"--json", "", false, "print one JSON object with the figures"},
+        db_flag(),
     };
     const std::string synopsis = "-f TEXT [--ctx N] [--attention SPEC] [--kv-type T] [--weights Q] [--json]";
     add_engine_flags(flags);
@@ -80,67 +64,21 @@ int cmd_eval(int argc, char** argv) {
 
     const std::vector<workbench::TokenId> all = engine.tokenize(text.str(), true, false);
     const size_t window = static_cast<size_t>(n_ctx);
-    size_t n_windows = all.size() / window;
-    if (max_chunks > 0) n_windows = std::min(n_windows, static_cast<size_t>(max_chunks));
-    if (n_windows == 0)
-        return runtime_error(path + " has " + std::to_string(all.size()) + " tokens, fewer than one window of --ctx " + std::to_string(n_ctx));
     const bool json = ctx.args.has("--json");
-    const int64_t n_vocab = info.n_vocab;
-    Totals tot;
-    uint64_t kv_peak = 0, kv_full = 0;
-    std::vector<double> lp, lp_base;
     const auto t0 = std::chrono::steady_clock::now();
-    for (size_t w = 0; w < n_windows; ++w) {
-        const size_t first = w * window;
-        engine.reset();
-        if (!same_as_base) base.reset();
-        for (size_t c0 = 0; c0 < window; c0 += kChunk) {
-            const size_t cn = std::min(kChunk, window - c0);
-            const std::vector<workbench::TokenId> chunk(all.begin() + static_cast<std::ptrdiff_t>(first + c0),
-                                                        all.begin() + static_cast<std::ptrdiff_t>(first + c0 + cn));
-            if (c0 + cn <= window / 2) {
-                // Nothing scored here: run the chunk without the output head.
-                if (auto st = engine.eval(chunk); !st.ok()) return runtime_error(st.message());
-                if (!same_as_base)
-                    if (auto st = base.eval(chunk); !st.ok()) return runtime_error("baseline: " + st.message());
-                continue;
-            }
-            auto logits = engine.eval_logits(chunk);
-            if (!logits.ok()) return runtime_error(logits.status().message());
-            workbench::Result<std::vector<float>> base_logits = same_as_base ? logits : base.eval_logits(chunk);
-            if (!base_logits.ok()) return runtime_error("baseline: " + base_logits.status().message());
-            // Position i predicts token i + 1; the second half of the window is scored.
-            for (size_t i = c0; i < c0 + cn && i + 1 < window; ++i) {
-                if (i < window / 2) continue;
-                const float* row = logits->data() + (i - c0) * n_vocab;
-                const float* brow = base_logits->data() + (i - c0) * n_vocab;
-                const auto next = static_cast<size_t>(all[first + i + 1]);
-                log_softmax(row, n_vocab, lp);
-                tot.nll -= lp[next];
-                ++tot.n;
-                if (same_as_base) {
-                    tot.nll_base -= lp[next];
-                    ++tot.top1_same;
-                    continue;
-                }
-                log_softmax(brow, n_vocab, lp_base);
-                tot.nll_base -= lp_base[next];
-                double kl = 0;
-                for (int64_t v = 0; v < n_vocab; ++v) kl += std::exp(lp_base[static_cast<size_t>(v)]) * (lp_base[static_cast<size_t>(v)] - lp[static_cast<size_t>(v)]);
-                tot.kl += std::max(0.0, kl);
-                tot.top1_same += (std::max_element(row, row + n_vocab) - row) == (std::max_element(brow, brow + n_vocab) - brow);
-            }
-        }
-        const auto usage = engine.kv_usage();
-        kv_peak = std::max(kv_peak, usage.bytes_peak);
-        kv_full = std::max(kv_full, usage.bytes_full);
-        if (!json) {
-            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            std::cerr << "\r[" << (w + 1) << "/" << n_windows << "] ppl " << std::exp(tot.nll / static_cast<double>(tot.n)) << "  "
-                      << static_cast<int>(s) << " s" << std::flush;
-        }
-    }
+    workbench::QualityOptions qo;
+    qo.n_ctx = n_ctx;
+    qo.max_windows = max_chunks;
+    auto progress = [&](int64_t done, int64_t total) {
+        if (json) return;
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::cerr << "\r[" << done << "/" << total << "] " << static_cast<int>(s) << " s" << std::flush;
+    };
+    auto quality = workbench::evaluate_quality(engine, base, all, qo, progress);
     if (!json) std::cerr << "\n";
+    if (!quality.ok()) return runtime_error(path + ": " + quality.status().message());
+    const size_t n_windows = static_cast<size_t>(quality->n_windows);
+    uint64_t kv_peak = quality->kv_bytes_peak, kv_full = quality->kv_bytes_full;
 
     // Decode at the last window's context: one more text token, then greedy tokens.
     std::optional<double> decode_tok_s;
@@ -163,37 +101,50 @@ int cmd_eval(int argc, char** argv) {
         kv_full = std::max(kv_full, out->metrics.kv_bytes_full);
     }
 
-    const double n = static_cast<double>(tot.n);
-    const double ppl = std::exp(tot.nll / n), ppl_base = std::exp(tot.nll_base / n);
-    const double dppl = (ppl / ppl_base - 1.0) * 100.0;
-    if (json) {
+    const workbench::QualityReport& q = *quality;
+    const double ppl = q.perplexity, ppl_base = q.perplexity_baseline, dppl = q.delta_ppl_pct;
+    {
         JsonWriter j;
         j.begin_object();
         j.key("file").value(path);
         j.key("ctx").value(n_ctx);
         j.key("windows").value(static_cast<int64_t>(n_windows));
-        j.key("tokens_scored").value(tot.n);
+        j.key("tokens_scored").value(q.n_tokens_scored);
         j.key("attention").value(info.attention);
         j.key("kv_type").value(info.kv_types);
         j.key("weights").value(info.weight_type);
         j.key("ppl").value(ppl);
         j.key("ppl_baseline").value(ppl_base);
         j.key("delta_ppl_pct").value(dppl);
-        j.key("kl_mean").value(tot.kl / n);
-        j.key("top1_agreement").value(static_cast<double>(tot.top1_same) / n);
+        j.key("kl_mean").value(q.kl_mean);
+        j.key("top1_agreement").value(q.top1_agreement);
         j.key("kv_bytes_peak").value(kv_peak);
         j.key("kv_bytes_full").value(kv_full);
         j.key("kv_bytes_read_per_token").value(read_per_token);
         j.key("kv_bytes_read_full").value(read_full);
         j.key("decode_tok_s").value(decode_tok_s);
         j.end_object();
-        std::cout << j.str() << "\n";
-        return 0;
+        if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
+            workbench::EvaluationRecord e;
+            e.configuration_id = recorder->configuration_id();
+            e.text_name = std::filesystem::path(path).filename().string();
+            e.text_sha256 = workbench::sha256_hex(text.str());
+            e.n_tokens = static_cast<int32_t>(q.n_tokens_scored);
+            e.perplexity = ppl;
+            e.kl_mean = q.kl_mean;
+            e.top1_agreement = q.top1_agreement;
+            e.json = j.str();
+            if (auto id = recorder->store().save_evaluation(e); !id.ok()) recorder->warn(id.status());
+            recorder->finish();
+        }
+        if (json) {
+            std::cout << j.str() << "\n";
+            return 0;
+        }
     }
     std::printf("%s  kv %s  weights %s  ctx %d  windows %zu  scored %lld tokens\n", info.attention.c_str(), info.kv_types.c_str(),
-                info.weight_type.c_str(), n_ctx, n_windows, static_cast<long long>(tot.n));
-    std::printf("PPL %.4f  baseline %.4f  dPPL %+.3f%%  KL %.5f  top-1 %.2f%%\n", ppl, ppl_base, dppl, tot.kl / n,
-                100.0 * static_cast<double>(tot.top1_same) / n);
+                info.weight_type.c_str(), n_ctx, n_windows, static_cast<long long>(q.n_tokens_scored));
+    std::printf("PPL %.4f  baseline %.4f  dPPL %+.3f%%  KL %.5f  top-1 %.2f%%\n", ppl, ppl_base, dppl, q.kl_mean, 100.0 * q.top1_agreement);
     std::printf("KV peak %s (full attention %s)  read/token %s (full %s)  decode %s\n", format_bytes(kv_peak).c_str(),
                 format_bytes(kv_full).c_str(), format_bytes(read_per_token).c_str(), format_bytes(read_full).c_str(),
                 decode_tok_s ? (std::to_string(*decode_tok_s) + " tok/s").c_str() : "n/a");

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "history_recorder.h"
 #include "json_writer.h"
 
 namespace wbcli {
@@ -43,6 +44,32 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
     std::cout << j.str() << "\n";
 }
 
+// A session of one turn: the prompt, the reply and its run.
+void record_run(HistoryRecorder& rec, const std::string& prompt, const workbench::GenerationResult& r) {
+    workbench::Store& store = rec.store();
+    workbench::SessionRecord session;
+    session.configuration_id = rec.configuration_id();
+    auto session_id = store.create_session(session);
+    if (!session_id.ok()) return rec.warn(session_id.status());
+    workbench::RunRecord run = rec.new_run(*session_id);
+    auto run_id = store.begin_run(run);
+    if (!run_id.ok()) return rec.warn(run_id.status());
+    run.id = *run_id;
+    workbench::apply_metrics(run, r.metrics);
+    run.stop_reason = workbench::stop_reason_name(r.stop_reason);
+    (void)store.finish_run(run);
+    workbench::MessageRecord message;
+    message.session_id = *session_id;
+    message.role = "user";
+    message.text = prompt;
+    (void)store.add_message(message);
+    message.run_id = *run_id;
+    message.role = "assistant";
+    message.text = r.text;
+    (void)store.add_message(message);
+    rec.finish();
+}
+
 std::string fmt(const std::optional<double>& v, const char* unit) {
     if (!v) return "n/a";
     char buf[48];
@@ -60,6 +87,7 @@ int cmd_run(int argc, char** argv) {
         {"--ignore-eos", "", false, "keep generating past end-of-generation tokens, up to -n"},
         {"--stop", "", true, "TEXT  stop when the output contains TEXT"},
         {"--json", "", false, "print one JSON object with text, tokens and metrics (no streaming)"},
+        db_flag(),
     };
     auto sf = sampling_flags();
     flags.insert(flags.end(), sf.begin(), sf.end());
@@ -82,8 +110,10 @@ int cmd_run(int argc, char** argv) {
     if (ctx.args.has("--chat")) prompt = ctx.engine->render_chat({{"user", prompt}}, true);
     workbench::TextCallback stream;
     if (!json) stream = [](std::string_view text) { std::cout << text << std::flush; };
+    auto recorder = HistoryRecorder::open_if_asked(ctx.args, *ctx.engine, ctx.config);
     auto result = ctx.engine->generate(prompt, req, stream);
     if (!result.ok()) return runtime_error(result.status().message());
+    if (recorder) record_run(*recorder, ctx.args.get("--prompt"), *result);
     if (json) {
         print_json(*result, ctx.engine->model_info());
         return 0;

@@ -19,10 +19,12 @@ int cmd_bench(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_batch(int argc, char** argv);
+int cmd_history(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {
     Args args;
+    workbench::EngineConfig config;   // what the engine was loaded with
     std::unique_ptr<workbench::Engine> engine;
 };
 // Returns -1 to continue, or an exit code to return now (help printed, bad flag, load failure).
@@ -36,8 +38,9 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
 std::string resolve_model_path(const Args& args, int& rc);
 
 // bench -b: one throughput row per batch size (cmd_bench_batch.cpp).
+class HistoryRecorder;
 int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches, int n_prompt, int n_gen, int reps, bool json,
-                      const std::string& model_type);
+                      const std::string& model_type, HistoryRecorder* recorder);
 
 int usage_error(const std::string& message);
 int runtime_error(const std::string& message);

@@ -66,6 +66,8 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
         std::fprintf(stderr, "\r%s [%s] %3d%%", step.c_str(), bar.c_str(), pct);
         drew = true;
     };
+    ctx.config = config;
+    ctx.config.on_load_progress = nullptr;
     auto engine = workbench::Engine::load(config);
     if (drew) std::fprintf(stderr, "\n");
     if (!engine.ok()) return runtime_error(engine.status().message());

@@ -18,7 +18,8 @@ void print_help() {
                  "  bench     prompt-processing and generation speed, llama-bench style (pp512, tg128)\n"
                  "  quantize  write a copy of a model with its weight matrices in another type\n"
                  "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n"
-                 "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n\n"
+                 "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
+                 "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -46,5 +47,6 @@ int main(int argc, char** argv) {
     if (command == "quantize") return wbcli::cmd_quantize(argc, argv);
     if (command == "eval") return wbcli::cmd_eval(argc, argv);
     if (command == "batch") return wbcli::cmd_batch(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch; see --help)");
+    if (command == "history") return wbcli::cmd_history(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history; see --help)");
 }

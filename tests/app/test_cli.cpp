@@ -10,6 +10,8 @@
 
 #include <random>
 
+#include "workbench/store.h"
+
 namespace {
 
 struct Outcome {
@@ -278,6 +280,67 @@ private slots:
         auto missing = run_cli({"batch", "-f", dir.filePath("absent.jsonl")});
         QCOMPARE(missing.exit_code, 1);
         QVERIFY(missing.err.contains("absent.jsonl"));
+    }
+
+    void db_records_runs_benchmarks_and_evals_for_history() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString db = dir.filePath("sub/history.db");  // its folder is created
+        auto r = run_cli({"run", "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "-n", "8",
+                          "-t", "2", "--db", db, "--json"});
+        QCOMPARE(r.exit_code, 0);
+        auto b = run_cli({"bench", "-p", "16", "-n", "4", "-r", "1", "-t", "2", "--db", db, "--json"});
+        QCOMPARE(b.exit_code, 0);
+        QTemporaryDir text_dir;
+        QFile text(text_dir.filePath("t.txt"));
+        QVERIFY(text.open(QIODevice::WriteOnly));
+        for (int i = 0; i < 40; ++i) text.write("The quick brown fox jumps over the lazy dog. ");
+        text.close();
+        auto e = run_cli({"eval", "-f", text.fileName(), "--ctx", "128", "--decode", "0", "-t", "2", "--db", db, "--json"});
+        QCOMPARE(e.exit_code, 0);
+
+        auto h = run_cli({"history", "--db", db, "--json"});
+        QCOMPARE(h.exit_code, 0);
+        const auto sessions = QJsonDocument::fromJson(h.out).array();
+        QCOMPARE(sessions.size(), 1);
+        const auto s = sessions[0].toObject();
+        QVERIFY(s["title"].toString().contains("capital of France"));
+        const auto runs = s["runs"].toArray();
+        QCOMPARE(runs.size(), 1);
+        const auto run = runs[0].toObject();
+        QCOMPARE(run["generated_tokens"].toInt(), QJsonDocument::fromJson(r.out).object()["tokens"].toArray().size());
+        QVERIFY(run["ttft_ms"].toDouble() > 0);
+        // The model file's sha256, as the installer verifies it.
+        QCOMPARE(run["model_sha256"].toString(), QString("b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"));
+        QCOMPARE(QJsonDocument::fromJson(run_cli({"history", "--db", db, "--search", "Paris", "--json"}).out).array().size(), 1);
+        QCOMPARE(QJsonDocument::fromJson(run_cli({"history", "--db", db, "--search", "Berlin", "--json"}).out).array().size(), 0);
+
+        workbench::StoreOptions o;
+        o.path = db.toStdString();
+        o.read_only = true;
+        auto store = workbench::Store::open(o);
+        QVERIFY2(store.ok(), store.status().message().c_str());
+        auto benches = (*store)->list_benchmarks();
+        QVERIFY(benches.ok());
+        QCOMPARE(benches->size(), size_t{2});
+        auto evals = (*store)->list_evaluations();
+        QVERIFY(evals.ok());
+        QCOMPARE(evals->size(), size_t{1});
+        QVERIFY((*evals)[0].perplexity && *(*evals)[0].perplexity > 1.0);
+        QCOMPARE((*evals)[0].text_name, std::string("t.txt"));
+
+        // A database that cannot be opened is a warning: the command's own output still comes.
+        QFile junk(dir.filePath("junk.db"));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write(QByteArray(8192, 'x'));
+        junk.close();
+        auto w = run_cli({"run", "-p", "Hello", "-n", "2", "-t", "2", "--db", junk.fileName(), "--json"});
+        QCOMPARE(w.exit_code, 0);
+        QVERIFY(w.err.contains("warning: history not recorded"));
+        QVERIFY(QJsonDocument::fromJson(w.out).isObject());
+        auto missing = run_cli({"history", "--db", dir.filePath("absent.db")});
+        QCOMPARE(missing.exit_code, 1);
+        QVERIFY(missing.err.contains("absent.db"));
     }
 
     void quantized_copy_still_answers() {

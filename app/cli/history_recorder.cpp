@@ -1,0 +1,70 @@
+// Opening the CLI's history database and the provenance every recorded figure carries.
+#include "history_recorder.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+namespace wbcli {
+
+FlagSpec db_flag() { return {"--db", "", true, "PATH  record this command's results in a session database (see `history`)"}; }
+
+std::string default_history_path() {
+    std::string base;
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) base = xdg;
+    else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.local/share";
+    else base = ".";
+    return base + "/inference-workbench/history.db";
+}
+
+void HistoryRecorder::warn(const workbench::Status& s) const {
+    std::cerr << "workbench-cli: warning: history not recorded: " << s.message() << "\n";
+}
+
+std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args, const workbench::Engine& engine,
+                                                                const workbench::EngineConfig& config) {
+    if (!args.has("--db")) return nullptr;
+    auto rec = std::unique_ptr<HistoryRecorder>(new HistoryRecorder());
+    workbench::StoreOptions options;
+    options.path = args.get("--db");
+    options.flush_interval_ms = 2;   // the CLI waits on ids (begin_run) after the work is done: commit promptly
+    std::error_code ec;
+    if (const auto dir = std::filesystem::path(options.path).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
+    auto store = workbench::Store::open(options);
+    if (!store.ok()) {
+        rec->warn(store.status());
+        return nullptr;
+    }
+    rec->store_ = std::move(store).value();
+    auto config_id = rec->store_->save_configuration(workbench::make_configuration(config, "cpu"));
+    if (!config_id.ok()) {
+        rec->warn(config_id.status());
+        return nullptr;
+    }
+    rec->configuration_id_ = *config_id;
+    const auto& info = engine.model_info();
+    rec->provenance_ = workbench::app_provenance();
+    rec->provenance_.cpu_features = info.cpu_features;
+    rec->provenance_.backend = "cpu";
+    rec->provenance_.n_threads = info.n_threads;
+    if (auto sha = workbench::file_sha256(info.path); sha.ok()) rec->provenance_.model_sha256 = *sha;
+    return rec;
+}
+
+workbench::RunRecord HistoryRecorder::new_run(workbench::RowId session_id) const {
+    workbench::RunRecord run;
+    run.session_id = session_id;
+    run.configuration_id = configuration_id_;
+    run.provenance = provenance_;
+    return run;
+}
+
+bool HistoryRecorder::finish() {
+    if (auto s = store_->flush(); !s.ok()) {
+        warn(s);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace wbcli

@@ -1,0 +1,39 @@
+// `--db PATH`: what run, bench, eval and batch record into the session database. The CLI records
+// nothing without the flag. A database that cannot be opened or written is a warning on stderr:
+// the command's own output is never lost to a history failure.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli_args.h"
+#include "workbench/engine.h"
+#include "workbench/store.h"
+
+namespace wbcli {
+
+FlagSpec db_flag();
+// $XDG_DATA_HOME/inference-workbench/history.db (else ~/.local/share/...): the GUI's database too.
+std::string default_history_path();
+
+class HistoryRecorder {
+public:
+    // nullptr when --db was not given, or (after a warning) when the store cannot be opened.
+    static std::unique_ptr<HistoryRecorder> open_if_asked(const Args& args, const workbench::Engine& engine,
+                                                          const workbench::EngineConfig& config);
+
+    workbench::Store& store() { return *store_; }
+    workbench::RowId configuration_id() const { return configuration_id_; }
+    // A run record with this machine's, build's and model file's provenance filled in.
+    workbench::RunRecord new_run(workbench::RowId session_id) const;
+    // Flushes; a failure becomes a warning. Returns whether everything was committed.
+    bool finish();
+    void warn(const workbench::Status& s) const;
+
+private:
+    std::unique_ptr<workbench::Store> store_;
+    workbench::RowId configuration_id_ = 0;
+    workbench::RunProvenance provenance_;
+};
+
+}  // namespace wbcli

@@ -1,0 +1,157 @@
+// The shared measurements: windowed perplexity with KL/top-1 against a baseline engine, and
+// one point of the batch throughput curve through run_batch's benchmark phases.
+#include "workbench/measure.h"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace workbench {
+namespace {
+
+constexpr size_t kChunk = 256;   // tokens per eval_logits call: bounds the logits held at once
+
+// log-softmax of one row, in double for the sums.
+void log_softmax(const float* logits, int64_t n, std::vector<double>& out) {
+    out.resize(static_cast<size_t>(n));
+    const float mx = *std::max_element(logits, logits + n);
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(logits[i]) - mx);
+    const double lse = mx + std::log(sum);
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = logits[i] - lse;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const std::vector<TokenId>& tokens,
+                                       const QualityOptions& options, const ProgressCallback& progress,
+                                       const std::atomic<bool>* cancel) {
+    const bool same = &engine == &baseline;
+    const size_t window = static_cast<size_t>(std::max(2, options.n_ctx));
+    size_t n_windows = tokens.size() / window;
+    if (options.max_windows > 0) n_windows = std::min(n_windows, static_cast<size_t>(options.max_windows));
+    if (n_windows == 0)
+        return error(StatusCode::invalid_argument, "the text has " + std::to_string(tokens.size()) +
+                                                       " tokens, fewer than one window of " + std::to_string(window));
+    const int64_t n_vocab = engine.model_info().n_vocab;
+    if (baseline.model_info().n_vocab != n_vocab)
+        return error(StatusCode::invalid_argument, "the baseline's vocabulary differs from the model's: compare one model's configurations");
+    double nll = 0, nll_base = 0, kl_sum = 0;
+    int64_t n = 0, top1_same = 0;
+    QualityReport r;
+    std::vector<double> lp, lp_base;
+    for (size_t w = 0; w < n_windows; ++w) {
+        if (cancel && cancel->load(std::memory_order_relaxed)) return error(StatusCode::cancelled, "evaluation cancelled");
+        const size_t first = w * window;
+        engine.reset();
+        if (!same) baseline.reset();
+        for (size_t c0 = 0; c0 < window; c0 += kChunk) {
+            const size_t cn = std::min(kChunk, window - c0);
+            const std::vector<TokenId> chunk(tokens.begin() + static_cast<std::ptrdiff_t>(first + c0),
+                                             tokens.begin() + static_cast<std::ptrdiff_t>(first + c0 + cn));
+            if (c0 + cn <= window / 2) {
+                // Nothing scored here: run the chunk without the output head.
+                WB_RETURN_IF_ERROR(engine.eval(chunk));
+                if (!same) WB_RETURN_IF_ERROR(baseline.eval(chunk));
+                continue;
+            }
+            WB_ASSIGN_OR_RETURN(const std::vector<float> logits, engine.eval_logits(chunk));
+            std::vector<float> base_logits;
+            if (!same) {
+                WB_ASSIGN_OR_RETURN(base_logits, baseline.eval_logits(chunk));
+            }
+            // Position i predicts token i + 1; the second half of the window is scored.
+            for (size_t i = std::max(c0, window / 2); i < c0 + cn && i + 1 < window; ++i) {
+                const float* row = logits.data() + (i - c0) * n_vocab;
+                const auto next = static_cast<size_t>(tokens[first + i + 1]);
+                log_softmax(row, n_vocab, lp);
+                nll -= lp[next];
+                ++n;
+                if (same) {
+                    nll_base -= lp[next];
+                    ++top1_same;
+                    continue;
+                }
+                const float* brow = base_logits.data() + (i - c0) * n_vocab;
+                log_softmax(brow, n_vocab, lp_base);
+                nll_base -= lp_base[next];
+                double kl = 0;
+                for (int64_t v = 0; v < n_vocab; ++v)
+                    kl += std::exp(lp_base[static_cast<size_t>(v)]) * (lp_base[static_cast<size_t>(v)] - lp[static_cast<size_t>(v)]);
+                kl_sum += std::max(0.0, kl);
+                top1_same += (std::max_element(row, row + n_vocab) - row) == (std::max_element(brow, brow + n_vocab) - brow);
+            }
+        }
+        const KvUsageReport usage = engine.kv_usage();
+        r.kv_bytes_peak = std::max(r.kv_bytes_peak, usage.bytes_peak);
+        r.kv_bytes_full = std::max(r.kv_bytes_full, usage.bytes_full);
+        if (progress) progress(static_cast<int64_t>(w + 1), static_cast<int64_t>(n_windows));
+    }
+    const double dn = static_cast<double>(n);
+    r.n_tokens_scored = n;
+    r.n_windows = static_cast<int32_t>(n_windows);
+    r.perplexity = std::exp(nll / dn);
+    r.perplexity_baseline = std::exp(nll_base / dn);
+    r.delta_ppl_pct = (r.perplexity / r.perplexity_baseline - 1.0) * 100.0;
+    r.kl_mean = kl_sum / dn;
+    r.top1_agreement = static_cast<double>(top1_same) / dn;
+    return r;
+}
+
+Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen, uint32_t seed,
+                                                 const std::atomic<bool>* cancel) {
+    if (batch < 1 || n_prompt < 1 || n_gen < 0)
+        return error(StatusCode::invalid_argument, "throughput: batch and n_prompt must be at least 1, n_gen at least 0 (got " +
+                                                       std::to_string(batch) + ", " + std::to_string(n_prompt) + ", " + std::to_string(n_gen) + ")");
+    std::mt19937 rng(seed);
+    const int32_t n_vocab = engine.model_info().n_vocab;
+    std::vector<BatchRequest> reqs(static_cast<size_t>(batch));
+    for (auto& r : reqs) {
+        r.prompt.resize(static_cast<size_t>(n_prompt));
+        for (auto& t : r.prompt) t = static_cast<TokenId>(rng() % static_cast<unsigned>(n_vocab));
+        r.generation.max_tokens = n_gen + 1;   // the first token comes from the prefill; n decode steps follow
+        r.generation.ignore_eos = true;
+        r.generation.sampling.temperature = 0;
+    }
+    BatchOptions o;
+    o.max_running = batch;
+    o.max_batch_tokens = std::max(512, batch);
+    o.prefill_before_decode = true;
+    std::vector<double> steps;
+    double first_token_last = 0, last_token = 0;
+    std::vector<bool> started(static_cast<size_t>(batch), false);
+    const BatchEventCallback on_event = [&](const BatchEvent& ev) {
+        if (ev.kind == BatchEvent::Kind::step) steps.push_back(ev.t_ms);
+        if (ev.kind != BatchEvent::Kind::token) return;
+        if (!started[static_cast<size_t>(ev.request)]) started[static_cast<size_t>(ev.request)] = true, first_token_last = ev.t_ms;
+        last_token = ev.t_ms;
+    };
+    WB_ASSIGN_OR_RETURN(const BatchResult res, engine.run_batch(reqs, o, on_event, cancel));
+    if (cancel && cancel->load()) return error(StatusCode::cancelled, "throughput measurement cancelled");
+    for (const auto& c : res.completions)
+        if (!c.ok) return error(StatusCode::internal, "throughput: a sequence failed: " + c.error);
+    if (res.metrics.n_preemptions > 0)
+        return error(StatusCode::resource_exhausted, "throughput: the KV pool ran out at batch " + std::to_string(batch) +
+                                                         " (size the pool for batch · (prompt + generated) tokens)");
+    ThroughputPoint p;
+    p.batch = batch, p.n_prompt = n_prompt, p.n_gen = n_gen;
+    const double t_pp = first_token_last / 1000.0, t_tg = (last_token - first_token_last) / 1000.0;
+    if (t_pp > 0) p.pp_tok_s = static_cast<double>(batch) * n_prompt / t_pp;
+    if (t_tg > 0) p.tg_tok_s = static_cast<double>(batch) * n_gen / t_tg;
+    if (t_pp + t_tg > 0) p.total_tok_s = static_cast<double>(batch) * (n_prompt + n_gen) / (t_pp + t_tg);
+    std::vector<double> decode_steps;
+    for (size_t i = 1; i < steps.size(); ++i)
+        if (steps[i - 1] >= first_token_last) decode_steps.push_back(steps[i] - steps[i - 1]);
+    p.decode_step_ms_p50 = median(decode_steps);
+    p.kv_bytes_peak = res.metrics.kv_bytes_peak;
+    return p;
+}
+
+}  // namespace workbench

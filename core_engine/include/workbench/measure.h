@@ -1,0 +1,60 @@
+// Measurements built on the engine API, shared by the CLI (eval, bench) and the GUI (Compare's
+// quality column, the Benchmark page): text quality against a baseline configuration, pp/tg
+// speed, and one point of the batch throughput curve. Each runs on the calling thread (the
+// engine's owner), reports progress through a callback and stops early on `cancel`.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "workbench/engine.h"
+
+namespace workbench {
+
+// progress(done, total): windows scored, runs finished, ...
+using ProgressCallback = std::function<void(int64_t done, int64_t total)>;
+
+struct QualityOptions {
+    int32_t n_ctx = 512;          // window length; the second half of each window is scored
+    int32_t max_windows = 0;      // 0: the whole text
+};
+
+struct QualityReport {
+    int64_t n_tokens_scored = 0;
+    int32_t n_windows = 0;
+    double perplexity = 0;          // under `engine`
+    double perplexity_baseline = 0; // under `baseline`
+    double delta_ppl_pct = 0;       // (ppl / ppl_baseline − 1) · 100
+    double kl_mean = 0;             // mean KL(baseline ‖ engine) per scored token
+    double top1_agreement = 0;      // share of scored tokens whose argmax agrees
+    uint64_t kv_bytes_peak = 0;     // `engine`'s KV at a window's end, at most
+    uint64_t kv_bytes_full = 0;     // what full attention would hold there
+};
+
+// Perplexity of `tokens` under `engine`, and KL / top-1 against `baseline` (the same model with
+// full attention and f16 KV, say), window by window with each window from an empty cache, as
+// llama-perplexity --kl-divergence does. Both engines' caches are reset. Errors: invalid_argument
+// when the text is shorter than one window (names both lengths); cancelled; the engines' errors.
+Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const std::vector<TokenId>& tokens,
+                                       const QualityOptions& options, const ProgressCallback& progress = {},
+                                       const std::atomic<bool>* cancel = nullptr);
+
+// One point of the throughput-vs-batch curve, in llama-batched-bench's phases: `batch` prompts
+// of `n_prompt` random tokens prefilled, then all decode `n_gen` tokens together. The engine's KV
+// pool must hold batch · (n_prompt + n_gen + 1) tokens (EngineConfig::n_seq_max, n_ctx): a point
+// that would preempt is an error (resource_exhausted) rather than a distorted figure.
+struct ThroughputPoint {
+    int32_t batch = 0, n_prompt = 0, n_gen = 0;
+    double pp_tok_s = 0;            // batch · n_prompt / prefill time
+    double tg_tok_s = 0;            // batch · n_gen / decode time: all sequences together
+    double decode_step_ms_p50 = 0;  // median decode step: each sequence's time per output token
+    double total_tok_s = 0;         // batch · (n_prompt + n_gen) / whole time
+    uint64_t kv_bytes_peak = 0;
+};
+Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen,
+                                                 uint32_t seed = 1234, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace workbench
