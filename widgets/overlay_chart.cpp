@@ -4,6 +4,7 @@
 #include <QLineSeries>
 #include <QPen>
 #include <QValueAxis>
+#include <iterator>
 
 namespace {
 // Tableau's palette, as the other charts use.

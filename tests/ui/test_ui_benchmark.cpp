@@ -3,6 +3,7 @@
 // the saved rows with the machine and configuration. Skipped while the engine's measurements
 // (workbench/measure.h) are not in this build; the batch-size parsing is checked regardless.
 #include <QLineEdit>
+#include <QPushButton>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSpinBox>

@@ -164,6 +164,7 @@ private slots:
 
     void continueReopensAndRecordsIntoTheSameSession() {
         // The chat runs another configuration: Continue must reload the session's.
+        m_window->showPage("Chat");
         child<QComboBox>("attentionCombo")->setCurrentText("sliding");
         child<QSpinBox>("slidingWindow")->setValue(64);
         QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
@@ -171,7 +172,9 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
 
         QSignalSpy continued(m_window, &MainWindow::sessionContinued);
+        m_window->showPage("History");
         history()->selectSession(m_giraffes);
+        QCOMPARE(history()->selectedSessionId(), m_giraffes);
         QTest::mouseClick(child<QPushButton>("historyContinue"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(continued.count() == 1, uitest::kTimeoutMs);
         QVERIFY(continued.at(0).at(1).toBool());

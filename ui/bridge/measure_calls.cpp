@@ -1,5 +1,6 @@
-// The measurements through workbench/measure.h. Until that header is part of the engine, the
-// calls say so instead (the pages show the message); the build never depends on it being there.
+// The measurements through workbench/measure.h, turned into the pages' value types and the JSON
+// rows the CLI prints. Where an engine lacks the header (an older checkout), the calls say so
+// instead and the pages show the message.
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -15,7 +16,89 @@
 namespace measure {
 
 #if WB_HAVE_MEASURE
-#error "fill in after measure.h lands"
+
+bool available() { return true; }
+
+workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, workbench::Engine& baseline,
+                                                  const std::vector<workbench::TokenId>& tokens, int nCtx,
+                                                  int maxWindows, const std::function<void(double)>& progress,
+                                                  const std::atomic<bool>* cancel) {
+    workbench::QualityOptions options;
+    options.n_ctx = nCtx;
+    options.max_windows = maxWindows;
+    auto report = workbench::evaluate_quality(
+        engine, baseline, tokens, options,
+        [&progress](int64_t done, int64_t total) {
+            if (progress && total > 0) progress(static_cast<double>(done) / static_cast<double>(total));
+        },
+        cancel);
+    if (!report.ok()) return report.status();
+    QualityFigures f;
+    f.perplexity = report->perplexity;
+    f.baselinePerplexity = report->perplexity_baseline;
+    f.klMean = report->kl_mean;
+    f.top1 = report->top1_agreement;
+    f.nTokens = static_cast<int>(report->n_tokens_scored);
+    const workbench::ModelInfo& info = engine.model_info();
+    // The keys `workbench-cli eval --json` prints, so saved evaluations read alike.
+    QJsonObject j;
+    j.insert(QStringLiteral("ctx"), nCtx);
+    j.insert(QStringLiteral("windows"), report->n_windows);
+    j.insert(QStringLiteral("tokens_scored"), static_cast<qint64>(report->n_tokens_scored));
+    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
+    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
+    j.insert(QStringLiteral("weights"), QString::fromStdString(info.weight_type));
+    j.insert(QStringLiteral("ppl"), report->perplexity);
+    j.insert(QStringLiteral("ppl_baseline"), report->perplexity_baseline);
+    j.insert(QStringLiteral("delta_ppl_pct"), report->delta_ppl_pct);
+    j.insert(QStringLiteral("kl_mean"), report->kl_mean);
+    j.insert(QStringLiteral("top1_agreement"), report->top1_agreement);
+    j.insert(QStringLiteral("kv_bytes_peak"), static_cast<qint64>(report->kv_bytes_peak));
+    j.insert(QStringLiteral("kv_bytes_full"), static_cast<qint64>(report->kv_bytes_full));
+    f.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    return f;
+}
+
+workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch, int nPrompt, int nGen, uint64_t seed,
+                                           const std::atomic<bool>* cancel) {
+    auto point = workbench::measure_batch_throughput(engine, batch, nPrompt, nGen, static_cast<uint32_t>(seed), cancel);
+    if (!point.ok()) return point.status();
+    const workbench::ModelInfo& info = engine.model_info();
+    BenchPoint p;
+    p.batch = point->batch;
+    p.nPrompt = point->n_prompt;
+    p.nGen = point->n_gen;
+    p.nThreads = info.n_threads;
+    p.totalTokS = point->total_tok_s;
+    p.promptTokS = point->pp_tok_s;
+    p.genTokS = point->tg_tok_s;
+    // Every prompt is prefilled before the first decode step: a request's first token waits for the whole batch's prefill.
+    p.ttftMs = point->pp_tok_s > 0 ? 1000.0 * point->batch * point->n_prompt / point->pp_tok_s : 0;
+    p.tpotMs = point->decode_step_ms_p50;
+    p.kvBytesPeak = point->kv_bytes_peak;
+    // The keys of `workbench-cli bench -b --json`, one repetition.
+    QJsonObject j;
+    j.insert(QStringLiteral("test"), QStringLiteral("pp%1+tg%2").arg(nPrompt).arg(nGen));
+    j.insert(QStringLiteral("n_prompt"), nPrompt);
+    j.insert(QStringLiteral("n_gen"), nGen);
+    j.insert(QStringLiteral("batch"), batch);
+    j.insert(QStringLiteral("n_threads"), info.n_threads);
+    j.insert(QStringLiteral("avg_ts"), point->total_tok_s);
+    j.insert(QStringLiteral("stddev_ts"), 0);
+    j.insert(QStringLiteral("pp_tok_s"), point->pp_tok_s);
+    j.insert(QStringLiteral("tg_tok_s"), point->tg_tok_s);
+    j.insert(QStringLiteral("tpot_ms_p50"), point->decode_step_ms_p50);
+    j.insert(QStringLiteral("model_size"), static_cast<qint64>(info.weight_bytes));
+    j.insert(QStringLiteral("model_n_params"), static_cast<qint64>(info.n_params));
+    j.insert(QStringLiteral("backend"), QStringLiteral("CPU"));
+    j.insert(QStringLiteral("build_commit"), QString::fromLatin1(workbench::engine_version()));
+    j.insert(QStringLiteral("kv_bytes_peak"), static_cast<qint64>(point->kv_bytes_peak));
+    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
+    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
+    p.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    return p;
+}
+
 #else
 
 bool available() { return false; }

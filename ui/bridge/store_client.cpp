@@ -42,6 +42,9 @@ void StoreClient::open(const QString& path) {
         } else {
             workbench::StoreOptions options;
             options.path = path.toStdString();
+            // The store thread waits on each id it asks for (a session, a run): commit promptly.
+            // The GUI writes a few rows per reply, so small batches cost nothing.
+            options.flush_interval_ms = 10;
             auto opened = workbench::Store::open(options);
             if (opened.ok()) state->store = std::move(opened).value();
             else reason = QString::fromStdString(opened.status().message());

@@ -238,7 +238,7 @@ void ComparePage::run() {
         if (!used) continue;
         const QString name = CompareConfigForm::shortName(m_configs[i]);
         m_outputTitles[i]->setText(QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(name.toHtmlEscaped()));
-        m_figures.append(CompareFigures{name});
+        m_figures.append(CompareFigures::named(name));
         m_kvChart->addLine(name);
         m_rateChart->addLine(name);
     }
@@ -379,7 +379,7 @@ void ComparePage::evaluateQuality() {
     if (configs.size() != m_configs.size() || m_figures.size() != configs.size()) {
         m_configs = configs;
         m_figures.clear();
-        for (const auto& c : m_configs) m_figures.append(CompareFigures{CompareConfigForm::shortName(c)});
+        for (const auto& c : m_configs) m_figures.append(CompareFigures::named(CompareConfigForm::shortName(c)));
     }
     m_quality.clear();
     m_progress->setVisible(true);

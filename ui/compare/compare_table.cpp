@@ -41,6 +41,12 @@ QString format(int row, double v) {
 
 }  // namespace
 
+CompareFigures CompareFigures::named(const QString& name) {
+    CompareFigures f;
+    f.name = name;
+    return f;
+}
+
 CompareFigures CompareFigures::fromRun(const QString& name, const workbench::RunRecord& run) {
     CompareFigures f;
     f.name = name;

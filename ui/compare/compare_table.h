@@ -14,6 +14,8 @@ struct CompareFigures {
     std::optional<double> ttftMs, tpotMs, itlP50Ms, itlP90Ms, decodeTokS, kvBytes, kvReadPerToken;
     std::optional<double> perplexity, deltaPplPct, klMean, top1;
 
+    // A column with no figures yet.
+    static CompareFigures named(const QString& name);
     // The run's figures (TPOT from its decode speed).
     static CompareFigures fromRun(const QString& name, const workbench::RunRecord& run);
     void setQuality(const workbench::EvaluationRecord& evaluation, std::optional<double> baselinePerplexity);

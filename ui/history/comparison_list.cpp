@@ -105,7 +105,7 @@ void ComparisonList::showComparison(workbench::RowId comparisonId) {
                 const QString name = configurationName(config);
                 auto run = c.runsByConfiguration.find(config.id);
                 CompareFigures f = run != c.runsByConfiguration.end() ? CompareFigures::fromRun(name, run->second)
-                                                                     : CompareFigures{name + tr(" (no run)")};
+                                                                     : CompareFigures::named(name + tr(" (no run)"));
                 auto evaluation = c.evaluationsByConfiguration.find(config.id);
                 if (evaluation != c.evaluationsByConfiguration.end())
                     f.setQuality(evaluation->second, comparisons::baselinePerplexity(evaluation->second));

@@ -1,5 +1,7 @@
 #include "ui/history/history_recorder.h"
 
+#include <algorithm>
+
 #include "ui/bridge/store_client.h"
 
 // The ids the recording needs. Created on the GUI thread, then read and written only by tasks on
@@ -55,23 +57,24 @@ std::vector<workbench::MetricSample> HistoryRecorder::toMetricSamples(const QLis
                                                                        const workbench::GenerationMetrics& metrics) {
     std::vector<workbench::MetricSample> out;
     out.reserve(static_cast<size_t>(samples.size()));
-    // Tokens in context before the reply's first token: what the context ends with, less the reply.
-    const int base = metrics.n_context_tokens - metrics.n_generated;
-    double firstMs = -1;
-    int firstIndex = 0;
+    // Counted from the reply's first sample (token 1), so the index does not depend on whether
+    // the cache already holds the newest token when the callback runs.
+    int firstContext = -1;
+    double firstMs = 0;
     for (const TokenSample& s : samples) {
+        if (firstContext < 0) {
+            firstContext = s.nTokensContext;
+            firstMs = s.msSinceRequest;
+        }
         workbench::MetricSample m;
-        m.token_index = s.nTokensContext - base;
+        m.token_index = std::min(1 + s.nTokensContext - firstContext, std::max(1, metrics.n_generated));
         m.t_ms = s.msSinceRequest;
         m.kv_bytes = s.kvBytesInUse;
         m.kv_bytes_full = s.kvBytesFull;
-        if (s.firstOfReply || firstMs < 0) {
-            firstMs = s.msSinceRequest;
-            firstIndex = m.token_index;
-        } else {
+        if (m.token_index > 1) {
             m.itl_ms = s.gapMs;
             // Decode speed so far, as the engine defines it: tokens after the first over the time since it.
-            if (s.msSinceRequest > firstMs) m.tok_s = (m.token_index - firstIndex) * 1000.0 / (s.msSinceRequest - firstMs);
+            if (s.msSinceRequest > firstMs) m.tok_s = (m.token_index - 1) * 1000.0 / (s.msSinceRequest - firstMs);
         }
         // Two callbacks for one token (a held-back stop-string prefix) would collide on the key.
         if (!out.empty() && out.back().token_index >= m.token_index) continue;
