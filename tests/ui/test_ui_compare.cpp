@@ -97,6 +97,7 @@ private slots:
     void evaluateQualityAddsColumns() {
         if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
         m_window->showPage("Compare");
+        page()->evalWindows()->setValue(2);  // seconds, not tens of them
         QSignalSpy done(page(), &ComparePage::evaluationFinished);
         QTest::mouseClick(m_window->findChild<QPushButton*>("compareEvaluate"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);

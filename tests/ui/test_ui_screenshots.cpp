@@ -124,7 +124,8 @@ private slots:
         page->form()->setRow(1, true, QStringLiteral("sliding:window=32,sinks=4"), QStringLiteral("f16"));
         page->form()->setRow(2, true, QStringLiteral("full"), QStringLiteral("k=q8_0,v=q4_0"));
         page->prompt()->setPlainText(QStringLiteral("Write a short poem about the sea."));
-        page->maxTokens()->setValue(64);
+        page->maxTokens()->setValue(48);
+        page->evalWindows()->setValue(1);  // the table's quality rows, in seconds
         QSignalSpy done(page, &ComparePage::runFinished);
         page->run();
         QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 3 * uitest::kTimeoutMs);

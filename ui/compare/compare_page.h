@@ -36,6 +36,7 @@ public:
     CompareConfigForm* form() const { return m_form; }
     QPlainTextEdit* prompt() const { return m_prompt; }
     QSpinBox* maxTokens() const { return m_maxTokens; }
+    QSpinBox* evalWindows() const { return m_evalWindows; }
     CompareTable* table() const { return m_table; }
     TokenStreamView* output(int column) const;
     OverlayChart* kvChart() const { return m_kvChart; }
@@ -82,6 +83,7 @@ private:
     CompareConfigForm* m_form = nullptr;
     QPlainTextEdit* m_prompt = nullptr;
     QSpinBox* m_maxTokens = nullptr;
+    QSpinBox* m_evalWindows = nullptr;
     QDoubleSpinBox* m_temperature = nullptr;
     QPushButton *m_run = nullptr, *m_stop = nullptr, *m_evaluate = nullptr;
     QProgressBar* m_progress = nullptr;

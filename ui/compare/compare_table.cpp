@@ -88,9 +88,12 @@ bool CompareTable::hasQuality() const {
 void CompareTable::setFigures(const QList<CompareFigures>& columns) {
     m_columns = columns;
     setColumnCount(static_cast<int>(columns.size()));
-    QStringList headers;
-    for (const CompareFigures& c : columns) headers << c.name;
-    setHorizontalHeaderLabels(headers);
+    // Short headers keep the numbers readable; the full configuration is the tooltip.
+    for (int col = 0; col < columns.size(); ++col) {
+        auto* header = new QTableWidgetItem(QStringLiteral("#%1").arg(col + 1));
+        header->setToolTip(columns[col].name);
+        setHorizontalHeaderItem(col, header);
+    }
     m_best.clear();
     for (int row = 0; row < RowCount; ++row) {
         const RowSpec& spec = kRows[row];

@@ -88,7 +88,8 @@ QWidget* HistoryPage::buildSessionsTab() {
     for (QComboBox* c : {m_model, m_variant, m_date})
         connect(c, &QComboBox::activated, this, &HistoryPage::refresh);
 
-    auto* split = new QSplitter(Qt::Horizontal, tab);
+    // The table on top at full width (the title needs it), the selected session below.
+    auto* split = new QSplitter(Qt::Vertical, tab);
     auto* left = new QWidget(split);
     auto* leftCol = new QVBoxLayout(left);
     leftCol->setContentsMargins(0, 0, 0, 0);
@@ -105,7 +106,14 @@ QWidget* HistoryPage::buildSessionsTab() {
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->verticalHeader()->hide();
-    m_table->horizontalHeader()->setSectionResizeMode(SessionTableModel::Title, QHeaderView::Stretch);
+    QHeaderView* header = m_table->horizontalHeader();
+    for (int c : {SessionTableModel::Date, SessionTableModel::Turns, SessionTableModel::Tokens, SessionTableModel::DecodeSpeed})
+        header->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    header->setSectionResizeMode(SessionTableModel::Title, QHeaderView::Stretch);
+    // The title says most: model and configuration get what is left (their tooltips and the
+    // detail header say them in full).
+    header->resizeSection(SessionTableModel::Model, 110);
+    header->resizeSection(SessionTableModel::Configuration, 120);
     m_table->setWordWrap(false);
     leftCol->addWidget(m_table, 1);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &HistoryPage::onSelectionChanged);
@@ -146,8 +154,8 @@ QWidget* HistoryPage::buildSessionsTab() {
     m_detail = new SessionDetail(split);
     split->addWidget(left);
     split->addWidget(m_detail);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
     layout->addWidget(split, 1);
     updateButtons();
     return tab;

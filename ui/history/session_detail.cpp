@@ -43,7 +43,7 @@ SessionDetail::SessionDetail(QWidget* parent) : QWidget(parent) {
     m_header->setWordWrap(true);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(m_header);
-    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* split = new QSplitter(Qt::Horizontal, this);
     m_view = new TokenStreamView(split);
     m_view->setObjectName(QStringLiteral("historyTranscript"));
     auto* charts = new QWidget(split);
@@ -57,8 +57,8 @@ SessionDetail::SessionDetail(QWidget* parent) : QWidget(parent) {
     row->addWidget(m_rate, 3);
     split->addWidget(m_view);
     split->addWidget(charts);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
     layout->addWidget(split, 1);
     clear(tr("Select a session to read it and replay its charts."));
 }

@@ -35,6 +35,9 @@ QVariant SessionTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::TextAlignmentRole && index.column() >= Turns)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && index.column() == Title) return QString::fromStdString(s.title);
+    if (role == Qt::ToolTipRole && index.column() == Model) return QString::fromStdString(s.model);
+    if (role == Qt::ToolTipRole && index.column() == Configuration) return QString::fromStdString(s.config_summary);
+    if (role == Qt::ToolTipRole && index.column() == Tokens) return tr("prompt + generated, over every reply");
     if (role == SortRole) {
         switch (index.column()) {
         case Date: return QVariant::fromValue<qint64>(s.created_unix_ms);
@@ -70,7 +73,7 @@ QVariant SessionTableModel::headerData(int section, Qt::Orientation orientation,
     case Model: return tr("Model");
     case Configuration: return tr("Configuration");
     case Turns: return tr("Turns");
-    case Tokens: return tr("Tokens (prompt + generated)");
+    case Tokens: return tr("Tokens");
     case DecodeSpeed: return tr("Decode tok/s");
     }
     return {};
