@@ -136,6 +136,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
 
     connect(m_history, &HistoryPage::continueRequested, this, &MainWindow::continueSession);
+    // The chat's own session deleted under it: its next turn starts a new one.
+    connect(m_history, &HistoryPage::deleted, this, [this](qint64 sessionId, bool ok) {
+        if (ok && sessionId == m_recorder->sessionId()) m_recorder->startNewSession();
+    });
     connect(m_store, &StoreClient::unavailable, this, [this](const QString& reason) {
         const QString text = tr("history is off: %1. The chat works as usual; nothing is recorded.").arg(reason);
         m_chat->showHistoryNotice(text);
@@ -315,8 +319,14 @@ void MainWindow::continueSession(qint64 sessionId) {
                 return;
             }
             PendingContinue pending{sessionId, {}};
-            for (const workbench::MessageRecord& m : result->messages)
-                if (m.role == "user" || m.role == "assistant") pending.turns.push_back({m.role, m.text});
+            for (const workbench::MessageRecord& m : result->messages) {
+                if (m.role != "user" && m.role != "assistant") continue;
+                // A regenerated reply follows the one it replaced (the store keeps both): the
+                // conversation goes on from the newest.
+                if (m.role == "assistant" && !pending.turns.empty() && pending.turns.back().role == "assistant")
+                    pending.turns.back().content = m.text;
+                else pending.turns.push_back({m.role, m.text});
+            }
             m_continue = pending;
             showPage(QStringLiteral("Chat"));
             const workbench::EngineConfig stored = configFromJson(result->configuration.config_json);

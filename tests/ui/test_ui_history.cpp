@@ -191,6 +191,20 @@ private slots:
         QVERIFY(messages.ok());
         QCOMPARE(messages->size(), size_t{4});
         QVERIFY(messages->at(2).text.find("elephants") != std::string::npos);
+
+        // Regenerate keeps both replies in the store; Continue goes on from the newest.
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(m_window->store()->waitIdle(uitest::kTimeoutMs));
+        const std::string regenerated = chat()->history().back().content;
+        m_window->showPage("History");
+        history()->selectSession(m_giraffes);
+        QTest::mouseClick(child<QPushButton>("historyContinue"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(continued.count() == 2, uitest::kTimeoutMs);
+        QCOMPARE(loaded.count(), 2);  // the same configuration: no reload
+        QCOMPARE(chat()->history().size(), size_t{4});
+        QCOMPARE(chat()->history().back().content, regenerated);
     }
 
     void exportWritesJsonAndMarkdown() {
@@ -226,6 +240,28 @@ private slots:
         QCOMPARE(history()->sessions()->rowOf(m_giraffes), -1);
         auto gone = query<workbench::SessionRecord>([id = m_giraffes](workbench::Store& s) { return s.load_session(id); });
         QVERIFY(!gone.ok());
+        // It was the chat's session: the next turn opens a new one, and nothing failed.
+        QCOMPARE(m_window->recorder()->sessionId(), 0);
+        m_window->showPage("Chat");
+        send("Name a color.");
+        QVERIFY(m_window->recorder()->sessionId() > m_giraffes);
+        QVERIFY2(chat()->historyNoticeText().isEmpty(), qPrintable(chat()->historyNoticeText()));
+
+        // Deleted behind the window's back (the CLI, another window): the next turn still lands.
+        const qint64 colors = m_window->recorder()->sessionId();
+        auto removed = query<bool>([colors](workbench::Store& s) -> workbench::Result<bool> {
+            if (auto st = s.delete_session(colors); !st.ok()) return st;
+            return true;
+        });
+        QVERIFY(removed.ok());
+        send("Name another color.");
+        // (SQLite may hand the deleted row's id out again: check the session's contents, not its id.)
+        auto fresh = query<std::vector<workbench::MessageRecord>>(
+            [id = m_window->recorder()->sessionId()](workbench::Store& s) { return s.load_messages(id); });
+        QVERIFY(fresh.ok());
+        QCOMPARE(fresh->size(), size_t{2});
+        QCOMPARE(fresh->front().text, std::string("Name another color."));
+        QVERIFY2(chat()->historyNoticeText().isEmpty(), qPrintable(chat()->historyNoticeText()));
     }
 
     void theTableModelPassesTheModelTester() {

@@ -123,6 +123,11 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
                 shared->configurationId = *id;
                 shared->configurationJson = configuration.config_json;
             }
+            // Deleted elsewhere (another window, the CLI): the turn opens a new session rather than fail.
+            if (shared->sessionId != 0) {
+                auto existing = store.load_session(shared->sessionId);
+                if (!existing.ok() && existing.status().code() == workbench::StatusCode::not_found) shared->sessionId = 0;
+            }
             if (shared->sessionId == 0) {
                 workbench::SessionRecord session;
                 session.configuration_id = shared->configurationId;
