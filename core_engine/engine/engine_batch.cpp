@@ -75,7 +75,9 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
     const bool bounded = !e.kv->unbounded_context();
     const bool forks = variant_forks(e.kv->spec().kind);
 
-    Scheduler sched({options.max_batch_tokens, options.max_running, options.prefill_before_decode});
+    // A chunk never exceeds what one step may add to a sequence (a sliding window's pool is sized for it).
+    Scheduler sched({.max_batch_tokens = options.max_batch_tokens, .max_running = options.max_running,
+                     .max_chunk_tokens = PagedKv::kMaxStepTokens, .prefill_before_decode = options.prefill_before_decode});
     std::vector<std::unique_ptr<Completion>> all;
     std::vector<Completion*> by_sched;     // scheduler id → completion
     std::vector<Completion*> arrivals;     // queued in arrival order, each a request's first sample (or every sample)
@@ -246,6 +248,7 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
             continue;
         }
         sched.absorb(items);
+        e.note_step(std::all_of(items.begin(), items.end(), [](const StepItem& it) { return it.n_tokens == 1; }));
         ++bm.n_steps;
         bm.max_running = std::max(bm.max_running, sched.n_running());
         const uint64_t in_use = e.kv->usage().bytes_in_use;

@@ -72,6 +72,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
         return s;
     }
     e.cached.insert(e.cached.end(), todo.begin(), todo.end());
+    e.note_step(todo.size() == 1);
     const auto t_prefilled = Clock::now();
     m.prefill_ms = ms_between(t_prefill, t_prefilled);
     if (m.prefill_ms > 0) m.prefill_tok_s = static_cast<double>(todo.size()) / (m.prefill_ms / 1000.0);
@@ -114,6 +115,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
             break;
         }
         e.cached.push_back(token);
+        e.note_step(true);
         m.kv_bytes_peak = std::max(m.kv_bytes_peak, e.kv->usage().bytes_in_use);
     }
     if (result.stop_reason != StopReason::stop_string) {

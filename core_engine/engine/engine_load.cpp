@@ -69,6 +69,7 @@ ModelInfo describe(const Engine::Impl& e) {
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
     m.attention = attention_spec_name(e.kv->spec());
+    m.context_bounded = !e.kv->unbounded_context();
     m.kv_types = kv_types_name(e.kv->types());
     m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
     // A decode step reads every matrix once; the embedding table only when it is also the output.
@@ -137,8 +138,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
         return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
-    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes,
-                                                  n_ctx * config.n_seq_max));
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
+                                                  config.n_seq_max));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
     if (spec.kind == AttentionKind::latent) {
@@ -188,6 +189,28 @@ KvUsageReport Engine::kv_usage() const {
     r.n_tokens = seq.n_tokens;
     r.layer_bytes = kv.layer_bytes(Impl::kChatSequence);
     return r;
+}
+
+// The public states mirror the cache's, value for value.
+static_assert(static_cast<int>(KvBlockState::live) == static_cast<int>(KvBlockUse::live) &&
+              static_cast<int>(KvBlockState::shared) == static_cast<int>(KvBlockUse::shared) &&
+              static_cast<int>(KvBlockState::evicted) == static_cast<int>(KvBlockUse::evicted) &&
+              static_cast<int>(KvBlockState::compressed) == static_cast<int>(KvBlockUse::compressed) &&
+              static_cast<int>(KvBlockState::skipped) == static_cast<int>(KvBlockUse::skipped) &&
+              static_cast<int>(KvBlockState::borrowed) == static_cast<int>(KvBlockUse::borrowed));
+
+Engine::RooflineSnapshot Engine::last_step_roofline() const { return impl_->roofline; }
+
+KvBlockMap Engine::kv_block_map() const {
+    const PagedKv& kv = *impl_->kv;
+    KvBlockMap m;
+    m.n_layers = impl_->info.n_layer;
+    m.block_tokens = kv.n_tokens_per_block();
+    m.n_tokens = kv.n_tokens(Impl::kChatSequence);
+    const std::vector<KvBlockUse> uses = kv.block_map(Impl::kChatSequence, m.n_blocks);
+    m.cells.reserve(uses.size());
+    for (KvBlockUse u : uses) m.cells.push_back(static_cast<KvBlockState>(u));  // the same states in the same order
+    return m;
 }
 
 int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }

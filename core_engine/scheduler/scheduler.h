@@ -16,6 +16,7 @@ namespace workbench {
 struct SchedulerConfig {
     int32_t max_batch_tokens = 256;   // tokens per step, decodes and prompt chunks together
     int32_t max_running = 32;         // sequences in the running batch
+    int32_t max_chunk_tokens = 0;     // most prompt tokens of one sequence per step; 0: no limit
     // Benchmark phases (llama-batched-bench): no decode runs while a prompt is still pending.
     bool prefill_before_decode = false;
 };
@@ -65,6 +66,7 @@ public:
     const SchedulerConfig& config() const { return config_; }
 
 private:
+    int32_t chunk(int32_t pending, int32_t budget) const;
     struct Request {
         int32_t n_known = 0;   // tokens of the sequence known so far (prompt + sampled)
         int32_t n_done = 0;    // of those, in the cache

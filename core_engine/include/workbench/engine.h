@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,7 @@ struct ModelInfo {
     std::vector<TensorTypeCount> weight_types;  // every matrix (output head included) by computed type
     uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
     std::string attention;             // the variant in use, canonical spec
+    bool context_bounded = true;       // false: the variant (a sliding window) runs past n_ctx
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
     uint64_t kv_bytes_allocated = 0;   // the KV pool
     std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
@@ -52,6 +54,23 @@ struct KvUsageReport {
     uint64_t bytes_in_use = 0, bytes_peak = 0, bytes_allocated = 0, bytes_full = 0, bytes_read_last_step = 0;
     int32_t n_tokens = 0;
     std::vector<uint64_t> layer_bytes;  // per model layer (0 for a layer reading another's KV)
+};
+
+// The conversation's KV cache as a picture: one row per model layer, one column per block of
+// `block_tokens` tokens in position order.
+enum class KvBlockState : uint8_t {
+    empty,       // unused
+    live,        // held and read by the last query
+    shared,      // held and shared with another sequence (prefix cache, fork): one copy in memory
+    evicted,     // released by a sliding window
+    compressed,  // released after pooling into compressed entries (compressed, heavy)
+    skipped,     // held but left out by top-k in the last step
+    borrowed,    // the layer keeps no KV and reads another layer's (cross-layer sharing)
+};
+struct KvBlockMap {
+    int32_t n_layers = 0, n_blocks = 0, block_tokens = 16, n_tokens = 0;
+    std::vector<KvBlockState> cells;   // [n_layers][n_blocks]
+    KvBlockState at(int32_t layer, int32_t block) const { return cells[static_cast<size_t>(layer * n_blocks + block)]; }
 };
 
 enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
@@ -158,6 +177,14 @@ public:
     // layer for the conversation's sequence.
     KvUsageReport kv_usage() const;
     int32_t n_cached_tokens() const;
+    // The conversation's blocks per layer as they stand after the last step.
+    KvBlockMap kv_block_map() const;
+    // The last prompt step (several tokens of a sequence) and the last decode step (one token per
+    // sequence), each split into matmuls and attention, for the roofline picture.
+    struct RooflineSnapshot {
+        std::optional<StepRoofline> prefill, decode;
+    };
+    RooflineSnapshot last_step_roofline() const;
 
     struct Impl;  // the engine's internals (opaque outside core_engine)
 

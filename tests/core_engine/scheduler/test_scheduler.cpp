@@ -144,6 +144,16 @@ private slots:
         QCOMPARE(show(s.plan()), QString("0:1* 1:1*"));
     }
 
+    void chunks_are_capped_per_sequence() {
+        Scheduler s({.max_batch_tokens = 64, .max_running = 4, .max_chunk_tokens = 20});
+        s.add(50);
+        s.add(30);
+        auto p = s.plan();
+        QCOMPARE(show(p), QString("0:20 1:20"));
+        run(s, p);
+        QCOMPARE(show(s.plan()), QString("0:20 1:10*"));
+    }
+
     void budget_never_starves_running_decodes() {
         Scheduler s({.max_batch_tokens = 2, .max_running = 4});  // raised to 4
         QCOMPARE(s.config().max_batch_tokens, 4);
