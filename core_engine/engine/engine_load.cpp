@@ -86,7 +86,13 @@ ModelInfo describe(const Engine::Impl& e) {
 // The latent variant's calibration: the configured text, or the last 512 tokens of the shipped
 // eval text (evaluation windows start at its beginning, so they do not overlap).
 static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& config, const Tokenizer& tokenizer) {
-    const std::string path = config.calibration_text.empty() ? WB_CALIBRATION_TEXT : config.calibration_text;
+    std::string path = config.calibration_text;
+    if (path.empty()) {
+        // The source tree's copy, else the installed package's.
+        std::error_code ec;
+        path = std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? WB_CALIBRATION_TEXT
+                                                                 : "/usr/share/inference-workbench/eval/alice_wonderland.txt";
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) return error(StatusCode::not_found, "latent: cannot read the calibration text " + path);
     std::stringstream text;
@@ -215,16 +221,28 @@ KvBlockMap Engine::kv_block_map() const {
 
 int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }
 
+std::string user_models_dir() {
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/inference-workbench/models";
+    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/inference-workbench/models";
+    return {};
+}
+
 std::string find_default_model() {
     if (const char* env = std::getenv("WORKBENCH_MODEL"); env && *env) return env;
+    const std::string file = std::filesystem::path(WB_DEFAULT_MODEL_PATH).filename().string();
     std::error_code ec;
-    if (std::filesystem::exists(WB_DEFAULT_MODEL_PATH, ec)) return WB_DEFAULT_MODEL_PATH;
+    // The source tree's models/ (bootstrap.sh), then the user's data folder (the GUI's fetch),
+    // then the installed package's share folder.
+    for (const std::string& candidate : {std::string(WB_DEFAULT_MODEL_PATH), user_models_dir() + "/" + file,
+                                         std::string("/usr/share/inference-workbench/models/") + file})
+        if (!candidate.empty() && candidate.front() == '/' && std::filesystem::exists(candidate, ec)) return candidate;
     return {};
 }
 
 std::string default_model_hint() {
-    return std::string("The default model is ") + WB_DEFAULT_MODEL_PATH +
-           ": run installer/bootstrap.sh to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
+    return std::string("The default model (SmolLM2-135M-Instruct Q4_1) was not found in ") + WB_DEFAULT_MODEL_PATH + " or " +
+           user_models_dir() + ": run installer/fetch_model.sh " + user_models_dir() +
+           " (or installer/bootstrap.sh in the source tree) to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
 }
 
 const char* engine_version() { return WB_VERSION " (" WB_GIT_COMMIT ")"; }

@@ -194,9 +194,12 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// The default model's path when none is given: $WORKBENCH_MODEL, else the repo's models/ file.
-// Empty when neither exists; default_model_hint() then says how to get it.
+// The default model's path when none is given: $WORKBENCH_MODEL, else the source tree's models/
+// file, else user_models_dir()'s, else /usr/share/inference-workbench/models/'s. Empty when none
+// exists; default_model_hint() then says how to get it.
 std::string find_default_model();
+// $XDG_DATA_HOME/inference-workbench/models (else ~/.local/share/...): where the GUI fetches models.
+std::string user_models_dir();
 std::string default_model_hint();
 const char* engine_version();   // "0.1.0 (abc1234)"
 
