@@ -122,6 +122,17 @@ struct BatchResult {
 // stop string).
 using TextCallback = std::function<void(std::string_view text)>;
 
+// Called once per sampled token, on the engine's thread, before its text is released: exact
+// per-token timing for live charts (text may arrive later, held back by a stop string or an
+// incomplete UTF-8 character).
+struct TokenInfo {
+    TokenId token = -1;
+    int32_t index = 0;          // 0 for the first generated token
+    double t_ms = 0;            // since the call started
+    int32_t n_context = 0;      // tokens in the sequence, this one included
+};
+using TokenCallback = std::function<void(const TokenInfo& info)>;
+
 class Engine {
 public:
     // Loads the model and tokenizer and reserves the KV cache. Errors name the file and cause.
@@ -143,12 +154,15 @@ public:
     // the previous call are reused up to the first difference, so a chat only prefills its new
     // turn. Errors: out_of_range when the prompt alone does not fit the context.
     Result<GenerationResult> generate(std::string_view prompt, const GenerationRequest& request,
-                                      const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                      const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                      const TokenCallback& on_token = {});
     Result<GenerationResult> generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
-                                             const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                             const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                      const TokenCallback& on_token = {});
     // Renders the conversation with the generation prompt and generates the assistant's reply.
     Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
-                                  const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                  const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                  const TokenCallback& on_token = {});
 
     // Runs many requests at once with continuous batching: sequences join and leave the running
     // batch between steps, prompts run in chunks beside ongoing decodes, a request is paused and
