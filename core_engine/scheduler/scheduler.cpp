@@ -30,7 +30,7 @@ int32_t Scheduler::add_running(int32_t n_tokens) {
     return id;
 }
 
-std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32_t)>& admit) {
+std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32_t)>& admit, int32_t max_prompt_tokens) {
     std::vector<StepItem> items;
     int32_t budget = config_.max_batch_tokens;
     bool prompt_pending = !waiting_.empty();
@@ -45,6 +45,7 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
                 --budget;
             }
         }
+    if (max_prompt_tokens >= 0) budget = std::min(budget, std::max(1, max_prompt_tokens));
     // Prompt chunks of running requests (a prompt longer than one step, a recompute).
     for (int32_t id : running_) {
         const Request& r = reqs_[static_cast<size_t>(id)];
@@ -71,6 +72,12 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
         budget -= n;
     }
     return items;
+}
+
+int32_t Scheduler::n_decoding() const {
+    int32_t n = 0;
+    for (int32_t id : running_) n += reqs_[static_cast<size_t>(id)].n_known - reqs_[static_cast<size_t>(id)].n_done == 1;
+    return n;
 }
 
 void Scheduler::absorb(std::span<const StepItem> items) {

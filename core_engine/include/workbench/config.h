@@ -59,6 +59,10 @@ struct BatchOptions {
     int32_t max_running = 32;        // sequences decoding together (the concurrency)
     // Benchmark phases as llama-batched-bench runs them: every prompt first, then decode.
     bool prefill_before_decode = false;
+    // Prompt chunks are sized from the measured cost of recent steps so a step that carries them
+    // stays under this many ms while others decode (at least one prompt token per step). 0: off
+    // (max_batch_tokens alone); < 0: twice the recent decode-only step.
+    double max_step_ms = 0;
 };
 
 }  // namespace workbench
