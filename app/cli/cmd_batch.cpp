@@ -13,11 +13,14 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_reader.h"
 #include "json_writer.h"
+#include "workbench/json.h"
 
 namespace wbcli {
 namespace {
+
+using workbench::JsonValue;
+using workbench::parse_json;
 
 struct Line {
     int number = 0;                  // 1-based line in the file

@@ -165,6 +165,28 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(big.out).object()["metrics"].toObject()["kv_bytes_allocated"].toDouble(), (23 + 2) * per_block);
     }
 
+    void config_file_sets_the_engine_and_flags_override_it() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        QFile f(dir.filePath("config.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"attention\": \"sliding:window=64,sinks=4\", \"kv_types\": \"q8_0\", \"n_ctx\": 512}");
+        f.close();
+        auto o = run_cli({"run", "-p", "Hi", "-n", "2", "--json", "-t", "2", "--config", f.fileName()});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(obj["attention"].toString(), QString("sliding:window=64,sinks=4"));
+        QCOMPARE(obj["kv_type"].toString(), QString("q8_0"));
+        auto over = run_cli({"run", "-p", "Hi", "-n", "2", "--json", "-t", "2", "--config", f.fileName(), "--kv-type", "f16"});
+        QCOMPARE(QJsonDocument::fromJson(over.out).object()["kv_type"].toString(), QString("f16"));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("{\"atention\": \"full\"}");
+        f.close();
+        auto bad = run_cli({"run", "-p", "Hi", "--config", f.fileName()});
+        QCOMPARE(bad.exit_code, 1);
+        QVERIFY(bad.err.contains("config.json") && bad.err.contains("'atention'"));
+    }
+
     void k_quant_weights_fall_back_per_tensor() {
         if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "The capital of France is", "-n", "4", "--temp", "0", "--json", "-t", "2", "--weights", "q4_k"});
