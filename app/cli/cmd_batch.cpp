@@ -13,11 +13,14 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_reader.h"
 #include "json_writer.h"
+#include "workbench/json.h"
 
 namespace wbcli {
 namespace {
+
+using workbench::JsonValue;
+using workbench::parse_json;
 
 struct Line {
     int number = 0;                  // 1-based line in the file
@@ -120,6 +123,7 @@ int cmd_batch(int argc, char** argv) {
         {"--samples", "-n", true, "N  completions per prompt (default 1; a line's \"n\" overrides)"},
         {"--concurrency", "", true, "C  requests decoding at once (default 8)"},
         {"--max-batch-tokens", "", true, "N  tokens per step, decodes plus prompt chunks (default 256)"},
+        {"--max-step-ms", "", true, "MS|auto  size prompt chunks so steps beside running streams stay under MS (auto: 2x a decode step)"},
         {"--max-tokens", "", true, "N  tokens per completion unless a line says (default 128)"},
         {"--chat", "", false, "wrap each \"prompt\" as a user message in the chat template"},
         {"--out", "-o", true, "PATH  write each completion with its metrics as a JSON line"},
@@ -137,6 +141,8 @@ int cmd_batch(int argc, char** argv) {
     const int concurrency = ctx.args.get_int("--concurrency", 8, 1, 4096, err);
     const int max_batch_tokens = ctx.args.get_int("--max-batch-tokens", 256, 1, 1 << 20, err);
     const int max_tokens = ctx.args.get_int("--max-tokens", 128, 0, 1 << 20, err);
+    const bool step_auto = ctx.args.get("--max-step-ms") == "auto";
+    const double max_step_ms = step_auto ? -1.0 : ctx.args.get_double("--max-step-ms", 0, 0.001, 1e6, err);
     workbench::GenerationRequest defaults;
     defaults.max_tokens = max_tokens;
     defaults.sampling = read_sampling(ctx.args, err);
@@ -195,6 +201,7 @@ int cmd_batch(int argc, char** argv) {
     workbench::BatchOptions options;
     options.max_running = concurrency;
     options.max_batch_tokens = max_batch_tokens;
+    options.max_step_ms = max_step_ms;
     const bool tty = isatty(STDERR_FILENO);
     int64_t n_done = 0, n_tokens = 0;
     auto on_event = [&](const workbench::BatchEvent& ev) {

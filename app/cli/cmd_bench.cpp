@@ -172,26 +172,16 @@ int cmd_bench(int argc, char** argv) {
         j.end_object();
         return j.str();
     };
+    std::vector<std::string> objects;
+    for (const auto& r : rows) objects.push_back(row_json(r));
     if (recorder) {
-        for (const auto& r : rows) {
-            workbench::BenchmarkRecord b;
-            b.configuration_id = recorder->configuration_id();
-            b.test_name = r.test;
-            b.n_prompt = r.n_prompt;
-            b.n_gen = r.n_gen;
-            b.n_batch = 1;
-            b.n_threads = info.n_threads;
-            b.avg_ts = r.avg_ts;
-            b.stddev_ts = r.stddev_ts;
-            b.json = row_json(r);
-            if (auto id = recorder->store().save_benchmark(b); !id.ok()) recorder->warn(id.status());
-        }
+        for (size_t i = 0; i < rows.size(); ++i)
+            recorder->save_benchmark(rows[i].test, rows[i].n_prompt, rows[i].n_gen, 1, info.n_threads,
+                                     rows[i].avg_ts, rows[i].stddev_ts, objects[i]);
         recorder->finish();
     }
     if (json) {
-        std::cout << "[";
-        for (size_t i = 0; i < rows.size(); ++i) std::cout << (i ? "," : "") << row_json(rows[i]);
-        std::cout << "]\n";
+        print_json_array(objects);
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";

@@ -86,26 +86,16 @@ int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches
         j.end_object();
         return j.str();
     };
+    std::vector<std::string> objects;
+    for (const auto& r : rows) objects.push_back(row_json(r));
     if (recorder) {
-        for (const auto& r : rows) {
-            workbench::BenchmarkRecord b;
-            b.configuration_id = recorder->configuration_id();
-            b.test_name = test;
-            b.n_prompt = n_prompt;
-            b.n_gen = n_gen;
-            b.n_batch = r.batch;
-            b.n_threads = info.n_threads;
-            b.avg_ts = r.avg_ts;
-            b.stddev_ts = r.stddev_ts;
-            b.json = row_json(r);
-            if (auto id = recorder->store().save_benchmark(b); !id.ok()) recorder->warn(id.status());
-        }
+        for (size_t i = 0; i < rows.size(); ++i)
+            recorder->save_benchmark(test, n_prompt, n_gen, rows[i].batch, info.n_threads,
+                                     rows[i].avg_ts, rows[i].stddev_ts, objects[i]);
         recorder->finish();
     }
     if (json) {
-        std::cout << "[";
-        for (size_t i = 0; i < rows.size(); ++i) std::cout << (i ? "," : "") << row_json(rows[i]);
-        std::cout << "]\n";
+        print_json_array(objects);
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; " << info.n_threads << " threads; " << model_type << "; attention " << info.attention

@@ -10,7 +10,22 @@
 namespace wbcli {
 namespace {
 
-void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo& info) {
+void roofline_json(JsonWriter& j, const char* name, const std::optional<workbench::StepRoofline>& step) {
+    j.key(name);
+    if (!step) {
+        j.null();
+        return;
+    }
+    j.begin_object().key("tokens").value(step->n_tokens);
+    for (auto [part, p] : {std::pair{"matmul", &step->matmul}, {"attention", &step->attention}}) {
+        j.key(part).begin_object().key("ops").value(p->ops).key("bytes").value(p->bytes).key("seconds").value(p->seconds);
+        j.key("ops_per_byte").value(p->bytes > 0 ? p->ops / p->bytes : 0.0);
+        j.key("gops").value(p->seconds > 0 ? p->ops / p->seconds / 1e9 : 0.0).end_object();
+    }
+    j.end_object();
+}
+
+void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo& info, const workbench::Engine::RooflineSnapshot& roof) {
     const auto& m = r.metrics;
     JsonWriter j;
     j.begin_object();
@@ -39,6 +54,10 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
     j.key("kv_bytes_full").value(m.kv_bytes_full);
     j.key("kv_bytes_read_per_token").value(m.kv_bytes_read_per_token);
     j.key("context_tokens").value(static_cast<int64_t>(m.n_context_tokens));
+    j.end_object();
+    j.key("roofline").begin_object();
+    roofline_json(j, "prefill", roof.prefill);
+    roofline_json(j, "decode", roof.decode);
     j.end_object();
     j.end_object();
     std::cout << j.str() << "\n";
@@ -115,7 +134,7 @@ int cmd_run(int argc, char** argv) {
     if (!result.ok()) return runtime_error(result.status().message());
     if (recorder) record_run(*recorder, ctx.args.get("--prompt"), *result);
     if (json) {
-        print_json(*result, ctx.engine->model_info());
+        print_json(*result, ctx.engine->model_info(), ctx.engine->last_step_roofline());
         return 0;
     }
     const auto& m = result->metrics;

@@ -1,6 +1,8 @@
 // Flag handling and model loading shared by every subcommand.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <unistd.h>
 
@@ -45,9 +47,21 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     }
     std::string err;
     workbench::EngineConfig config;
-    config.n_threads = ctx.args.get_int("--threads", 0, 1, 1024, err);
-    config.n_ctx = ctx.args.get_int("--ctx", 0, 16, 1 << 20, err);
-    config.kv_budget_bytes = static_cast<uint64_t>(ctx.args.get_int("--kv-budget", 0, 1, 1 << 20, err)) << 20;
+    if (ctx.args.has("--config")) {
+        const std::string path = ctx.args.get("--config");
+        std::ifstream in(path);
+        if (!in) return runtime_error(path + ": cannot read the configuration file");
+        std::stringstream text;
+        text << in.rdbuf();
+        auto parsed = workbench::engine_config_from_json(text.str());
+        if (!parsed.ok()) return runtime_error(path + ": " + parsed.status().message());
+        config = *parsed;
+        if (!config.model_path.empty() && !ctx.args.has("--model")) ctx.args.set("--model", config.model_path);
+    }
+    config.n_threads = ctx.args.get_int("--threads", config.n_threads, 1, 1024, err);
+    config.n_ctx = ctx.args.get_int("--ctx", config.n_ctx, 16, 1 << 20, err);
+    if (ctx.args.has("--kv-budget"))
+        config.kv_budget_bytes = static_cast<uint64_t>(ctx.args.get_int("--kv-budget", 0, 1, 1 << 20, err)) << 20;
     if (ctx.args.has("--weights") && ctx.args.get("--weights") != "as-is") config.weight_type = ctx.args.get("--weights");
     if (ctx.args.has("--attention")) config.attention = ctx.args.get("--attention");
     if (ctx.args.has("--kv-type")) config.kv_types = ctx.args.get("--kv-type");

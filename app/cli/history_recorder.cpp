@@ -59,6 +59,21 @@ workbench::RunRecord HistoryRecorder::new_run(workbench::RowId session_id) const
     return run;
 }
 
+void HistoryRecorder::save_benchmark(const std::string& test, int n_prompt, int n_gen, int n_batch, int n_threads, double avg_ts,
+                                     double stddev_ts, const std::string& json) {
+    workbench::BenchmarkRecord row;
+    row.configuration_id = configuration_id_;
+    row.test_name = test;
+    row.n_prompt = n_prompt;
+    row.n_gen = n_gen;
+    row.n_batch = n_batch;
+    row.n_threads = n_threads;
+    row.avg_ts = avg_ts;
+    row.stddev_ts = stddev_ts;
+    row.json = json;
+    if (auto id = store_->save_benchmark(row); !id.ok()) warn(id.status());
+}
+
 bool HistoryRecorder::finish() {
     if (auto s = store_->flush(); !s.ok()) {
         warn(s);

@@ -24,6 +24,9 @@ public:
 
     workbench::Store& store() { return *store_; }
     workbench::RowId configuration_id() const { return configuration_id_; }
+    // A bench row: its configuration is this command's; a failure is a warning.
+    void save_benchmark(const std::string& test, int n_prompt, int n_gen, int n_batch, int n_threads, double avg_ts,
+                        double stddev_ts, const std::string& json);
     // A run record with this machine's, build's and model file's provenance filled in.
     workbench::RunRecord new_run(workbench::RowId session_id) const;
     // Flushes; a failure becomes a warning. Returns whether everything was committed.

@@ -94,4 +94,10 @@ JsonWriter& JsonWriter::value(double d) {
 
 JsonWriter& JsonWriter::value(const std::optional<double>& d) { return d ? value(*d) : null(); }
 
+void print_json_array(const std::vector<std::string>& objects) {
+    std::string out = "[";
+    for (size_t i = 0; i < objects.size(); ++i) out += (i ? "," : "") + objects[i];
+    std::fputs((out + "]\n").c_str(), stdout);
+}
+
 }  // namespace wbcli

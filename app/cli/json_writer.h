@@ -37,5 +37,7 @@ private:
 };
 
 std::string json_escape(std::string_view s);
+// Prints already-serialized objects as one JSON array line on stdout.
+void print_json_array(const std::vector<std::string>& objects);
 
 }  // namespace wbcli

@@ -26,7 +26,7 @@ Status bad_spec(const AttentionSpec& spec, const std::string& what) {
 PagedKv::~PagedKv() = default;
 
 Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionSpec& spec, KvTypes types, const PagedKvShape& shape,
-                                                 uint64_t budget_bytes, int32_t n_ctx, int32_t n_tokens_per_block) {
+                                                 uint64_t budget_bytes, int32_t n_ctx, int32_t n_seq, int32_t n_tokens_per_block) {
     std::unique_ptr<PagedKv> kv(new PagedKv());
     kv->spec_ = spec;
     kv->types_ = types;
@@ -86,9 +86,13 @@ Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionSpec& spec, KvTy
     const uint64_t per_block = kv_bytes_per_block(config) + kv->aux_block_bytes();
     uint64_t n_blocks = std::min<uint64_t>(budget_bytes / per_block, 1u << 30);
     if (budget_bytes == 0) {
-        const uint64_t token_blocks = (static_cast<uint64_t>(std::max(n_ctx, 1)) + n_tokens_per_block - 1) / n_tokens_per_block;
+        int64_t seq_tokens = std::max(n_ctx, 1);
+        if (spec.kind == AttentionKind::sliding)  // sinks + window + a step in flight, with block rounding either side
+            seq_tokens = std::min<int64_t>(seq_tokens, spec.sinks + spec.window + kMaxStepTokens + 2 * n_tokens_per_block);
+        const uint64_t token_blocks = (static_cast<uint64_t>(seq_tokens) + n_tokens_per_block - 1) / n_tokens_per_block;
         const bool pools = spec.kind == AttentionKind::compressed || spec.kind == AttentionKind::heavy;
-        n_blocks = token_blocks + (pools ? token_blocks / static_cast<uint64_t>(spec.block) + 1 : 0) + 2;
+        const uint64_t per_seq = token_blocks + (pools ? token_blocks / static_cast<uint64_t>(spec.block) + 1 : 0) + 1;
+        n_blocks = per_seq * static_cast<uint64_t>(std::max(n_seq, 1)) + 1;
     }
     if (n_blocks < 2)
         return error(StatusCode::resource_exhausted, "--kv-budget " + std::to_string(budget_bytes >> 20) + " MiB holds " +
@@ -541,6 +545,30 @@ KvUsage PagedKv::usage(SeqId seq) const {
     u.bytes_read_last_step = s.read_bytes_last_step;
     u.n_tokens = static_cast<int32_t>(s.tokens.size());
     return u;
+}
+
+std::vector<KvBlockUse> PagedKv::block_map(SeqId seq, int32_t& n_blocks) const {
+    n_blocks = 0;
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return {};
+    const Sequence& s = *it->second;
+    const std::span<const BlockId> table = manager_->block_table(s.token_id);
+    n_blocks = static_cast<int32_t>(table.size());
+    const bool pools = spec_.kind == AttentionKind::compressed || spec_.kind == AttentionKind::heavy;
+    std::vector<KvBlockUse> map(static_cast<size_t>(shape_.n_layers) * table.size());
+    for (int32_t il = 0; il < shape_.n_layers; ++il) {
+        const bool borrowed = owner_[static_cast<size_t>(il)] != il && spec_.merge == LayerMerge::none;
+        const std::vector<bool>* read = static_cast<size_t>(il) < s.read_last.size() ? &s.read_last[static_cast<size_t>(il)] : nullptr;
+        for (size_t b = 0; b < table.size(); ++b) {
+            KvBlockUse u = KvBlockUse::live;
+            if (table[b] == kNullBlock) u = pools ? KvBlockUse::compressed : KvBlockUse::evicted;
+            else if (borrowed) u = KvBlockUse::borrowed;
+            else if (read && b < read->size() && !(*read)[b]) u = KvBlockUse::skipped;
+            else if (manager_->pool().ref_count(table[b]) > 1) u = KvBlockUse::shared;
+            map[static_cast<size_t>(il) * table.size() + b] = u;
+        }
+    }
+    return map;
 }
 
 std::vector<uint64_t> PagedKv::layer_bytes(SeqId seq) const {

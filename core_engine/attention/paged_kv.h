@@ -23,6 +23,17 @@
 
 namespace workbench {
 
+// What a token block of a sequence is to one layer, for the block map picture.
+enum class KvBlockUse : uint8_t {
+    empty,       // past the sequence's end in its last block's row (never shown: only whole blocks are listed)
+    live,        // held and read by the last query
+    shared,      // held, and also in another sequence's table (prefix cache, fork): one copy in memory
+    evicted,     // released by a sliding window: its tokens are gone
+    compressed,  // released after pooling (compressed, heavy): its tokens live on as pooled entries
+    skipped,     // held but not read by the last query (top-k left it out)
+    borrowed,    // this layer keeps no KV: it reads another layer's (cross-layer sharing)
+};
+
 // One sequence's share of a step: `tokens` are appended to `seq` (created when new).
 struct StepSequence {
     SeqId seq = 0;
@@ -46,11 +57,17 @@ struct KvUsage {
 
 class PagedKv {
 public:
-    // A pool of `budget_bytes`, or when that is 0, one that holds a sequence of `n_ctx` tokens
-    // (its pooled entries included). invalid_argument for a spec the model cannot run (names the
-    // parameter); resource_exhausted when the pool cannot be allocated or holds under 2 blocks.
+    // A pool of `budget_bytes`, or when that is 0, one that holds `n_seq` sequences of `n_ctx`
+    // tokens each (pooled entries included; a sliding window's sequence never holds more than its
+    // sinks, window and one step's tokens, so its pool is sized for that). invalid_argument for a
+    // spec the model cannot run (names the parameter); resource_exhausted when the pool cannot be
+    // allocated or holds under 2 blocks.
     static Result<std::unique_ptr<PagedKv>> create(const AttentionSpec& spec, KvTypes types, const PagedKvShape& shape,
-                                                   uint64_t budget_bytes, int32_t n_ctx, int32_t n_tokens_per_block = 16);
+                                                   uint64_t budget_bytes, int32_t n_ctx, int32_t n_seq = 1,
+                                                   int32_t n_tokens_per_block = 16);
+    // Most tokens one step may append to a sequence (the model's prompt chunk; a batch's budget
+    // must not exceed it under a sliding window's small pool).
+    static constexpr int32_t kMaxStepTokens = 256;
     ~PagedKv();
 
     const AttentionSpec& spec() const { return spec_; }
@@ -105,6 +122,8 @@ public:
     KvUsage usage(SeqId seq) const;
     // KV bytes of each model layer for a sequence (a layer reading another's KV holds 0).
     std::vector<uint64_t> layer_bytes(SeqId seq) const;
+    // [n_layers][n_blocks] uses of the sequence's token blocks, row by layer; n_blocks is set.
+    std::vector<KvBlockUse> block_map(SeqId seq, int32_t& n_blocks) const;
 
 private:
     struct Sequence {
@@ -115,6 +134,7 @@ private:
         bool lossy = false;                  // tokens were evicted or pooled: no truncation into the past
         std::vector<float> sink_k;           // sliding: [storage][sinks][kv heads · head_dim], post-RoPE
         uint64_t read_bytes_last_step = 0;   // attention reads of its last query in the last step
+        std::vector<std::vector<bool>> read_last;  // top-k: per model layer, token blocks its last query read
     };
     // One sequence's part of the step in flight.
     struct StepPart {

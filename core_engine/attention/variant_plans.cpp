@@ -214,6 +214,18 @@ const AttendPlan& PagedKv::part_plan(int32_t layer, StepPart& part, const float*
             bytes += static_cast<uint64_t>(sp.end - sp.begin) * row_bytes * (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
     part.read_bytes += bytes;
     read_bytes_ += bytes;
+    if (spec_.kind == AttentionKind::topk) {
+        // The blocks the part's last query read in this layer (any KV head), for the block map.
+        const int32_t bs = manager_->n_tokens_per_block();
+        auto& seen = part.s->read_last;
+        seen.resize(static_cast<size_t>(shape_.n_layers));
+        std::vector<bool>& row = seen[static_cast<size_t>(layer)];
+        row.assign(static_cast<size_t>((part.t0 + part.n + bs - 1) / bs), false);
+        for (int64_t h = 0; h < n_kv; ++h)
+            for (const KvSpan& sp : p->list(last * n_kv + h))
+                if (sp.stream == kTokenStream)
+                    for (int32_t b = sp.begin / bs; b < (sp.end + bs - 1) / bs; ++b) row[static_cast<size_t>(b)] = true;
+    }
     return *p;
 }
 

@@ -54,6 +54,31 @@ BatchEvent event(BatchEvent::Kind kind, const BatchResult::Completion& c) {
     return ev;
 }
 
+// What a decode-only step and a prompt token cost, learnt from the steps so far (moving
+// averages), to size prompt chunks so a step that carries them stays under a time budget.
+class StepCostModel {
+public:
+    void observe(double step_ms, int32_t n_prompt_tokens) {
+        if (n_prompt_tokens == 0) {
+            decode_ms_ = decode_ms_ < 0 ? step_ms : 0.7 * decode_ms_ + 0.3 * step_ms;
+            return;
+        }
+        const double per_token = std::max(0.0, step_ms - std::max(0.0, decode_ms_)) / n_prompt_tokens;
+        token_ms_ = token_ms_ < 0 ? per_token : 0.7 * token_ms_ + 0.3 * per_token;
+    }
+    // Prompt tokens the next step may carry beside n_decoding decodes; -1: no cap.
+    int32_t prompt_budget(double max_step_ms, int32_t n_decoding) const {
+        if (max_step_ms == 0 || n_decoding == 0) return -1;   // off, or no stream to keep smooth
+        if (decode_ms_ < 0 || token_ms_ <= 0) return kProbeTokens;
+        const double target = max_step_ms > 0 ? max_step_ms : 2.0 * decode_ms_;
+        return std::max(1, static_cast<int32_t>((target - decode_ms_) / token_ms_));
+    }
+
+private:
+    static constexpr int32_t kProbeTokens = 16;   // a first chunk small enough to measure safely
+    double decode_ms_ = -1, token_ms_ = -1;
+};
+
 bool variant_forks(AttentionKind k) {
     return k == AttentionKind::full || k == AttentionKind::topk || k == AttentionKind::cross_layer;
 }
@@ -75,7 +100,9 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
     const bool bounded = !e.kv->unbounded_context();
     const bool forks = variant_forks(e.kv->spec().kind);
 
-    Scheduler sched({options.max_batch_tokens, options.max_running, options.prefill_before_decode});
+    // A chunk never exceeds what one step may add to a sequence (a sliding window's pool is sized for it).
+    Scheduler sched({.max_batch_tokens = options.max_batch_tokens, .max_running = options.max_running,
+                     .max_chunk_tokens = PagedKv::kMaxStepTokens, .prefill_before_decode = options.prefill_before_decode});
     std::vector<std::unique_ptr<Completion>> all;
     std::vector<Completion*> by_sched;     // scheduler id → completion
     std::vector<Completion*> arrivals;     // queued in arrival order, each a request's first sample (or every sample)
@@ -203,6 +230,7 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
 
     std::vector<BatchSequence> step;
     std::vector<float> logits;
+    StepCostModel costs;
     while (true) {
         const double now = now_ms();
         while (next_arrival < arrivals.size() && arrivals[next_arrival]->arrival_ms <= now) {
@@ -217,7 +245,7 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
             std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(arrivals[next_arrival]->arrival_ms - now));
             continue;
         }
-        const std::vector<StepItem> items = sched.plan(admit);
+        const std::vector<StepItem> items = sched.plan(admit, costs.prompt_budget(options.max_step_ms, sched.n_decoding()));
         if (items.empty()) {
             if (sched.n_running() == 0 && next_arrival == arrivals.size()) break;  // cannot happen: admission never blocks an empty batch
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -229,6 +257,7 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
             const int32_t done = sched.n_cached(it.request);
             step.push_back({c.seq, std::span(c.tokens).subspan(static_cast<size_t>(done), static_cast<size_t>(it.n_tokens)), it.completes});
         }
+        const auto t_step = Clock::now();
         const Status st = e.model->forward_batch(step, *e.kv, logits, *e.pool);
         if (!st.ok()) {
             if (st.code() == StatusCode::resource_exhausted || st.code() == StatusCode::out_of_range) {
@@ -245,7 +274,11 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
             for (const StepItem& it : items) fail(*by_sched[static_cast<size_t>(it.request)], st.message());
             continue;
         }
+        int32_t n_prompt_tokens = 0;
+        for (const StepItem& it : items) n_prompt_tokens += it.n_tokens > 1 || !it.completes ? it.n_tokens : 0;
+        costs.observe(std::chrono::duration<double, std::milli>(Clock::now() - t_step).count(), n_prompt_tokens);
         sched.absorb(items);
+        e.note_step(std::all_of(items.begin(), items.end(), [](const StepItem& it) { return it.n_tokens == 1; }));
         ++bm.n_steps;
         bm.max_running = std::max(bm.max_running, sched.n_running());
         const uint64_t in_use = e.kv->usage().bytes_in_use;

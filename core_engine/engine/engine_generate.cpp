@@ -25,17 +25,18 @@ double median(std::vector<double> v) {
 }  // namespace
 
 Result<GenerationResult> Engine::generate(std::string_view prompt, const GenerationRequest& request,
-                                          const TextCallback& on_text, const std::atomic<bool>* cancel) {
-    return generate_tokens(tokenize(prompt, true, true), request, on_text, cancel);
+                                          const TextCallback& on_text, const std::atomic<bool>* cancel, const TokenCallback& on_token) {
+    return generate_tokens(tokenize(prompt, true, true), request, on_text, cancel, on_token);
 }
 
 Result<GenerationResult> Engine::chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
-                                      const TextCallback& on_text, const std::atomic<bool>* cancel) {
-    return generate(render_chat(messages, true), request, on_text, cancel);
+                                      const TextCallback& on_text, const std::atomic<bool>* cancel, const TokenCallback& on_token) {
+    return generate(render_chat(messages, true), request, on_text, cancel, on_token);
 }
 
 Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
-                                                 const TextCallback& on_text, const std::atomic<bool>* cancel) {
+                                                 const TextCallback& on_text, const std::atomic<bool>* cancel,
+                                                 const TokenCallback& on_token) {
     Impl& e = *impl_;
     const auto t_start = Clock::now();
     if (prompt.empty()) return error(StatusCode::invalid_argument, "the prompt is empty");
@@ -72,6 +73,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
         return s;
     }
     e.cached.insert(e.cached.end(), todo.begin(), todo.end());
+    e.note_step(todo.size() == 1);
     const auto t_prefilled = Clock::now();
     m.prefill_ms = ms_between(t_prefill, t_prefilled);
     if (m.prefill_ms > 0) m.prefill_tok_s = static_cast<double>(todo.size()) / (m.prefill_ms / 1000.0);
@@ -94,6 +96,8 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
         if (i == 0) m.ttft_ms = ms_between(t_start, token_times.back());
         sampler.accept(token);
         result.tokens.push_back(token);
+        if (on_token)
+            on_token({token, i, ms_between(t_start, token_times.back()), static_cast<int32_t>(e.cached.size()) + 1});
         if (!request.ignore_eos && e.tokenizer->is_eog(token)) {
             result.stop_reason = StopReason::end_of_generation;
             break;
@@ -114,6 +118,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
             break;
         }
         e.cached.push_back(token);
+        e.note_step(true);
         m.kv_bytes_peak = std::max(m.kv_bytes_peak, e.kv->usage().bytes_in_use);
     }
     if (result.stop_reason != StopReason::stop_string) {

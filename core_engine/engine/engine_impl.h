@@ -26,6 +26,9 @@ struct Engine::Impl {
     int32_t n_ctx = 0;
     std::vector<TokenId> cached;   // the chat sequence's tokens in `kv`, in position order
     std::vector<float> logits;     // scratch for forward()
+    Engine::RooflineSnapshot roofline;   // the last prompt and decode steps
+    // Files the model's last step under prompt or decode.
+    void note_step(bool decode) { (decode ? roofline.decode : roofline.prefill) = model->last_step_roofline(); }
     ModelInfo info;
     std::vector<std::unique_ptr<uint8_t[]>> converted_weights;  // when config.weight_type asks for a conversion
 };

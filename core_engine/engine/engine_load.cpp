@@ -69,6 +69,7 @@ ModelInfo describe(const Engine::Impl& e) {
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
     m.attention = attention_spec_name(e.kv->spec());
+    m.context_bounded = !e.kv->unbounded_context();
     m.kv_types = kv_types_name(e.kv->types());
     m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
     // A decode step reads every matrix once; the embedding table only when it is also the output.
@@ -85,7 +86,13 @@ ModelInfo describe(const Engine::Impl& e) {
 // The latent variant's calibration: the configured text, or the last 512 tokens of the shipped
 // eval text (evaluation windows start at its beginning, so they do not overlap).
 static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& config, const Tokenizer& tokenizer) {
-    const std::string path = config.calibration_text.empty() ? WB_CALIBRATION_TEXT : config.calibration_text;
+    std::string path = config.calibration_text;
+    if (path.empty()) {
+        // The source tree's copy, else the installed package's.
+        std::error_code ec;
+        path = std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? WB_CALIBRATION_TEXT
+                                                                 : "/usr/share/inference-workbench/eval/alice_wonderland.txt";
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) return error(StatusCode::not_found, "latent: cannot read the calibration text " + path);
     std::stringstream text;
@@ -137,8 +144,8 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
         return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
-    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes,
-                                                  n_ctx * config.n_seq_max));
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
+                                                  config.n_seq_max));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
     if (spec.kind == AttentionKind::latent) {
@@ -190,18 +197,52 @@ KvUsageReport Engine::kv_usage() const {
     return r;
 }
 
+// The public states mirror the cache's, value for value.
+static_assert(static_cast<int>(KvBlockState::live) == static_cast<int>(KvBlockUse::live) &&
+              static_cast<int>(KvBlockState::shared) == static_cast<int>(KvBlockUse::shared) &&
+              static_cast<int>(KvBlockState::evicted) == static_cast<int>(KvBlockUse::evicted) &&
+              static_cast<int>(KvBlockState::compressed) == static_cast<int>(KvBlockUse::compressed) &&
+              static_cast<int>(KvBlockState::skipped) == static_cast<int>(KvBlockUse::skipped) &&
+              static_cast<int>(KvBlockState::borrowed) == static_cast<int>(KvBlockUse::borrowed));
+
+Engine::RooflineSnapshot Engine::last_step_roofline() const { return impl_->roofline; }
+
+KvBlockMap Engine::kv_block_map() const {
+    const PagedKv& kv = *impl_->kv;
+    KvBlockMap m;
+    m.n_layers = impl_->info.n_layer;
+    m.block_tokens = kv.n_tokens_per_block();
+    m.n_tokens = kv.n_tokens(Impl::kChatSequence);
+    const std::vector<KvBlockUse> uses = kv.block_map(Impl::kChatSequence, m.n_blocks);
+    m.cells.reserve(uses.size());
+    for (KvBlockUse u : uses) m.cells.push_back(static_cast<KvBlockState>(u));  // the same states in the same order
+    return m;
+}
+
 int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }
+
+std::string user_models_dir() {
+    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/inference-workbench/models";
+    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/inference-workbench/models";
+    return {};
+}
 
 std::string find_default_model() {
     if (const char* env = std::getenv("WORKBENCH_MODEL"); env && *env) return env;
+    const std::string file = std::filesystem::path(WB_DEFAULT_MODEL_PATH).filename().string();
     std::error_code ec;
-    if (std::filesystem::exists(WB_DEFAULT_MODEL_PATH, ec)) return WB_DEFAULT_MODEL_PATH;
+    // The source tree's models/ (bootstrap.sh), then the user's data folder (the GUI's fetch),
+    // then the installed package's share folder.
+    for (const std::string& candidate : {std::string(WB_DEFAULT_MODEL_PATH), user_models_dir() + "/" + file,
+                                         std::string("/usr/share/inference-workbench/models/") + file})
+        if (!candidate.empty() && candidate.front() == '/' && std::filesystem::exists(candidate, ec)) return candidate;
     return {};
 }
 
 std::string default_model_hint() {
-    return std::string("The default model is ") + WB_DEFAULT_MODEL_PATH +
-           ": run installer/bootstrap.sh to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
+    return std::string("The default model (SmolLM2-135M-Instruct Q4_1) was not found in ") + WB_DEFAULT_MODEL_PATH + " or " +
+           user_models_dir() + ": run installer/fetch_model.sh " + user_models_dir() +
+           " (or installer/bootstrap.sh in the source tree) to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
 }
 
 const char* engine_version() { return WB_VERSION " (" WB_GIT_COMMIT ")"; }

@@ -2,6 +2,7 @@
 // bounded; every op works on the whole chunk so weights are read once per chunk, not per token.
 #include "model/llama_model.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -16,7 +17,7 @@
 namespace workbench {
 namespace {
 
-constexpr int64_t kChunk = 256;
+constexpr int64_t kChunk = PagedKv::kMaxStepTokens;  // a sliding window's pool is sized for one such step
 
 void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
     if (!b.present()) return;
@@ -155,6 +156,7 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
     }
     add_bias(q_.data(), l.bq, n);
     rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
+    const auto t_attention = std::chrono::steady_clock::now();
     if (own_kv) {
         add_bias(k_.data(), l.bk, n);
         add_bias(v_.data(), l.bv, n);
@@ -165,6 +167,12 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
         for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
     const AttendPlan& plan = kv.plan(il, q_.data());
     attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
+    // Operations: per key read, a dot product and a weighted add per query head (2·2·head_dim).
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    attention_ops_ += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
+    attention_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
 }
 
 // Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
@@ -267,6 +275,8 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
                               float* logits, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     const int64_t n_embd = hp_.n_embd;
+    const auto t_step = std::chrono::steady_clock::now();
+    attention_s_ = attention_ops_ = 0;
     ensure_scratch(n);
     const std::span<const int32_t> pos = kv.positions();
     for (int64_t t = 0; t < n; ++t) {
@@ -297,7 +307,33 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
         for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
     }
-    if (!logits || logit_rows.empty()) return;
+    if (logits && !logit_rows.empty()) output_head(logit_rows, logits, pool);
+    record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
+}
+
+void LlamaModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {
+    StepRoofline& r = last_step_;
+    r.n_tokens = n;
+    const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
+    double params = 0, bytes = 0;
+    for (const LayerWeights& l : w_.layers)
+        for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+            params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
+            bytes += static_cast<double>(t->n_bytes);
+        }
+    const double head_params = static_cast<double>(w_.output.n_in) * static_cast<double>(w_.output.n_out);
+    r.matmul.ops = 2.0 * (params * static_cast<double>(n) + head_params * static_cast<double>(n_logit_rows));
+    r.matmul.bytes = bytes + (n_logit_rows > 0 ? static_cast<double>(w_.output.n_bytes) : 0.0);
+    r.matmul.seconds = std::max(0.0, total_s - attention_s_);
+    // Attention reads each KV entry once per step (the queries of a tile share it) plus Q and its output.
+    r.attention.ops = attention_ops_;
+    r.attention.bytes = static_cast<double>(kv.usage().bytes_read_last_step) +
+                        2.0 * 4.0 * static_cast<double>(n * hp_.n_head * hp_.head_dim * hp_.n_layer);
+    r.attention.seconds = attention_s_;
+}
+
+void LlamaModel::output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool) {
+    const int64_t n_embd = hp_.n_embd;
     // Only the rows whose logits are wanted go through the (large) output head.
     const int64_t rows = static_cast<int64_t>(logit_rows.size());
     if (logit_rows.back() - logit_rows.front() + 1 == rows) {

@@ -4,6 +4,7 @@
 // output head. One instance per loaded model; forward() is called from the engine's thread only.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -17,6 +18,7 @@
 #include "attention/latent_kv.h"
 #include "attention/paged_kv.h"
 #include "model/weights.h"
+#include "workbench/metrics.h"
 #include "workbench/types.h"
 
 namespace workbench {
@@ -66,6 +68,9 @@ public:
                                               const std::function<void(int, int)>& progress = {});
     bool has_latent() const { return !latent_.empty(); }
 
+    // The last step's work for the roofline picture (latent steps count their matmuls only).
+    const StepRoofline& last_step_roofline() const { return last_step_; }
+
 private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;
     // Runs the step begun on `kv` over its `tokens` (all sequences' rows); the rows in
@@ -73,6 +78,8 @@ private:
     void forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
                       ThreadPool& pool);
     void ensure_scratch(int64_t n_tokens);
+    void output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool);
+    void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     void standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
@@ -98,6 +105,8 @@ private:
     std::vector<float> gate_;   // [n, n_ff]
     std::vector<float> up_;     // [n, n_ff]
     std::vector<TokenId> batch_tokens_;   // a batched step's tokens, sequence after sequence
+    StepRoofline last_step_;
+    double attention_s_ = 0, attention_ops_ = 0;   // the step in flight
     std::vector<int64_t> logit_rows_;
     // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
     std::vector<LatentLayer> latent_;

@@ -11,6 +11,11 @@ Scheduler::Scheduler(SchedulerConfig config) : config_(config) {
     config_.max_batch_tokens = std::max(config_.max_batch_tokens, config_.max_running);
 }
 
+int32_t Scheduler::chunk(int32_t pending, int32_t budget) const {
+    const int32_t n = std::min(pending, budget);
+    return config_.max_chunk_tokens > 0 ? std::min(n, config_.max_chunk_tokens) : n;
+}
+
 int32_t Scheduler::add(int32_t n_tokens) {
     const int32_t id = static_cast<int32_t>(reqs_.size());
     reqs_.push_back({std::max(1, n_tokens), 0, 0, RequestState::waiting});
@@ -25,7 +30,7 @@ int32_t Scheduler::add_running(int32_t n_tokens) {
     return id;
 }
 
-std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32_t)>& admit) {
+std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32_t)>& admit, int32_t max_prompt_tokens) {
     std::vector<StepItem> items;
     int32_t budget = config_.max_batch_tokens;
     bool prompt_pending = !waiting_.empty();
@@ -40,12 +45,13 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
                 --budget;
             }
         }
+    if (max_prompt_tokens >= 0) budget = std::min(budget, std::max(1, max_prompt_tokens));
     // Prompt chunks of running requests (a prompt longer than one step, a recompute).
     for (int32_t id : running_) {
         const Request& r = reqs_[static_cast<size_t>(id)];
         const int32_t pending = r.n_known - r.n_done;
         if (pending <= 1 || budget == 0) continue;
-        const int32_t n = std::min(pending, budget);
+        const int32_t n = chunk(pending, budget);
         items.push_back({id, n, n == pending});
         budget -= n;
     }
@@ -53,7 +59,7 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
     while (!preempted_ && budget > 0 && !waiting_.empty() && n_running() < config_.max_running) {
         const int32_t id = waiting_.front();
         Request& r = reqs_[static_cast<size_t>(id)];
-        const int32_t cached = admit ? admit(id, std::min(r.n_known, budget)) : 0;
+        const int32_t cached = admit ? admit(id, chunk(r.n_known, budget)) : 0;
         if (cached < 0) break;
         waiting_.erase(waiting_.begin());
         r.state = RequestState::running;
@@ -61,11 +67,17 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
         running_.insert(std::upper_bound(running_.begin(), running_.end(), id), id);
         const int32_t pending = r.n_known - r.n_done;
         if (pending == 1 && !decode_now) continue;
-        const int32_t n = std::min(pending, budget);
+        const int32_t n = chunk(pending, budget);
         items.push_back({id, n, n == pending});
         budget -= n;
     }
     return items;
+}
+
+int32_t Scheduler::n_decoding() const {
+    int32_t n = 0;
+    for (int32_t id : running_) n += reqs_[static_cast<size_t>(id)].n_known - reqs_[static_cast<size_t>(id)].n_done == 1;
+    return n;
 }
 
 void Scheduler::absorb(std::span<const StepItem> items) {

@@ -16,6 +16,7 @@ namespace workbench {
 struct SchedulerConfig {
     int32_t max_batch_tokens = 256;   // tokens per step, decodes and prompt chunks together
     int32_t max_running = 32;         // sequences in the running batch
+    int32_t max_chunk_tokens = 0;     // most prompt tokens of one sequence per step; 0: no limit
     // Benchmark phases (llama-batched-bench): no decode runs while a prompt is still pending.
     bool prefill_before_decode = false;
 };
@@ -44,7 +45,10 @@ public:
     // returns how many of its tokens are already cached (prefix caching; fewer than its known
     // tokens), or -1 to keep it waiting (no KV room now; later requests wait too). No request
     // is admitted in the step right after a preemption.
-    std::vector<StepItem> plan(const std::function<int32_t(int32_t request, int32_t n_first_chunk)>& admit = {});
+    // `max_prompt_tokens` (≥ 1; -1: no cap) caps the prompt tokens of this step beside its
+    // decodes: the engine sizes it so a step with prompt chunks stays near a time budget.
+    std::vector<StepItem> plan(const std::function<int32_t(int32_t request, int32_t n_first_chunk)>& admit = {},
+                               int32_t max_prompt_tokens = -1);
     // The planned items ran: their tokens are in the cache.
     void absorb(std::span<const StepItem> items);
     // A token was sampled for the request: one more known token to run.
@@ -60,11 +64,14 @@ public:
     int32_t n_known(int32_t request) const { return reqs_[static_cast<size_t>(request)].n_known; }
     int32_t n_preemptions(int32_t request) const { return reqs_[static_cast<size_t>(request)].n_preemptions; }
     int32_t n_running() const { return static_cast<int32_t>(running_.size()); }
+    // Running requests whose next step is a decode (one known token not yet run).
+    int32_t n_decoding() const;
     int32_t n_waiting() const { return static_cast<int32_t>(waiting_.size()); }
     bool idle() const { return running_.empty() && waiting_.empty(); }
     const SchedulerConfig& config() const { return config_; }
 
 private:
+    int32_t chunk(int32_t pending, int32_t budget) const;
     struct Request {
         int32_t n_known = 0;   // tokens of the sequence known so far (prompt + sampled)
         int32_t n_done = 0;    // of those, in the cache

@@ -8,21 +8,6 @@
 
 namespace workbench {
 
-std::string engine_config_json(const EngineConfig& config) {
-    std::string out;
-    store::JsonObject object(out);
-    object.field("model_path", config.model_path)
-        .field("n_threads", static_cast<int64_t>(config.n_threads))
-        .field("n_ctx", static_cast<int64_t>(config.n_ctx))
-        .field("weight_type", config.weight_type)
-        .field("attention", config.attention)
-        .field("kv_types", config.kv_types)
-        .field("kv_budget_bytes", static_cast<int64_t>(config.kv_budget_bytes))
-        .field("calibration_text", config.calibration_text);
-    object.close();
-    return out;
-}
-
 ConfigurationRecord make_configuration(const EngineConfig& config, const std::string& backend) {
     ConfigurationRecord record;
     const size_t slash = config.model_path.find_last_of('/');

@@ -96,6 +96,27 @@ private slots:
         QCOMPARE(obj["kv_type"].toString(), QString("f16"));
     }
 
+    void run_json_has_the_roofline_split() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"run", "-p", QString("word ").repeated(200), "-n", "4", "--ignore-eos", "--json", "-t", "2"});
+        QCOMPARE(o.exit_code, 0);
+        const auto roof = QJsonDocument::fromJson(o.out).object()["roofline"].toObject();
+        const auto pre = roof["prefill"].toObject(), dec = roof["decode"].toObject();
+        QCOMPARE(dec["tokens"].toInt(), 1);
+        QVERIFY(pre["tokens"].toInt() > 100);
+        // Matmul intensity grows with the tokens per step; decode's is ~2 ops per weight byte
+        // of Q4_1 (5 bits a weight → 3.2 ops/B at most).
+        const double dec_mm = dec["matmul"].toObject()["ops_per_byte"].toDouble();
+        const double pre_mm = pre["matmul"].toObject()["ops_per_byte"].toDouble();
+        QVERIFY2(dec_mm > 1.0 && dec_mm < 3.3, qPrintable(QString::number(dec_mm)));
+        QVERIFY(pre_mm > 50 * dec_mm);
+        // Attention at decode: one query over T keys: about 4·hd·heads ops per 2·hd·kv_heads·2 bytes.
+        const double dec_at = dec["attention"].toObject()["ops_per_byte"].toDouble();
+        QVERIFY2(dec_at > 0.5 && dec_at < 4, qPrintable(QString::number(dec_at)));
+        for (const auto& part : {pre["matmul"], pre["attention"], dec["matmul"], dec["attention"]})
+            QVERIFY(part.toObject()["seconds"].toDouble() > 0 && part.toObject()["gops"].toDouble() > 0);
+    }
+
     void variant_flags_reach_the_engine() {
         if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "Once upon a time", "-n", "8", "--ignore-eos", "--json", "-t", "2",
@@ -137,6 +158,33 @@ private slots:
         QVERIFY(m["context_tokens"].toInt() > 300);
         // Live: the sinks' block and the blocks from the window's start: at most 7 of 16 tokens.
         QVERIFY(m["kv_bytes_peak"].toDouble() <= 7 * m["kv_bytes_full"].toDouble() / ((m["context_tokens"].toInt() + 15) / 16));
+        // The pool is sized for the window, not the context: at the default 8,192-token context a
+        // 64-token window reserves (4 + 64 + 256 + 32) tokens' blocks + 2, not 514 blocks.
+        auto big = run_cli({"run", "-p", "Hi", "-n", "4", "--json", "-t", "2", "--attention", "sliding:window=64,sinks=4"});
+        const double per_block = 16.0 * 23040;
+        QCOMPARE(QJsonDocument::fromJson(big.out).object()["metrics"].toObject()["kv_bytes_allocated"].toDouble(), (23 + 2) * per_block);
+    }
+
+    void config_file_sets_the_engine_and_flags_override_it() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        QFile f(dir.filePath("config.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"attention\": \"sliding:window=64,sinks=4\", \"kv_types\": \"q8_0\", \"n_ctx\": 512}");
+        f.close();
+        auto o = run_cli({"run", "-p", "Hi", "-n", "2", "--json", "-t", "2", "--config", f.fileName()});
+        QCOMPARE(o.exit_code, 0);
+        auto obj = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(obj["attention"].toString(), QString("sliding:window=64,sinks=4"));
+        QCOMPARE(obj["kv_type"].toString(), QString("q8_0"));
+        auto over = run_cli({"run", "-p", "Hi", "-n", "2", "--json", "-t", "2", "--config", f.fileName(), "--kv-type", "f16"});
+        QCOMPARE(QJsonDocument::fromJson(over.out).object()["kv_type"].toString(), QString("f16"));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("{\"atention\": \"full\"}");
+        f.close();
+        auto bad = run_cli({"run", "-p", "Hi", "--config", f.fileName()});
+        QCOMPARE(bad.exit_code, 1);
+        QVERIFY(bad.err.contains("config.json") && bad.err.contains("'atention'"));
     }
 
     void k_quant_weights_fall_back_per_tensor() {

@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "workbench/status.h"
 #include "workbench/types.h"
 
 namespace workbench {
@@ -26,6 +28,14 @@ struct EngineConfig {
     std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
                                      // empty: the last 512 tokens of resources/eval/alice_wonderland.txt
 };
+
+// EngineConfig as JSON, the one schema the CLI's --config, the GUI's --config and the session
+// database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
+// "kv_budget_bytes", "n_seq_max", "calibration_text"} (callbacks are not saved).
+std::string engine_config_json(const EngineConfig& config);
+// Reads that JSON; absent fields keep their defaults. invalid_argument naming the field for an
+// unknown field or a wrong type or range, and the byte offset for malformed JSON.
+Result<EngineConfig> engine_config_from_json(std::string_view json);
 
 struct SamplingParams {
     float temperature = 0.7f;        // 0: greedy
@@ -59,6 +69,10 @@ struct BatchOptions {
     int32_t max_running = 32;        // sequences decoding together (the concurrency)
     // Benchmark phases as llama-batched-bench runs them: every prompt first, then decode.
     bool prefill_before_decode = false;
+    // Prompt chunks are sized from the measured cost of recent steps so a step that carries them
+    // stays under this many ms while others decode (at least one prompt token per step). 0: off
+    // (max_batch_tokens alone); < 0: twice the recent decode-only step.
+    double max_step_ms = 0;
 };
 
 }  // namespace workbench

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,7 @@ struct ModelInfo {
     std::vector<TensorTypeCount> weight_types;  // every matrix (output head included) by computed type
     uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
     std::string attention;             // the variant in use, canonical spec
+    bool context_bounded = true;       // false: the variant (a sliding window) runs past n_ctx
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
     uint64_t kv_bytes_allocated = 0;   // the KV pool
     std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
@@ -52,6 +54,23 @@ struct KvUsageReport {
     uint64_t bytes_in_use = 0, bytes_peak = 0, bytes_allocated = 0, bytes_full = 0, bytes_read_last_step = 0;
     int32_t n_tokens = 0;
     std::vector<uint64_t> layer_bytes;  // per model layer (0 for a layer reading another's KV)
+};
+
+// The conversation's KV cache as a picture: one row per model layer, one column per block of
+// `block_tokens` tokens in position order.
+enum class KvBlockState : uint8_t {
+    empty,       // unused
+    live,        // held and read by the last query
+    shared,      // held and shared with another sequence (prefix cache, fork): one copy in memory
+    evicted,     // released by a sliding window
+    compressed,  // released after pooling into compressed entries (compressed, heavy)
+    skipped,     // held but left out by top-k in the last step
+    borrowed,    // the layer keeps no KV and reads another layer's (cross-layer sharing)
+};
+struct KvBlockMap {
+    int32_t n_layers = 0, n_blocks = 0, block_tokens = 16, n_tokens = 0;
+    std::vector<KvBlockState> cells;   // [n_layers][n_blocks]
+    KvBlockState at(int32_t layer, int32_t block) const { return cells[static_cast<size_t>(layer * n_blocks + block)]; }
 };
 
 enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
@@ -103,6 +122,17 @@ struct BatchResult {
 // stop string).
 using TextCallback = std::function<void(std::string_view text)>;
 
+// Called once per sampled token, on the engine's thread, before its text is released: exact
+// per-token timing for live charts (text may arrive later, held back by a stop string or an
+// incomplete UTF-8 character).
+struct TokenInfo {
+    TokenId token = -1;
+    int32_t index = 0;          // 0 for the first generated token
+    double t_ms = 0;            // since the call started
+    int32_t n_context = 0;      // tokens in the sequence, this one included
+};
+using TokenCallback = std::function<void(const TokenInfo& info)>;
+
 class Engine {
 public:
     // Loads the model and tokenizer and reserves the KV cache. Errors name the file and cause.
@@ -124,12 +154,15 @@ public:
     // the previous call are reused up to the first difference, so a chat only prefills its new
     // turn. Errors: out_of_range when the prompt alone does not fit the context.
     Result<GenerationResult> generate(std::string_view prompt, const GenerationRequest& request,
-                                      const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                      const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                      const TokenCallback& on_token = {});
     Result<GenerationResult> generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
-                                             const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                             const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                      const TokenCallback& on_token = {});
     // Renders the conversation with the generation prompt and generates the assistant's reply.
     Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
-                                  const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr);
+                                  const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
+                                  const TokenCallback& on_token = {});
 
     // Runs many requests at once with continuous batching: sequences join and leave the running
     // batch between steps, prompts run in chunks beside ongoing decodes, a request is paused and
@@ -158,6 +191,14 @@ public:
     // layer for the conversation's sequence.
     KvUsageReport kv_usage() const;
     int32_t n_cached_tokens() const;
+    // The conversation's blocks per layer as they stand after the last step.
+    KvBlockMap kv_block_map() const;
+    // The last prompt step (several tokens of a sequence) and the last decode step (one token per
+    // sequence), each split into matmuls and attention, for the roofline picture.
+    struct RooflineSnapshot {
+        std::optional<StepRoofline> prefill, decode;
+    };
+    RooflineSnapshot last_step_roofline() const;
 
     struct Impl;  // the engine's internals (opaque outside core_engine)
 
@@ -167,9 +208,12 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// The default model's path when none is given: $WORKBENCH_MODEL, else the repo's models/ file.
-// Empty when neither exists; default_model_hint() then says how to get it.
+// The default model's path when none is given: $WORKBENCH_MODEL, else the source tree's models/
+// file, else user_models_dir()'s, else /usr/share/inference-workbench/models/'s. Empty when none
+// exists; default_model_hint() then says how to get it.
 std::string find_default_model();
+// $XDG_DATA_HOME/inference-workbench/models (else ~/.local/share/...): where the GUI fetches models.
+std::string user_models_dir();
 std::string default_model_hint();
 const char* engine_version();   // "0.1.0 (abc1234)"
 

@@ -39,6 +39,19 @@ struct RequestMetrics {
     int32_t n_preemptions = 0;         // times it was paused for KV room and recomputed
 };
 
+// One part of a forward step on the roofline: operations (a multiply-add counts 2), the bytes
+// that part had to read (weights once per step; KV entries once per step), and its time.
+// Intensity = ops / bytes; achieved = ops / seconds.
+struct RooflinePoint {
+    double ops = 0, bytes = 0, seconds = 0;
+};
+// The matmuls (everything but attention: projections, MLP, output head) and attention over the
+// KV cache, for one step of n_tokens query tokens.
+struct StepRoofline {
+    int64_t n_tokens = 0;
+    RooflinePoint matmul, attention;
+};
+
 // Mean and percentiles (linear interpolation, as numpy's default) of a set of latencies.
 struct LatencyStats {
     double mean = 0, p50 = 0, p90 = 0, p99 = 0;
@@ -67,6 +80,14 @@ namespace workbench {
 // several passes, GB/s = 1e9 bytes/s). Pick the working set of the workload being judged: the
 // model's weight bytes tell whether decode streams from cache or from DRAM. Takes ~0.2–1 s.
 double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads);
+
+// The roofline's compute ceilings on `n_threads` threads (best of three ~0.1 s passes): fp32
+// FMA and the AVX2 int8 dot product the quantized kernels use (a multiply-add counts 2 ops).
+struct ComputePeaks {
+    double fp32_gflop_s = 0;
+    double int8_gop_s = 0;
+};
+ComputePeaks measure_compute_peaks(int n_threads);
 
 }  // namespace workbench
 

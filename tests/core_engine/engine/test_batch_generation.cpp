@@ -128,6 +128,22 @@ private slots:
         QVERIFY(r->completions[5].metrics.queue_ms > 0);
     }
 
+    // A step-time budget far below any step's cost: prompts that arrive while others stream run
+    // one token per step (the floor), and still give the solo tokens.
+    void step_time_budget_chunks_prompts_finely() {
+        BatchOptions o;
+        o.max_step_ms = 0.001;
+        o.max_running = 8;
+        int max_prompt_tokens_beside_decodes = 0;
+        auto r = engine_->run_batch(requests({0, 30, 30, 30, 30, 30}), o, [&](const BatchEvent& ev) {
+            if (ev.kind == BatchEvent::Kind::step && ev.n_running > 1) max_prompt_tokens_beside_decodes = std::max(max_prompt_tokens_beside_decodes, ev.n_step_tokens);
+        });
+        QVERIFY2(r.ok(), r.status().message().c_str());
+        expect_solo_tokens(*r);
+        // Decodes of the running ones plus the probe chunk at most.
+        QVERIFY2(max_prompt_tokens_beside_decodes <= 8 + 16, qPrintable(QString::number(max_prompt_tokens_beside_decodes)));
+    }
+
     void batched_equals_solo_all_at_once() {
         BatchOptions o;
         o.max_batch_tokens = 512;

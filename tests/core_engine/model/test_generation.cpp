@@ -177,6 +177,24 @@ private slots:
         QCOMPARE(joined, out->text);
     }
 
+    void token_callback_fires_once_per_token_in_order() {
+        engine_->reset();
+        const auto prompt = engine_->tokenize("Once upon a time", true, false);
+        std::vector<TokenInfo> seen;
+        GenerationRequest r = greedy(12);
+        r.ignore_eos = true;
+        auto out = engine_->generate_tokens(prompt, r, {}, nullptr, [&](const TokenInfo& t) { seen.push_back(t); });
+        QVERIFY(out.ok());
+        QCOMPARE(seen.size(), out->tokens.size());
+        for (size_t i = 0; i < seen.size(); ++i) {
+            QCOMPARE(seen[i].token, out->tokens[i]);
+            QCOMPARE(seen[i].index, static_cast<int32_t>(i));
+            QCOMPARE(seen[i].n_context, static_cast<int32_t>(prompt.size() + i + 1));
+            if (i > 0) QVERIFY(seen[i].t_ms > seen[i - 1].t_ms);
+        }
+        QVERIFY(std::abs(seen.front().t_ms - out->metrics.ttft_ms) < 1e-6);
+    }
+
     void split_prefill_equals_whole_prefill() {
         auto tokens = engine_->tokenize("The quick brown fox jumps over the lazy dog, and then it runs into the forest to hide.", true, false);
         engine_->reset();

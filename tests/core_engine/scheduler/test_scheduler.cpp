@@ -144,6 +144,29 @@ private slots:
         QCOMPARE(show(s.plan()), QString("0:1* 1:1*"));
     }
 
+    void chunks_are_capped_per_sequence() {
+        Scheduler s({.max_batch_tokens = 64, .max_running = 4, .max_chunk_tokens = 20});
+        s.add(50);
+        s.add(30);
+        auto p = s.plan();
+        QCOMPARE(show(p), QString("0:20 1:20"));
+        run(s, p);
+        QCOMPARE(show(s.plan()), QString("0:20 1:10*"));
+    }
+
+    void prompt_tokens_cap_leaves_decodes_alone() {
+        Scheduler s({.max_batch_tokens = 64, .max_running = 4});
+        s.add(3);
+        run(s, s.plan());
+        s.add(40);
+        QCOMPARE(s.n_decoding(), 1);
+        auto p = s.plan({}, 5);
+        QCOMPARE(show(p), QString("0:1* 1:5"));
+        run(s, p);
+        QCOMPARE(show(s.plan({}, 0)), QString("0:1* 1:1"));   // at least one prompt token per step
+        QCOMPARE(show(s.plan({}, -1)), QString("0:1* 1:35*"));  // (the plan above was not run)
+    }
+
     void budget_never_starves_running_decodes() {
         Scheduler s({.max_batch_tokens = 2, .max_running = 4});  // raised to 4
         QCOMPARE(s.config().max_batch_tokens, 4);

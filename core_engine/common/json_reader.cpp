@@ -1,10 +1,12 @@
 // Recursive-descent JSON parsing with a depth limit, so a hostile file cannot exhaust the stack.
-#include "json_reader.h"
+#include "workbench/json.h"
+
+#include <cstdint>
 
 #include <cmath>
 #include <cstdlib>
 
-namespace wbcli {
+namespace workbench {
 namespace {
 
 constexpr int kMaxDepth = 64;
@@ -210,4 +212,4 @@ bool parse_json(std::string_view text, JsonValue& out, std::string& error) {
     return p.document(out, error);
 }
 
-}  // namespace wbcli
+}  // namespace workbench

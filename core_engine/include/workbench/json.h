@@ -1,5 +1,6 @@
-// A minimal JSON reader for the CLI's inputs (batch prompt files): parses one document into a
-// tree and reports the first error with its byte offset. Strict RFC 8259, no extensions.
+// A minimal JSON reader for the engine's and the CLI's inputs (configuration files, batch prompt
+// files): parses one document into a tree and reports the first error with its byte offset.
+// Strict RFC 8259, no extensions; nesting is limited so a hostile file cannot exhaust the stack.
 #pragma once
 
 #include <map>
@@ -9,7 +10,7 @@
 #include <variant>
 #include <vector>
 
-namespace wbcli {
+namespace workbench {
 
 struct JsonValue {
     using Array = std::vector<JsonValue>;
@@ -32,4 +33,4 @@ struct JsonValue {
 // sets `error` to "at byte N: what was expected".
 bool parse_json(std::string_view text, JsonValue& out, std::string& error);
 
-}  // namespace wbcli
+}  // namespace workbench

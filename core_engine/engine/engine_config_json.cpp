@@ -1,0 +1,68 @@
+// EngineConfig ⇄ JSON: the configuration schema shared by --config files, the GUI and the
+// session database. Reading is strict: an unknown or mistyped field is an error naming it, so a
+// typo never silently falls back to a default.
+#include <cmath>
+#include <limits>
+
+#include "store/store_text.h"
+#include "workbench/config.h"
+#include "workbench/json.h"
+
+namespace workbench {
+
+std::string engine_config_json(const EngineConfig& config) {
+    std::string out;
+    store::JsonObject object(out);
+    object.field("model_path", config.model_path)
+        .field("n_threads", static_cast<int64_t>(config.n_threads))
+        .field("n_ctx", static_cast<int64_t>(config.n_ctx))
+        .field("weight_type", config.weight_type)
+        .field("attention", config.attention)
+        .field("kv_types", config.kv_types)
+        .field("kv_budget_bytes", static_cast<int64_t>(config.kv_budget_bytes))
+        .field("n_seq_max", static_cast<int64_t>(config.n_seq_max))
+        .field("calibration_text", config.calibration_text);
+    object.close();
+    return out;
+}
+
+Result<EngineConfig> engine_config_from_json(std::string_view json) {
+    JsonValue v;
+    std::string err;
+    if (!parse_json(json, v, err)) return error(StatusCode::invalid_argument, "configuration JSON: " + err);
+    if (!v.is_object()) return error(StatusCode::invalid_argument, "configuration JSON: expected an object of EngineConfig fields");
+    EngineConfig c;
+    auto bad = [](const std::string& key, const std::string& what) {
+        return error(StatusCode::invalid_argument, "configuration JSON: '" + key + "' " + what);
+    };
+    for (const auto& [key, value] : v.obj()) {
+        std::string* text = key == "model_path"         ? &c.model_path
+                            : key == "weight_type"      ? &c.weight_type
+                            : key == "attention"        ? &c.attention
+                            : key == "kv_types"         ? &c.kv_types
+                            : key == "calibration_text" ? &c.calibration_text
+                                                        : nullptr;
+        if (text) {
+            if (!value.is_string()) return bad(key, "must be a string");
+            *text = value.str();
+            continue;
+        }
+        const bool integer_field = key == "n_threads" || key == "n_ctx" || key == "kv_budget_bytes" || key == "n_seq_max";
+        if (!integer_field) return bad(key, "is not an EngineConfig field (model_path, n_threads, n_ctx, weight_type, attention, kv_types, "
+                                            "kv_budget_bytes, n_seq_max, calibration_text)");
+        if (!value.is_number() || value.num() < 0 || value.num() != std::floor(value.num()) || value.num() > 9.0e15)
+            return bad(key, "must be a non-negative whole number");
+        const double n = value.num();
+        if (key == "kv_budget_bytes") {
+            c.kv_budget_bytes = static_cast<uint64_t>(n);
+            continue;
+        }
+        if (n > std::numeric_limits<int32_t>::max()) return bad(key, "is too large");
+        if (key == "n_threads") c.n_threads = static_cast<int32_t>(n);
+        else if (key == "n_ctx") c.n_ctx = static_cast<int32_t>(n);
+        else c.n_seq_max = static_cast<int32_t>(n);
+    }
+    return c;
+}
+
+}  // namespace workbench

