@@ -19,9 +19,6 @@
 #include <QStatusBar>
 #include <QTimer>
 
-#include <QJsonDocument>
-#include <QJsonObject>
-
 #include "ui/benchmark/benchmark_page.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/store_client.h"
@@ -60,21 +57,6 @@ constexpr PageEntry kPages[] = {
     {"Models", "The loaded model and recently opened files."},
     {"Benchmark", "Throughput and latency against batch size."},
 };
-
-// The EngineConfig a configuration row was saved from (its JSON, engine_config_json's fields).
-workbench::EngineConfig configFromJson(const std::string& json) {
-    const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(json)).object();
-    workbench::EngineConfig c;
-    c.model_path = o.value(QStringLiteral("model_path")).toString().toStdString();
-    c.n_threads = o.value(QStringLiteral("n_threads")).toInt();
-    c.n_ctx = o.value(QStringLiteral("n_ctx")).toInt();
-    c.weight_type = o.value(QStringLiteral("weight_type")).toString().toStdString();
-    c.attention = o.value(QStringLiteral("attention")).toString(QStringLiteral("full")).toStdString();
-    c.kv_types = o.value(QStringLiteral("kv_types")).toString(QStringLiteral("f16")).toStdString();
-    c.kv_budget_bytes = static_cast<uint64_t>(o.value(QStringLiteral("kv_budget_bytes")).toDouble());
-    c.calibration_text = o.value(QStringLiteral("calibration_text")).toString().toStdString();
-    return c;
-}
 
 bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b) {
     return a.model_path == b.model_path && a.n_threads == b.n_threads && a.n_ctx == b.n_ctx &&
@@ -329,7 +311,17 @@ void MainWindow::continueSession(qint64 sessionId) {
             }
             m_continue = pending;
             showPage(QStringLiteral("Chat"));
-            const workbench::EngineConfig stored = configFromJson(result->configuration.config_json);
+            auto parsed = workbench::engine_config_from_json(result->configuration.config_json);
+            if (!parsed.ok()) {
+                m_continue.reset();
+                m_chat->addNote(tr("Session %1's configuration cannot be read: %2")
+                                    .arg(sessionId)
+                                    .arg(QString::fromStdString(parsed.status().message())),
+                                true);
+                emit sessionContinued(sessionId, false);
+                return;
+            }
+            const workbench::EngineConfig stored = *parsed;
             if (stored.model_path.empty() || (m_client->isLoaded() && sameLoad(stored, m_client->config()))) {
                 finishContinue();
                 return;

@@ -1,9 +1,16 @@
-// `workbench`: the desktop GUI. Opens on the default model (or -m/--model PATH); without one it
-// says how to get it and offers File → Open. Everything else lives in ui/.
+// `workbench`: the desktop GUI. Opens on the default model (or -m/--model PATH, or the model of a
+// -c/--config FILE in the CLI's EngineConfig JSON); without one it says how to get it and offers
+// File → Open. Everything else lives in ui/.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFile>
+#include <cstdio>
+#include <optional>
 
 #include "ui/main_window.h"
+#include "ui/pages/chat_page.h"
+#include "ui/pages/config_panel.h"
+#include "workbench/config.h"
 #include "workbench/engine.h"
 
 int main(int argc, char** argv) {
@@ -22,10 +29,33 @@ int main(int argc, char** argv) {
                                                   "models/SmolLM2-135M-Instruct.Q4_1.gguf)."),
                                    QStringLiteral("PATH"));
     parser.addOption(model);
+    const QCommandLineOption config({QStringLiteral("c"), QStringLiteral("config")},
+                         QStringLiteral("Load-time settings as EngineConfig JSON (the CLI's --config schema); "
+                                        "-m overrides its model_path."),
+                         QStringLiteral("FILE"));
+    parser.addOption(config);
     parser.process(app);
 
+    QString modelPath = parser.value(model);
+    std::optional<workbench::EngineConfig> fromFile;
+    if (parser.isSet(config)) {
+        QFile file(parser.value(config));
+        if (!file.open(QIODevice::ReadOnly)) {
+            std::fprintf(stderr, "workbench: cannot read %s: %s\n", qPrintable(file.fileName()), qPrintable(file.errorString()));
+            return 2;
+        }
+        auto parsed = workbench::engine_config_from_json(file.readAll().toStdString());
+        if (!parsed.ok()) {
+            std::fprintf(stderr, "workbench: %s: %s\n", qPrintable(file.fileName()), parsed.status().message().c_str());
+            return 2;
+        }
+        fromFile = *parsed;
+        if (modelPath.isEmpty()) modelPath = QString::fromStdString(parsed->model_path);
+    }
     MainWindow window;
+    // The form takes the file's settings (over the saved ones); the load below uses them.
+    if (fromFile) window.chatPage()->configPanel()->setEngineConfig(*fromFile);
     window.show();
-    window.startWithModel(parser.value(model));
+    window.startWithModel(modelPath);
     return app.exec();
 }

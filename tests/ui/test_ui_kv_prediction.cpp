@@ -184,6 +184,36 @@ private slots:
         QVERIFY(model->item(1)->toolTip().contains("CUDA"));
         QCOMPARE(backend->currentText(), QStringLiteral("CPU"));
     }
+
+    // History → Continue and `workbench --config` put a stored EngineConfig back into the form:
+    // every variant's spec and the K/V types read back as they were written.
+    void storedConfigurationsReadBackIntoThePanel() {
+        ConfigPanel panel;
+        for (const char* spec : {"full", "sliding:window=64,sinks=4", "cross_layer:group=2,merge=none",
+                                 "cross_layer:group=3,layers=2-20,merge=mean", "topk:k=256,recent=32",
+                                 "compressed:block=8,recent=128,sinks=4", "heavy:block=16,k=32,recent=256,sinks=2",
+                                 "latent:rank=64"}) {
+            QCOMPARE(kvprediction::specString(kvprediction::parseSpec(QString::fromLatin1(spec))), QString::fromLatin1(spec));
+            workbench::EngineConfig c;
+            c.n_threads = 3;
+            c.n_ctx = 768;
+            c.weight_type = "q8_0";
+            c.attention = spec;
+            c.kv_types = "k=q8_0,v=q4_0";
+            c.kv_budget_bytes = uint64_t{48} << 20;
+            QVERIFY2(panel.setEngineConfig(c), spec);
+            const workbench::EngineConfig back = panel.engineConfig(QStringLiteral("m.gguf"));
+            QCOMPARE(back.attention, c.attention);
+            QCOMPARE(back.kv_types, c.kv_types);
+            QCOMPARE(back.weight_type, c.weight_type);
+            QCOMPARE(back.n_threads, 3);
+            QCOMPARE(back.n_ctx, 768);
+            QCOMPARE(back.kv_budget_bytes, c.kv_budget_bytes);
+        }
+        const auto kv = kvprediction::parseKvTypes(QStringLiteral("f16"));
+        QCOMPARE(kv.first, QStringLiteral("f16"));
+        QCOMPARE(kv.second, QStringLiteral("f16"));
+    }
 };
 
 WB_UI_TEST_MAIN(TestKvPrediction, false)
