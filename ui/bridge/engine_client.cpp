@@ -30,6 +30,9 @@ EngineClient::EngineClient(QObject* parent) : QObject(parent) {
     }, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::tokensArrived, this, &EngineClient::tokensArrived, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::samplesArrived, this, &EngineClient::samplesArrived, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::blockMapArrived, this, &EngineClient::blockMapArrived, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::rooflineArrived, this, &EngineClient::rooflineArrived, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::ceilingsMeasured, this, &EngineClient::ceilingsMeasured, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::replyFinished, this, [this](const ReplySummary& summary) {
         m_cancel.reset();
         setBusy(m_loading, false);

@@ -49,6 +49,9 @@ signals:
     void replyFinished(const ReplySummary& summary);
     void replyFailed(const QString& message);
     void busyChanged(bool busy);
+    void blockMapArrived(const BlockMapSnapshot& map);
+    void rooflineArrived(const workbench::Engine::RooflineSnapshot& roofline);
+    void ceilingsMeasured(const MachineCeilings& ceilings);
 
     // To the worker (queued: it lives on m_thread).
     void requestLoad(const workbench::EngineConfig& config);

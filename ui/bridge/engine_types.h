@@ -38,6 +38,19 @@ struct ReplySummary {
     QString stopReasonName;  // "end_of_generation", "max_tokens", "stop_string", "context_full", "cancelled"
 };
 
+// The conversation's KV blocks per layer (workbench::KvBlockState values, row-major).
+struct BlockMapSnapshot {
+    int layers = 0, blocks = 0, blockTokens = 16;
+    QList<quint8> cells;
+};
+
+// This machine's roofline ceilings on the engine's threads, measured once and remembered.
+struct MachineCeilings {
+    double bandwidthGbS = 0;   // read bandwidth at the weights' working set
+    double int8Gops = 0;       // AVX2 int8 dot products
+    double fp32Gflops = 0;     // FMA
+};
+
 Q_DECLARE_METATYPE(workbench::EngineConfig)
 Q_DECLARE_METATYPE(workbench::ModelInfo)
 Q_DECLARE_METATYPE(workbench::GenerationRequest)
@@ -45,5 +58,8 @@ Q_DECLARE_METATYPE(ChatHistory)
 Q_DECLARE_METATYPE(CancelFlag)
 Q_DECLARE_METATYPE(TokenSample)
 Q_DECLARE_METATYPE(ReplySummary)
+Q_DECLARE_METATYPE(BlockMapSnapshot)
+Q_DECLARE_METATYPE(MachineCeilings)
+Q_DECLARE_METATYPE(workbench::Engine::RooflineSnapshot)
 
 void registerEngineTypes();

@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QFileInfo>
+#include <QSettings>
 #include <string>
 
 #include "workbench/store.h"
@@ -15,6 +16,9 @@ void registerEngineTypes() {
     qRegisterMetaType<TokenSample>();
     qRegisterMetaType<QList<TokenSample>>();
     qRegisterMetaType<ReplySummary>();
+    qRegisterMetaType<BlockMapSnapshot>();
+    qRegisterMetaType<MachineCeilings>();
+    qRegisterMetaType<workbench::Engine::RooflineSnapshot>();
 }
 
 EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {}
@@ -43,6 +47,41 @@ void EngineWorker::loadModel(const workbench::EngineConfig& requested) {
     m_engine = std::move(loaded).value();
     emit modelDigest(modelDigestFor(requested.model_path));
     emit modelLoaded(m_engine->model_info());
+    emit ceilingsMeasured(ceilings());
+}
+
+MachineCeilings EngineWorker::ceilings() {
+    // Once per machine, thread count and weight size: a second of microbenchmarks, then remembered.
+    const workbench::ModelInfo& info = m_engine->model_info();
+    QSettings settings;
+    const QString key = QStringLiteral("roofline/%1-%2t-%3MB")
+                            .arg(QString::fromStdString(info.cpu_features).simplified().replace(QLatin1Char(' '), QLatin1Char('_')))
+                            .arg(info.n_threads)
+                            .arg(info.decode_weight_bytes >> 20);
+    MachineCeilings c;
+    c.bandwidthGbS = settings.value(key + QStringLiteral("/bandwidth")).toDouble();
+    c.int8Gops = settings.value(key + QStringLiteral("/int8")).toDouble();
+    c.fp32Gflops = settings.value(key + QStringLiteral("/fp32")).toDouble();
+    if (c.bandwidthGbS > 0 && c.int8Gops > 0) return c;
+    c.bandwidthGbS = workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads);
+    const workbench::ComputePeaks peaks = workbench::measure_compute_peaks(info.n_threads);
+    c.int8Gops = peaks.int8_gop_s;
+    c.fp32Gflops = peaks.fp32_gflop_s;
+    settings.setValue(key + QStringLiteral("/bandwidth"), c.bandwidthGbS);
+    settings.setValue(key + QStringLiteral("/int8"), c.int8Gops);
+    settings.setValue(key + QStringLiteral("/fp32"), c.fp32Gflops);
+    return c;
+}
+
+BlockMapSnapshot EngineWorker::blockMap() const {
+    const workbench::KvBlockMap m = m_engine->kv_block_map();
+    BlockMapSnapshot s;
+    s.layers = m.n_layers;
+    s.blocks = m.n_blocks;
+    s.blockTokens = m.block_tokens;
+    s.cells.reserve(static_cast<qsizetype>(m.cells.size()));
+    for (workbench::KvBlockState c : m.cells) s.cells.append(static_cast<quint8>(c));
+    return s;
 }
 
 void EngineWorker::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request,
@@ -55,40 +94,47 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
     clock.start();
     QString pendingText;
     QList<TokenSample> pendingSamples;
-    qint64 lastFlushNs = 0, lastSampleNs = 0;
-    int lastTokens = -1;
+    qint64 lastFlushNs = 0;
     auto flush = [&] {
         if (!pendingText.isEmpty()) emit tokensArrived(pendingText);
-        if (!pendingSamples.isEmpty()) emit samplesArrived(pendingSamples);
+        if (!pendingSamples.isEmpty()) {
+            emit samplesArrived(pendingSamples);
+            emit blockMapArrived(blockMap());
+        }
         pendingText.clear();
         pendingSamples.clear();
     };
-    // Called on this thread between decode steps, so reading the cache's usage here is safe
-    // and sees exactly the tokens generated so far.
-    auto onText = [&](std::string_view text) {
+    auto maybeFlush = [&] {
         const qint64 now = clock.nsecsElapsed();
+        if (now - lastFlushNs < qint64(kBatchMs) * 1000000) return;
+        flush();
+        lastFlushNs = now;
+    };
+    // Once per sampled token, on this thread between decode steps: reading the cache's usage here
+    // is safe and sees exactly the tokens so far; the engine's own timestamp makes gaps exact.
+    double lastTokenMs = 0;
+    auto onToken = [&](const workbench::TokenInfo& t) {
         const workbench::KvUsageReport usage = m_engine->kv_usage();
         TokenSample s;
-        s.nTokensContext = usage.n_tokens;
+        s.nTokensContext = usage.n_tokens;   // what the bytes below hold (this token runs next)
         s.kvBytesInUse = usage.bytes_in_use;
         s.kvBytesFull = usage.bytes_full;
         s.kvBytesAllocated = usage.bytes_allocated;
-        s.msSinceRequest = now / 1e6;
-        s.firstOfReply = lastTokens < 0;
-        // A callback may carry several tokens (a held-back stop-string prefix, a split UTF-8
-        // character): spread the gap over them.
-        if (!s.firstOfReply) s.gapMs = (now - lastSampleNs) / 1e6 / std::max(1, usage.n_tokens - lastTokens);
-        lastSampleNs = now;
-        lastTokens = usage.n_tokens;
-        pendingText += QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+        s.msSinceRequest = clock.nsecsElapsed() / 1e6;
+        s.firstOfReply = t.index == 0;
+        if (!s.firstOfReply) s.gapMs = t.t_ms - lastTokenMs;
+        lastTokenMs = t.t_ms;
         pendingSamples.append(s);
-        if (now - lastFlushNs >= qint64(kBatchMs) * 1000000) {
-            flush();
-            lastFlushNs = now;
-        }
+        maybeFlush();
     };
-    auto result = m_engine->chat(messages, request, onText, cancel.get());
+    auto onText = [&](std::string_view text) {
+        pendingText += QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+        maybeFlush();
+    };
+    auto result = m_engine->chat(messages, request, onText, cancel.get(), onToken);
     flush();
+    emit blockMapArrived(blockMap());
+    emit rooflineArrived(m_engine->last_step_roofline());
     if (!result.ok()) {
         emit replyFailed(QString::fromStdString(result.status().message()));
         return;

@@ -40,8 +40,16 @@ signals:
     void samplesArrived(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);
     void replyFailed(const QString& message);
+    // The cache's blocks per layer: while a reply streams (with the text) and when it ends.
+    void blockMapArrived(const BlockMapSnapshot& map);
+    // The reply's last prompt and decode steps, split into matmuls and attention.
+    void rooflineArrived(const workbench::Engine::RooflineSnapshot& roofline);
+    // After a load: the machine's ceilings (measured the first time, then from QSettings).
+    void ceilingsMeasured(const MachineCeilings& ceilings);
 
 private:
+    BlockMapSnapshot blockMap() const;
+    MachineCeilings ceilings();
     QString modelDigestFor(const std::string& path);
 
     std::unique_ptr<workbench::Engine> m_engine;

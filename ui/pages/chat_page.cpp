@@ -138,6 +138,13 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
 
     connect(m_client, &EngineClient::tokensArrived, this, [this](const QString& text) { m_view->appendStream(text); });
     connect(m_client, &EngineClient::samplesArrived, this, &ChatPage::onSamples);
+    connect(m_client, &EngineClient::blockMapArrived, m_metrics, &MetricsPanel::showBlockMap);
+    connect(m_client, &EngineClient::rooflineArrived, m_metrics, &MetricsPanel::showRoofline);
+    connect(m_client, &EngineClient::ceilingsMeasured, this, [this](const MachineCeilings& c) {
+        const auto& info = m_client->modelInfo();
+        const bool quantized = info && info->weight_type.rfind('q', 0) == 0;   // q4_1, q8_0, ...: int8 kernels
+        m_metrics->setCeilings(c, quantized);
+    });
     connect(m_client, &EngineClient::replyFinished, this, &ChatPage::onReplyFinished);
     connect(m_client, &EngineClient::replyFailed, this, &ChatPage::onReplyFailed);
     connect(m_client, &EngineClient::busyChanged, this, &ChatPage::updateButtons);

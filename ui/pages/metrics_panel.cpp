@@ -1,22 +1,71 @@
 #include "ui/pages/metrics_panel.h"
 
 #include <QHBoxLayout>
+#include <QTabWidget>
 
+#include "widgets/kv_block_map_view.h"
 #include "widgets/kv_memory_chart.h"
+#include "widgets/roofline_plot.h"
 #include "widgets/token_rate_chart.h"
 #include "widgets/turn_latency_chart.h"
 
 MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
-    auto* layout = new QHBoxLayout(this);
+    // Two tabs: the time series, and the pictures of the cache and the hardware.
+    auto* outer = new QHBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setObjectName(QStringLiteral("metricsTabs"));
+    m_tabs->setDocumentMode(true);
+    outer->addWidget(m_tabs);
+
+    auto* charts = new QWidget(m_tabs);
+    auto* layout = new QHBoxLayout(charts);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-    m_kv = new KvMemoryChart(this);
-    m_turns = new TurnLatencyChart(this);
-    m_rate = new TokenRateChart(this);
+    m_kv = new KvMemoryChart(charts);
+    m_turns = new TurnLatencyChart(charts);
+    m_rate = new TokenRateChart(charts);
     layout->addWidget(m_kv, 3);
     layout->addWidget(m_turns, 2);
     layout->addWidget(m_rate, 3);
+    m_tabs->addTab(charts, tr("Live charts"));
+
+    auto* pictures = new QWidget(m_tabs);
+    auto* pictureLayout = new QHBoxLayout(pictures);
+    pictureLayout->setContentsMargins(0, 0, 0, 0);
+    pictureLayout->setSpacing(4);
+    m_blockMap = new KvBlockMapView(pictures);
+    m_blockMap->setToolTip(tr("Each row a layer, each column a block of tokens: what the KV cache holds and reads now"));
+    m_roofline = new RooflinePlot(pictures);
+    pictureLayout->addWidget(m_blockMap, 1);
+    pictureLayout->addWidget(m_roofline, 1);
+    m_tabs->addTab(pictures, tr("KV block map · roofline"));
     m_session.start();
+}
+
+void MetricsPanel::showBlockMap(const BlockMapSnapshot& map) {
+    QVector<KvBlockCell> cells;
+    cells.reserve(map.cells.size());
+    for (quint8 c : map.cells) cells.append(static_cast<KvBlockCell>(c));   // the engine's states, same order
+    m_blockMap->setMap(map.layers, map.blocks, map.blockTokens, cells);
+}
+
+void MetricsPanel::showRoofline(const workbench::Engine::RooflineSnapshot& roofline) {
+    auto dots = [](const std::optional<workbench::StepRoofline>& step, const QString& when) {
+        QList<RooflineDot> out;
+        if (!step) return out;
+        for (auto [part, p] : {std::pair{tr("matmuls"), &step->matmul}, {tr("attention"), &step->attention}})
+            if (p->bytes > 0 && p->seconds > 0)
+                out.append({QStringLiteral("%1 · %2 (%3 tokens)").arg(when, part).arg(step->n_tokens), p->ops / p->bytes, p->ops / p->seconds / 1e9});
+        return out;
+    };
+    m_roofline->setPoints(dots(roofline.prefill, tr("prompt")), dots(roofline.decode, tr("decode")));
+}
+
+void MetricsPanel::setCeilings(const MachineCeilings& c, bool quantizedWeights) {
+    // Quantized weights run the int8 kernels; float weights the FMA ones.
+    m_roofline->setCeilings(c.bandwidthGbS, quantizedWeights ? c.int8Gops : c.fp32Gflops,
+                            quantizedWeights ? tr("int8") : tr("fp32"));
 }
 
 void MetricsPanel::beginReply() { m_replyStartSeconds = m_session.elapsed() / 1000.0; }
@@ -42,6 +91,7 @@ void MetricsPanel::endReply(const ReplySummary& summary) {
 
 void MetricsPanel::clearAll() {
     m_kv->clear();
+    m_blockMap->clear();
     m_turns->clear();
     m_rate->clear();
     m_session.restart();

@@ -8,7 +8,10 @@
 
 #include "ui/bridge/engine_types.h"
 
+class KvBlockMapView;
 class KvMemoryChart;
+class QTabWidget;
+class RooflinePlot;
 class TurnLatencyChart;
 class TokenRateChart;
 
@@ -20,6 +23,9 @@ public:
     void beginReply();
     void addSamples(const QList<TokenSample>& samples);
     void endReply(const ReplySummary& summary);
+    void showBlockMap(const BlockMapSnapshot& map);
+    void showRoofline(const workbench::Engine::RooflineSnapshot& roofline);
+    void setCeilings(const MachineCeilings& ceilings, bool quantizedWeights);
     // A new conversation: every chart starts empty.
     void clearAll();
     // A reload with other KV settings: the memory chart's old points would not compare.
@@ -28,11 +34,17 @@ public:
     KvMemoryChart* kvChart() const { return m_kv; }
     TurnLatencyChart* turnChart() const { return m_turns; }
     TokenRateChart* rateChart() const { return m_rate; }
+    KvBlockMapView* blockMap() const { return m_blockMap; }
+    RooflinePlot* roofline() const { return m_roofline; }
+    QTabWidget* tabs() const { return m_tabs; }
 
 private:
     KvMemoryChart* m_kv = nullptr;
     TurnLatencyChart* m_turns = nullptr;
     TokenRateChart* m_rate = nullptr;
+    KvBlockMapView* m_blockMap = nullptr;
+    RooflinePlot* m_roofline = nullptr;
+    QTabWidget* m_tabs = nullptr;
     QElapsedTimer m_session;       // the time axis of the rate chart
     double m_replyStartSeconds = 0;
 };
