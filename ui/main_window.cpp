@@ -30,6 +30,7 @@
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
+#include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
 
 namespace {
@@ -98,6 +99,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     buildStatusBar();
 
     connect(m_chat, &ChatPage::openModelRequested, this, &MainWindow::openModel);
+    connect(m_chat, &ChatPage::fetchModelRequested, this, &MainWindow::fetchDefaultModel);
+    m_fetcher = new ModelFetcher(this);
+    connect(m_fetcher, &ModelFetcher::progress, this, [this](const QString& line) {
+        m_chat->showBanner(tr("Fetching the default model: %1").arg(line), false);
+        m_chat->showFetchOffer(true, true);
+    });
+    connect(m_fetcher, &ModelFetcher::finished, this, [this](bool ok, const QString& pathOrError) {
+        if (ok) {
+            loadModel(pathOrError);
+            return;
+        }
+        m_chat->showBanner(tr("Could not fetch the default model: %1").arg(pathOrError), true);
+        m_chat->showFetchOffer(true, false);
+    });
     connect(m_models, &ModelsPage::openModelRequested, this, &MainWindow::openModel);
     connect(m_models, &ModelsPage::recentChosen, this, &MainWindow::loadModel);
     setAcceptDrops(true);
@@ -235,7 +250,18 @@ void MainWindow::startWithModel(const QString& path) {
 void MainWindow::showNoModelFound() {
     const QString hint = QString::fromStdString(workbench::default_model_hint());
     m_chat->showBanner(tr("No model found. %1 Or open a GGUF file (File → Open, Ctrl+O).").arg(hint), true);
+    m_chat->showFetchOffer(!ModelFetcher::scriptPath().isEmpty(), false);
     m_models->showError(QString(), hint);
+}
+
+void MainWindow::fetchDefaultModel() {
+    QString error;
+    if (!m_fetcher->start(&error)) {
+        m_chat->showBanner(tr("Could not fetch the default model: %1").arg(error), true);
+        return;
+    }
+    m_chat->showBanner(tr("Fetching the default model into %1…").arg(ModelFetcher::destinationDir()), false);
+    m_chat->showFetchOffer(true, true);
 }
 
 void MainWindow::loadModel(const QString& path) {

@@ -18,6 +18,7 @@ class ComparePage;
 class EngineClient;
 class HistoryPage;
 class HistoryRecorder;
+class ModelFetcher;
 class ModelsPage;
 class StoreClient;
 class QAction;
@@ -38,6 +39,8 @@ public:
     void loadModel(const QString& path);
     // No model given and none at the default place: say how to get one, offer File → Open.
     void showNoModelFound();
+    // Runs installer/fetch_model.sh into the XDG data folder, then loads the model it fetched.
+    void fetchDefaultModel();
 
     EngineClient* client() const { return m_client; }
     ChatPage* chatPage() const { return m_chat; }
@@ -86,6 +89,7 @@ private:
     QStackedWidget* m_pages = nullptr;
     ChatPage* m_chat = nullptr;
     ModelsPage* m_models = nullptr;
+    ModelFetcher* m_fetcher = nullptr;
     HistoryPage* m_history = nullptr;
     ComparePage* m_compare = nullptr;
     BenchmarkPage* m_benchmark = nullptr;

