@@ -5,7 +5,7 @@ install(TARGETS workbench workbench-cli RUNTIME DESTINATION bin)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/installer/fetch_model.sh DESTINATION share/inference-workbench)
 install(FILES ${CMAKE_SOURCE_DIR}/resources/eval/alice_wonderland.txt DESTINATION share/inference-workbench/eval)
 install(FILES ${CMAKE_SOURCE_DIR}/installer/inference-workbench.desktop DESTINATION share/applications)
-install(FILES ${CMAKE_SOURCE_DIR}/installer/inference-workbench.svg DESTINATION share/icons/hicolor/scalable/apps)
+install(FILES ${CMAKE_SOURCE_DIR}/resources/icons/inference-workbench.svg DESTINATION share/icons/hicolor/scalable/apps)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME inference-workbench)

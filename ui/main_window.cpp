@@ -1,5 +1,7 @@
 #include "ui/main_window.h"
 
+#include <algorithm>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -100,6 +102,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
     connect(m_chat, &ChatPage::openModelRequested, this, &MainWindow::openModel);
     connect(m_chat, &ChatPage::fetchModelRequested, this, &MainWindow::fetchDefaultModel);
+    connect(m_chat, &ChatPage::continueWithSlidingRequested, this, [this] {
+        // Half the context as the window (whole blocks), 4 sinks: the same turns go on past n_ctx.
+        const auto& info = m_client->modelInfo();
+        if (!info || m_modelPath.isEmpty()) return;
+        workbench::EngineConfig config = m_client->config();
+        config.attention = QStringLiteral("sliding:window=%1,sinks=4").arg(std::max(64, info->n_ctx / 2 / 16 * 16)).toStdString();
+        m_chat->configPanel()->setEngineConfig(config);
+        m_reloading = true;
+        loadModel(m_modelPath);
+    });
     m_fetcher = new ModelFetcher(this);
     connect(m_fetcher, &ModelFetcher::progress, this, [this](const QString& line) {
         m_chat->showBanner(tr("Fetching the default model: %1").arg(line), false);

@@ -3,6 +3,7 @@
 // roofline has the prompt and decode steps' matmul and attention points under measured ceilings,
 // the prompt's matmuls far more intense than decode's.
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -68,6 +69,38 @@ private slots:
             QVERIFY(m_window->grab().save(QString::fromLocal8Bit(dir) + QStringLiteral("/pictures.png")));
         }
         delete m_window;
+    }
+
+    // Near the context limit the gauge offers a new chat or a sliding window; the latter reloads
+    // with one and the conversation goes on past the context length.
+    void contextGaugeOffersASlidingWindow() {
+        MainWindow w;
+        w.show();
+        w.findChild<QSpinBox*>("contextSpin")->setValue(256);
+        QSignalSpy loaded(w.client(), &EngineClient::modelLoaded);
+        w.startWithModel(QString());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        w.findChild<QDoubleSpinBox*>("temperatureSpin")->setValue(0);
+        w.findChild<QSpinBox*>("maxTokensSpin")->setValue(16);
+        QSignalSpy finished(w.client(), &EngineClient::replyFinished);
+        QPlainTextEdit* input = w.chatPage()->input();
+        input->setPlainText(QStringLiteral("Describe the sea in many words. ").repeated(24));
+        input->setFocus();
+        QTest::keyClick(input, Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        auto* sliding = w.findChild<QPushButton*>("gaugeSlidingButton");
+        QVERIFY(sliding->isVisible() && w.findChild<QPushButton*>("gaugeNewChatButton")->isVisible());
+        QTest::mouseClick(sliding, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 2, uitest::kTimeoutMs);
+        QCOMPARE(QString::fromStdString(w.client()->modelInfo()->attention), QStringLiteral("sliding:window=128,sinks=4"));
+        QVERIFY(!sliding->isVisible());
+        w.findChild<QSpinBox*>("maxTokensSpin")->setValue(80);
+        input->setPlainText(QStringLiteral("And the mountains?"));
+        QTest::keyClick(input, Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        const ReplySummary r = finished.at(1).at(0).value<ReplySummary>();
+        QVERIFY2(r.stopReason != workbench::StopReason::context_full, qPrintable(r.stopReasonName));
+        QVERIFY(r.metrics.n_context_tokens > 256);   // past the context length
     }
 };
 

@@ -93,8 +93,20 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_gauge->setMaximumHeight(18);
     m_gaugeNote = new QLabel(chatColumn);
     m_gaugeNote->setObjectName(QStringLiteral("contextNote"));
+    // Before the context fills: start over, or keep going with a window that forgets the oldest.
+    m_gaugeNewChat = new QPushButton(tr("New chat"), chatColumn);
+    m_gaugeNewChat->setObjectName(QStringLiteral("gaugeNewChatButton"));
+    m_gaugeSliding = new QPushButton(tr("Continue with a sliding window"), chatColumn);
+    m_gaugeSliding->setObjectName(QStringLiteral("gaugeSlidingButton"));
+    m_gaugeSliding->setToolTip(tr("Reloads with sliding:window=half the context,sinks=4: the conversation goes on past the "
+                                  "context length, the oldest tokens dropping out of attention"));
+    for (QPushButton* b : {m_gaugeNewChat, m_gaugeSliding}) b->setVisible(false);
+    connect(m_gaugeNewChat, &QPushButton::clicked, this, &ChatPage::newChat);
+    connect(m_gaugeSliding, &QPushButton::clicked, this, &ChatPage::continueWithSlidingRequested);
     gaugeRow->addWidget(m_gauge, 1);
     gaugeRow->addWidget(m_gaugeNote);
+    gaugeRow->addWidget(m_gaugeNewChat);
+    gaugeRow->addWidget(m_gaugeSliding);
     col->addLayout(gaugeRow);
 
     m_input = new QPlainTextEdit(chatColumn);
@@ -339,6 +351,8 @@ void ChatPage::updateGauge() {
         m_gauge->setValue(0);
         m_gauge->setFormat(tr("context: no model"));
         m_gaugeNote->clear();
+        m_gaugeNewChat->setVisible(false);
+        m_gaugeSliding->setVisible(false);
         emit contextChanged(m_contextTokens, 0);
         return;
     }
@@ -361,6 +375,9 @@ void ChatPage::updateGauge() {
     m_gauge->setStyleSheet(color.isEmpty() ? QString()
                                            : QStringLiteral("QProgressBar::chunk { background: %1; }").arg(color));
     m_gaugeNote->setText(note);
+    const bool offer = !sliding && fraction >= kWarnFraction;
+    m_gaugeNewChat->setVisible(offer);
+    m_gaugeSliding->setVisible(offer);
     m_gaugeNote->setStyleSheet(color.isEmpty() ? QString() : QStringLiteral("color: %1;").arg(color));
     emit contextChanged(m_contextTokens, nCtx);
 }

@@ -64,6 +64,8 @@ public slots:
 signals:
     void openModelRequested();
     void fetchModelRequested();
+    // The context gauge's offer: reload with a sliding window and keep the conversation.
+    void continueWithSlidingRequested();
     // Tokens in the cached conversation and the context length (0: no model).
     void contextChanged(int tokens, int nCtx);
 
@@ -90,6 +92,8 @@ private:
     QWidget* m_banner = nullptr;
     QLabel* m_bannerText = nullptr;
     QPushButton* m_bannerFetch = nullptr;
+    QPushButton* m_gaugeNewChat = nullptr;
+    QPushButton* m_gaugeSliding = nullptr;
     QProgressBar* m_bannerProgress = nullptr;
     QPushButton* m_bannerOpen = nullptr;
     QLineEdit* m_system = nullptr;
