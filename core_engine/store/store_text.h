@@ -1,6 +1,6 @@
-// Text encodings for exports: JSON string escaping (invalid UTF-8 becomes U+FFFD, so output always
-// parses), shortest round-trip numbers, CSV fields, UTC timestamps. Only what the store's exports
-// need; the CLI has its own writer (app/cli/json_writer.h), which the engine may not include.
+// Text encodings for exports: shortest round-trip numbers, JSON objects, CSV fields, UTC
+// timestamps. Strings are escaped by workbench/json.h's append_json_string, which the CLI's
+// --json writer uses too.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "workbench/json.h"
+
 namespace workbench::store {
 
-void append_json_string(std::string& out, std::string_view text);
 void append_number(std::string& out, double value);   // shortest round-trip; non-finite: null in JSON
 void append_number(std::string& out, int64_t value);
 

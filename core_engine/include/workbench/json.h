@@ -33,4 +33,7 @@ struct JsonValue {
 // sets `error` to "at byte N: what was expected".
 bool parse_json(std::string_view text, JsonValue& out, std::string& error);
 
+// Appends `text` as a quoted JSON string; invalid UTF-8 becomes U+FFFD, so the output always parses.
+void append_json_string(std::string& out, std::string_view text);
+
 }  // namespace workbench
