@@ -7,6 +7,9 @@
 
 MetricChartView::MetricChartView(const QString& title, QWidget* parent) : QChartView(parent) {
     auto* c = new QChart();
+    // Follow the system's light or dark palette (Qt Charts draws its own light theme otherwise);
+    // the theme goes first, as it resets fonts and colours.
+    c->setTheme(palette().color(QPalette::Window).lightness() < 128 ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     c->setTitle(title);
     QFont f = c->titleFont();
     f.setBold(true);

@@ -1,6 +1,8 @@
 // The roofline widget: the ceiling is the min of the memory slope and the compute roof, points
 // on log axes, zero-valued points left out.
 #include <QApplication>
+#include <QChart>
+#include <QPalette>
 #include <QLineSeries>
 #include <QScatterSeries>
 #include <QTest>
@@ -26,6 +28,19 @@ private slots:
         QCOMPARE(p.decodeSeries()->count(), 1);   // the zero point cannot sit on a log axis
         QCOMPARE(p.decodeSeries()->at(0), QPointF(2, 20));
         QVERIFY(!p.grab().isNull());
+    }
+
+    void charts_follow_a_dark_palette() {
+        const QPalette light = QApplication::palette();
+        QPalette dark = light;
+        dark.setColor(QPalette::Window, QColor(0x20, 0x20, 0x20));
+        dark.setColor(QPalette::WindowText, Qt::white);
+        QApplication::setPalette(dark);
+        RooflinePlot inDark;
+        QCOMPARE(inDark.chart()->theme(), QChart::ChartThemeDark);
+        QApplication::setPalette(light);
+        RooflinePlot inLight;
+        QCOMPARE(inLight.chart()->theme(), QChart::ChartThemeLight);
     }
 };
 
