@@ -242,7 +242,8 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
         if (cancel && cancel->load(std::memory_order_relaxed)) break;
         if (sched.idle()) {
             if (next_arrival == arrivals.size()) break;
-            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(arrivals[next_arrival]->arrival_ms - now));
+            // In slices, so a cancel is seen while the next request has not arrived yet.
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(std::min(50.0, arrivals[next_arrival]->arrival_ms - now)));
             continue;
         }
         const std::vector<StepItem> items = sched.plan(admit, costs.prompt_budget(options.max_step_ms, sched.n_decoding()));

@@ -116,6 +116,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
         return error(StatusCode::invalid_argument, "context length must be positive (got " + std::to_string(config.n_ctx) + ")");
     auto impl = std::make_unique<Impl>();
     impl->config = config;
+    impl->config.on_load_progress = nullptr;   // it may capture the caller's stack: used during load only
     WB_ASSIGN_OR_RETURN(impl->file, GgufFile::open(config.model_path));
     const GgufFile& f = *impl->file;
 

@@ -34,7 +34,9 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
                                        const QualityOptions& options, const ProgressCallback& progress,
                                        const std::atomic<bool>* cancel) {
     const bool same = &engine == &baseline;
-    const size_t window = static_cast<size_t>(std::max(2, options.n_ctx));
+    if (options.n_ctx < 4)
+        return error(StatusCode::invalid_argument, "evaluation window " + std::to_string(options.n_ctx) + " is too short (at least 4 tokens)");
+    const size_t window = static_cast<size_t>(options.n_ctx);
     size_t n_windows = tokens.size() / window;
     if (options.max_windows > 0) n_windows = std::min(n_windows, static_cast<size_t>(options.max_windows));
     if (n_windows == 0)

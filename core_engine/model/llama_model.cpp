@@ -117,12 +117,18 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
     }
     logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
     if (kv.spec().kind == AttentionKind::latent && batch.size() > 1) {
-        // Latent keys are rebuilt per sequence: one step per sequence. All or nothing is kept
-        // only within each sequence here.
+        // Latent keys are rebuilt per sequence: one step per sequence.
         std::vector<float> one;
+        std::vector<int32_t> before;
+        for (const BatchSequence& b : batch) before.push_back(kv.n_tokens(b.seq));
         int64_t w = 0;
-        for (const BatchSequence& b : batch) {
-            WB_RETURN_IF_ERROR(forward_batch(std::span(&b, 1), kv, one, pool));
+        for (size_t i = 0; i < batch.size(); ++i) {
+            const BatchSequence& b = batch[i];
+            if (Status s = forward_batch(std::span(&b, 1), kv, one, pool); !s.ok()) {
+                // All or nothing, as for the other variants: the sequences already run go back.
+                for (size_t j = 0; j < i; ++j) (void)kv.keep_prefix(batch[j].seq, before[j]);
+                return s;
+            }
             if (b.want_logits) std::copy(one.begin(), one.end(), logits.begin() + (w++) * hp_.n_vocab);
         }
         return Status::ok_status();

@@ -56,8 +56,7 @@ public:
     // cache. Each row's arithmetic is the same whatever else shares the step, so a sequence's
     // outputs equal its solo run's bit for bit. Logits: [n_wanted, n_vocab], the wanted
     // sequences' last tokens in batch order. A latent cache runs the sequences one by one.
-    // Errors as forward(); on error no sequence keeps any of the step (latent: the sequences
-    // before the failing one keep theirs).
+    // Errors as forward(); on error no sequence keeps any of the step.
     Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool);
 
     // Builds the latent variant's factors of rank `rank` from the attention inputs of

@@ -32,7 +32,10 @@ int32_t Scheduler::add_running(int32_t n_tokens) {
 
 std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32_t)>& admit, int32_t max_prompt_tokens) {
     std::vector<StepItem> items;
-    int32_t budget = config_.max_batch_tokens;
+    // Forked samples may run beyond max_running: every running decode still fits the budget.
+    int32_t budget = std::max(config_.max_batch_tokens, n_running());
+    // With nothing running, nothing can free room: a past preemption no longer holds admission back.
+    if (running_.empty()) preempted_ = false;
     bool prompt_pending = !waiting_.empty();
     for (int32_t id : running_) prompt_pending = prompt_pending || reqs_[static_cast<size_t>(id)].n_known - reqs_[static_cast<size_t>(id)].n_done > 1;
     const bool decode_now = !(config_.prefill_before_decode && prompt_pending);
@@ -71,6 +74,13 @@ std::vector<StepItem> Scheduler::plan(const std::function<int32_t(int32_t, int32
         items.push_back({id, n, n == pending});
         budget -= n;
     }
+    // Benchmark phases: when no prompt could be planned (the waiting ones do not fit yet), the
+    // running sequences decode rather than the batch stalling.
+    if (items.empty() && !decode_now)
+        for (int32_t id : running_) {
+            const Request& r = reqs_[static_cast<size_t>(id)];
+            if (r.n_known - r.n_done == 1 && budget > 0) items.push_back({id, 1, true}), --budget;
+        }
     return items;
 }
 

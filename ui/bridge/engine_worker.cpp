@@ -62,7 +62,7 @@ MachineCeilings EngineWorker::ceilings() {
     c.bandwidthGbS = settings.value(key + QStringLiteral("/bandwidth")).toDouble();
     c.int8Gops = settings.value(key + QStringLiteral("/int8")).toDouble();
     c.fp32Gflops = settings.value(key + QStringLiteral("/fp32")).toDouble();
-    if (c.bandwidthGbS > 0 && c.int8Gops > 0) return c;
+    if (c.bandwidthGbS > 0 && c.int8Gops > 0 && c.fp32Gflops > 0) return c;
     c.bandwidthGbS = workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads);
     const workbench::ComputePeaks peaks = workbench::measure_compute_peaks(info.n_threads);
     c.int8Gops = peaks.int8_gop_s;

@@ -218,6 +218,33 @@ private slots:
         }
     }
 
+    // Latent steps run their sequences one by one; when the pool runs out midway, the ones already
+    // run go back (all or nothing), so preemption and recompute still give the solo tokens.
+    void latent_batch_with_preemption_equals_solo() {
+        const uint64_t block = 16ull * 128 * 2 * 30;   // rank 128 values of f16 per token, 30 layers
+        auto e = load(1024, 1, 14 * block, "latent:rank=128");
+        std::vector<BatchRequest> reqs = requests();
+        reqs.resize(4);
+        for (auto& q : reqs) q.generation.max_tokens = 48;   // the running ones outgrow the pool
+        std::vector<std::vector<TokenId>> solo;
+        for (const auto& q : reqs) {
+            e->reset();
+            auto r = e->generate_tokens(q.prompt, q.generation);
+            QVERIFY2(r.ok(), r.status().message().c_str());
+            solo.push_back(r->tokens);
+        }
+        e->reset();   // the chat's cached conversation would hold part of the small pool
+        BatchOptions o;
+        o.max_running = 4;
+        auto r = e->run_batch(reqs, o);
+        QVERIFY2(r.ok(), r.status().message().c_str());
+        QVERIFY(r->metrics.n_preemptions > 0);
+        for (const auto& c : r->completions) {
+            QVERIFY2(c.ok, c.error.c_str());
+            QVERIFY2(c.tokens == solo[static_cast<size_t>(c.request)], qPrintable(QString("request %1 differs").arg(c.request)));
+        }
+    }
+
     void bad_requests_fail_alone() {
         std::vector<BatchRequest> reqs = requests();
         reqs.resize(2);

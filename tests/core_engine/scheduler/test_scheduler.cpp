@@ -167,6 +167,32 @@ private slots:
         QCOMPARE(show(s.plan({}, -1)), QString("0:1* 1:35*"));  // (the plan above was not run)
     }
 
+    void benchmark_phases_decode_when_a_waiting_prompt_cannot_be_admitted() {
+        Scheduler s({.max_batch_tokens = 16, .max_running = 4, .prefill_before_decode = true});
+        s.add(4);
+        run(s, s.plan());
+        s.add(4);   // waits, and the pool refuses it: the running one must still decode
+        QCOMPARE(show(s.plan([](int32_t, int32_t) { return -1; })), QString("0:1*"));
+    }
+
+    void a_preemption_does_not_block_admission_once_nothing_runs() {
+        Scheduler s({.max_batch_tokens = 64, .max_running = 4});
+        s.add(4);
+        s.add(4);
+        s.plan();
+        QCOMPARE(s.preempt_youngest(), 1);
+        s.finish(0);   // the older one failed alone: nothing runs, nothing can free room
+        QCOMPARE(show(s.plan()), QString("1:4*"));
+    }
+
+    void forked_samples_beyond_max_running_all_decode() {
+        Scheduler s({.max_batch_tokens = 2, .max_running = 2});
+        s.add(3);
+        run(s, s.plan());
+        for (int i = 0; i < 4; ++i) s.append_token(s.add_running(3));
+        QCOMPARE(show(s.plan()), QString("0:1* 1:1* 2:1* 3:1* 4:1*"));
+    }
+
     void budget_never_starves_running_decodes() {
         Scheduler s({.max_batch_tokens = 2, .max_running = 4});  // raised to 4
         QCOMPARE(s.config().max_batch_tokens, 4);
