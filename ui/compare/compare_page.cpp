@@ -1,5 +1,7 @@
 #include "ui/compare/compare_page.h"
 
+#include <QFileInfo>
+
 #include <QDateTime>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -390,6 +392,9 @@ void ComparePage::evaluateQuality() {
     m_progress->setVisible(true);
     m_progress->setRange(0, 100);
     m_progress->setValue(0);
-    m_measure->evaluate(m_configs, QStringLiteral(WB_EVAL_TEXT), kEvalContext, m_evalWindows->value());
+    // The source tree's eval text, else the installed package's copy.
+    const QString text = QFileInfo::exists(QStringLiteral(WB_EVAL_TEXT)) ? QStringLiteral(WB_EVAL_TEXT)
+                                                                          : QStringLiteral("/usr/share/inference-workbench/eval/alice_wonderland.txt");
+    m_measure->evaluate(m_configs, text, kEvalContext, m_evalWindows->value());
     updateButtons();
 }
