@@ -1,10 +1,9 @@
-// AVX2 kernels: one 32-element block per 256-bit register. Nibble quants (0..15) go straight into
-// maddubs (unsigned × signed, no saturation at these magnitudes); Q8_0's biased quants are turned
-// back to signed and multiplied with the sign trick, since 255·127·2 would saturate maddubs. The
-// per-block scale d_w·d_a is a broadcast; biases and Q4_1 offsets are added as in the reference.
+// AVX2 kernels: quantized weights in row groups of 8 (int8 multiply-adds, one row per lane), and
+// f16/f32 weights as register-tiled FMA over rows × tokens.
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/gemm_kernels.h"
@@ -21,111 +20,107 @@ inline float hsum(__m256 v) {
 
 inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
-// Signed layouts multiply with the sign trick (|w| × a·sign(w)), since maddubs takes one
-// unsigned operand; q4_1's quants are already unsigned (0..15).
+// Row groups (packed_matrix.h): a register holds 4 quants of each of 8 rows, so one broadcast of
+// 4 activation bytes multiplies all 8 rows and every 32-bit lane ends with one row's sum.
+// 4-bit quants (0..15) go straight into maddubs as the unsigned operand and the 8 products of a
+// block are summed in 16 bits (each lane at most 8 · 2 · 15 · 127 = 30,480, no overflow) before
+// one madd widens them. Signed int8 quants (q8_0) use the sign trick (|w| × a·sign(w)) and widen
+// every product, since two of them can exceed 16 bits. q4_0's bias 8 comes off as 8·Σa in
+// integers, so the block's integer dot product equals the reference's exactly.
 template <PackedLayout L>
-constexpr bool kSigned = L == PackedLayout::q8_0 || L == PackedLayout::q4_0;
-
-// Block b's 32 quants, in element order, signed for q8_0 (bias 128 removed) and q4_0 (bias 8).
-// 4-bit pairs share one 32-byte load (see packed_matrix.h).
-inline __m256i load_weight_block(PackedLayout layout, const uint8_t* q, int64_t b) {
-    if (layout == PackedLayout::q8_0)
-        return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + b * 32)), _mm256_set1_epi8(static_cast<char>(0x80)));
-    const __m256i pair = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + (b / 2) * 32));
-    const __m256i nibbles = _mm256_and_si256(b % 2 == 0 ? pair : _mm256_srli_epi16(pair, 4), _mm256_set1_epi8(0x0F));
-    return layout == PackedLayout::q4_0 ? _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8)) : nibbles;
+inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
+    if constexpr (L == PackedLayout::q8_0x8) {
+        for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
+    } else {
+        const __m256i mask = _mm256_set1_epi8(0x0F);
+        for (int k = 0; k < 4; ++k) {
+            const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * k));
+            wq[k] = _mm256_and_si256(packed, mask);
+            wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
+        }
+    }
 }
 
-// NR rows × NT tokens at once. Each (row, token) pair keeps its own accumulators and sees the
-// same operations in the same order whatever NR and NT are; tiling only lets the CPU overlap the
-// pairs' dependency chains (the q4_1 offset sum is a serial chain, kept in block order to round
-// as llama.cpp does) and share loads of weights and activations.
-template <PackedLayout L, int NR, int NT>
-void quant_tile(const PackedView& w, const ActivationView& a, int64_t r0, int64_t t0, float* y, int64_t ldy) {
-    static_assert(NT == 1 || NT == 4, "q4_1 offsets are kept as one 4-lane vector per row");
-    const uint8_t* q[NR];
-    const uint16_t* wd[NR];
-    for (int i = 0; i < NR; ++i) {
-        q[i] = w.data + (r0 + i) * w.row_bytes;
-        wd[i] = reinterpret_cast<const uint16_t*>(q[i] + w.scales_at);
+inline __m256i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+// One token's block against the group's block: 8 int32 dot products, one per row (lane).
+template <PackedLayout L>
+inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (L == PackedLayout::q8_0x8) {
+        __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[0], _mm256_sign_epi8(broadcast4(aq), wq[0])), ones);
+        for (int j = 1; j < 8; ++j)
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j])), ones));
+        return sum;
+    } else {
+        __m256i sum16 = _mm256_maddubs_epi16(wq[0], broadcast4(aq));
+        for (int j = 1; j < 8; ++j) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[j], broadcast4(aq + 4 * j)));
+        return _mm256_madd_epi16(sum16, ones);
     }
-    __m256 acc[NR][NT];
-    // q4_1: Σ m_w·s_a per (row, token), one lane per token: each lane is its own serial chain in
-    // block order (fused multiply-adds, exactly as the one-token path computes it).
-    __m128 offsets[NR];
-    float offset1[NR];
-    for (int i = 0; i < NR; ++i) {
-        for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_setzero_ps();
-        offsets[i] = _mm_setzero_ps();
-        offset1[i] = 0;
-    }
-    // The tile's rows are contiguous: while working through them, pull in the rows two tiles
-    // ahead so the stream from DRAM never waits (hardware prefetch alone falls behind here).
-    const uint8_t* ahead = q[0] + 2 * NR * w.row_bytes;
-    const int64_t ahead_lines = (NR * w.row_bytes + 63) / 64;
-    const int64_t lines_per_block = (ahead_lines + w.n_blocks - 1) / w.n_blocks;
+}
+
+// Group g (8 rows) × NT tokens from t0: out[k·8 + i] = row 8g+i · token t0+k. Per (row, token)
+// lane the operations are the same whatever NT is, so results are batch-invariant: per block,
+// acc += float(isum) · (d_w·d_a), then (q4_1) acc += m_w·s_a, in block order.
+template <PackedLayout L, int NT>
+void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
+    constexpr int64_t block_bytes = group_block_bytes(L);
+    const uint8_t* group = w.data + g * w.row_bytes;
+    __m256 acc[NT];
+    for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
     for (int64_t b = 0; b < w.n_blocks; ++b) {
-        // Only decode streams each row once; prefill tiles revisit rows that are already cached.
+        const uint8_t* block = group + b * block_bytes;
+        // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
         if constexpr (NT == 1)
-            for (int64_t l = b * lines_per_block; l < (b + 1) * lines_per_block && l < ahead_lines; ++l)
-                _mm_prefetch(reinterpret_cast<const char*>(ahead + l * 64), _MM_HINT_T0);
-        __m256i wq[NR], wu[NR];
-        float dw[NR];
-        for (int i = 0; i < NR; ++i) {
-            wq[i] = load_weight_block(L, q[i], b);
-            wu[i] = kSigned<L> ? _mm256_sign_epi8(wq[i], wq[i]) : wq[i];
-            dw[i] = half(wd[i][b]);
-            if constexpr (L == PackedLayout::q4_1) {
-                const float mw = half(wd[i][w.n_blocks + b]);
-                if constexpr (NT == 4) offsets[i] = _mm_fmadd_ps(_mm_set1_ps(mw), _mm_loadu_ps(a.s_by_block + b * a.n_tokens + t0), offsets[i]);
-                else offset1[i] = std::fma(mw, a.s[t0 * a.block_stride + b], offset1[i]);
-            }
-        }
+            for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
+        __m256i wq[8], wabs[8];
+        unpack_group_block<L>(block, wq);
+        if constexpr (L == PackedLayout::q8_0x8)
+            for (int j = 0; j < 8; ++j) wabs[j] = _mm256_abs_epi8(wq[j]);
+        const auto* scales = reinterpret_cast<const __m128i*>(block + group_quant_bytes(L));
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(scales));
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
-            const __m256i aq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.qs + (t0 + k) * a.n_in + b * 32));
-            const float da = a.d[at];
-            for (int i = 0; i < NR; ++i) {
-                const __m256i p16 = _mm256_maddubs_epi16(wu[i], kSigned<L> ? _mm256_sign_epi8(aq, wq[i]) : aq);
-                const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(p16, _mm256_set1_epi16(1)));
-                const float scale = dw[i] * da;
-                acc[i][k] = _mm256_fmadd_ps(dot, _mm256_set1_ps(scale), acc[i][k]);
-            }
+            __m256i isum = group_block_dot<L>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32);
+            if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
+            if constexpr (L == PackedLayout::q4_1x8)
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(scales + 1)), _mm256_set1_ps(a.s[at]), acc[k]);
         }
     }
-    for (int i = 0; i < NR; ++i) {
-        alignas(16) float lanes[4];
-        _mm_store_ps(lanes, offsets[i]);
-        for (int k = 0; k < NT; ++k) {
-            float v = hsum(acc[i][k]);
-            if constexpr (L == PackedLayout::q4_1) v += NT == 4 ? lanes[k] : offset1[i];
-            y[(t0 + k) * ldy + r0 + i] = v;
-        }
-    }
+    for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
 }
 
 // Tokens are processed in blocks small enough that a block's activations stay in L2 while every
-// row of the chunk streams past; without it each row tile would re-read all tokens from L3.
+// group of the chunk streams past; a group's weights stay in L1 while the block's tokens pass.
 constexpr int64_t kTokenBlock = 64;         // f32 activations: 64 × n_in × 4 bytes
 constexpr int64_t kQuantTokenBlock = 256;   // int8 activations are 4× smaller
 
-template <PackedLayout L, int NR>
-void quant_rows_of(const PackedView& w, const ActivationView& a, int64_t r, int64_t t_begin, int64_t t_end, float* y, int64_t ldy) {
-    int64_t t = t_begin;
-    for (; t + 4 <= t_end; t += 4) quant_tile<L, NR, 4>(w, a, r, t, y, ldy);
-    for (; t < t_end; ++t) quant_tile<L, NR, 1>(w, a, r, t, y, ldy);
-}
-
 template <PackedLayout L>
-void quant_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    alignas(32) float out[4 * 8];
     for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
         const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
-        // Decode (one token): 4 rows at a time hide the serial chains; prefill: 2 rows × 4 tokens.
-        int64_t r = r0;
-        if (a.n_tokens < 4)
-            for (; r + 4 <= r1; r += 4) quant_rows_of<L, 4>(w, a, r, tb, te, y, ldy);
-        for (; r + 2 <= r1; r += 2) quant_rows_of<L, 2>(w, a, r, tb, te, y, ldy);
-        for (; r < r1; ++r) quant_rows_of<L, 1>(w, a, r, tb, te, y, ldy);
+        for (int64_t g = r0 / 8; g * 8 < r1; ++g) {
+            const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + 8 < r1 ? g * 8 + 8 : r1;
+            auto emit = [&](int64_t t, int n) {
+                for (int k = 0; k < n; ++k)
+                    std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+            };
+            int64_t t = tb;
+            for (; t + 4 <= te; t += 4) {
+                group_tile<L, 4>(w, a, g, t, out);
+                emit(t, 4);
+            }
+            for (; t < te; ++t) {
+                group_tile<L, 1>(w, a, g, t, out);
+                emit(t, 1);
+            }
+        }
     }
 }
 
@@ -212,10 +207,10 @@ void float_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r
 
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     switch (w.layout) {
-        case PackedLayout::q4_0: quant_rows<PackedLayout::q4_0>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q4_1: quant_rows<PackedLayout::q4_1>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_0: quant_rows<PackedLayout::q8_0>(w, a, r0, r1, y, ldy); break;
-        default: break;
+        case PackedLayout::q4_0x8: group_rows<PackedLayout::q4_0x8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_1x8: group_rows<PackedLayout::q4_1x8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_0x8: group_rows<PackedLayout::q8_0x8>(w, a, r0, r1, y, ldy); break;
+        default: break;  // split-row layouts are the AVX-512 kernels'
     }
 }
 

@@ -4,29 +4,51 @@
 
 namespace workbench {
 
+namespace {
+
+// Row r's block b as the kernels see it: signed quants, scale and (q4_1) offset, in either family.
+struct RefBlock {
+    int q[32];
+    float d = 0, m = 0;
+};
+
+RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
+    RefBlock out;
+    if (is_row_grouped(w.layout)) {
+        const uint8_t* block = w.data + (r / 8) * w.row_bytes + b * group_block_bytes(w.layout);
+        const auto* scales = reinterpret_cast<const uint16_t*>(block + w.scales_at);
+        const int i = static_cast<int>(r % 8);
+        for (int j = 0; j < 32; ++j) out.q[j] = group_quant(w.layout, block, i, j) - (w.layout == PackedLayout::q4_0x8 ? 8 : 0);
+        out.d = half_to_float(scales[i]);
+        if (w.layout == PackedLayout::q4_1x8) out.m = half_to_float(scales[8 + i]);
+        return out;
+    }
+    const uint8_t* q = w.data + r * w.row_bytes;
+    const auto* scales = reinterpret_cast<const uint16_t*>(q + w.scales_at);
+    for (int j = 0; j < 32; ++j) {
+        if (w.layout == PackedLayout::q8_0) out.q[j] = static_cast<int>(q[b * 32 + j]) - 128;
+        else out.q[j] = packed_nibble(q, b, j) - (w.layout == PackedLayout::q4_0 ? 8 : 0);
+    }
+    out.d = half_to_float(scales[b]);
+    if (w.layout == PackedLayout::q4_1) out.m = half_to_float(scales[w.n_blocks + b]);
+    return out;
+}
+
+}  // namespace
+
 void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    const bool has_offsets = w.layout == PackedLayout::q4_1 || w.layout == PackedLayout::q4_1x8;
     for (int64_t r = r0; r < r1; ++r) {
-        const uint8_t* q = w.data + r * w.row_bytes;
-        const auto* scales = reinterpret_cast<const uint16_t*>(q + w.scales_at);
         for (int64_t t = 0; t < a.n_tokens; ++t) {
             const int8_t* aq = a.qs + t * a.n_in;
             double sum = 0;
             for (int64_t b = 0; b < w.n_blocks; ++b) {
+                const RefBlock blk = ref_block(w, r, b);
                 int32_t isum = 0;
-                for (int j = 0; j < 32; ++j) {
-                    int wq;
-                    if (w.layout == PackedLayout::q8_0) {
-                        wq = static_cast<int>(q[b * 32 + j]) - 128;
-                    } else {
-                        wq = packed_nibble(q, b, j);
-                        if (w.layout == PackedLayout::q4_0) wq -= 8;
-                    }
-                    isum += wq * aq[b * 32 + j];
-                }
-                const float scale = half_to_float(scales[b]) * a.d[t * a.block_stride + b];
+                for (int j = 0; j < 32; ++j) isum += blk.q[j] * aq[b * 32 + j];
+                const float scale = blk.d * a.d[t * a.block_stride + b];
                 sum += static_cast<double>(static_cast<float>(isum) * scale);
-                if (w.layout == PackedLayout::q4_1)
-                    sum += static_cast<double>(half_to_float(scales[w.n_blocks + b]) * a.s[t * a.block_stride + b]);
+                if (has_offsets) sum += static_cast<double>(blk.m * a.s[t * a.block_stride + b]);
             }
             y[t * ldy + r] = static_cast<float>(sum);
         }

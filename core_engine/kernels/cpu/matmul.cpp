@@ -13,8 +13,6 @@
 namespace workbench {
 namespace {
 
-bool is_quantized(PackedLayout l) { return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0; }
-
 // Rows per chunk: about four chunks per thread over all matrices, in multiples of 16 rows.
 int64_t rows_per_chunk(int64_t total_rows, int n_threads) {
     if (n_threads <= 1) return total_rows;
@@ -41,7 +39,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     bool any_quantized = false;
     int64_t total_rows = 0;
     for (const PackedMatrix* w : ws) {
-        any_quantized = any_quantized || is_quantized(w->layout);
+        any_quantized = any_quantized || is_quantized_layout(w->layout);
         total_rows += w->n_out;
     }
     QuantizedActivations& act = scratch.activations;
@@ -63,9 +61,12 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
         const PackedMatrix& w = *ws[ch.matrix];
         float* y = ys[ch.matrix];
         const PackedView wv = view_of(w);
-        if (is_quantized(w.layout)) {
-            if (avx512) gemm_quant_avx512(wv, av, ch.r0, ch.r1, y, w.n_out);
-            else gemm_quant_avx2(wv, av, ch.r0, ch.r1, y, w.n_out);
+        if (is_quantized_layout(w.layout)) {
+            // pack_matrix chose the layout for this CPU's kernels; the reference only serves a
+            // split-row matrix packed by hand where AVX-512 is off.
+            if (is_row_grouped(w.layout)) gemm_quant_avx2(wv, av, ch.r0, ch.r1, y, w.n_out);
+            else if (avx512) gemm_quant_avx512(wv, av, ch.r0, ch.r1, y, w.n_out);
+            else gemm_quant_ref(wv, av, ch.r0, ch.r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
             if (avx512) gemm_float_avx512(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
             else gemm_float_avx2(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);

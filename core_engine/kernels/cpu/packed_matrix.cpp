@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/half_convert.h"
 #include "tensor/dequantize.h"
 #include "tensor/quant_blocks.h"
@@ -13,7 +14,71 @@ using quant::BlockQ4_0;
 using quant::BlockQ4_1;
 using quant::BlockQ8_0;
 
-bool pack_matrix(const WeightTensor& w, PackedMatrix& out) {
+namespace {
+
+// One GGUF block's quants in element order (4-bit: 0..15, q8_0: signed), its scale and offset.
+struct BlockValues {
+    int q[32];
+    uint16_t d = 0, m = 0;
+};
+
+BlockValues read_block(DType type, const uint8_t* row, int64_t b) {
+    BlockValues v;
+    if (type == DType::q8_0) {
+        const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+        for (int j = 0; j < 32; ++j) v.q[j] = blk->qs[j];
+        v.d = blk->d;
+        return v;
+    }
+    const uint8_t* qs;
+    if (type == DType::q4_0) {
+        const auto* blk = reinterpret_cast<const BlockQ4_0*>(row) + b;
+        qs = blk->qs;
+        v.d = blk->d;
+    } else {
+        const auto* blk = reinterpret_cast<const BlockQ4_1*>(row) + b;
+        qs = blk->qs;
+        v.d = blk->d;
+        v.m = blk->m;
+    }
+    // GGUF: byte j holds elements j (low nibble) and j + 16 (high nibble).
+    for (int j = 0; j < 16; ++j) {
+        v.q[j] = qs[j] & 0x0F;
+        v.q[j + 16] = qs[j] >> 4;
+    }
+    return v;
+}
+
+// Row groups (see packed_matrix.h); padding rows stay zero.
+void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
+    const int64_t block_bytes = group_block_bytes(out.layout);
+    const int64_t quant_bytes = group_quant_bytes(out.layout);
+    for (int64_t r = 0; r < w.n_out; ++r) {
+        const int i = static_cast<int>(r % 8);
+        uint8_t* group = out.owned.get() + (r / 8) * out.row_bytes;
+        for (int64_t b = 0; b < out.n_blocks; ++b) {
+            const BlockValues v = read_block(w.type, w.row(r), b);
+            uint8_t* block = group + b * block_bytes;
+            for (int j = 0; j < 32; ++j) {
+                if (out.layout == PackedLayout::q8_0x8) {
+                    block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
+                } else {
+                    uint8_t& byte = block[((j % 16) / 4) * 32 + i * 4 + j % 4];
+                    byte = static_cast<uint8_t>(byte | (j < 16 ? v.q[j] : v.q[j] << 4));
+                }
+            }
+            auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
+            scales[i] = v.d;
+            if (out.layout == PackedLayout::q4_1x8) scales[8 + i] = v.m;
+        }
+    }
+}
+
+}  // namespace
+
+bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
+    if (family == PackFamily::for_this_cpu) family = cpu_allow_avx512() ? PackFamily::split_rows : PackFamily::row_groups;
+    const bool groups = family == PackFamily::row_groups;
     out = PackedMatrix{};
     out.type = w.type;
     out.n_in = w.n_in;
@@ -33,38 +98,34 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out) {
         out.n_bytes = w.n_bytes;
         return true;
     }
-    out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>(out.n_out);
+    if (groups) {
+        out.layout = w.type == DType::q4_0 ? PackedLayout::q4_0x8 : w.type == DType::q4_1 ? PackedLayout::q4_1x8 : PackedLayout::q8_0x8;
+        out.row_bytes = out.n_blocks * group_block_bytes(out.layout);
+        out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
+    } else {
+        out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>(out.n_out);
+    }
     out.owned.reset(new (std::nothrow) uint8_t[out.n_bytes]());
     if (!out.owned) return false;
     out.data = out.owned.get();
+    if (groups) {
+        pack_row_groups(w, out);
+        return true;
+    }
     for (int64_t r = 0; r < w.n_out; ++r) {
         uint8_t* q = out.owned.get() + r * out.row_bytes;
         auto* scales = const_cast<uint16_t*>(out.scales(r));
         for (int64_t b = 0; b < out.n_blocks; ++b) {
-            if (w.type == DType::q4_0 || w.type == DType::q4_1) {
-                const uint8_t* qs;
-                if (w.type == DType::q4_0) {
-                    const auto* blk = reinterpret_cast<const BlockQ4_0*>(w.row(r)) + b;
-                    qs = blk->qs;
-                    scales[b] = blk->d;
-                } else {
-                    const auto* blk = reinterpret_cast<const BlockQ4_1*>(w.row(r)) + b;
-                    qs = blk->qs;
-                    scales[b] = blk->d;
-                    scales[out.n_blocks + b] = blk->m;
-                }
-                // GGUF: byte j holds elements j (low nibble) and j + 16 (high nibble).
-                uint8_t* pair = q + (b / 2) * 32;
-                const int shift = b % 2 == 0 ? 0 : 4;
-                for (int j = 0; j < 16; ++j) {
-                    pair[j] |= static_cast<uint8_t>((qs[j] & 0x0F) << shift);
-                    pair[j + 16] |= static_cast<uint8_t>((qs[j] >> 4) << shift);
-                }
-            } else {
-                const auto* blk = reinterpret_cast<const BlockQ8_0*>(w.row(r)) + b;
-                for (int j = 0; j < 32; ++j) q[b * 32 + j] = static_cast<uint8_t>(blk->qs[j] + 128);
-                scales[b] = blk->d;
+            const BlockValues v = read_block(w.type, w.row(r), b);
+            scales[b] = v.d;
+            if (w.type == DType::q8_0) {
+                for (int j = 0; j < 32; ++j) q[b * 32 + j] = static_cast<uint8_t>(v.q[j] + 128);
+                continue;
             }
+            if (w.type == DType::q4_1) scales[out.n_blocks + b] = v.m;
+            uint8_t* pair = q + (b / 2) * 32;
+            const int shift = b % 2 == 0 ? 0 : 4;
+            for (int j = 0; j < 32; ++j) pair[j] = static_cast<uint8_t>(pair[j] | (v.q[j] << shift));
         }
     }
     return true;
@@ -73,6 +134,19 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out) {
 void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
     if (m.layout == PackedLayout::gguf_blocks || m.layout == PackedLayout::f16 || m.layout == PackedLayout::f32) {
         dequantize_row(m.type, m.data + row * m.row_bytes, out, m.n_in);
+        return;
+    }
+    if (is_row_grouped(m.layout)) {
+        const int i = static_cast<int>(row % 8);
+        const int64_t block_bytes = group_block_bytes(m.layout);
+        for (int64_t b = 0; b < m.n_blocks; ++b) {
+            const uint8_t* block = m.data + (row / 8) * m.row_bytes + b * block_bytes;
+            const auto* scales = reinterpret_cast<const uint16_t*>(block + group_quant_bytes(m.layout));
+            const float scale = half_to_float(scales[i]);
+            const float offset = m.layout == PackedLayout::q4_1x8 ? half_to_float(scales[8 + i]) : 0.0f;
+            const int bias = m.layout == PackedLayout::q4_0x8 ? 8 : 0;
+            for (int j = 0; j < 32; ++j) out[b * 32 + j] = static_cast<float>(group_quant(m.layout, block, i, j) - bias) * scale + offset;
+        }
         return;
     }
     const uint8_t* q = m.quants(row);

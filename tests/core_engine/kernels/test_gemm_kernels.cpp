@@ -26,7 +26,7 @@ struct Weights {
     PackedMatrix packed;
 };
 
-Weights make_weights(const Case& c, std::mt19937& rng) {
+Weights make_weights(const Case& c, std::mt19937& rng, PackFamily family = PackFamily::for_this_cpu) {
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> values(static_cast<size_t>(c.n_in * c.n_out));
     for (auto& v : values) v = normal(rng) * (1.0f + static_cast<float>(rng() % 4));
@@ -35,7 +35,7 @@ Weights make_weights(const Case& c, std::mt19937& rng) {
     w.gguf.resize(static_cast<size_t>(dtype_row_bytes(t, static_cast<uint64_t>(c.n_in)) * static_cast<uint64_t>(c.n_out)));
     if (!quantize_row(c.type, values.data(), w.gguf.data(), static_cast<int64_t>(values.size()))) qFatal("quantize failed");
     WeightTensor wt{c.type, w.gguf.data(), c.n_in, c.n_out, w.gguf.size()};
-    if (!pack_matrix(wt, w.packed)) qFatal("pack failed");
+    if (!pack_matrix(wt, w.packed, family)) qFatal("pack failed");
     return w;
 }
 
@@ -64,11 +64,11 @@ using FloatKernel = void (*)(const PackedView&, const float*, int64_t, int64_t, 
 class TestGemmKernels : public QObject {
     Q_OBJECT
 
-    void check_quant(QuantKernel kernel, const char* name) {
+    void check_quant(QuantKernel kernel, const char* name, PackFamily family) {
         std::mt19937 rng(11);
         for (Case c : {Case{DType::q4_0, 96, 37}, Case{DType::q4_1, 576, 19}, Case{DType::q8_0, 1536, 5}, Case{DType::q4_1, 32, 3},
                        Case{DType::q8_0, 544, 8}, Case{DType::q4_0, 800, 4}}) {
-            Weights w = make_weights(c, rng);
+            Weights w = make_weights(c, rng, family);
             for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
                 QuantizedActivations act;
@@ -103,25 +103,45 @@ class TestGemmKernels : public QObject {
     }
 
 private slots:
-    void avx2_quant_matches_reference() { check_quant(gemm_quant_avx2, "avx2"); }
+    void avx2_quant_matches_reference() { check_quant(gemm_quant_avx2, "avx2", PackFamily::row_groups); }
     void avx2_float_matches_reference() { check_float(gemm_float_avx2, "avx2"); }
 
     void avx512_matches_reference() {
         if (!cpu_features().has_avx512_vnni_path()) QSKIP("this CPU has no AVX-512 VNNI: that path cannot run here");
-        check_quant(gemm_quant_avx512, "avx512");
+        check_quant(gemm_quant_avx512, "avx512", PackFamily::split_rows);
         check_float(gemm_float_avx512, "avx512");
     }
 
     void packed_rows_dequantize_like_gguf() {
         std::mt19937 rng(13);
-        for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16}) {
-            Weights w = make_weights({type, 64, 3}, rng);
-            std::vector<float> a(64), b(64);
-            for (int64_t r = 0; r < 3; ++r) {
-                packed_row_f32(w.packed, r, a.data());
-                dequantize_row(type, w.gguf.data() + r * (w.gguf.size() / 3), b.data(), 64);
-                QCOMPARE(a, b);
+        for (PackFamily family : {PackFamily::row_groups, PackFamily::split_rows})
+            for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16}) {
+                Weights w = make_weights({type, 96, 11}, rng, family);
+                std::vector<float> a(96), b(96);
+                for (int64_t r = 0; r < 11; ++r) {
+                    packed_row_f32(w.packed, r, a.data());
+                    dequantize_row(type, w.gguf.data() + r * (w.gguf.size() / 11), b.data(), 96);
+                    QCOMPARE(a, b);
+                }
             }
+    }
+
+    // Both families describe the same matrix: the reference reads them to the same results.
+    void families_agree_under_the_reference() {
+        std::mt19937 rng(15);
+        for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0}) {
+            std::mt19937 same = rng;
+            Weights groups = make_weights({type, 160, 13}, rng, PackFamily::row_groups);
+            Weights split = make_weights({type, 160, 13}, same, PackFamily::split_rows);
+            QVERIFY(is_row_grouped(groups.packed.layout) && !is_row_grouped(split.packed.layout));
+            auto x = make_inputs(3, 160, rng);
+            QuantizedActivations act;
+            resize_activations(act, 3, 160);
+            quantize_activations(x.data(), 0, 3, act);
+            std::vector<float> a(3 * 13), b(3 * 13);
+            gemm_quant_ref(view_of(groups.packed), view_of(act), 0, 13, a.data(), 13);
+            gemm_quant_ref(view_of(split.packed), view_of(act), 0, 13, b.data(), 13);
+            QCOMPARE(a, b);
         }
     }
 

@@ -14,17 +14,20 @@ using namespace workbench;
 
 namespace {
 
-// The bound is the reference's own noise floor, recorded in the golden file: on these prompts
-// llama.cpp's logits move by up to 1.15 between evaluating a prompt in one batch and token by
-// token (both valid orders of the same float arithmetic). Both engines quantize activations to
-// 8 bits per 32-value block before every matmul (we round them exactly as llama.cpp's x86 kernels
-// do) and keep K/V in f16, but reduction orders differ; over 30 layers that moves logits (spread
-// ~20) by tenths. We ask to be no further from llama.cpp than llama.cpp is from itself. Measured:
-// max 0.99, mean of per-position maxima 0.16, the first prompt bit-exact at every position.
-// A real bug (RoPE, norm, bias, GQA mapping) moves logits by whole units at most positions,
-// which the mean bound catches even where single logits stay under the max bound.
+// The bounds come from the reference's own noise, recorded in the golden file: on these prompts
+// llama.cpp's logits move by up to 1.15 (mean of per-position maxima 0.21) between evaluating a
+// prompt in one batch and token by token (both valid orders of the same float arithmetic). Both
+// engines quantize activations to 8 bits per 32-value block before every matmul (we round them
+// exactly as llama.cpp's x86 kernels do) and keep K/V in f16, but reduction orders differ; over
+// 30 layers that moves logits (spread ~20) by tenths. The max bound asks us to be no further from
+// llama.cpp than llama.cpp is from itself. The mean bound is twice its own mean: llama.cpp's two
+// orders share its matmul rounding, while any change of matmul rounding moves this mean by about
+// 0.36 — measured on these prompts: exact (double) accumulation vs llama.cpp 0.365, our 8-row
+// group kernels (one rounding per block) vs llama.cpp 0.362, vs our previous llama.cpp-ordered
+// kernels 0.37. A real bug (RoPE, norm, bias, GQA mapping) moves logits by whole units at most
+// positions, which the mean bound catches even where single logits stay under the max bound.
 double logit_bound(const QJsonObject& golden) { return golden["reference_batch_vs_sequential_max_delta"].toDouble(); }
-constexpr double kMeanBound = 0.3;
+double mean_bound(const QJsonObject& golden) { return 2 * golden["reference_batch_vs_sequential_mean_position_max"].toDouble(); }
 
 QJsonObject load_golden() {
     QFile f(QStringLiteral(WB_TEST_DATA_DIR "/oracle/SmolLM2-135M-Instruct.Q4_1.json"));
@@ -68,8 +71,9 @@ private slots:
     }
 
     void logits_within_bound() {
-        const double bound = logit_bound(golden_);
+        const double bound = logit_bound(golden_), mean_limit = mean_bound(golden_);
         QVERIFY(bound > 0.1 && bound < 2.0);
+        QVERIFY(mean_limit > 0.1 && mean_limit < 1.0);
         double worst = 0, sum_position_max = 0;
         int n_checked = 0, n_top1 = 0, n_positions = 0;
         for (const auto& p : golden_["prompts"].toArray()) {
@@ -108,10 +112,10 @@ private slots:
         const double mean = sum_position_max / n_positions;
         qInfo("checked %d logits at %d positions; max |delta| = %.3f (bound %.2f), mean per-position max %.3f (bound %.2f); "
               "%d clear top-1 agreements; reference's own batch-vs-sequential spread %.3f",
-              n_checked, n_positions, worst, bound, mean, kMeanBound, n_top1,
+              n_checked, n_positions, worst, bound, mean, mean_limit, n_top1,
               golden_["reference_batch_vs_sequential_max_delta"].toDouble());
         QVERIFY(n_checked > 500);
-        QVERIFY(mean < kMeanBound);
+        QVERIFY(mean < mean_limit);
     }
 
     void greedy_continuations_match() {

@@ -1,0 +1,60 @@
+// workbench-matmul-bench: one matmul shape on random weights, timed in isolation, so a kernel
+// change can be judged without a whole forward pass (and on a busy machine by its best run).
+//   build/bin/workbench-matmul-bench TYPE N_IN N_OUT TOKENS [THREADS] [REPS]
+// TYPE is a weight type name (q4_1, q8_0, f16, ...). Prints the best and median time per call
+// and the best rate in GOP/s (2 · N_IN · N_OUT · TOKENS operations per call).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/matmul.h"
+#include "tensor/dequantize.h"
+#include "tensor/dtype.h"
+
+using namespace workbench;
+
+int main(int argc, char** argv) {
+    if (argc < 5) {
+        std::fprintf(stderr, "usage: %s TYPE N_IN N_OUT TOKENS [THREADS] [REPS]\n", argv[0]);
+        return 2;
+    }
+    const auto type = dtype_from_name(argv[1]);
+    const int64_t n_in = std::atoll(argv[2]), n_out = std::atoll(argv[3]), n_tokens = std::atoll(argv[4]);
+    const int threads = argc > 5 ? std::atoi(argv[5]) : 1;
+    const int reps = argc > 6 ? std::atoi(argv[6]) : 20;
+    if (!type || n_in <= 0 || n_in % 32 != 0 || n_out <= 0 || n_tokens <= 0 || threads <= 0 || reps <= 0) {
+        std::fprintf(stderr, "error: need a known weight type, N_IN a positive multiple of 32, positive sizes\n");
+        return 2;
+    }
+    std::mt19937 rng(1);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> values(static_cast<size_t>(n_in * n_out)), x(static_cast<size_t>(n_in * n_tokens));
+    for (auto& v : values) v = normal(rng);
+    for (auto& v : x) v = normal(rng);
+    std::vector<uint8_t> gguf(dtype_row_bytes(dtype_traits(*type), static_cast<uint64_t>(n_in)) * static_cast<uint64_t>(n_out));
+    if (!quantize_row(*type, values.data(), gguf.data(), static_cast<int64_t>(values.size()))) {
+        std::fprintf(stderr, "error: cannot quantize to %s\n", argv[1]);
+        return 1;
+    }
+    PackedMatrix w;
+    if (!pack_matrix(WeightTensor{*type, gguf.data(), n_in, n_out, gguf.size()}, w)) return 1;
+    std::vector<float> y(static_cast<size_t>(n_out * n_tokens));
+    ThreadPool pool(threads);
+    MatmulScratch scratch;
+    matmul(w, x.data(), y.data(), n_tokens, pool, scratch);  // warm-up
+    std::vector<double> ms;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        matmul(w, x.data(), y.data(), n_tokens, pool, scratch);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    const double ops = 2.0 * static_cast<double>(n_in) * static_cast<double>(n_out) * static_cast<double>(n_tokens);
+    std::printf("%s %lldx%lld tokens=%lld threads=%d kernel=%s: best %.3f ms, median %.3f ms, %.1f GOP/s\n", argv[1],
+                static_cast<long long>(n_out), static_cast<long long>(n_in), static_cast<long long>(n_tokens), threads,
+                matmul_kernel_name(), ms.front(), ms[ms.size() / 2], ops / (ms.front() * 1e6));
+    return 0;
+}
