@@ -18,8 +18,6 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(lo);
 }
 
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
 // Row groups (packed_matrix.h): a register holds 4 quants of each of 8 rows, so one broadcast of
 // 4 activation bytes multiplies all 8 rows and every 32-bit lane ends with one row's sum.
 // 4-bit quants (0..15) go straight into maddubs as the unsigned operand and the 8 products of a
@@ -124,7 +122,7 @@ void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     }
 }
 
-// NR rows × NT tokens of an f16/f32 matrix (3 × 4 measured fastest here: 12 accumulators, 4
+// NR rows × NT tokens of an f32 matrix (3 × 4 measured fastest here: 12 accumulators, 4
 // activation vectors and one weight vector fill the 16 registers): 8 elements per step, one accumulator per pair, the
 // same order for every pair whatever the tile, so results stay batch-invariant.
 template <PackedLayout L, int NR, int NT>
@@ -147,47 +145,20 @@ void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, flo
         __m256 xv[NT];
         for (int k = 0; k < NT; ++k) xv[k] = _mm256_loadu_ps(x + (t0 + k) * w.n_in + e);
         for (int i = 0; i < NR; ++i) {
-            const __m256 wv = L == PackedLayout::f16
-                                  ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row[i]) + e)))
-                                  : _mm256_loadu_ps(reinterpret_cast<const float*>(row[i]) + e);
+            const __m256 wv = _mm256_loadu_ps(reinterpret_cast<const float*>(row[i]) + e);
             for (int k = 0; k < NT; ++k) acc[i][k] = _mm256_fmadd_ps(wv, xv[k], acc[i][k]);
         }
     }
     for (int i = 0; i < NR; ++i)
         for (int k = 0; k < NT; ++k) {
             float sum = hsum(acc[i][k]);
-            for (int64_t j = e; j < w.n_in; ++j) {
-                const float wv = L == PackedLayout::f16 ? half(reinterpret_cast<const uint16_t*>(row[i])[j])
-                                                               : reinterpret_cast<const float*>(row[i])[j];
-                sum += wv * x[(t0 + k) * w.n_in + j];
-            }
+            for (int64_t j = e; j < w.n_in; ++j) sum += reinterpret_cast<const float*>(row[i])[j] * x[(t0 + k) * w.n_in + j];
             y[(t0 + k) * ldy + r0 + i] = sum;
         }
 }
 
 template <PackedLayout L, int NR>
 void float_rows_of(const PackedView& w, const float* x, int64_t t_begin, int64_t t_end, int64_t r, float* y, int64_t ldy) {
-    if constexpr (L == PackedLayout::f16) {
-        // Many tokens: convert the NR rows to f32 once (they stay in L1) instead of once per
-        // token tile. The conversion is exact, so results are identical to the direct path.
-        if (t_end - t_begin >= 6) {
-            thread_local std::vector<float> rows;
-            rows.resize(static_cast<size_t>(NR * w.n_in));
-            for (int i = 0; i < NR; ++i) {
-                const auto* src = reinterpret_cast<const uint16_t*>(w.data + (r + i) * w.row_bytes);
-                float* dst = rows.data() + i * w.n_in;
-                int64_t e = 0;
-                for (; e + 8 <= w.n_in; e += 8) _mm256_storeu_ps(dst + e, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + e))));
-                for (; e < w.n_in; ++e) dst[e] = half(src[e]);
-            }
-            PackedView converted = w;
-            converted.layout = PackedLayout::f32;
-            converted.row_bytes = w.n_in * static_cast<int64_t>(sizeof(float));
-            converted.data = reinterpret_cast<const uint8_t*>(rows.data());
-            float_rows_of<PackedLayout::f32, NR>(converted, x, t_begin, t_end, 0, y + r, ldy);  // row 0 of the copy is row r
-            return;
-        }
-    }
     int64_t t = t_begin;
     for (; t + 4 <= t_end; t += 4) float_tile<L, NR, 4>(w, x, r, t, y, ldy);
     for (; t < t_end; ++t) float_tile<L, NR, 1>(w, x, r, t, y, ldy);
@@ -203,6 +174,83 @@ void float_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r
     }
 }
 
+// f16x8 (packed_matrix.h): NG groups of 8 rows × NT tokens. Per element k, one convert gives 8
+// rows and one broadcast gives a token's activation; every (row, token) lane sums its products
+// in element order, whatever NG and NT are, so results are batch-invariant. With NG = 2 and
+// NT = 6 the 12 accumulators stay in registers and per 12 FMAs only 6 activations (24 bytes)
+// come from L2; the weights (16 rows) stay in L1 while a block of tokens passes.
+template <int NG, int NT>
+void f16_group_tile(const PackedView& w, const float* x, int64_t g0, int64_t t0, float* out) {
+    const uint16_t* group[NG];
+    for (int g = 0; g < NG; ++g) group[g] = reinterpret_cast<const uint16_t*>(w.data + (g0 + g) * w.row_bytes);
+    const float* xt[NT];
+    for (int t = 0; t < NT; ++t) xt[t] = x + (t0 + t) * w.n_in;
+    __m256 acc[NG][NT];
+    for (int g = 0; g < NG; ++g)
+        for (int t = 0; t < NT; ++t) acc[g][t] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < w.n_in; ++k) {
+        if constexpr (NT == 1)  // decode streams the groups once: fetch ahead (see group_tile)
+            if (k % 4 == 0)
+                for (int g = 0; g < NG; ++g) _mm_prefetch(reinterpret_cast<const char*>(group[g] + (k + 128) * 8), _MM_HINT_T0);
+        __m256 wv[NG];
+        for (int g = 0; g < NG; ++g) wv[g] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group[g] + k * 8)));
+        for (int t = 0; t < NT; ++t) {
+            const __m256 xv = _mm256_broadcast_ss(xt[t] + k);
+            for (int g = 0; g < NG; ++g) acc[g][t] = _mm256_fmadd_ps(wv[g], xv, acc[g][t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t)
+        for (int g = 0; g < NG; ++g) _mm256_storeu_ps(out + t * NG * 8 + g * 8, acc[g][t]);
+}
+
+// NG groups from g × tokens [t, t + n), n ≤ 6.
+template <int NG>
+void f16_group_tokens(const PackedView& w, const float* x, int64_t g, int64_t t, int64_t n, float* out) {
+    switch (n) {
+        case 6: f16_group_tile<NG, 6>(w, x, g, t, out); break;
+        case 5: f16_group_tile<NG, 5>(w, x, g, t, out); break;
+        case 4: f16_group_tile<NG, 4>(w, x, g, t, out); break;
+        case 3: f16_group_tile<NG, 3>(w, x, g, t, out); break;
+        case 2: f16_group_tile<NG, 2>(w, x, g, t, out); break;
+        default: f16_group_tile<NG, 1>(w, x, g, t, out); break;
+    }
+}
+
+void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    alignas(32) float out[6 * 16 > 64 ? 6 * 16 : 64];
+    const int64_t g_end = (r1 + 7) / 8;
+    // Rows [8g, 8g + 8·ng) of `n` tokens from t, clipped to [r0, r1).
+    auto emit = [&](int64_t g, int ng, int64_t t, int64_t n) {
+        const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = (g + ng) * 8 < r1 ? (g + ng) * 8 : r1;
+        for (int64_t k = 0; k < n; ++k)
+            std::memcpy(y + (t + k) * ldy + lo, out + k * ng * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+    };
+    if (n_tokens == 1) {
+        int64_t g = r0 / 8;
+        for (; g + 8 <= g_end; g += 8) {
+            f16_group_tile<8, 1>(w, x, g, 0, out);
+            emit(g, 8, 0, 1);
+        }
+        for (; g < g_end; ++g) {
+            f16_group_tile<1, 1>(w, x, g, 0, out);
+            emit(g, 1, 0, 1);
+        }
+        return;
+    }
+    for (int64_t tb = 0; tb < n_tokens; tb += kTokenBlock) {
+        const int64_t te = tb + kTokenBlock < n_tokens ? tb + kTokenBlock : n_tokens;
+        for (int64_t g = r0 / 8; g < g_end; g += 2) {
+            const int ng = g + 2 <= g_end ? 2 : 1;
+            for (int64_t t = tb; t < te; t += 6) {
+                const int64_t n = te - t < 6 ? te - t : 6;
+                if (ng == 2) f16_group_tokens<2>(w, x, g, t, n, out);
+                else f16_group_tokens<1>(w, x, g, t, n, out);
+                emit(g, ng, t, n);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
@@ -215,8 +263,9 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    if (w.layout == PackedLayout::f16) float_rows<PackedLayout::f16>(w, x, n_tokens, r0, r1, y, ldy);
-    else float_rows<PackedLayout::f32>(w, x, n_tokens, r0, r1, y, ldy);
+    if (w.layout == PackedLayout::f16x8) f16_group_rows(w, x, n_tokens, r0, r1, y, ldy);
+    else if (w.layout == PackedLayout::f32) float_rows<PackedLayout::f32>(w, x, n_tokens, r0, r1, y, ldy);
+    // f16 rows in place are the AVX-512 kernels' layout
 }
 
 }  // namespace workbench

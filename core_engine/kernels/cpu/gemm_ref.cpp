@@ -58,11 +58,13 @@ void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, in
 void gemm_float_ref(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     for (int64_t r = r0; r < r1; ++r) {
         const uint8_t* row = w.data + r * w.row_bytes;
+        const auto* group = reinterpret_cast<const uint16_t*>(w.data + (r / 8) * w.row_bytes) + r % 8;
         for (int64_t t = 0; t < n_tokens; ++t) {
             double sum = 0;
             for (int64_t i = 0; i < w.n_in; ++i) {
-                const float wv = w.layout == PackedLayout::f16 ? half_to_float(reinterpret_cast<const uint16_t*>(row)[i])
-                                                               : reinterpret_cast<const float*>(row)[i];
+                const float wv = w.layout == PackedLayout::f16x8 ? half_to_float(group[i * 8])
+                                 : w.layout == PackedLayout::f16 ? half_to_float(reinterpret_cast<const uint16_t*>(row)[i])
+                                                                 : reinterpret_cast<const float*>(row)[i];
                 sum += static_cast<double>(wv) * x[t * w.n_in + i];
             }
             y[t * ldy + r] = static_cast<float>(sum);

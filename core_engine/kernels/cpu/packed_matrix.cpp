@@ -92,6 +92,21 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         case DType::f32: out.layout = PackedLayout::f32; break;
         default: out.layout = PackedLayout::gguf_blocks; break;
     }
+    if (out.layout == PackedLayout::f16 && groups) {
+        out.layout = PackedLayout::f16x8;
+        out.row_bytes = out.n_in * 16;
+        out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
+        out.owned.reset(new (std::nothrow) uint8_t[out.n_bytes]());
+        if (!out.owned) return false;
+        out.data = out.owned.get();
+        auto* dst = reinterpret_cast<uint16_t*>(out.owned.get());
+        for (int64_t r = 0; r < w.n_out; ++r) {
+            const auto* src = reinterpret_cast<const uint16_t*>(w.row(r));
+            uint16_t* group = dst + (r / 8) * out.n_in * 8;
+            for (int64_t k = 0; k < out.n_in; ++k) group[k * 8 + r % 8] = src[k];
+        }
+        return true;
+    }
     if (out.layout == PackedLayout::f16 || out.layout == PackedLayout::f32 || out.layout == PackedLayout::gguf_blocks) {
         out.data = w.data;
         out.row_bytes = static_cast<int64_t>(w.n_bytes / static_cast<uint64_t>(w.n_out));
@@ -132,6 +147,11 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
 }
 
 void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
+    if (m.layout == PackedLayout::f16x8) {
+        const auto* group = reinterpret_cast<const uint16_t*>(m.data + (row / 8) * m.row_bytes);
+        for (int64_t k = 0; k < m.n_in; ++k) out[k] = half_to_float(group[k * 8 + row % 8]);
+        return;
+    }
     if (m.layout == PackedLayout::gguf_blocks || m.layout == PackedLayout::f16 || m.layout == PackedLayout::f32) {
         dequantize_row(m.type, m.data + row * m.row_bytes, out, m.n_in);
         return;

@@ -7,7 +7,8 @@
 // block is [quants][8 fp16 scales][8 fp16 offsets (q4_1)]; 4-bit register k (32 bytes) holds
 // elements 4k..4k+3 of each row in its low nibbles and 16+4k..16+4k+3 in its high nibbles; q8_0
 // keeps signed bytes, register j holding elements 4j..4j+3. A last partial group is padded with
-// zero rows.
+// zero rows. f16x8: for each element k in order, the 8 rows' fp16 values (16 bytes), so one
+// convert gives a vector of 8 rows to multiply by a broadcast activation.
 //
 // Split rows (q4_0, q4_1, q8_0; the AVX-512 kernels): per row the quants contiguous, then the
 // fp16 block scales (and Q4_1 offsets) as arrays. 4-bit quants are interleaved by pairs of
@@ -15,7 +16,7 @@
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
 // Packed copies are the file's size (plus padding rows); the file pages they replace are
-// released. F16/F32 matrices are used in place. Other types (k-quants, BF16, Q5) stay as GGUF
+// released. F16 matrices are used in place for the AVX-512 kernels, F32 ones always. Other types (k-quants, BF16, Q5) stay as GGUF
 // blocks and take the generic path.
 #pragma once
 
@@ -26,7 +27,7 @@
 
 namespace workbench {
 
-enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8 };
+enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, f16x8 };
 
 // Which family the quantized types are packed into: the one the matmul kernels of this CPU read.
 enum class PackFamily { for_this_cpu, row_groups, split_rows };
@@ -57,7 +58,7 @@ struct PackedMatrix {
     DType type = DType::f32;      // the original element type
     int64_t n_in = 0, n_out = 0;
     int64_t n_blocks = 0;         // 32-element blocks per row (quantized layouts)
-    int64_t row_bytes = 0;        // bytes per packed row; row groups: bytes per group of 8 rows
+    int64_t row_bytes = 0;        // bytes per packed row; row groups (incl. f16x8): bytes per group of 8 rows
     const uint8_t* data = nullptr;
     std::unique_ptr<uint8_t[]> owned;  // the packed copy (null when used in place)
     uint64_t n_bytes = 0;

@@ -88,28 +88,34 @@ class TestGemmKernels : public QObject {
         }
     }
 
-    void check_float(FloatKernel kernel, const char* name) {
+    void check_float(FloatKernel kernel, const char* name, PackFamily family) {
         std::mt19937 rng(12);
-        for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}}) {
-            Weights w = make_weights(c, rng);
-            for (int64_t n_tokens : {1, 4, 6}) {
+        for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}, Case{DType::f16, 64, 37}}) {
+            Weights w = make_weights(c, rng, family);
+            for (int64_t n_tokens : {1, 2, 4, 6, 7, 13}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
-                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out)), got = ref;
-                gemm_float_ref(view_of(w.packed), x.data(), n_tokens, 0, c.n_out, ref.data(), c.n_out);
-                kernel(view_of(w.packed), x.data(), n_tokens, 0, c.n_out, got.data(), c.n_out);
-                expect_close(got, ref, 1e-5, name);
+                // Rows [1, n_out − 1): guard values catch writes outside the range.
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                const int64_t r0 = 1, r1 = c.n_out - 1;
+                gemm_float_ref(view_of(w.packed), x.data(), n_tokens, r0, r1, ref.data(), c.n_out);
+                kernel(view_of(w.packed), x.data(), n_tokens, r0, r1, got.data(), c.n_out);
+                for (int64_t t = 0; t < n_tokens; ++t) {
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                }
+                expect_close(got, ref, 1e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
         }
     }
 
 private slots:
     void avx2_quant_matches_reference() { check_quant(gemm_quant_avx2, "avx2", PackFamily::row_groups); }
-    void avx2_float_matches_reference() { check_float(gemm_float_avx2, "avx2"); }
+    void avx2_float_matches_reference() { check_float(gemm_float_avx2, "avx2", PackFamily::row_groups); }
 
     void avx512_matches_reference() {
         if (!cpu_features().has_avx512_vnni_path()) QSKIP("this CPU has no AVX-512 VNNI: that path cannot run here");
         check_quant(gemm_quant_avx512, "avx512", PackFamily::split_rows);
-        check_float(gemm_float_avx512, "avx512");
+        check_float(gemm_float_avx512, "avx512", PackFamily::split_rows);
     }
 
     void packed_rows_dequantize_like_gguf() {
@@ -143,6 +149,15 @@ private slots:
             gemm_quant_ref(view_of(split.packed), view_of(act), 0, 13, b.data(), 13);
             QCOMPARE(a, b);
         }
+        std::mt19937 same = rng;
+        Weights groups = make_weights({DType::f16, 160, 13}, rng, PackFamily::row_groups);
+        Weights split = make_weights({DType::f16, 160, 13}, same, PackFamily::split_rows);
+        QCOMPARE(groups.packed.layout, PackedLayout::f16x8);
+        auto x = make_inputs(3, 160, rng);
+        std::vector<float> a(3 * 13), b(3 * 13);
+        gemm_float_ref(view_of(groups.packed), x.data(), 3, 0, 13, a.data(), 13);
+        gemm_float_ref(view_of(split.packed), x.data(), 3, 0, 13, b.data(), 13);
+        QCOMPARE(a, b);
     }
 
     void results_are_batch_and_thread_invariant() {
