@@ -1,6 +1,8 @@
 // Repacking GGUF blocks into the split quants/scales layout, and reading rows back.
 #include "kernels/cpu/packed_matrix.h"
 
+#include <immintrin.h>
+
 #include <cstring>
 #include <new>
 
@@ -49,28 +51,57 @@ BlockValues read_block(DType type, const uint8_t* row, int64_t b) {
     return v;
 }
 
-// Row groups (see packed_matrix.h); padding rows stay zero.
+// Row groups (see packed_matrix.h), one group's block at a time so the writes stay within a few
+// cache lines; padding rows stay zero.
 void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
     const int64_t block_bytes = group_block_bytes(out.layout);
     const int64_t quant_bytes = group_quant_bytes(out.layout);
-    for (int64_t r = 0; r < w.n_out; ++r) {
-        const int i = static_cast<int>(r % 8);
-        uint8_t* group = out.owned.get() + (r / 8) * out.row_bytes;
+    for (int64_t g = 0; g * 8 < w.n_out; ++g) {
+        const int rows = static_cast<int>(w.n_out - g * 8 < 8 ? w.n_out - g * 8 : 8);
         for (int64_t b = 0; b < out.n_blocks; ++b) {
-            const BlockValues v = read_block(w.type, w.row(r), b);
-            uint8_t* block = group + b * block_bytes;
-            for (int j = 0; j < 32; ++j) {
-                if (out.layout == PackedLayout::q8_0x8) {
-                    block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
-                } else {
-                    uint8_t& byte = block[((j % 16) / 4) * 32 + i * 4 + j % 4];
-                    byte = static_cast<uint8_t>(byte | (j < 16 ? v.q[j] : v.q[j] << 4));
-                }
-            }
+            uint8_t* block = out.owned.get() + g * out.row_bytes + b * block_bytes;
             auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
-            scales[i] = v.d;
-            if (out.layout == PackedLayout::q4_1x8) scales[8 + i] = v.m;
+            // A GGUF 4-bit byte j holds elements j and j + 16: exactly byte j of the group's
+            // registers (elements 4k..4k+3 low, 16+4k.. high), so 4-bit rows copy 4 bytes at a time.
+            for (int i = 0; i < rows; ++i) {
+                const uint8_t* row = w.row(g * 8 + i);
+                const uint8_t* qs;
+                if (w.type == DType::q8_0) {
+                    const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+                    qs = reinterpret_cast<const uint8_t*>(blk->qs);
+                    scales[i] = blk->d;
+                } else if (w.type == DType::q4_0) {
+                    const auto* blk = reinterpret_cast<const BlockQ4_0*>(row) + b;
+                    qs = blk->qs;
+                    scales[i] = blk->d;
+                } else {
+                    const auto* blk = reinterpret_cast<const BlockQ4_1*>(row) + b;
+                    qs = blk->qs;
+                    scales[i] = blk->d;
+                    scales[8 + i] = blk->m;
+                }
+                for (int64_t k = 0; k < quant_bytes / 32; ++k) std::memcpy(block + k * 32 + i * 4, qs + k * 4, 4);
+            }
         }
+    }
+}
+
+// dst[c·8 + r] = src[r][k + c] for an 8 × 8 tile of 16-bit values (f16 row groups).
+void transpose_8x8_u16(const uint16_t* const src[8], int64_t k, uint16_t* dst) {
+    __m128i r[8], a[8], b[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[i] + k));
+    for (int i = 0; i < 4; ++i) {
+        a[2 * i] = _mm_unpacklo_epi16(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm_unpackhi_epi16(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i)
+        for (int h = 0; h < 2; ++h) {
+            b[4 * i + 2 * h] = _mm_unpacklo_epi32(a[4 * i + h], a[4 * i + 2 + h]);
+            b[4 * i + 2 * h + 1] = _mm_unpackhi_epi32(a[4 * i + h], a[4 * i + 2 + h]);
+        }
+    for (int c = 0; c < 4; ++c) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * c) * 8), _mm_unpacklo_epi64(b[c], b[4 + c]));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * c + 1) * 8), _mm_unpackhi_epi64(b[c], b[4 + c]));
     }
 }
 
@@ -99,11 +130,16 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         out.owned.reset(new (std::nothrow) uint8_t[out.n_bytes]());
         if (!out.owned) return false;
         out.data = out.owned.get();
-        auto* dst = reinterpret_cast<uint16_t*>(out.owned.get());
-        for (int64_t r = 0; r < w.n_out; ++r) {
-            const auto* src = reinterpret_cast<const uint16_t*>(w.row(r));
-            uint16_t* group = dst + (r / 8) * out.n_in * 8;
-            for (int64_t k = 0; k < out.n_in; ++k) group[k * 8 + r % 8] = src[k];
+        for (int64_t g = 0; g * 8 < w.n_out; ++g) {
+            uint16_t* group = reinterpret_cast<uint16_t*>(out.owned.get() + g * out.row_bytes);
+            const int rows = static_cast<int>(w.n_out - g * 8 < 8 ? w.n_out - g * 8 : 8);
+            const uint16_t* src[8];
+            for (int i = 0; i < rows; ++i) src[i] = reinterpret_cast<const uint16_t*>(w.row(g * 8 + i));
+            int64_t k = 0;
+            if (rows == 8)
+                for (; k + 8 <= out.n_in; k += 8) transpose_8x8_u16(src, k, group + k * 8);
+            for (; k < out.n_in; ++k)
+                for (int i = 0; i < rows; ++i) group[k * 8 + i] = src[i][k];
         }
         return true;
     }
