@@ -1,7 +1,8 @@
 // The matmul inner kernels, one set per instruction set, all over packed weights: rows [r0, r1)
 // of W against every token, y[t·ldy + r] = W_r · x_t. Each (row, token) result is computed by the
-// same sequence of operations whatever the number of tokens in the call (tokens are tiled by up
-// to 4 only to share the weight unpacking), so results are batch-invariant. The scalar reference
+// same sequence of operations whatever the number of tokens in the call (tiles of rows and tokens
+// only share loads and unpacking), so results are batch-invariant. The AVX2 kernels read the row
+// groups of packed_matrix.h, the AVX-512 ones the split rows. The scalar reference reads both and
 // defines the arithmetic the SIMD paths are tested against.
 #pragma once
 
@@ -23,7 +24,6 @@ struct PackedView {
 struct ActivationView {
     const int8_t* qs;
     const float *d, *s, *sum_q;
-    const float* s_by_block;  // [n_blocks, n_tokens]; null for a single token
     int64_t n_tokens, n_in, block_stride;
 };
 
@@ -31,7 +31,7 @@ inline PackedView view_of(const PackedMatrix& w) {
     return {w.layout, w.data, w.n_in, w.n_blocks, w.row_bytes, w.quant_bytes()};
 }
 inline ActivationView view_of(const QuantizedActivations& a) {
-    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(), a.n_tokens > 1 ? a.s_by_block.data() : nullptr,
+    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(),
             a.n_tokens, a.n_in, a.block_stride};
 }
 

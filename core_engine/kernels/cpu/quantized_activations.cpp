@@ -17,7 +17,6 @@ void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in)
     a.block_stride = (a.n_blocks + 15) / 16 * 16;
     const size_t nb = static_cast<size_t>(n_tokens * a.block_stride);
     a.qs.resize(static_cast<size_t>(n_tokens * n_in) + 64);
-    a.s_by_block.resize(static_cast<size_t>(a.n_blocks * n_tokens) + 4);
     // Padding lanes must stay zero: assign, not resize, when the shape changes.
     if (a.d.size() != nb) {
         a.d.assign(nb, 0.0f);
@@ -68,7 +67,6 @@ void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActiv
             d[b] = half_to_float(float_to_half(scale));
             s[b] = half_to_float(float_to_half(scale * static_cast<float>(total)));
             sum_q[b] = static_cast<float>(total);
-            a.s_by_block[static_cast<size_t>(b * a.n_tokens + t)] = s[b];
         }
     }
 }

@@ -16,7 +16,6 @@ struct QuantizedActivations {
     std::vector<float> d;         // [n_tokens, block_stride]
     std::vector<float> s;         // [n_tokens, block_stride]
     std::vector<float> sum_q;     // [n_tokens, block_stride]
-    std::vector<float> s_by_block;  // s transposed: [n_blocks, n_tokens] (+4 floats), for tiles of tokens
 
     const int8_t* token_qs(int64_t t) const { return qs.data() + t * n_in; }
     const float* token_d(int64_t t) const { return d.data() + t * block_stride; }
