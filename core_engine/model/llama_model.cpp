@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/dot_f32.h"
@@ -290,10 +291,25 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
         else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), x_.data() + t * n_embd, n_embd);
     }
+    const int64_t n_ff = hp_.n_ff;
+    // Elementwise steps over token rows: split across the pool for a prompt (serial, they would
+    // leave the other threads spinning for ~10 % of a prefill), inline for a few tokens (a barrier
+    // costs more than a 576-wide row). Each residual add is fused with the norm that reads it.
+    auto token_rows = [&](const std::function<void(int64_t, int64_t)>& fn) {
+        if (n < 8) fn(0, n);
+        else pool.parallel_for(n, fn);
+    };
+    auto add_residual_then_norm = [&](bool add, const WeightTensor* norm) {
+        token_rows([&](int64_t b, int64_t e) {
+            if (add)
+                for (int64_t i = b * n_embd; i < e * n_embd; ++i) x_[i] += proj_[i];
+            if (norm) rms_norm(x_.data() + b * n_embd, f32(*norm), xn_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
+        });
+    };
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
         const PackedLayer& pl = packed_[il];
-        rms_norm(x_.data(), f32(l.attn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
+        add_residual_then_norm(il > 0, &l.attn_norm);  // the previous layer's MLP output joins here
         if (capture_) (*capture_)[static_cast<size_t>(il)].insert((*capture_)[static_cast<size_t>(il)].end(), xn_.data(), xn_.data() + n * n_embd);
         if (kv.spec().kind == AttentionKind::latent) {
             latent_attention(il, n, kv, pos, pool);
@@ -301,18 +317,16 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
             standard_attention(il, n, kv, pos, pool);
         }
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
-        for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
-
-        rms_norm(x_.data(), f32(l.ffn_norm), xn_.data(), n, n_embd, hp_.rms_eps);
+        add_residual_then_norm(true, &l.ffn_norm);
         {
             const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
             float* ys[2] = {gate_.data(), up_.data()};
             matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
         }
-        swiglu(gate_.data(), up_.data(), gate_.data(), n * hp_.n_ff);
+        token_rows([&](int64_t b, int64_t e) { swiglu(gate_.data() + b * n_ff, up_.data() + b * n_ff, gate_.data() + b * n_ff, (e - b) * n_ff); });
         matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
-        for (int64_t i = 0; i < n * n_embd; ++i) x_[i] += proj_[i];
     }
+    add_residual_then_norm(hp_.n_layer > 0, nullptr);
     if (logits && !logit_rows.empty()) output_head(logit_rows, logits, pool);
     record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
 }
