@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
     const int64_t n_in = std::atoll(argv[2]), n_out = std::atoll(argv[3]), n_tokens = std::atoll(argv[4]);
     const int threads = argc > 5 ? std::atoi(argv[5]) : 1;
     const int reps = argc > 6 ? std::atoi(argv[6]) : 20;
-    if (!type || n_in <= 0 || n_in % 32 != 0 || n_out <= 0 || n_tokens <= 0 || threads <= 0 || reps <= 0) {
-        std::fprintf(stderr, "error: need a known weight type, N_IN a positive multiple of 32, positive sizes\n");
+    if (!type || n_in <= 0 || n_in % static_cast<int64_t>(std::max<uint32_t>(32, dtype_traits(*type).block_elements)) != 0 || n_out <= 0 || n_tokens <= 0 || threads <= 0 || reps <= 0) {
+        std::fprintf(stderr, "error: need a known weight type, N_IN a positive multiple of its block (32, or 256 for k-quants), positive sizes\n");
         return 2;
     }
     std::mt19937 rng(1);

@@ -20,14 +20,15 @@ inline float hsum(__m256 v) {
 
 // Row groups (packed_matrix.h): a register holds 4 quants of each of 8 rows, so one broadcast of
 // 4 activation bytes multiplies all 8 rows and every 32-bit lane ends with one row's sum.
-// 4-bit quants (0..15) go straight into maddubs as the unsigned operand and the 8 products of a
-// block are summed in 16 bits (each lane at most 8 · 2 · 15 · 127 = 30,480, no overflow) before
-// one madd widens them. Signed int8 quants (q8_0) use the sign trick (|w| × a·sign(w)) and widen
-// every product, since two of them can exceed 16 bits. q4_0's bias 8 comes off as 8·Σa in
-// integers, so the block's integer dot product equals the reference's exactly.
+// Unsigned quants go straight into maddubs as its unsigned operand and products are summed in 16
+// bits before one madd widens them: 4-bit quants 8 registers at a time (each lane at most
+// 8 · 2 · 15 · 127 = 30,480), 0..31 bytes 4 at a time (31,496). Signed int8 quants (q8_0x8) use
+// the sign trick (|w| × a·sign(w)) and widen every product, since two can exceed 16 bits. q4_0's
+// bias 8 comes off as 8·Σa in integers, so each block's integer dot product equals the
+// reference's exactly.
 template <PackedLayout L>
 inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
-    if constexpr (L == PackedLayout::q8_0x8) {
+    if constexpr (!group_nibbles(L)) {
         for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
     } else {
         const __m256i mask = _mm256_set1_epi8(0x0F);
@@ -45,25 +46,48 @@ inline __m256i broadcast4(const int8_t* p) {
     return _mm256_set1_epi32(v);
 }
 
+// Registers [j0, j1) of an unsigned block against one token, summed in 16 bits.
+template <int J0, int J1>
+inline __m256i unsigned_dot16(const __m256i wq[8], const int8_t* aq) {
+    __m256i sum16 = _mm256_maddubs_epi16(wq[J0], broadcast4(aq + 4 * J0));
+    for (int j = J0 + 1; j < J1; ++j) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[j], broadcast4(aq + 4 * j)));
+    return sum16;
+}
+
 // One token's block against the group's block: 8 int32 dot products, one per row (lane).
+// Registers [J0, J1) of a signed block against one token (the sign trick), in int32.
+template <int J0, int J1>
+inline __m256i signed_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[J0], _mm256_sign_epi8(broadcast4(aq + 4 * J0), wq[J0])), ones);
+    for (int j = J0 + 1; j < J1; ++j)
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j])), ones));
+    return sum;
+}
+
 template <PackedLayout L>
 inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
     const __m256i ones = _mm256_set1_epi16(1);
     if constexpr (L == PackedLayout::q8_0x8) {
-        __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[0], _mm256_sign_epi8(broadcast4(aq), wq[0])), ones);
-        for (int j = 1; j < 8; ++j)
-            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j])), ones));
-        return sum;
+        return signed_dot<0, 8>(wq, wabs, aq);
+    } else if constexpr (group_nibbles(L)) {
+        return _mm256_madd_epi16(unsigned_dot16<0, 8>(wq, aq), ones);
     } else {
-        __m256i sum16 = _mm256_maddubs_epi16(wq[0], broadcast4(aq));
-        for (int j = 1; j < 8; ++j) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[j], broadcast4(aq + 4 * j)));
-        return _mm256_madd_epi16(sum16, ones);
+        return _mm256_add_epi32(_mm256_madd_epi16(unsigned_dot16<0, 4>(wq, aq), ones), _mm256_madd_epi16(unsigned_dot16<4, 8>(wq, aq), ones));
     }
+}
+
+// The 8 rows' scales (part 0) or offsets (part 1) of a block.
+template <PackedLayout L>
+inline __m256 group_scales(const uint8_t* block, int part) {
+    const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
+    if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
+    else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
 }
 
 // Group g (8 rows) × NT tokens from t0: out[k·8 + i] = row 8g+i · token t0+k. Per (row, token)
 // lane the operations are the same whatever NT is, so results are batch-invariant: per block,
-// acc += float(isum) · (d_w·d_a), then (q4_1) acc += m_w·s_a, in block order.
+// acc += float(isum) · (d_w·d_a), then (types with offsets) acc += m_w·s_a, in block order.
 template <PackedLayout L, int NT>
 void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
     constexpr int64_t block_bytes = group_block_bytes(L);
@@ -77,17 +101,22 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
             for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
-        if constexpr (L == PackedLayout::q8_0x8)
+        if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8)
             for (int j = 0; j < 8; ++j) wabs[j] = _mm256_abs_epi8(wq[j]);
-        const auto* scales = reinterpret_cast<const __m128i*>(block + group_quant_bytes(L));
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(scales));
+        const __m256 dw = group_scales<L>(block, 0);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
+            if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
+                const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
+                const __m256 da = _mm256_set1_ps(a.d[at]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(signed_dot<0, 4>(wq, wabs, aq)), _mm256_mul_ps(dw, da), acc[k]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(signed_dot<4, 8>(wq, wabs, aq)), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
+                continue;
+            }
             __m256i isum = group_block_dot<L>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32);
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
-            if constexpr (L == PackedLayout::q4_1x8)
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128(scales + 1)), _mm256_set1_ps(a.s[at]), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1), _mm256_set1_ps(a.s[at]), acc[k]);
         }
     }
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
@@ -174,12 +203,19 @@ void float_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r
     }
 }
 
-// f16x8 (packed_matrix.h): NG groups of 8 rows × NT tokens. Per element k, one convert gives 8
+// f16x8 and bf16x8 (packed_matrix.h): NG groups of 8 rows × NT tokens. Per element k, one convert gives 8
 // rows and one broadcast gives a token's activation; every (row, token) lane sums its products
 // in element order, whatever NG and NT are, so results are batch-invariant. With NG = 2 and
 // NT = 6 the 12 accumulators stay in registers and per 12 FMAs only 6 activations (24 bytes)
 // come from L2; the weights (16 rows) stay in L1 while a block of tokens passes.
-template <int NG, int NT>
+template <PackedLayout L>
+inline __m256 load_8_rows(const uint16_t* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (L == PackedLayout::f16x8) return _mm256_cvtph_ps(v);
+    else return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));  // bf16: the top half of an f32
+}
+
+template <PackedLayout L, int NG, int NT>
 void f16_group_tile(const PackedView& w, const float* x, int64_t g0, int64_t t0, float* out) {
     const uint16_t* group[NG];
     for (int g = 0; g < NG; ++g) group[g] = reinterpret_cast<const uint16_t*>(w.data + (g0 + g) * w.row_bytes);
@@ -193,7 +229,7 @@ void f16_group_tile(const PackedView& w, const float* x, int64_t g0, int64_t t0,
             if (k % 4 == 0)
                 for (int g = 0; g < NG; ++g) _mm_prefetch(reinterpret_cast<const char*>(group[g] + (k + 128) * 8), _MM_HINT_T0);
         __m256 wv[NG];
-        for (int g = 0; g < NG; ++g) wv[g] = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group[g] + k * 8)));
+        for (int g = 0; g < NG; ++g) wv[g] = load_8_rows<L>(group[g] + k * 8);
         for (int t = 0; t < NT; ++t) {
             const __m256 xv = _mm256_broadcast_ss(xt[t] + k);
             for (int g = 0; g < NG; ++g) acc[g][t] = _mm256_fmadd_ps(wv[g], xv, acc[g][t]);
@@ -204,18 +240,19 @@ void f16_group_tile(const PackedView& w, const float* x, int64_t g0, int64_t t0,
 }
 
 // NG groups from g × tokens [t, t + n), n ≤ 6.
-template <int NG>
+template <PackedLayout L, int NG>
 void f16_group_tokens(const PackedView& w, const float* x, int64_t g, int64_t t, int64_t n, float* out) {
     switch (n) {
-        case 6: f16_group_tile<NG, 6>(w, x, g, t, out); break;
-        case 5: f16_group_tile<NG, 5>(w, x, g, t, out); break;
-        case 4: f16_group_tile<NG, 4>(w, x, g, t, out); break;
-        case 3: f16_group_tile<NG, 3>(w, x, g, t, out); break;
-        case 2: f16_group_tile<NG, 2>(w, x, g, t, out); break;
-        default: f16_group_tile<NG, 1>(w, x, g, t, out); break;
+        case 6: f16_group_tile<L, NG, 6>(w, x, g, t, out); break;
+        case 5: f16_group_tile<L, NG, 5>(w, x, g, t, out); break;
+        case 4: f16_group_tile<L, NG, 4>(w, x, g, t, out); break;
+        case 3: f16_group_tile<L, NG, 3>(w, x, g, t, out); break;
+        case 2: f16_group_tile<L, NG, 2>(w, x, g, t, out); break;
+        default: f16_group_tile<L, NG, 1>(w, x, g, t, out); break;
     }
 }
 
+template <PackedLayout L>
 void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     alignas(32) float out[6 * 16 > 64 ? 6 * 16 : 64];
     const int64_t g_end = (r1 + 7) / 8;
@@ -228,11 +265,11 @@ void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64
     if (n_tokens == 1) {
         int64_t g = r0 / 8;
         for (; g + 8 <= g_end; g += 8) {
-            f16_group_tile<8, 1>(w, x, g, 0, out);
+            f16_group_tile<L, 8, 1>(w, x, g, 0, out);
             emit(g, 8, 0, 1);
         }
         for (; g < g_end; ++g) {
-            f16_group_tile<1, 1>(w, x, g, 0, out);
+            f16_group_tile<L, 1, 1>(w, x, g, 0, out);
             emit(g, 1, 0, 1);
         }
         return;
@@ -243,8 +280,8 @@ void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64
             const int ng = g + 2 <= g_end ? 2 : 1;
             for (int64_t t = tb; t < te; t += 6) {
                 const int64_t n = te - t < 6 ? te - t : 6;
-                if (ng == 2) f16_group_tokens<2>(w, x, g, t, n, out);
-                else f16_group_tokens<1>(w, x, g, t, n, out);
+                if (ng == 2) f16_group_tokens<L, 2>(w, x, g, t, n, out);
+                else f16_group_tokens<L, 1>(w, x, g, t, n, out);
                 emit(g, ng, t, n);
             }
         }
@@ -258,12 +295,17 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
         case PackedLayout::q4_0x8: group_rows<PackedLayout::q4_0x8>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q4_1x8: group_rows<PackedLayout::q4_1x8>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q8_0x8: group_rows<PackedLayout::q8_0x8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_1x8: group_rows<PackedLayout::q8_1x8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_kx8: group_rows<PackedLayout::q4_kx8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_kx8: group_rows<PackedLayout::q8_kx8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q6_kx8: group_rows<PackedLayout::q6_kx8>(w, a, r0, r1, y, ldy); break;
         default: break;  // split-row layouts are the AVX-512 kernels'
     }
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    if (w.layout == PackedLayout::f16x8) f16_group_rows(w, x, n_tokens, r0, r1, y, ldy);
+    if (w.layout == PackedLayout::f16x8) f16_group_rows<PackedLayout::f16x8>(w, x, n_tokens, r0, r1, y, ldy);
+    else if (w.layout == PackedLayout::bf16x8) f16_group_rows<PackedLayout::bf16x8>(w, x, n_tokens, r0, r1, y, ldy);
     else if (w.layout == PackedLayout::f32) float_rows<PackedLayout::f32>(w, x, n_tokens, r0, r1, y, ldy);
     // f16 rows in place are the AVX-512 kernels' layout
 }

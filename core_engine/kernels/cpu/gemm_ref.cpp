@@ -10,17 +10,18 @@ namespace {
 struct RefBlock {
     int q[32];
     float d = 0, m = 0;
+    float d_second = 0;  // q6_kx8: the scale of elements 16..31 (d covers 0..15)
 };
 
 RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
     RefBlock out;
     if (is_row_grouped(w.layout)) {
         const uint8_t* block = w.data + (r / 8) * w.row_bytes + b * group_block_bytes(w.layout);
-        const auto* scales = reinterpret_cast<const uint16_t*>(block + w.scales_at);
         const int i = static_cast<int>(r % 8);
         for (int j = 0; j < 32; ++j) out.q[j] = group_quant(w.layout, block, i, j) - (w.layout == PackedLayout::q4_0x8 ? 8 : 0);
-        out.d = half_to_float(scales[i]);
-        if (w.layout == PackedLayout::q4_1x8) out.m = half_to_float(scales[8 + i]);
+        out.d = group_scale(w.layout, block, i, 0);
+        if (group_offsets(w.layout)) out.m = group_scale(w.layout, block, i, 1);
+        if (group_half_scales(w.layout)) out.d_second = group_scale(w.layout, block, i, 1);
         return out;
     }
     const uint8_t* q = w.data + r * w.row_bytes;
@@ -37,16 +38,25 @@ RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
 }  // namespace
 
 void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    const bool has_offsets = w.layout == PackedLayout::q4_1 || w.layout == PackedLayout::q4_1x8;
+    const bool has_offsets = w.layout == PackedLayout::q4_1 || (is_row_grouped(w.layout) && group_offsets(w.layout));
     for (int64_t r = r0; r < r1; ++r) {
         for (int64_t t = 0; t < a.n_tokens; ++t) {
             const int8_t* aq = a.qs + t * a.n_in;
             double sum = 0;
             for (int64_t b = 0; b < w.n_blocks; ++b) {
                 const RefBlock blk = ref_block(w, r, b);
+                const float da = a.d[t * a.block_stride + b];
+                if (is_row_grouped(w.layout) && group_half_scales(w.layout)) {
+                    for (int half = 0; half < 2; ++half) {
+                        int32_t isum = 0;
+                        for (int j = 16 * half; j < 16 * half + 16; ++j) isum += blk.q[j] * aq[b * 32 + j];
+                        sum += static_cast<double>(static_cast<float>(isum) * ((half == 0 ? blk.d : blk.d_second) * da));
+                    }
+                    continue;
+                }
                 int32_t isum = 0;
                 for (int j = 0; j < 32; ++j) isum += blk.q[j] * aq[b * 32 + j];
-                const float scale = blk.d * a.d[t * a.block_stride + b];
+                const float scale = blk.d * da;
                 sum += static_cast<double>(static_cast<float>(isum) * scale);
                 if (has_offsets) sum += static_cast<double>(blk.m * a.s[t * a.block_stride + b]);
             }
@@ -62,7 +72,7 @@ void gemm_float_ref(const PackedView& w, const float* x, int64_t n_tokens, int64
         for (int64_t t = 0; t < n_tokens; ++t) {
             double sum = 0;
             for (int64_t i = 0; i < w.n_in; ++i) {
-                const float wv = w.layout == PackedLayout::f16x8 ? half_to_float(group[i * 8])
+                const float wv = w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8 ? sixteen_bit_to_float(w.layout, group[i * 8])
                                  : w.layout == PackedLayout::f16 ? half_to_float(reinterpret_cast<const uint16_t*>(row)[i])
                                                                  : reinterpret_cast<const float*>(row)[i];
                 sum += static_cast<double>(wv) * x[t * w.n_in + i];

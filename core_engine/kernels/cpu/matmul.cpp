@@ -67,7 +67,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
             if (is_row_grouped(w.layout)) gemm_quant_avx2(wv, av, ch.r0, ch.r1, y, w.n_out);
             else if (avx512) gemm_quant_avx512(wv, av, ch.r0, ch.r1, y, w.n_out);
             else gemm_quant_ref(wv, av, ch.r0, ch.r1, y, w.n_out);
-        } else if (w.layout == PackedLayout::f16x8) {
+        } else if (w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8) {
             gemm_float_avx2(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
             if (avx512) gemm_float_avx512(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);

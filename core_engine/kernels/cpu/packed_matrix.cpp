@@ -15,6 +15,12 @@ namespace workbench {
 using quant::BlockQ4_0;
 using quant::BlockQ4_1;
 using quant::BlockQ8_0;
+using quant::BlockQ5_0;
+using quant::BlockQ5_1;
+using quant::BlockQ4_K;
+using quant::BlockQ5_K;
+using quant::BlockQ6_K;
+using quant::k4_scale_min;
 
 namespace {
 
@@ -51,6 +57,78 @@ BlockValues read_block(DType type, const uint8_t* row, int64_t b) {
     return v;
 }
 
+// One 32-element block of a Q5/K row as a row group stores it: quants (Q5_0 centred), and the
+// scale and offset as fp16 bits (Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m).
+struct GroupBlockSource {
+    int q[32];
+    uint16_t d16 = 0, m16 = 0;
+    float d32 = 0, m32 = 0;  // q6_k: m32 is the second half's scale
+};
+
+GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
+    GroupBlockSource v;
+    auto five_bit = [&](const auto& blk, int centre) {
+        uint32_t qh;
+        std::memcpy(&qh, blk.qh, sizeof qh);
+        for (int j = 0; j < 16; ++j) {
+            v.q[j] = ((blk.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4)) - centre;
+            v.q[j + 16] = ((blk.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4)) - centre;
+        }
+        v.d16 = blk.d;
+    };
+    if (type == DType::q5_0) {
+        five_bit(reinterpret_cast<const BlockQ5_0*>(row)[b], 16);
+    } else if (type == DType::q5_1) {
+        const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
+        five_bit(blk, 0);
+        v.m16 = blk.m;
+    } else if (type == DType::q6_k) {  // 32 elements of super-block b / 8: pass k of half h
+        const auto& blk = reinterpret_cast<const BlockQ6_K*>(row)[b / 8];
+        const int h = static_cast<int>(b % 8) / 4, k = static_cast<int>(b % 4);
+        const float d = half_to_float(blk.d);
+        v.d32 = d * static_cast<float>(blk.scales[8 * h + 2 * k]);
+        v.m32 = d * static_cast<float>(blk.scales[8 * h + 2 * k + 1]);
+        for (int l = 0; l < 32; ++l) {
+            const int low = (blk.ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0x0F;
+            const int high = (blk.qh[32 * h + l] >> (2 * k)) & 3;
+            v.q[l] = (low | (high << 4)) - 32;
+        }
+    } else {  // q4_k, q5_k: sub-block b % 8 of super-block b / 8
+        const int sub = static_cast<int>(b % 8);
+        const uint8_t *scales, *qs, *qh = nullptr;
+        uint16_t d, dmin;
+        if (type == DType::q4_k) {
+            const auto& blk = reinterpret_cast<const BlockQ4_K*>(row)[b / 8];
+            scales = blk.scales, qs = blk.qs, d = blk.d, dmin = blk.dmin;
+        } else {
+            const auto& blk = reinterpret_cast<const BlockQ5_K*>(row)[b / 8];
+            scales = blk.scales, qs = blk.qs, qh = blk.qh, d = blk.d, dmin = blk.dmin;
+        }
+        uint8_t sc, m;
+        k4_scale_min(sub, scales, &sc, &m);
+        v.d32 = half_to_float(d) * static_cast<float>(sc);
+        v.m32 = -(half_to_float(dmin) * static_cast<float>(m));
+        for (int j = 0; j < 32; ++j)
+            v.q[j] = ((qs[32 * (sub / 2) + j] >> (4 * (sub % 2))) & 0x0F) | (qh ? ((qh[j] >> sub) & 1) << 4 : 0);
+    }
+    return v;
+}
+
+void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSource& v) {
+    for (int j = 0; j < 32; ++j) {
+        if (group_nibbles(l)) block[((j % 16) / 4) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>(j < 16 ? v.q[j] : v.q[j] << 4);
+        else block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
+    }
+    uint8_t* scales = block + group_quant_bytes(l);
+    if (group_f32_scales(l)) {
+        std::memcpy(scales + 4 * i, &v.d32, 4);
+        std::memcpy(scales + 32 + 4 * i, &v.m32, 4);
+    } else {
+        std::memcpy(scales + 2 * i, &v.d16, 2);
+        if (group_offsets(l)) std::memcpy(scales + 16 + 2 * i, &v.m16, 2);
+    }
+}
+
 // Row groups (see packed_matrix.h), one group's block at a time so the writes stay within a few
 // cache lines; padding rows stay zero.
 void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
@@ -63,6 +141,10 @@ void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
             auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
             // A GGUF 4-bit byte j holds elements j and j + 16: exactly byte j of the group's
             // registers (elements 4k..4k+3 low, 16+4k.. high), so 4-bit rows copy 4 bytes at a time.
+            if (!(w.type == DType::q8_0 || w.type == DType::q4_0 || w.type == DType::q4_1)) {
+                for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, i, extract_block(w.type, w.row(g * 8 + i), b));
+                continue;
+            }
             for (int i = 0; i < rows; ++i) {
                 const uint8_t* row = w.row(g * 8 + i);
                 const uint8_t* qs;
@@ -107,6 +189,18 @@ void transpose_8x8_u16(const uint16_t* const src[8], int64_t k, uint16_t* dst) {
 
 }  // namespace
 
+float group_scale(PackedLayout l, const uint8_t* block, int i, int part) {
+    const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
+    if (group_f32_scales(l)) {
+        float v;
+        std::memcpy(&v, at + 4 * i, 4);
+        return v;
+    }
+    uint16_t h;
+    std::memcpy(&h, at + 2 * i, 2);
+    return half_to_float(h);
+}
+
 bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
     if (family == PackFamily::for_this_cpu) family = cpu_allow_avx512() ? PackFamily::split_rows : PackFamily::row_groups;
     const bool groups = family == PackFamily::row_groups;
@@ -115,7 +209,21 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
     out.n_in = w.n_in;
     out.n_out = w.n_out;
     out.n_blocks = w.n_in / 32;
-    switch (w.type) {
+    if (groups) {
+        switch (w.type) {
+            case DType::q4_0: out.layout = PackedLayout::q4_0x8; break;
+            case DType::q4_1: out.layout = PackedLayout::q4_1x8; break;
+            case DType::q8_0: case DType::q5_0: out.layout = PackedLayout::q8_0x8; break;
+            case DType::q5_1: out.layout = PackedLayout::q8_1x8; break;
+            case DType::q4_k: out.layout = PackedLayout::q4_kx8; break;
+            case DType::q5_k: out.layout = PackedLayout::q8_kx8; break;
+            case DType::q6_k: out.layout = PackedLayout::q6_kx8; break;
+            case DType::f16: out.layout = PackedLayout::f16x8; break;
+            case DType::bf16: out.layout = PackedLayout::bf16x8; break;
+            case DType::f32: out.layout = PackedLayout::f32; break;
+            default: out.layout = PackedLayout::gguf_blocks; break;
+        }
+    } else switch (w.type) {
         case DType::q4_0: out.layout = PackedLayout::q4_0; out.row_bytes = out.quant_bytes() + out.n_blocks * 2; break;
         case DType::q4_1: out.layout = PackedLayout::q4_1; out.row_bytes = out.quant_bytes() + out.n_blocks * 4; break;
         case DType::q8_0: out.layout = PackedLayout::q8_0; out.row_bytes = out.quant_bytes() + out.n_blocks * 2; break;
@@ -123,8 +231,7 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         case DType::f32: out.layout = PackedLayout::f32; break;
         default: out.layout = PackedLayout::gguf_blocks; break;
     }
-    if (out.layout == PackedLayout::f16 && groups) {
-        out.layout = PackedLayout::f16x8;
+    if (out.layout == PackedLayout::f16x8 || out.layout == PackedLayout::bf16x8) {
         out.row_bytes = out.n_in * 16;
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
         out.owned.reset(new (std::nothrow) uint8_t[out.n_bytes]());
@@ -150,7 +257,6 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         return true;
     }
     if (groups) {
-        out.layout = w.type == DType::q4_0 ? PackedLayout::q4_0x8 : w.type == DType::q4_1 ? PackedLayout::q4_1x8 : PackedLayout::q8_0x8;
         out.row_bytes = out.n_blocks * group_block_bytes(out.layout);
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
     } else {
@@ -183,9 +289,9 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
 }
 
 void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
-    if (m.layout == PackedLayout::f16x8) {
+    if (m.layout == PackedLayout::f16x8 || m.layout == PackedLayout::bf16x8) {
         const auto* group = reinterpret_cast<const uint16_t*>(m.data + (row / 8) * m.row_bytes);
-        for (int64_t k = 0; k < m.n_in; ++k) out[k] = half_to_float(group[k * 8 + row % 8]);
+        for (int64_t k = 0; k < m.n_in; ++k) out[k] = sixteen_bit_to_float(m.layout, group[k * 8 + row % 8]);
         return;
     }
     if (m.layout == PackedLayout::gguf_blocks || m.layout == PackedLayout::f16 || m.layout == PackedLayout::f32) {
@@ -197,11 +303,14 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
         const int64_t block_bytes = group_block_bytes(m.layout);
         for (int64_t b = 0; b < m.n_blocks; ++b) {
             const uint8_t* block = m.data + (row / 8) * m.row_bytes + b * block_bytes;
-            const auto* scales = reinterpret_cast<const uint16_t*>(block + group_quant_bytes(m.layout));
-            const float scale = half_to_float(scales[i]);
-            const float offset = m.layout == PackedLayout::q4_1x8 ? half_to_float(scales[8 + i]) : 0.0f;
+            const float scale = group_scale(m.layout, block, i, 0);
+            const float part1 = group_offsets(m.layout) || group_half_scales(m.layout) ? group_scale(m.layout, block, i, 1) : 0.0f;
+            const float offset = group_offsets(m.layout) ? part1 : 0.0f;
             const int bias = m.layout == PackedLayout::q4_0x8 ? 8 : 0;
-            for (int j = 0; j < 32; ++j) out[b * 32 + j] = static_cast<float>(group_quant(m.layout, block, i, j) - bias) * scale + offset;
+            for (int j = 0; j < 32; ++j) {
+                const float s = group_half_scales(m.layout) && j >= 16 ? part1 : scale;
+                out[b * 32 + j] = static_cast<float>(group_quant(m.layout, block, i, j) - bias) * s + offset;
+            }
         }
         return;
     }

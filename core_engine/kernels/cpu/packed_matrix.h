@@ -1,56 +1,83 @@
 // Weight matrices repacked at load into the layouts our SIMD kernels stream. Two families:
 //
-// Row groups (q4_0x8, q4_1x8, q8_0x8; the AVX2 kernels): rows are taken 8 at a time and, block
-// by block, their quants are interleaved 4 bytes per row, so a 256-bit register holds the same 4
-// elements of 8 rows and one broadcast of 4 activation bytes feeds all 8 (int8 multiply-adds
-// then leave one row per 32-bit lane: one convert and one FMA per block serve 8 rows). A group's
-// block is [quants][8 fp16 scales][8 fp16 offsets (q4_1)]; 4-bit register k (32 bytes) holds
-// elements 4k..4k+3 of each row in its low nibbles and 16+4k..16+4k+3 in its high nibbles; q8_0
-// keeps signed bytes, register j holding elements 4j..4j+3. A last partial group is padded with
-// zero rows. f16x8: for each element k in order, the 8 rows' fp16 values (16 bytes), so one
-// convert gives a vector of 8 rows to multiply by a broadcast activation.
+// Row groups (the AVX2 kernels): rows are taken 8 at a time and, block by block (32 elements),
+// their quants are interleaved 4 bytes per row, so a 256-bit register holds the same 4 elements
+// of 8 rows and one broadcast of 4 activation bytes feeds all 8 (int8 multiply-adds then leave
+// one row per 32-bit lane: one convert and one FMA per block serve 8 rows). A group's block is
+// [quants][8 scales][8 offsets, where the type has them]. 4-bit layouts (q4_0x8, q4_1x8,
+// q4_kx8): register k (32 bytes) holds elements 4k..4k+3 of each row in its low nibbles and
+// 16+4k..16+4k+3 in its high nibbles. Byte layouts: register j holds elements 4j..4j+3 — signed
+// for q8_0x8 (Q8_0, and Q5_0 as q − 16) and q6_kx8 (Q6_K as q − 32, a scale per 16 elements),
+// unsigned 0..31 for q8_1x8 (Q5_1) and q8_kx8 (Q5_K).
+// Scales and offsets are fp16 as the file has them, or f32 for k-quants, whose per-32 scale
+// d·sc and offset −dmin·m need more bits than fp16. Every repacking is exact. f16x8 / bf16x8:
+// for each element k in order, the 8 rows' 16-bit values, so one convert gives a vector of 8
+// rows to multiply by a broadcast activation. A last partial group is padded with zero rows.
 //
 // Split rows (q4_0, q4_1, q8_0; the AVX-512 kernels): per row the quants contiguous, then the
 // fp16 block scales (and Q4_1 offsets) as arrays. 4-bit quants are interleaved by pairs of
 // blocks: byte j of a pair holds element j of the first block in its low nibble and element j of
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
-// Packed copies are the file's size (plus padding rows); the file pages they replace are
-// released. F16 matrices are used in place for the AVX-512 kernels, F32 ones always. Other types (k-quants, BF16, Q5) stay as GGUF
-// blocks and take the generic path.
+// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types keep the
+// file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6 and Q6_K to 10. F32 matrices
+// are used in place, as are F16 ones for the AVX-512 kernels. Other types (Q2_K, Q3_K, and the
+// Q5/K/BF16 types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
+
+#include "kernels/cpu/half_convert.h"
 
 #include "model/weights.h"
 
 namespace workbench {
 
-enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, f16x8 };
+enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q8_kx8, q6_kx8, f16x8, bf16x8 };
 
 // Which family the quantized types are packed into: the one the matmul kernels of this CPU read.
 enum class PackFamily { for_this_cpu, row_groups, split_rows };
 
-constexpr bool is_row_grouped(PackedLayout l) {
-    return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8;
+constexpr bool is_row_grouped(PackedLayout l) {  // the quantized row-group layouts
+    return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8 || l == PackedLayout::q8_1x8 ||
+           l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8;
 }
 constexpr bool is_quantized_layout(PackedLayout l) {
     return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0 || is_row_grouped(l);
 }
 
-// Row groups: bytes of one block of 8 rows (quants, scales, offsets) and where its parts start.
-constexpr int64_t group_quant_bytes(PackedLayout l) { return l == PackedLayout::q8_0x8 ? 256 : 128; }
+// Row groups: what a layout holds, the bytes of one block of 8 rows and where its parts start.
+constexpr bool group_nibbles(PackedLayout l) { return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q4_kx8; }
+constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
+constexpr bool group_offsets(PackedLayout l) { return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8; }
+// q6_kx8: one scale per 16 elements (Q6_K's sub-blocks): part 0 for elements 0..15, part 1 for 16..31.
+constexpr bool group_half_scales(PackedLayout l) { return l == PackedLayout::q6_kx8; }
+constexpr int64_t group_quant_bytes(PackedLayout l) { return group_nibbles(l) ? 128 : 256; }
+constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : 16; }
 constexpr int64_t group_block_bytes(PackedLayout l) {
-    return group_quant_bytes(l) + 16 + (l == PackedLayout::q4_1x8 ? 16 : 0);
+    return group_quant_bytes(l) + group_scale_bytes(l) * (group_offsets(l) || group_half_scales(l) ? 2 : 1);
 }
 
-// Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15) or the int8.
+// Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15) or the byte
+// (signed for q8_0x8 and q6_kx8, 0..31 otherwise).
 inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
-    if (l == PackedLayout::q8_0x8) return static_cast<int8_t>(block[(j / 4) * 32 + i * 4 + j % 4]);
+    if (!group_nibbles(l)) return static_cast<int8_t>(block[(j / 4) * 32 + i * 4 + j % 4]);
     const int reg = (j % 16) / 4;
     const uint8_t byte = block[reg * 32 + i * 4 + j % 4];
     return j < 16 ? (byte & 0x0F) : (byte >> 4);
+}
+// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float.
+float group_scale(PackedLayout l, const uint8_t* block, int i, int part);
+
+// A value of an f16x8 / bf16x8 matrix as f32 (bf16 is the top half of an f32).
+inline float sixteen_bit_to_float(PackedLayout l, uint16_t v) {
+    if (l == PackedLayout::f16x8) return half_to_float(v);
+    const uint32_t bits = static_cast<uint32_t>(v) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
 }
 
 struct PackedMatrix {

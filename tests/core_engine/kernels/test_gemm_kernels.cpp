@@ -9,7 +9,9 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_kernels.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/half_convert.h"
 #include "tensor/dequantize.h"
+#include "tensor/quant_blocks.h"
 
 using namespace workbench;
 
@@ -33,7 +35,17 @@ Weights make_weights(const Case& c, std::mt19937& rng, PackFamily family = PackF
     Weights w;
     const auto& t = dtype_traits(c.type);
     w.gguf.resize(static_cast<size_t>(dtype_row_bytes(t, static_cast<uint64_t>(c.n_in)) * static_cast<uint64_t>(c.n_out)));
-    if (!quantize_row(c.type, values.data(), w.gguf.data(), static_cast<int64_t>(values.size()))) qFatal("quantize failed");
+    if (c.type == DType::q5_k) {
+        // No Q5_K quantizer: random blocks with sane fp16 scales are valid Q5_K data.
+        for (auto& byte : w.gguf) byte = static_cast<uint8_t>(rng());
+        for (size_t at = 0; at < w.gguf.size(); at += sizeof(quant::BlockQ5_K)) {
+            auto* blk = reinterpret_cast<quant::BlockQ5_K*>(w.gguf.data() + at);
+            blk->d = float_to_half(0.001f * static_cast<float>(1 + rng() % 50));
+            blk->dmin = float_to_half(0.001f * static_cast<float>(1 + rng() % 50));
+        }
+    } else if (!quantize_row(c.type, values.data(), w.gguf.data(), static_cast<int64_t>(values.size()))) {
+        qFatal("quantize failed");
+    }
     WeightTensor wt{c.type, w.gguf.data(), c.n_in, c.n_out, w.gguf.size()};
     if (!pack_matrix(wt, w.packed, family)) qFatal("pack failed");
     return w;
@@ -66,9 +78,15 @@ class TestGemmKernels : public QObject {
 
     void check_quant(QuantKernel kernel, const char* name, PackFamily family) {
         std::mt19937 rng(11);
-        for (Case c : {Case{DType::q4_0, 96, 37}, Case{DType::q4_1, 576, 19}, Case{DType::q8_0, 1536, 5}, Case{DType::q4_1, 32, 3},
-                       Case{DType::q8_0, 544, 8}, Case{DType::q4_0, 800, 4}}) {
+        std::vector<Case> cases = {Case{DType::q4_0, 96, 37}, Case{DType::q4_1, 576, 19}, Case{DType::q8_0, 1536, 5}, Case{DType::q4_1, 32, 3},
+                                   Case{DType::q8_0, 544, 8}, Case{DType::q4_0, 800, 4}};
+        // Types the row groups repack exactly into their int8 layouts.
+        if (family == PackFamily::row_groups)
+            cases.insert(cases.end(), {Case{DType::q5_0, 576, 19}, Case{DType::q5_1, 96, 11}, Case{DType::q4_k, 512, 13}, Case{DType::q5_k, 256, 17},
+                                                Case{DType::q6_k, 256, 9}});
+        for (Case c : cases) {
             Weights w = make_weights(c, rng, family);
+            QVERIFY2(is_row_grouped(w.packed.layout) == (family == PackFamily::row_groups), dtype_name(c.type).data());
             for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
                 QuantizedActivations act;
@@ -90,7 +108,9 @@ class TestGemmKernels : public QObject {
 
     void check_float(FloatKernel kernel, const char* name, PackFamily family) {
         std::mt19937 rng(12);
-        for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}, Case{DType::f16, 64, 37}}) {
+        for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}, Case{DType::f16, 64, 37},
+                       Case{DType::bf16, 96, 19}}) {
+            if (c.type == DType::bf16 && family != PackFamily::row_groups) continue;  // bf16 rows stay GGUF blocks there
             Weights w = make_weights(c, rng, family);
             for (int64_t n_tokens : {1, 2, 4, 6, 7, 13}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
@@ -121,13 +141,18 @@ private slots:
     void packed_rows_dequantize_like_gguf() {
         std::mt19937 rng(13);
         for (PackFamily family : {PackFamily::row_groups, PackFamily::split_rows})
-            for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16}) {
-                Weights w = make_weights({type, 96, 11}, rng, family);
-                std::vector<float> a(96), b(96);
+            for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::q5_1, DType::q4_k, DType::q5_k,
+                               DType::q6_k, DType::bf16}) {
+                const int64_t n_in = type == DType::q4_k || type == DType::q5_k || type == DType::q6_k ? 512 : 96;
+                Weights w = make_weights({type, n_in, 11}, rng, family);
+                std::vector<float> a(static_cast<size_t>(n_in)), b(static_cast<size_t>(n_in));
                 for (int64_t r = 0; r < 11; ++r) {
                     packed_row_f32(w.packed, r, a.data());
-                    dequantize_row(type, w.gguf.data() + r * (w.gguf.size() / 11), b.data(), 96);
-                    QCOMPARE(a, b);
+                    dequantize_row(type, w.gguf.data() + r * (w.gguf.size() / 11), b.data(), n_in);
+                    for (int64_t i = 0; i < n_in; ++i)
+                        if (a[static_cast<size_t>(i)] != b[static_cast<size_t>(i)])
+                            QFAIL(qPrintable(QString("%1 row %2 element %3: %4 vs %5").arg(dtype_name(type).data()).arg(r).arg(i)
+                                                 .arg(a[static_cast<size_t>(i)]).arg(b[static_cast<size_t>(i)])));
                 }
             }
     }
@@ -162,7 +187,7 @@ private slots:
 
     void results_are_batch_and_thread_invariant() {
         std::mt19937 rng(14);
-        for (DType type : {DType::q4_1, DType::q8_0, DType::f16}) {
+        for (DType type : {DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::bf16}) {
             Weights w = make_weights({type, 576, 64}, rng);
             const int64_t n = 7;
             auto x = make_inputs(n, 576, rng);
