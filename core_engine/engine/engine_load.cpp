@@ -141,7 +141,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     impl->n_ctx = n_ctx;
     WB_ASSIGN_OR_RETURN(const AttentionSpec spec, parse_attention_spec(config.attention.empty() ? "full" : config.attention));
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
-    WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights)));
+    // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
+    // the file if anything still needs them, e.g. latent factorization).
+    WB_ASSIGN_OR_RETURN(impl->model, LlamaModel::create(std::move(hp), std::move(weights), [&](const uint8_t* data, uint64_t n_bytes) {
+        impl->file->release_pages(data, n_bytes);
+    }));
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
         return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
@@ -155,7 +159,6 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
             if (config.on_load_progress) config.on_load_progress("latent factors", static_cast<float>(done) / static_cast<float>(total));
         }));
     }
-    for (const auto& [data, n_bytes] : impl->model->repacked_sources()) impl->file->release_pages(data, n_bytes);
     impl->info = describe(*impl);
     impl->info.latent_error = std::move(latent_error);
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));

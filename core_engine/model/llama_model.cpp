@@ -31,12 +31,13 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 
 }  // namespace
 
-Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWeights weights) {
+Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWeights weights,
+                                                      const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
     std::unique_ptr<LlamaModel> m(new LlamaModel(std::move(hp), std::move(weights)));
     auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
         if (!pack_matrix(t, out))
             return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
-        if (out.owned) m->repacked_.emplace_back(t.data, t.n_bytes);
+        if (out.owned && on_repacked) on_repacked(t.data, t.n_bytes);
         return {};
     };
     m->packed_.resize(m->w_.layers.size());

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -33,15 +34,17 @@ struct BatchSequence {
 class LlamaModel {
 public:
     // Repacks the weight matrices for the CPU kernels. Errors: resource_exhausted.
-    static Result<std::unique_ptr<LlamaModel>> create(ModelHparams hp, ModelWeights weights);
+    // `on_repacked(data, n_bytes)` is told of each file range as soon as its repacked copy exists,
+    // so the caller can release those pages one matrix at a time (peak memory stays near the
+    // file's size instead of twice it).
+    static Result<std::unique_ptr<LlamaModel>> create(ModelHparams hp, ModelWeights weights,
+                                                      const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
 
     const ModelHparams& hparams() const { return hp_; }
     const ModelWeights& weights() const { return w_; }
     RopeParams rope_params() const;
     // The KV cache geometry this model needs (PagedKv::create).
     PagedKvShape kv_shape() const { return {hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params()}; }
-    // File ranges whose contents now live in repacked copies (the caller may release their pages).
-    const std::vector<std::pair<const uint8_t*, uint64_t>>& repacked_sources() const { return repacked_; }
 
     // Appends `tokens` to sequence `seq` of `kv` (its attention variant decides what is stored
     // and read). Logits go to `logits`: every position's ([n, n_vocab]) when all_logits, else
@@ -91,7 +94,6 @@ private:
     ModelWeights w_;
     std::vector<PackedLayer> packed_;
     PackedMatrix output_;        // the output head (the embedding table when tied)
-    std::vector<std::pair<const uint8_t*, uint64_t>> repacked_;
     MatmulScratch mm_;
     // Activations for one chunk of tokens.
     std::vector<float> x_;      // [n, n_embd] residual stream

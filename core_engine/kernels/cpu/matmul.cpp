@@ -13,10 +13,12 @@
 namespace workbench {
 namespace {
 
-// Rows per chunk: about four chunks per thread over all matrices, in multiples of 16 rows.
-int64_t rows_per_chunk(int64_t total_rows, int n_threads) {
+// Rows per chunk, in multiples of 16 rows: about four chunks per thread for a decode step (each
+// chunk claimed costs an atomic), sixteen for a prompt, where a chunk is long and the last one a
+// thread takes decides how long the others wait at the barrier.
+int64_t rows_per_chunk(int64_t total_rows, int n_threads, int64_t n_tokens) {
     if (n_threads <= 1) return total_rows;
-    const int64_t rows = total_rows / (static_cast<int64_t>(n_threads) * 4);
+    const int64_t rows = total_rows / (static_cast<int64_t>(n_threads) * (n_tokens >= 16 ? 16 : 4));
     return std::max<int64_t>(16, (rows + 15) / 16 * 16);
 }
 
@@ -50,7 +52,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     }
     std::vector<MatmulChunk>& chunks = scratch.chunks;
     chunks.clear();
-    const int64_t per = rows_per_chunk(total_rows, pool.n_threads());
+    const int64_t per = rows_per_chunk(total_rows, pool.n_threads(), n_tokens);
     for (int m = 0; m < static_cast<int>(ws.size()); ++m)
         for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
 
