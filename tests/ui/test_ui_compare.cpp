@@ -3,8 +3,8 @@
 // best of each row highlighted), draws a line per configuration, and saves a comparison that
 // History → Comparisons reopens with both outputs; "Evaluate quality" adds PPL, ΔPPL, KL and
 // top-1 (skipped while the engine's measurements are not in this build). Then presets and a prompt
-// set: a row from a configuration stored in the database and a row from a built-in preset run two
-// prompts each; both prompts' outputs are kept per column, the table holds the mean over the
+// set: a row from a configuration stored in the database and a row from a built-in preset (then
+// saved as a named preset) run two prompts each; both prompts' outputs are kept per column, the table holds the mean over the
 // prompts, and History reopens the comparison with both prompts. The chat's model stays loaded
 // throughout.
 #include <QCheckBox>
@@ -186,8 +186,19 @@ private slots:
         QCOMPARE(form->findChild<QLineEdit*>("compareAttention0")->text(), QStringLiteral("sliding:window=16,sinks=2"));
         QCOMPARE(form->findChild<QComboBox*>("compareKv1")->currentText(), QStringLiteral("q8_0"));
         QCOMPARE(form->presetOf(0), storedIndex);
+        // Save as preset: kept in the database under its name, offered first, and the row names it.
+        QSignalSpy reloaded(page(), &ComparePage::presetsLoaded);
+        page()->savePreset(1, "  my q8 KV ");
+        QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() >= 1, uitest::kTimeoutMs);
+        int named = -1;
+        for (int i = 0; i < form->presets().size(); ++i)
+            if (form->presets()[i].source == ComparePreset::Source::Named && form->presets()[i].label == "my q8 KV") named = i;
+        QVERIFY2(named == 1, qPrintable(page()->statusText()));
+        QVERIFY(form->presets()[named].sameFields("full", "q8_0", ""));
+        QCOMPARE(form->presetOf(1), named);
+        QCOMPARE(form->presetMenu(3)->itemText(form->presetMenu(3)->findData(named)), QStringLiteral("Preset: my q8 KV"));
         // An edited copy: the fields stay editable and the menu says Custom.
-        pick(2, builtInIndex);
+        pick(2, named);
         form->findChild<QLineEdit*>("compareAttention2")->setText("topk:k=8,recent=4");
         QCOMPARE(form->presetOf(2), -1);
         form->setRow(2, false, "full", "f16");

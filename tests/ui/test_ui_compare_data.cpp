@@ -1,8 +1,8 @@
 // The Compare page's data, without a model: prompt sets (the "---" separator, .jsonl files),
-// presets (built-ins sized to the model, stored configurations deduplicated and labelled), the
-// table's mean over prompts, and comparisons saved to a temporary database and loaded back:
-// a two-prompt comparison keeps each prompt's runs and outputs in their cells, and a comparison
-// written as before prompt sets (one user message) loads as one prompt.
+// presets (built-ins sized to the model, stored configurations deduplicated and labelled, named
+// presets), the table's mean over prompts, and comparisons saved to a temporary database and
+// loaded back: a two-prompt comparison keeps each prompt's runs and outputs in their cells, and a
+// comparison written as before prompt sets (one user message) loads as one prompt.
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -119,6 +119,18 @@ private slots:
         QCOMPARE(presets[0].source, ComparePreset::Source::Stored);
     }
 
+    void namedPresetsKeepTheirNames() {
+        workbench::PresetRecord r;
+        r.name = "short window";
+        r.configuration = record("a.gguf", "sliding:window=32,sinks=4", "q8_0");
+        r.configuration.weight_type = "q8_0";
+        const QList<ComparePreset> presets = comparepresets::fromNamed({r});
+        QCOMPARE(presets.size(), 1);
+        QCOMPARE(presets[0].source, ComparePreset::Source::Named);
+        QCOMPARE(presets[0].label, QStringLiteral("short window"));
+        QVERIFY(presets[0].sameFields("sliding:window=32,sinks=4", "q8_0", "q8_0"));
+    }
+
     void tableFiguresAreTheMeanOverPrompts() {
         workbench::RunRecord a, b;
         a.ttft_ms = 10;
@@ -164,7 +176,7 @@ private slots:
         QCOMPARE(loaded->record.prompt, std::string("Name one fruit.\n---\nName one planet."));
         auto session = store->load_session(saved->sessionId);
         QVERIFY(session.ok());
-        QCOMPARE(session->title, std::string("Compare: Name one fruit. (+1 prompts)"));
+        QCOMPARE(session->title, std::string("Compare: Name one fruit. (+1 more prompt)"));
         // The transcript: each prompt followed by its replies.
         auto messages = store->load_messages(saved->sessionId);
         QVERIFY(messages.ok());

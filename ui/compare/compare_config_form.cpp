@@ -5,6 +5,8 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QToolButton>
+#include <algorithm>
 
 #include "widgets/kv_prediction.h"
 
@@ -31,7 +33,7 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         r.preset = new QComboBox(this);
         r.preset->setObjectName(QStringLiteral("comparePreset%1").arg(i));
         r.preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        r.preset->setMinimumContentsLength(18);
+        r.preset->setMinimumContentsLength(10);  // the window must still fit 1200 px
         r.preset->setToolTip(tr("Fill this row from the chat's settings, a built-in preset or a configuration "
                                 "stored in the history; the fields stay editable."));
         r.attention = new QLineEdit(this);
@@ -52,6 +54,12 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         grid->addWidget(r.attention, i + 1, 2);
         grid->addWidget(r.kv, i + 1, 3);
         grid->addWidget(r.weights, i + 1, 4);
+        auto* save = new QToolButton(this);
+        save->setObjectName(QStringLiteral("compareSavePreset%1").arg(i));
+        save->setText(tr("Save…"));
+        save->setToolTip(tr("Keep this row's settings as a named preset (in the history database)."));
+        connect(save, &QToolButton::clicked, this, [this, i] { emit savePresetRequested(i); });
+        grid->addWidget(save, i + 1, 5);
         connect(r.preset, &QComboBox::activated, this, [this, i](int item) {
             const int index = m_rows[i].preset->itemData(item).toInt();
             if (index != kCustom) applyPreset(i, index);
@@ -60,8 +68,9 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         connect(r.kv, &QComboBox::currentTextChanged, this, [this, i] { syncMenu(i); });
         connect(r.weights, &QComboBox::currentIndexChanged, this, [this, i] { syncMenu(i); });
     }
-    grid->setColumnStretch(2, 1);
-    setPresets(comparepresets::builtIns(0), {});
+    grid->setColumnStretch(1, 1);
+    grid->setColumnStretch(2, 2);
+    setPresets(comparepresets::builtIns(0));
     // A useful first comparison: full attention against a small sliding window.
     setRow(0, true, QStringLiteral("full"), QStringLiteral("f16"));
     setRow(1, true, QStringLiteral("sliding:window=32,sinks=4"), QStringLiteral("f16"));
@@ -84,18 +93,21 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
 
 QList<workbench::EngineConfig> CompareConfigForm::configs(const workbench::EngineConfig& base) const {
     QList<workbench::EngineConfig> out;
-    for (const Row& r : m_rows) {
-        if (!r.use->isChecked()) continue;
-        workbench::EngineConfig c = base;
-        c.on_load_progress = nullptr;
-        const QString attention = r.attention->text().trimmed();
-        c.attention = attention.isEmpty() ? std::string("full") : attention.toStdString();
-        const QString kv = r.kv->currentText().trimmed();
-        c.kv_types = kv.isEmpty() ? std::string("f16") : kv.toStdString();
-        c.weight_type = r.weights->currentData().toString().toStdString();
-        out.append(c);
-    }
+    for (int i = 0; i < kMaxRows; ++i)
+        if (m_rows[i].use->isChecked()) out.append(rowConfig(i, base));
     return out;
+}
+
+workbench::EngineConfig CompareConfigForm::rowConfig(int row, const workbench::EngineConfig& base) const {
+    const Row& r = m_rows[std::clamp(row, 0, kMaxRows - 1)];
+    workbench::EngineConfig c = base;
+    c.on_load_progress = nullptr;
+    const QString attention = r.attention->text().trimmed();
+    c.attention = attention.isEmpty() ? std::string("full") : attention.toStdString();
+    const QString kv = r.kv->currentText().trimmed();
+    c.kv_types = kv.isEmpty() ? std::string("f16") : kv.toStdString();
+    c.weight_type = r.weights->currentData().toString().toStdString();
+    return c;
 }
 
 QString CompareConfigForm::shortName(const workbench::EngineConfig& c) {
@@ -120,13 +132,12 @@ void CompareConfigForm::setChatSettings(const workbench::EngineConfig& chat) {
     for (int i = 0; i < kMaxRows; ++i) syncMenu(i);
 }
 
-void CompareConfigForm::setPresets(const QList<ComparePreset>& builtIns, const QList<ComparePreset>& stored) {
+void CompareConfigForm::setPresets(const QList<ComparePreset>& presets) {
     m_presets.resize(1);  // the chat's stays first
     if (m_presets[0].label.isEmpty())
         m_presets[0].label = tr("Chat's current settings (%1)")
                                  .arg(comparepresets::summary(m_presets[0].attention, m_presets[0].kvTypes, m_presets[0].weights));
-    m_presets += builtIns;
-    m_presets += stored;
+    m_presets += presets;
     for (int i = 0; i < kMaxRows; ++i) {
         fillMenu(m_rows[i]);
         syncMenu(i);
@@ -142,7 +153,9 @@ void CompareConfigForm::fillMenu(Row& r) {
         const ComparePreset& p = m_presets[i];
         if (p.source != previous) r.preset->insertSeparator(r.preset->count());
         previous = p.source;
-        const QString label = p.source == ComparePreset::Source::Stored ? tr("Stored: %1").arg(p.label) : p.label;
+        const QString label = p.source == ComparePreset::Source::Stored ? tr("Stored: %1").arg(p.label)
+                              : p.source == ComparePreset::Source::Named ? tr("Preset: %1").arg(p.label)
+                                                                         : p.label;
         r.preset->addItem(label, i);
         r.preset->setItemData(r.preset->count() - 1, comparepresets::summary(p.attention, p.kvTypes, p.weights),
                               Qt::ToolTipRole);

@@ -7,9 +7,10 @@
 // that prompt's figure — ITL percentiles too are per-prompt percentiles averaged, not percentiles
 // of pooled gaps — so History, which has only the runs, shows the same numbers; the best of each
 // row is highlighted. On request a quality evaluation of each configuration against full attention
-// with f16 KV (PPL, ΔPPL, KL, top-1). Rows start from presets (compare_config_form.h). Runs and
-// evaluations are saved (History → Comparisons reopens them). The page has its own EngineClient,
-// so the chat's model stays loaded; the evaluation runs on a MeasureClient.
+// with f16 KV (PPL, ΔPPL, KL, top-1). Rows start from presets and can be saved as named ones
+// (compare_config_form.h). Runs and evaluations are saved (History → Comparisons reopens them).
+// The page has its own EngineClient, so the chat's model stays loaded; the evaluation runs on a
+// MeasureClient.
 #pragma once
 
 #include <QWidget>
@@ -62,8 +63,10 @@ public slots:
     void evaluateQuality();
     // Reads a .txt (prompts separated by "---" lines) or .jsonl file into the prompt box.
     bool loadPromptSet(const QString& path);
-    // Reads the stored configurations on the store thread into the preset menus.
+    // Reads the named presets and stored configurations on the store thread into the preset menus.
     void refreshPresets();
+    // Keeps `row`'s settings as the named preset `name` (replacing one of that name), then refreshes.
+    void savePreset(int row, const QString& name);
 
 signals:
     void runFinished();
@@ -97,6 +100,7 @@ private:
     void setStatus(const QString& text);
     void updateButtons();
     void chooseAndLoadPromptSet();
+    void askAndSavePreset(int row);
     Cell& currentCell() { return m_cells[m_current][m_currentPrompt]; }
     workbench::EngineConfig baseConfig() const;
 

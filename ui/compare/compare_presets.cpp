@@ -72,4 +72,14 @@ QList<ComparePreset> fromStored(const std::vector<workbench::ConfigurationRecord
     return forLoaded + forOthers;
 }
 
+QList<ComparePreset> fromNamed(const std::vector<workbench::PresetRecord>& records) {
+    QList<ComparePreset> out;
+    for (const workbench::PresetRecord& r : records)
+        out.append(ComparePreset{ComparePreset::Source::Named, QString::fromStdString(r.name),
+                                 QString::fromStdString(r.configuration.variant),
+                                 QString::fromStdString(r.configuration.kv_dtype),
+                                 QString::fromStdString(r.configuration.weight_type)});
+    return out;
+}
+
 }  // namespace comparepresets

@@ -1,6 +1,6 @@
-// The presets a Compare row can start from: the chat's current settings, built-in ones that show
-// the variants' trade-offs on a fresh install, and every distinct configuration stored in the
-// session database. A preset is three fields (attention spec, KV types, weights); picking one fills
+// The presets a Compare row can start from: the chat's current settings, the user's named presets
+// ("Save as preset", kept in the session database), built-in ones that show the variants'
+// trade-offs on a fresh install, and every distinct configuration stored in the session database. A preset is three fields (attention spec, KV types, weights); picking one fills
 // the row, which stays editable. Plain values, no widgets, no store access (the page reads the
 // stored configurations on the store thread and hands them in).
 #pragma once
@@ -12,7 +12,7 @@
 #include "workbench/store.h"
 
 struct ComparePreset {
-    enum class Source { Chat, BuiltIn, Stored };
+    enum class Source { Chat, Named, BuiltIn, Stored };
     Source source = Source::BuiltIn;
     QString label;       // what the preset menu shows
     QString attention;   // the --attention spec
@@ -35,5 +35,8 @@ QList<ComparePreset> builtIns(int kvWidth);
 // on the chat's model, so a setting stored for another model is offered too (it applies to any
 // model), said in its label; the loaded model's come first.
 QList<ComparePreset> fromStored(const std::vector<workbench::ConfigurationRecord>& records, const QString& loadedModel);
+
+// The named presets, in the store's order (by name), each labelled with its name.
+QList<ComparePreset> fromNamed(const std::vector<workbench::PresetRecord>& records);
 
 }  // namespace comparepresets

@@ -43,7 +43,8 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
     session.configuration_id = saved.configurationIds.front();
     const std::string& first = prompts.front();
     session.title = "Compare: " + first.substr(0, first.find('\n')).substr(0, 100);
-    if (prompts.size() > 1) session.title += " (+" + std::to_string(prompts.size() - 1) + " prompts)";
+    if (prompts.size() > 1)
+        session.title += " (+" + std::to_string(prompts.size() - 1) + (prompts.size() == 2 ? " more prompt)" : " more prompts)");
     auto sessionId = store.create_session(session);
     if (!sessionId.ok()) return sessionId.status();
     saved.sessionId = *sessionId;
