@@ -235,6 +235,68 @@ Status Store::delete_session(RowId session_id) {
         .status();
 }
 
+Status Store::truncate_session(RowId session_id, int32_t keep_messages) {
+    if (!impl_->writer) return impl_->read_only_error();
+    if (keep_messages < 0) return error(StatusCode::invalid_argument, "truncating a session: keep_messages < 0");
+    return impl_->writer
+        ->call([session_id, keep_messages](Connection& conn) -> Result<int64_t> {
+            WB_ASSIGN_OR_RETURN(Statement exists, conn.prepare("SELECT 1 FROM sessions WHERE id = ?1"));
+            exists.bind(1, session_id);
+            WB_ASSIGN_OR_RETURN(bool found, exists.next());
+            if (!found) return error(StatusCode::not_found, conn.path() + ": no session " + std::to_string(session_id));
+            // The first message that goes; none: nothing to do.
+            WB_ASSIGN_OR_RETURN(Statement cut, conn.prepare("SELECT seq FROM messages WHERE session_id = ?1 "
+                                                            "ORDER BY seq LIMIT 1 OFFSET ?2"));
+            cut.bind(1, session_id).bind(2, static_cast<int64_t>(keep_messages));
+            WB_ASSIGN_OR_RETURN(bool has_cut, cut.next());
+            if (!has_cut) return int64_t{0};
+            const int64_t first_seq = cut.column_int(0);
+            // The replies' runs first (their samples and comparison links cascade), then the messages.
+            WB_ASSIGN_OR_RETURN(Statement runs, conn.prepare("DELETE FROM runs WHERE id IN (SELECT run_id FROM messages "
+                                                             "WHERE session_id = ?1 AND seq >= ?2 AND run_id IS NOT NULL)"));
+            runs.bind(1, session_id).bind(2, first_seq);
+            WB_RETURN_IF_ERROR(while_doing(runs.run(), "truncating session " + std::to_string(session_id)));
+            WB_ASSIGN_OR_RETURN(Statement messages, conn.prepare("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2"));
+            messages.bind(1, session_id).bind(2, first_seq);
+            WB_RETURN_IF_ERROR(while_doing(messages.run(), "truncating session " + std::to_string(session_id)));
+            return conn.changes();
+        })
+        .status();
+}
+
+Result<RowId> Store::save_preset(const PresetRecord& preset) {
+    if (!impl_->writer) return impl_->read_only_error();
+    if (preset.name.empty()) return error(StatusCode::invalid_argument, "a preset needs a name");
+    const int64_t created = or_now(preset.created_unix_ms);
+    return impl_->writer->call([p = preset, created](Connection& conn) -> Result<int64_t> {
+        WB_ASSIGN_OR_RETURN(Statement insert,
+                            conn.prepare("INSERT INTO presets (name, configuration_id, created_unix_ms) VALUES (?1, ?2, ?3) "
+                                         "ON CONFLICT (name) DO UPDATE SET configuration_id = excluded.configuration_id, "
+                                         "created_unix_ms = excluded.created_unix_ms"));
+        insert.bind(1, p.name).bind(2, p.configuration_id).bind(3, created);
+        WB_RETURN_IF_ERROR(while_doing(insert.run(), "saving preset '" + p.name + "'"));
+        WB_ASSIGN_OR_RETURN(Statement find, conn.prepare("SELECT id FROM presets WHERE name = ?1"));
+        find.bind(1, p.name);
+        WB_ASSIGN_OR_RETURN(bool found, find.next());
+        if (!found) return error(StatusCode::internal, conn.path() + ": a saved preset is missing");
+        return find.column_int(0);
+    });
+}
+
+Status Store::delete_preset(RowId preset_id) {
+    if (!impl_->writer) return impl_->read_only_error();
+    return impl_->writer
+        ->call([preset_id](Connection& conn) -> Result<int64_t> {
+            WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare("DELETE FROM presets WHERE id = ?1"));
+            stmt.bind(1, preset_id);
+            WB_RETURN_IF_ERROR(while_doing(stmt.run(), "deleting preset " + std::to_string(preset_id)));
+            if (conn.changes() == 0)
+                return error(StatusCode::not_found, conn.path() + ": no preset " + std::to_string(preset_id));
+            return preset_id;
+        })
+        .status();
+}
+
 // --- async writes ---
 
 Status Store::add_message(const MessageRecord& message) {

@@ -1,5 +1,5 @@
 // Reads of the measurement tables: evaluations, benchmark rows and named comparisons, each
-// optionally narrowed to one configuration. Writes are in store.cpp with the others.
+// optionally narrowed to one configuration, and the named configuration presets. Writes are in store.cpp with the others.
 #include <utility>
 
 #include "store/store_impl.h"
@@ -126,6 +126,28 @@ Result<ComparisonRecord> Store::load_comparison(RowId comparison_id) const {
         WB_ASSIGN_OR_RETURN(c.run_ids, read_ids(conn, "SELECT run_id FROM comparison_runs WHERE comparison_id = ?1 "
                                                       "ORDER BY run_id", c.id));
         return c;
+    });
+}
+
+Result<std::vector<PresetRecord>> Store::list_presets() const {
+    return impl_->read_snapshot([&](Connection& conn) -> Result<std::vector<PresetRecord>> {
+        WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare("SELECT id, name, configuration_id, created_unix_ms "
+                                                         "FROM presets ORDER BY name"));
+        std::vector<PresetRecord> presets;
+        for (;;) {
+            WB_ASSIGN_OR_RETURN(bool has_row, stmt.next());
+            if (!has_row) break;
+            PresetRecord p;
+            p.id = stmt.column_int(0);
+            p.name = stmt.column_text(1);
+            p.configuration_id = stmt.column_int(2);
+            p.created_unix_ms = stmt.column_int(3);
+            presets.push_back(std::move(p));
+        }
+        for (PresetRecord& p : presets) {
+            WB_ASSIGN_OR_RETURN(p.configuration, store::read_configuration(conn, p.configuration_id));
+        }
+        return presets;
     });
 }
 

@@ -161,8 +161,18 @@ CREATE TABLE comparison_runs (
 CREATE INDEX comparison_runs_run ON comparison_runs(run_id);
 )sql";
 
+// Version 4: configurations saved under a name (the Compare page's presets).
+constexpr const char* kMigration4 = R"sql(
+CREATE TABLE presets (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    configuration_id INTEGER NOT NULL REFERENCES configurations(id),
+    created_unix_ms INTEGER NOT NULL
+);
+)sql";
+
 const std::vector<const char*>& migrations() {
-    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3};
+    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4};
     return list;
 }
 

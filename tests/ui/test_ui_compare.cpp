@@ -2,24 +2,35 @@
 // 32-token sliding window on a short prompt fills both output columns and the metrics table (the
 // best of each row highlighted), draws a line per configuration, and saves a comparison that
 // History → Comparisons reopens with both outputs; "Evaluate quality" adds PPL, ΔPPL, KL and
-// top-1 (skipped while the engine's measurements are not in this build). The chat's model stays
-// loaded throughout.
+// top-1 (skipped while the engine's measurements are not in this build). Then presets and a prompt
+// set: a row from a configuration stored in the database and a row from a built-in preset (then
+// saved as a named preset) run two prompts each; both prompts' outputs are kept per column, the table holds the mean over the
+// prompts, and History reopens the comparison with both prompts. The chat's model stays loaded
+// throughout.
 #include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
 #include <QLineEdit>
 #include <QLineSeries>
 #include <QListWidget>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QTest>
+#include <cmath>
+#include <optional>
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/measure_types.h"
 #include "ui/bridge/store_client.h"
 #include "ui/compare/compare_config_form.h"
+#include "ui/compare/compare_outputs.h"
 #include "ui/compare/compare_page.h"
+#include "ui/compare/prompt_set.h"
 #include "ui/history/comparison_list.h"
 #include "ui/history/history_page.h"
 #include "ui/main_window.h"
@@ -110,6 +121,162 @@ private slots:
         QCOMPARE(table->item(CompareTable::Top1, 0)->text(), QStringLiteral("100.0%"));
         QVERIFY(page()->statusText().contains("saved"));
     }
+
+    void promptSetLoadsFromAFile() {
+        QTemporaryDir dir;
+        const QString good = dir.filePath("set.jsonl");
+        QFile file(good);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("{\"prompt\": \"Name one fruit.\"}\n\n{\"messages\": [{\"role\": \"user\", \"content\": \"Name one planet.\"}]}\n");
+        file.close();
+        QVERIFY(page()->loadPromptSet(good));
+        QCOMPARE(promptset::split(page()->prompt()->toPlainText()), QStringList({"Name one fruit.", "Name one planet."}));
+        const QString bad = dir.filePath("bad.jsonl");
+        QFile badFile(bad);
+        QVERIFY(badFile.open(QIODevice::WriteOnly));
+        badFile.write("{\"prompt\": \"ok\"}\n{\"prompt\": 3}\n");
+        badFile.close();
+        QVERIFY(!page()->loadPromptSet(bad));
+        QVERIFY2(page()->statusText().contains("bad.jsonl line 2"), qPrintable(page()->statusText()));
+    }
+
+    void presetsAndAPromptSet() {
+        m_window->showPage("Compare");
+        // A configuration stored earlier (as a chat or a CLI run would have), not among the built-ins.
+        workbench::EngineConfig stored = m_window->client()->config();
+        stored.attention = "sliding:window=16,sinks=2";
+        stored.kv_types = "f16";
+        stored.weight_type.clear();
+        bool inserted = false;
+        m_window->store()->call<workbench::RowId>(
+            [stored](workbench::Store& s) { return s.save_configuration(workbench::make_configuration(stored, "cpu")); },
+            this, [&](const workbench::Result<workbench::RowId>& r) { inserted = r.ok(); });
+        QTRY_VERIFY_WITH_TIMEOUT(inserted, uitest::kTimeoutMs);
+        QSignalSpy presets(page(), &ComparePage::presetsLoaded);
+        page()->refreshPresets();
+        QTRY_VERIFY_WITH_TIMEOUT(presets.count() >= 1, uitest::kTimeoutMs);
+
+        CompareConfigForm* form = page()->form();
+        int storedIndex = -1, builtInIndex = -1;
+        for (int i = 0; i < form->presets().size(); ++i) {
+            const ComparePreset& p = form->presets()[i];
+            if (p.source == ComparePreset::Source::Stored && p.attention == "sliding:window=16,sinks=2") storedIndex = i;
+            if (p.source == ComparePreset::Source::BuiltIn && p.attention == "full" && p.kvTypes == "q8_0") builtInIndex = i;
+        }
+        QVERIFY(storedIndex > 0 && builtInIndex > 0);
+        // Stored configurations are listed once per setting: the earlier comparison stored full/f16
+        // twice (a column and the quality baseline).
+        int fullF16 = 0;
+        for (const ComparePreset& p : form->presets())
+            fullF16 += p.source == ComparePreset::Source::Stored && p.sameFields("full", "f16", "");
+        QCOMPARE(fullF16, 1);
+
+        // Pick them as a user does: the menu's item, then its activation.
+        auto pick = [form](int row, int preset) {
+            QComboBox* menu = form->presetMenu(row);
+            const int item = menu->findData(preset);
+            QVERIFY(item >= 0);
+            menu->setCurrentIndex(item);
+            emit menu->activated(item);
+        };
+        pick(0, storedIndex);
+        pick(1, builtInIndex);
+        form->setRow(2, false, "full", "f16");
+        form->setRow(3, false, "full", "f16");
+        QCOMPARE(form->findChild<QLineEdit*>("compareAttention0")->text(), QStringLiteral("sliding:window=16,sinks=2"));
+        QCOMPARE(form->findChild<QComboBox*>("compareKv1")->currentText(), QStringLiteral("q8_0"));
+        QCOMPARE(form->presetOf(0), storedIndex);
+        // Save as preset: kept in the database under its name, offered first, and the row names it.
+        QSignalSpy reloaded(page(), &ComparePage::presetsLoaded);
+        page()->savePreset(1, "  my q8 KV ");
+        QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() >= 1, uitest::kTimeoutMs);
+        int named = -1;
+        for (int i = 0; i < form->presets().size(); ++i)
+            if (form->presets()[i].source == ComparePreset::Source::Named && form->presets()[i].label == "my q8 KV") named = i;
+        QVERIFY2(named == 1, qPrintable(page()->statusText()));
+        QVERIFY(form->presets()[named].sameFields("full", "q8_0", ""));
+        QCOMPARE(form->presetOf(1), named);
+        QCOMPARE(form->presetMenu(3)->itemText(form->presetMenu(3)->findData(named)), QStringLiteral("Preset: my q8 KV"));
+        // An edited copy: the fields stay editable and the menu says Custom.
+        pick(2, named);
+        form->findChild<QLineEdit*>("compareAttention2")->setText("topk:k=8,recent=4");
+        QCOMPARE(form->presetOf(2), -1);
+        form->setRow(2, false, "full", "f16");
+
+        page()->prompt()->setPlainText("Name one fruit.\n---\nName one planet.");
+        page()->maxTokens()->setValue(6);
+        QSignalSpy done(page(), &ComparePage::runFinished);
+        QSignalSpy saved(page(), &ComparePage::comparisonSaved);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("compareRun"), Qt::LeftButton);
+        QVERIFY(page()->isRunning());
+        QCOMPARE(page()->progress()->maximum(), 4);  // 2 prompts x 2 configurations
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        QVERIFY2(saved.count() == 1, qPrintable(page()->statusText()));
+
+        CompareOutputs* outputs = page()->outputs();
+        QCOMPARE(outputs->promptCount(), 2);
+        QVERIFY(outputs->promptMenu()->isVisible());
+        QString first[2], second[2];
+        for (int column = 0; column < 2; ++column) {
+            QCOMPARE(page()->output(column)->messageCount(), 1);
+            first[column] = page()->output(column)->textOf(0);
+        }
+        outputs->showPrompt(1);
+        for (int column = 0; column < 2; ++column) {
+            QCOMPARE(page()->output(column)->messageCount(), 1);
+            second[column] = page()->output(column)->textOf(0);
+            QVERIFY2(!first[column].isEmpty() && !second[column].isEmpty(), qPrintable(page()->statusText()));
+            QVERIFY2(first[column] != second[column], qPrintable(first[column]));
+        }
+        QVERIFY(page()->kvChart()->line(0)->count() > 0);  // the charts follow the prompt shown
+
+        // The table: each figure the mean of the two prompts' runs, as stored.
+        CompareTable* table = page()->table();
+        QCOMPARE(table->columnCount(), 2);
+        std::optional<LoadedComparison> loaded;
+        const workbench::RowId id = page()->savedComparisonId();
+        m_window->store()->call<LoadedComparison>(
+            [id](workbench::Store& s) { return comparisons::load(s, id); }, this,
+            [&](const workbench::Result<LoadedComparison>& r) {
+                if (r.ok()) loaded = *r;
+            });
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.has_value(), uitest::kTimeoutMs);
+        QCOMPARE(loaded->prompts.size(), size_t(2));
+        for (int column = 0; column < 2; ++column) {
+            const auto& a = loaded->runs[0][column];
+            const auto& b = loaded->runs[1][column];
+            QVERIFY(a && b && a->ttft_ms && b->ttft_ms);
+            const double mean = (*a->ttft_ms + *b->ttft_ms) / 2;
+            const double shown = table->item(CompareTable::Ttft, column)->text().toDouble();
+            QVERIFY2(std::abs(shown - mean) <= 0.51, qPrintable(QStringLiteral("%1 vs %2").arg(shown).arg(mean)));
+            for (int row : {CompareTable::DecodeSpeed, CompareTable::KvBytes, CompareTable::ItlP50})
+                QVERIFY(table->item(row, column)->text() != QStringLiteral("—"));
+        }
+
+        // History reopens it with both prompts, and the same aggregated table.
+        m_window->showPage("History");
+        HistoryPage* history = m_window->historyPage();
+        history->tabs()->setCurrentIndex(1);
+        ComparisonList* list = history->comparisons();
+        list->refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(list->list()->count() == 2, uitest::kTimeoutMs);
+        QSignalSpy shown(list, &ComparisonList::comparisonShown);
+        list->list()->setCurrentRow(0);  // newest first
+        QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 1, uitest::kTimeoutMs);
+        QCOMPARE(shown.last().at(0).toLongLong(), id);
+        QCOMPARE(list->promptMenu()->count(), 2);
+        QVERIFY(list->promptText().contains("Name one fruit."));
+        const QString firstOutputs = list->outputsText();
+        QVERIFY2(!firstOutputs.contains("(no output)"), qPrintable(firstOutputs));
+        list->promptMenu()->setCurrentIndex(1);
+        QVERIFY(list->promptText().contains("Name one planet."));
+        QVERIFY(!list->outputsText().contains("(no output)"));
+        QVERIFY(list->outputsText() != firstOutputs);
+        for (int row : {CompareTable::Ttft, CompareTable::DecodeSpeed, CompareTable::KvBytes})
+            for (int column = 0; column < 2; ++column)
+                QCOMPARE(list->table()->item(row, column)->text(), table->item(row, column)->text());
+    }
+
 };
 
 WB_UI_TEST_MAIN(TestCompare, true)

@@ -192,12 +192,23 @@ private slots:
         QCOMPARE(messages->size(), size_t{4});
         QVERIFY(messages->at(2).text.find("elephants") != std::string::npos);
 
-        // Regenerate keeps both replies in the store; Continue goes on from the newest.
+        // Regenerate replaces the stored reply (its run goes with it); Continue goes on from it.
         QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
         QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
         QVERIFY(m_window->store()->waitIdle(uitest::kTimeoutMs));
         const std::string regenerated = chat()->history().back().content;
+        messages = query<std::vector<workbench::MessageRecord>>(
+            [id = m_giraffes](workbench::Store& s) { return s.load_messages(id); });
+        QVERIFY(messages.ok());
+        QCOMPARE(messages->size(), size_t{4});
+        QCOMPARE(messages->back().text, regenerated);
+        // One run per stored reply: the replaced one went with its message.
+        auto runs = query<std::vector<workbench::RunRecord>>(
+            [id = m_giraffes](workbench::Store& s) { return s.load_runs(id); });
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t{2});
+        QCOMPARE(runs->back().id, messages->back().run_id);
         m_window->showPage("History");
         history()->selectSession(m_giraffes);
         QTest::mouseClick(child<QPushButton>("historyContinue"), Qt::LeftButton);
@@ -205,6 +216,17 @@ private slots:
         QCOMPARE(loaded.count(), 2);  // the same configuration: no reload
         QCOMPARE(chat()->history().size(), size_t{4});
         QCOMPARE(chat()->history().back().content, regenerated);
+
+        // Edit and send again: the edited question and its reply replace the old turn.
+        QTest::mouseClick(child<QPushButton>("editButton"), Qt::LeftButton);
+        QCOMPARE(chat()->history().size(), size_t{2});
+        send("Tell me one more fact about elephants.");
+        messages = query<std::vector<workbench::MessageRecord>>(
+            [id = m_giraffes](workbench::Store& s) { return s.load_messages(id); });
+        QVERIFY(messages.ok());
+        QCOMPARE(messages->size(), size_t{4});
+        QCOMPARE(messages->at(2).text, std::string("Tell me one more fact about elephants."));
+        QCOMPARE(messages->back().text, chat()->history().back().content);
     }
 
     void exportWritesJsonAndMarkdown() {

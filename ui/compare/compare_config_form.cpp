@@ -5,27 +5,37 @@
 #include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
-#include <QPushButton>
+#include <QToolButton>
+#include <algorithm>
 
 #include "widgets/kv_prediction.h"
 
 namespace {
 // What requantize accepts, as the configuration panel offers them.
 const char* const kWeightTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q6_k"};
+constexpr int kCustom = -1;
 }  // namespace
 
 CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
-    grid->addWidget(new QLabel(tr("Attention (--attention)"), this), 0, 1);
-    grid->addWidget(new QLabel(tr("KV types (--kv-type)"), this), 0, 2);
-    grid->addWidget(new QLabel(tr("Weights"), this), 0, 3);
+    grid->addWidget(new QLabel(tr("Start from"), this), 0, 1);
+    grid->addWidget(new QLabel(tr("Attention (--attention)"), this), 0, 2);
+    grid->addWidget(new QLabel(tr("KV types (--kv-type)"), this), 0, 3);
+    grid->addWidget(new QLabel(tr("Weights"), this), 0, 4);
     QStringList kvChoices = kvprediction::kvTypeNames();
     kvChoices << QStringLiteral("k=q8_0,v=q4_0") << QStringLiteral("k=f16,v=q8_0");
+    m_presets.append(ComparePreset{ComparePreset::Source::Chat, {}, QStringLiteral("full"), QStringLiteral("f16"), {}});
     for (int i = 0; i < kMaxRows; ++i) {
         Row& r = m_rows[i];
         r.use = new QCheckBox(tr("#%1").arg(i + 1), this);
         r.use->setObjectName(QStringLiteral("compareUse%1").arg(i));
+        r.preset = new QComboBox(this);
+        r.preset->setObjectName(QStringLiteral("comparePreset%1").arg(i));
+        r.preset->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        r.preset->setMinimumContentsLength(10);  // the window must still fit 1200 px
+        r.preset->setToolTip(tr("Fill this row from the chat's settings, a built-in preset or a configuration "
+                                "stored in the history; the fields stay editable."));
         r.attention = new QLineEdit(this);
         r.attention->setObjectName(QStringLiteral("compareAttention%1").arg(i));
         r.attention->setPlaceholderText(QStringLiteral("full | sliding:window=32,sinks=4 | topk:k=64,recent=16 | …"));
@@ -40,15 +50,27 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         r.weights->addItem(tr("as stored"), QString());
         for (const char* t : kWeightTypes) r.weights->addItem(QString::fromLatin1(t), QString::fromLatin1(t));
         grid->addWidget(r.use, i + 1, 0);
-        grid->addWidget(r.attention, i + 1, 1);
-        grid->addWidget(r.kv, i + 1, 2);
-        grid->addWidget(r.weights, i + 1, 3);
+        grid->addWidget(r.preset, i + 1, 1);
+        grid->addWidget(r.attention, i + 1, 2);
+        grid->addWidget(r.kv, i + 1, 3);
+        grid->addWidget(r.weights, i + 1, 4);
+        auto* save = new QToolButton(this);
+        save->setObjectName(QStringLiteral("compareSavePreset%1").arg(i));
+        save->setText(tr("Save…"));
+        save->setToolTip(tr("Keep this row's settings as a named preset (in the history database)."));
+        connect(save, &QToolButton::clicked, this, [this, i] { emit savePresetRequested(i); });
+        grid->addWidget(save, i + 1, 5);
+        connect(r.preset, &QComboBox::activated, this, [this, i](int item) {
+            const int index = m_rows[i].preset->itemData(item).toInt();
+            if (index != kCustom) applyPreset(i, index);
+        });
+        connect(r.attention, &QLineEdit::textChanged, this, [this, i] { syncMenu(i); });
+        connect(r.kv, &QComboBox::currentTextChanged, this, [this, i] { syncMenu(i); });
+        connect(r.weights, &QComboBox::currentIndexChanged, this, [this, i] { syncMenu(i); });
     }
     grid->setColumnStretch(1, 1);
-    auto* copy = new QPushButton(tr("#1 ← the chat's settings"), this);
-    copy->setObjectName(QStringLiteral("compareCopyFromChat"));
-    connect(copy, &QPushButton::clicked, this, &CompareConfigForm::copyFromChatRequested);
-    grid->addWidget(copy, 1, 4);
+    grid->setColumnStretch(2, 2);
+    setPresets(comparepresets::builtIns(0));
     // A useful first comparison: full attention against a small sliding window.
     setRow(0, true, QStringLiteral("full"), QStringLiteral("f16"));
     setRow(1, true, QStringLiteral("sliding:window=32,sinks=4"), QStringLiteral("f16"));
@@ -63,27 +85,110 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
     r.use->setChecked(enabled);
     r.attention->setText(attention);
     r.kv->setCurrentText(kvTypes);
+    // A stored weight type this build's list lacks is still offered as it was stored.
+    if (!weights.isEmpty() && r.weights->findData(weights) < 0) r.weights->addItem(weights, weights);
     r.weights->setCurrentIndex(std::max(0, r.weights->findData(weights)));
+    syncMenu(row);
 }
 
 QList<workbench::EngineConfig> CompareConfigForm::configs(const workbench::EngineConfig& base) const {
     QList<workbench::EngineConfig> out;
-    for (const Row& r : m_rows) {
-        if (!r.use->isChecked()) continue;
-        workbench::EngineConfig c = base;
-        c.on_load_progress = nullptr;
-        const QString attention = r.attention->text().trimmed();
-        c.attention = attention.isEmpty() ? std::string("full") : attention.toStdString();
-        const QString kv = r.kv->currentText().trimmed();
-        c.kv_types = kv.isEmpty() ? std::string("f16") : kv.toStdString();
-        c.weight_type = r.weights->currentData().toString().toStdString();
-        out.append(c);
-    }
+    for (int i = 0; i < kMaxRows; ++i)
+        if (m_rows[i].use->isChecked()) out.append(rowConfig(i, base));
     return out;
+}
+
+workbench::EngineConfig CompareConfigForm::rowConfig(int row, const workbench::EngineConfig& base) const {
+    const Row& r = m_rows[std::clamp(row, 0, kMaxRows - 1)];
+    workbench::EngineConfig c = base;
+    c.on_load_progress = nullptr;
+    const QString attention = r.attention->text().trimmed();
+    c.attention = attention.isEmpty() ? std::string("full") : attention.toStdString();
+    const QString kv = r.kv->currentText().trimmed();
+    c.kv_types = kv.isEmpty() ? std::string("f16") : kv.toStdString();
+    c.weight_type = r.weights->currentData().toString().toStdString();
+    return c;
 }
 
 QString CompareConfigForm::shortName(const workbench::EngineConfig& c) {
     QString name = QStringLiteral("%1 · KV %2").arg(QString::fromStdString(c.attention), QString::fromStdString(c.kv_types));
     if (!c.weight_type.empty()) name += QStringLiteral(" · W %1").arg(QString::fromStdString(c.weight_type));
     return name;
+}
+
+void CompareConfigForm::setChatSettings(const workbench::EngineConfig& chat) {
+    ComparePreset& p = m_presets[0];
+    p.attention = QString::fromStdString(chat.attention.empty() ? std::string("full") : chat.attention);
+    p.kvTypes = QString::fromStdString(chat.kv_types.empty() ? std::string("f16") : chat.kv_types);
+    p.weights = QString::fromStdString(chat.weight_type);
+    p.label = tr("Chat's current settings (%1)").arg(comparepresets::summary(p.attention, p.kvTypes, p.weights));
+    for (Row& r : m_rows) {
+        const int item = r.preset->findData(0);
+        if (item >= 0) {
+            r.preset->setItemText(item, p.label);
+            r.preset->setItemData(item, p.label, Qt::ToolTipRole);
+        }
+    }
+    for (int i = 0; i < kMaxRows; ++i) syncMenu(i);
+}
+
+void CompareConfigForm::setPresets(const QList<ComparePreset>& presets) {
+    m_presets.resize(1);  // the chat's stays first
+    if (m_presets[0].label.isEmpty())
+        m_presets[0].label = tr("Chat's current settings (%1)")
+                                 .arg(comparepresets::summary(m_presets[0].attention, m_presets[0].kvTypes, m_presets[0].weights));
+    m_presets += presets;
+    for (int i = 0; i < kMaxRows; ++i) {
+        fillMenu(m_rows[i]);
+        syncMenu(i);
+    }
+}
+
+void CompareConfigForm::fillMenu(Row& r) {
+    const QSignalBlocker block(r.preset);
+    r.preset->clear();
+    r.preset->addItem(tr("Custom"), kCustom);
+    ComparePreset::Source previous = ComparePreset::Source::Chat;
+    for (int i = 0; i < m_presets.size(); ++i) {
+        const ComparePreset& p = m_presets[i];
+        if (p.source != previous) r.preset->insertSeparator(r.preset->count());
+        previous = p.source;
+        const QString label = p.source == ComparePreset::Source::Stored ? tr("Stored: %1").arg(p.label)
+                              : p.source == ComparePreset::Source::Named ? tr("Preset: %1").arg(p.label)
+                                                                         : p.label;
+        r.preset->addItem(label, i);
+        r.preset->setItemData(r.preset->count() - 1, comparepresets::summary(p.attention, p.kvTypes, p.weights),
+                              Qt::ToolTipRole);
+    }
+}
+
+void CompareConfigForm::applyPreset(int row, int index) {
+    if (row < 0 || row >= kMaxRows || index < 0 || index >= m_presets.size()) return;
+    const ComparePreset p = m_presets[index];
+    setRow(row, true, p.attention, p.kvTypes, p.weights);
+    // Equal presets (the chat's and a built-in) both match: show the one picked.
+    const int item = m_rows[row].preset->findData(index);
+    if (item >= 0) m_rows[row].preset->setCurrentIndex(item);
+}
+
+int CompareConfigForm::presetOf(int row) const {
+    if (row < 0 || row >= kMaxRows) return kCustom;
+    const QVariant data = m_rows[row].preset->currentData();
+    return data.isValid() ? data.toInt() : kCustom;
+}
+
+void CompareConfigForm::syncMenu(int row) {
+    Row& r = m_rows[row];
+    if (!r.preset || r.preset->count() == 0) return;
+    const QString attention = r.attention->text().trimmed(), kv = r.kv->currentText().trimmed();
+    const QString weights = r.weights->currentData().toString();
+    int match = presetOf(row);
+    if (match == kCustom || !m_presets.value(match).sameFields(attention, kv, weights)) {
+        // The chat's settings change with the chat, so a fixed preset is the better name for them.
+        match = kCustom;
+        for (int i = 1; i <= m_presets.size() && match == kCustom; ++i)
+            if (m_presets[i % m_presets.size()].sameFields(attention, kv, weights)) match = i % m_presets.size();
+    }
+    const QSignalBlocker block(r.preset);
+    r.preset->setCurrentIndex(std::max(0, r.preset->findData(match)));
 }

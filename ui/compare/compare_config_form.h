@@ -1,11 +1,15 @@
 // The configurations a comparison runs: up to four rows, each an attention spec (the engine's
 // --attention grammar, e.g. "sliding:window=32,sinks=4"), K/V types ("f16", "k=q8_0,v=q4_0") and
-// a weight type, each with a checkbox to include it. The first row can copy the chat's current
-// settings. The model, threads and context come from the chat's loaded model. GUI thread only.
+// a weight type, each with a checkbox to include it, a preset menu (the chat's current settings,
+// named presets, built-ins, stored configurations; see compare_presets.h) that fills the row, and
+// a "Save…" button that asks to keep the row as a named preset. The fields stay editable: the
+// menu then shows "Custom" unless the fields still equal a preset.
+// The model, threads and context come from the chat's loaded model. GUI thread only.
 #pragma once
 
 #include <QWidget>
 
+#include "ui/compare/compare_presets.h"
 #include "workbench/config.h"
 
 class QCheckBox;
@@ -22,19 +26,38 @@ public:
     void setRow(int row, bool enabled, const QString& attention, const QString& kvTypes, const QString& weights = {});
     // The checked rows over `base` (model, threads, context), in order.
     QList<workbench::EngineConfig> configs(const workbench::EngineConfig& base) const;
+    // One row over `base`, checked or not.
+    workbench::EngineConfig rowConfig(int row, const workbench::EngineConfig& base) const;
     // A column header for a configuration: "sliding:window=32,sinks=4 · KV f16".
     static QString shortName(const workbench::EngineConfig& config);
 
+    // What the "Chat's current settings" preset fills in.
+    void setChatSettings(const workbench::EngineConfig& chat);
+    // Rebuilds every row's menu: the chat's settings, then `presets` in order. Rows keep their fields.
+    void setPresets(const QList<ComparePreset>& presets);
+    const QList<ComparePreset>& presets() const { return m_presets; }  // index 0: the chat's
+    // Fills `row` from presets()[index] and ticks it (as picking it in the menu does).
+    void applyPreset(int row, int index);
+    // The preset `row`'s menu shows; -1: Custom.
+    int presetOf(int row) const;
+    QComboBox* presetMenu(int row) const { return m_rows[row].preset; }
+
 signals:
-    // The first row asks for the chat's settings.
-    void copyFromChatRequested();
+    // The row's "Save…" was clicked: the page asks for a name and stores the preset.
+    void savePresetRequested(int row);
 
 private:
     struct Row {
         QCheckBox* use = nullptr;
+        QComboBox* preset = nullptr;
         QLineEdit* attention = nullptr;
         QComboBox* kv = nullptr;
         QComboBox* weights = nullptr;
     };
+    void fillMenu(Row& r);
+    // Points the row's menu at a preset equal to its fields (the chosen one first), else Custom.
+    void syncMenu(int row);
+
     Row m_rows[kMaxRows];
+    QList<ComparePreset> m_presets;
 };

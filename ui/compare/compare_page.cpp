@@ -1,11 +1,13 @@
 #include "ui/compare/compare_page.h"
 
-#include <QFileInfo>
-
 #include <QDateTime>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -19,6 +21,9 @@
 #include "ui/bridge/measure_worker.h"
 #include "ui/bridge/store_client.h"
 #include "ui/compare/compare_config_form.h"
+#include "ui/compare/compare_outputs.h"
+#include "ui/compare/compare_presets.h"
+#include "ui/compare/prompt_set.h"
 #include "ui/format.h"
 #include "ui/history/history_recorder.h"
 #include "widgets/overlay_chart.h"
@@ -43,12 +48,18 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     auto* top = new QWidget(split);
     auto* topRow = new QHBoxLayout(top);
     topRow->setContentsMargins(0, 0, 0, 0);
-    auto* promptBox = new QGroupBox(tr("Prompt"), top);
+    auto* promptBox = new QGroupBox(tr("Prompt, or a set: prompts separated by a line holding only ---"), top);
     auto* promptCol = new QVBoxLayout(promptBox);
     m_prompt = new QPlainTextEdit(promptBox);
     m_prompt->setObjectName(QStringLiteral("comparePrompt"));
     m_prompt->setPlainText(tr("Explain in three sentences why the sky is blue."));
     promptCol->addWidget(m_prompt);
+    auto* loadSet = new QPushButton(tr("Load prompt set…"), promptBox);
+    loadSet->setObjectName(QStringLiteral("compareLoadPromptSet"));
+    loadSet->setToolTip(tr("A .jsonl file (one {\"prompt\": …} per line, as workbench-cli batch reads) or a text "
+                           "file with prompts separated by --- lines."));
+    connect(loadSet, &QPushButton::clicked, this, &ComparePage::chooseAndLoadPromptSet);
+    promptCol->addWidget(loadSet, 0, Qt::AlignLeft);
     auto* sampling = new QFormLayout();
     m_maxTokens = new QSpinBox(promptBox);
     m_maxTokens->setObjectName(QStringLiteral("compareMaxTokens"));
@@ -97,23 +108,8 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     configCol->addWidget(m_status);
     topRow->addWidget(configBox, 3);
 
-    auto* outputs = new QWidget(split);
-    auto* outRow = new QHBoxLayout(outputs);
-    outRow->setContentsMargins(0, 0, 0, 0);
-    for (int i = 0; i < CompareConfigForm::kMaxRows; ++i) {
-        auto* col = new QVBoxLayout();
-        auto* title = new QLabel(outputs);
-        title->setWordWrap(true);
-        auto* view = new TokenStreamView(outputs);
-        view->setObjectName(QStringLiteral("compareOutput%1").arg(i));
-        col->addWidget(title);
-        col->addWidget(view, 1);
-        outRow->addLayout(col, 1);
-        m_outputTitles.append(title);
-        m_outputs.append(view);
-        title->setVisible(false);
-        view->setVisible(false);
-    }
+    m_outputs = new CompareOutputs(CompareConfigForm::kMaxRows, split);
+    connect(m_outputs, &CompareOutputs::shownPromptChanged, this, &ComparePage::redrawCharts);
 
     auto* bottom = new QWidget(split);
     auto* bottomRow = new QHBoxLayout(bottom);
@@ -127,37 +123,29 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     bottomRow->addWidget(m_kvChart, 2);
     bottomRow->addWidget(m_rateChart, 2);
     split->addWidget(top);
-    split->addWidget(outputs);
+    split->addWidget(m_outputs);
     split->addWidget(bottom);
     split->setSizes({220, 240, 420});
 
     connect(m_run, &QPushButton::clicked, this, &ComparePage::run);
     connect(m_stop, &QPushButton::clicked, this, &ComparePage::stop);
     connect(m_evaluate, &QPushButton::clicked, this, &ComparePage::evaluateQuality);
-    connect(m_form, &CompareConfigForm::copyFromChatRequested, this, [this] {
-        m_form->setRow(0, true, QString::fromStdString(m_chatConfig.attention),
-                       QString::fromStdString(m_chatConfig.kv_types), QString::fromStdString(m_chatConfig.weight_type));
-    });
-
     connect(m_engine, &EngineClient::modelLoaded, this, [this] {
         if (!m_running || m_current < 0) return;
-        m_runPrompt = m_prompt->toPlainText().trimmed();
-        workbench::GenerationRequest request;
-        request.max_tokens = m_maxTokens->value();
-        request.sampling.temperature = static_cast<float>(m_temperature->value());
-        m_columns[m_current].startedMs = QDateTime::currentMSecsSinceEpoch();
-        setStatus(tr("Configuration %1 of %2: generating…").arg(m_current + 1).arg(m_configs.size()));
-        m_outputs[m_current]->beginStream();
-        const ChatHistory messages{workbench::ChatMessage{"user", m_runPrompt.toStdString()}};
-        if (!m_engine->sendChat(messages, request)) onFailed(tr("the engine was busy"));
+        if (m_stopRequested) nextConfiguration();  // stopped while loading
+        else sendPrompt();
     });
-    connect(m_engine, &EngineClient::loadFailed, this, &ComparePage::onFailed);
+    connect(m_engine, &EngineClient::loadFailed, this, &ComparePage::onLoadFailed);
     connect(m_engine, &EngineClient::tokensArrived, this, [this](const QString& text) {
-        if (m_running && m_current >= 0) m_outputs[m_current]->appendStream(text);
+        if (m_running && m_current >= 0 && m_currentPrompt >= 0)
+            m_outputs->appendStream(m_currentPrompt, m_current, text);
     });
     connect(m_engine, &EngineClient::samplesArrived, this, &ComparePage::onSamples);
     connect(m_engine, &EngineClient::replyFinished, this, &ComparePage::onReplyFinished);
-    connect(m_engine, &EngineClient::replyFailed, this, &ComparePage::onFailed);
+    connect(m_engine, &EngineClient::replyFailed, this, &ComparePage::onReplyFailed);
+    connect(m_store, &StoreClient::opened, this, &ComparePage::refreshPresets);
+    connect(m_form, &CompareConfigForm::savePresetRequested, this, &ComparePage::askAndSavePreset);
+    connect(this, &ComparePage::comparisonSaved, this, &ComparePage::refreshPresets);
 
     connect(m_measure, &MeasureClient::progress, this, [this](const QString& step, double fraction) {
         m_progress->setRange(0, 100);
@@ -196,10 +184,11 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     connect(m_chat, &EngineClient::busyChanged, this, &ComparePage::updateButtons);
     connect(m_chat, &EngineClient::modelLoaded, this, &ComparePage::updateButtons);
     updateButtons();
-    setStatus(tr("Pick configurations, write a prompt, Run."));
+    refreshPresets();
+    setStatus(tr("Pick configurations, write a prompt (or a set), Run."));
 }
 
-TokenStreamView* ComparePage::output(int column) const { return m_outputs.value(column); }
+TokenStreamView* ComparePage::output(int column) const { return m_outputs->view(column); }
 QString ComparePage::statusText() const { return m_status->text(); }
 void ComparePage::setStatus(const QString& text) { m_status->setText(text); }
 
@@ -210,6 +199,104 @@ workbench::EngineConfig ComparePage::baseConfig() const {
     if (base.n_ctx <= 0 || base.n_ctx > 2048) base.n_ctx = 2048;
     base.kv_budget_bytes = 0;
     return base;
+}
+
+void ComparePage::setChatConfig(const workbench::EngineConfig& config) {
+    m_chatConfig = config;
+    m_form->setChatSettings(config);
+    refreshPresets();  // the built-in latent rank and "stored for another model" follow the model
+}
+
+void ComparePage::showEvent(QShowEvent* event) {
+    QWidget::showEvent(event);
+    refreshPresets();
+}
+
+namespace {
+// What the preset menus list from the database, read in one store task.
+struct StoredPresets {
+    std::vector<workbench::PresetRecord> named;
+    std::vector<workbench::ConfigurationRecord> configurations;
+};
+}  // namespace
+
+void ComparePage::refreshPresets() {
+    const auto& info = m_chat->modelInfo();
+    const int kvWidth = info ? info->n_head_kv * info->head_dim : 0;
+    const QString model = QFileInfo(QString::fromStdString(m_chat->config().model_path)).fileName();
+    if (!m_store->isOpen()) {
+        m_form->setPresets(comparepresets::builtIns(kvWidth));
+        return;
+    }
+    m_store->call<StoredPresets>(
+        [](workbench::Store& s) -> workbench::Result<StoredPresets> {
+            StoredPresets out;
+            auto named = s.list_presets();
+            if (!named.ok()) return named.status();
+            auto configurations = s.list_configurations();
+            if (!configurations.ok()) return configurations.status();
+            return StoredPresets{std::move(*named), std::move(*configurations)};
+        },
+        this, [this, kvWidth, model](const workbench::Result<StoredPresets>& result) {
+            QList<ComparePreset> presets;
+            QList<ComparePreset> stored;
+            if (result.ok()) {
+                presets = comparepresets::fromNamed(result->named);
+                stored = comparepresets::fromStored(result->configurations, model);
+            }
+            presets += comparepresets::builtIns(kvWidth);
+            presets += stored;
+            m_form->setPresets(presets);
+            emit presetsLoaded(static_cast<int>(stored.size()));
+        });
+}
+
+void ComparePage::savePreset(int row, const QString& name) {
+    const QString trimmed = name.trimmed();
+    if (trimmed.isEmpty() || !m_store->isOpen()) {
+        setStatus(m_store->isOpen() ? tr("A preset needs a name.") : tr("Presets are kept in the history, which is off."));
+        return;
+    }
+    const workbench::EngineConfig config = m_form->rowConfig(row, baseConfig());
+    m_store->call<workbench::RowId>(
+        [config, name = trimmed.toStdString()](workbench::Store& s) -> workbench::Result<workbench::RowId> {
+            auto configurationId = s.save_configuration(workbench::make_configuration(config, "cpu"));
+            if (!configurationId.ok()) return configurationId.status();
+            workbench::PresetRecord preset;
+            preset.name = name;
+            preset.configuration_id = *configurationId;
+            return s.save_preset(preset);
+        },
+        this, [this, trimmed](const workbench::Result<workbench::RowId>& result) {
+            setStatus(result.ok() ? tr("Saved preset \"%1\".").arg(trimmed)
+                                  : tr("Preset not saved: %1").arg(QString::fromStdString(result.status().message())));
+            refreshPresets();
+        });
+}
+
+void ComparePage::askAndSavePreset(int row) {
+    bool ok = false;
+    const QString name = QInputDialog::getText(this, tr("Save as preset"), tr("Name for row #%1's settings:").arg(row + 1),
+                                               QLineEdit::Normal, QString(), &ok);
+    if (ok) savePreset(row, name);
+}
+
+bool ComparePage::loadPromptSet(const QString& path) {
+    const promptset::Loaded loaded = promptset::load(path);
+    if (!loaded.error.isEmpty()) {
+        setStatus(loaded.error);
+        return false;
+    }
+    m_prompt->setPlainText(promptset::join(loaded.prompts));
+    setStatus(tr("%n prompt(s) loaded from %1.", nullptr, static_cast<int>(loaded.prompts.size()))
+                  .arg(QFileInfo(path).fileName()));
+    return true;
+}
+
+void ComparePage::chooseAndLoadPromptSet() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Load prompt set"), QString(),
+                                                      tr("Prompt sets (*.jsonl *.txt);;All files (*)"));
+    if (!path.isEmpty()) loadPromptSet(path);
 }
 
 void ComparePage::updateButtons() {
@@ -227,36 +314,36 @@ void ComparePage::run() {
         return;
     }
     m_configs = m_form->configs(baseConfig());
-    if (m_configs.isEmpty() || m_prompt->toPlainText().trimmed().isEmpty()) {
+    m_prompts = promptset::split(m_prompt->toPlainText());
+    if (m_configs.isEmpty() || m_prompts.isEmpty()) {
         setStatus(tr("Tick at least one configuration and write a prompt."));
         return;
     }
-    m_columns = QList<Column>(m_configs.size());
+    m_cells = QList<QList<Cell>>(m_configs.size(), QList<Cell>(m_prompts.size()));
     m_figures.clear();
     m_quality.clear();
     m_saved = {};
     m_kvChart->clear();
     m_rateChart->clear();
-    for (int i = 0; i < m_outputs.size(); ++i) {
-        const bool used = i < m_configs.size();
-        m_outputs[i]->clearMessages();
-        m_outputs[i]->setVisible(used);
-        m_outputTitles[i]->setVisible(used);
-        if (!used) continue;
+    QStringList titles;
+    for (int i = 0; i < m_configs.size(); ++i) {
         const QString name = CompareConfigForm::shortName(m_configs[i]);
-        m_outputTitles[i]->setText(QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(name.toHtmlEscaped()));
+        titles << QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(name.toHtmlEscaped());
         m_figures.append(CompareFigures::named(name));
         m_kvChart->addLine(QStringLiteral("#%1").arg(i + 1));
         m_rateChart->addLine(QStringLiteral("#%1").arg(i + 1));
     }
+    m_outputs->reset(titles, m_prompts);
     refreshTable();
     m_running = true;
     m_stopRequested = false;
     m_current = -1;
+    m_currentPrompt = -1;
     m_progress->setVisible(true);
-    m_progress->setRange(0, static_cast<int>(m_configs.size()));
+    m_progress->setRange(0, static_cast<int>(m_configs.size() * m_prompts.size()));
+    m_progress->setValue(0);
     updateButtons();
-    next();
+    nextConfiguration();
 }
 
 void ComparePage::stop() {
@@ -265,9 +352,10 @@ void ComparePage::stop() {
     m_measure->stop();
 }
 
-void ComparePage::next() {
+void ComparePage::nextConfiguration() {
     ++m_current;
-    m_progress->setValue(m_current);
+    m_currentPrompt = -1;
+    m_progress->setValue(static_cast<int>(m_current * m_prompts.size()));
     if (m_stopRequested || m_current >= m_configs.size()) {
         finishRun();
         return;
@@ -276,44 +364,92 @@ void ComparePage::next() {
     m_engine->loadModel(m_configs[m_current]);
 }
 
-void ComparePage::onSamples(const QList<TokenSample>& samples) {
-    if (!m_running || m_current < 0) return;
-    Column& c = m_columns[m_current];
+void ComparePage::sendPrompt() {
+    ++m_currentPrompt;
+    workbench::GenerationRequest request;
+    request.max_tokens = m_maxTokens->value();
+    request.sampling.temperature = static_cast<float>(m_temperature->value());
+    currentCell().startedMs = QDateTime::currentMSecsSinceEpoch();
+    setStatus(tr("Configuration %1 of %2, prompt %3 of %4: generating…")
+                  .arg(m_current + 1).arg(m_configs.size()).arg(m_currentPrompt + 1).arg(m_prompts.size()));
+    m_outputs->beginStream(m_currentPrompt, m_current);
+    // Each prompt is a conversation of its own.
+    const ChatHistory messages{workbench::ChatMessage{"user", m_prompts[m_currentPrompt].toStdString()}};
+    if (!m_engine->sendChat(messages, request)) onReplyFailed(tr("the engine was busy"));
+}
+
+void ComparePage::nextPrompt() {
+    m_progress->setValue(static_cast<int>(m_current * m_prompts.size() + m_currentPrompt + 1));
+    if (m_stopRequested || m_currentPrompt + 1 >= m_prompts.size()) nextConfiguration();
+    else sendPrompt();
+}
+
+void ComparePage::appendChartPoints(int column, const QList<TokenSample>& samples, int from) {
+    if (samples.isEmpty()) return;
+    // Decode speed counts from the reply's first sample.
+    const int firstContext = samples.first().nTokensContext;
+    const double firstMs = samples.first().msSinceRequest;
     QList<QPointF> kv, rate;
-    for (const TokenSample& s : samples) {
-        if (c.firstContext < 0) c.firstContext = s.nTokensContext;
-        c.samples.append(s);
+    for (int i = std::max(0, from); i < samples.size(); ++i) {
+        const TokenSample& s = samples[i];
         kv.append({static_cast<double>(s.nTokensContext), s.kvBytesInUse / kMiB});
-        const double firstMs = c.samples.first().msSinceRequest;
-        const int decoded = s.nTokensContext - c.firstContext;
+        const int decoded = s.nTokensContext - firstContext;
         if (decoded > 0 && s.msSinceRequest > firstMs)
             rate.append({static_cast<double>(decoded + 1), decoded * 1000.0 / (s.msSinceRequest - firstMs)});
     }
-    m_kvChart->appendPoints(m_current, kv);
-    m_rateChart->appendPoints(m_current, rate);
+    m_kvChart->appendPoints(column, kv);
+    m_rateChart->appendPoints(column, rate);
+}
+
+void ComparePage::onSamples(const QList<TokenSample>& samples) {
+    if (!m_running || m_current < 0 || m_currentPrompt < 0) return;
+    Cell& c = currentCell();
+    const int from = static_cast<int>(c.samples.size());
+    c.samples.append(samples);
+    if (m_currentPrompt == m_outputs->shownPrompt()) appendChartPoints(m_current, c.samples, from);
+}
+
+void ComparePage::redrawCharts() {
+    m_kvChart->clear();
+    m_rateChart->clear();
+    const int shown = m_outputs->shownPrompt();
+    for (int column = 0; column < m_configs.size(); ++column) {
+        m_kvChart->addLine(QStringLiteral("#%1").arg(column + 1));
+        m_rateChart->addLine(QStringLiteral("#%1").arg(column + 1));
+        if (column < m_cells.size() && shown >= 0 && shown < m_cells[column].size())
+            appendChartPoints(column, m_cells[column][shown].samples, 0);
+    }
 }
 
 void ComparePage::onReplyFinished(const ReplySummary& summary) {
-    if (!m_running || m_current < 0) return;
-    Column& c = m_columns[m_current];
-    c.reply = summary;
-    m_outputs[m_current]->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
-    next();
+    if (!m_running || m_current < 0 || m_currentPrompt < 0) return;
+    currentCell().reply = summary;
+    m_outputs->finish(m_currentPrompt, m_current, summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
+    nextPrompt();
 }
 
-void ComparePage::onFailed(const QString& message) {
+void ComparePage::onReplyFailed(const QString& message) {
+    if (!m_running || m_current < 0 || m_currentPrompt < 0) return;
+    currentCell().error = message;
+    m_outputs->fail(m_currentPrompt, m_current, message);
+    nextPrompt();
+}
+
+void ComparePage::onLoadFailed(const QString& message) {
     if (!m_running || m_current < 0) return;
-    m_columns[m_current].error = message;
-    if (m_outputs[m_current]->isStreaming()) m_outputs[m_current]->abortStream();
-    m_outputs[m_current]->addMessage(TokenStreamView::Role::Error, message);
-    next();
+    // Without a load no prompt runs under this configuration.
+    for (int p = 0; p < m_prompts.size(); ++p) {
+        m_cells[m_current][p].error = message;
+        m_outputs->fail(p, m_current, message);
+    }
+    nextConfiguration();
 }
 
 void ComparePage::finishRun() {
     m_running = false;
     m_progress->setVisible(false);
     m_engine->unload();  // the chat's model is the one that stays in memory
-    std::vector<ComparisonColumn> toSave;
+    std::vector<ComparisonCell> toSave;
     workbench::RunProvenance provenance = workbench::app_provenance();
     provenance.model_sha256 = m_engine->modelSha256().toStdString();
     provenance.backend = "cpu";
@@ -321,31 +457,36 @@ void ComparePage::finishRun() {
         provenance.cpu_features = info->cpu_features;
         provenance.n_threads = info->n_threads;
     }
-    for (int i = 0; i < m_columns.size(); ++i) {
-        const Column& c = m_columns[i];
-        if (!c.reply) {
-            if (!c.error.isEmpty()) m_figures[i].name += tr(" (failed)");
-            continue;
+    for (int i = 0; i < m_cells.size(); ++i) {
+        std::vector<workbench::RunRecord> runs;
+        bool failed = false;
+        for (int p = 0; p < m_cells[i].size(); ++p) {
+            const Cell& c = m_cells[i][p];
+            failed = failed || !c.error.isEmpty();
+            if (!c.reply) continue;
+            ComparisonCell cell;
+            cell.prompt = p;
+            cell.column = i;
+            cell.output = c.reply->text.toStdString();
+            cell.run.started_unix_ms = c.startedMs;
+            cell.run.provenance = provenance;
+            workbench::apply_metrics(cell.run, c.reply->metrics);
+            cell.run.stop_reason = c.reply->stopReasonName.toStdString();
+            std::vector<double> gaps;
+            for (const TokenSample& s : c.samples)
+                if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
+            if (!gaps.empty()) {
+                const workbench::LatencyStats stats = workbench::latency_stats(gaps);
+                cell.run.itl_ms_p90 = stats.p90;
+                cell.run.itl_ms_p99 = stats.p99;
+            }
+            cell.samples = HistoryRecorder::toMetricSamples(c.samples, c.reply->metrics);
+            runs.push_back(cell.run);
+            toSave.push_back(std::move(cell));
         }
-        ComparisonColumn col;
-        col.config = m_configs[i];
-        col.output = c.reply->text.toStdString();
-        col.run.started_unix_ms = c.startedMs;
-        col.run.provenance = provenance;
-        workbench::apply_metrics(col.run, c.reply->metrics);
-        col.run.stop_reason = c.reply->stopReasonName.toStdString();
-        std::vector<double> gaps;
-        for (const TokenSample& s : c.samples)
-            if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
-        if (!gaps.empty()) {
-            const workbench::LatencyStats stats = workbench::latency_stats(gaps);
-            col.run.itl_ms_p90 = stats.p90;
-            col.run.itl_ms_p99 = stats.p99;
-        }
-        col.samples = HistoryRecorder::toMetricSamples(c.samples, c.reply->metrics);
-        CompareFigures figures = CompareFigures::fromRun(m_figures[i].name, col.run);
-        m_figures[i] = figures;
-        toSave.push_back(std::move(col));
+        const QString name = CompareConfigForm::shortName(m_configs[i]);
+        m_figures[i] = runs.empty() ? CompareFigures::named(name) : CompareFigures::fromRuns(name, runs);
+        if (failed) m_figures[i].name += runs.empty() ? tr(" (failed)") : tr(" (some prompts failed)");
     }
     refreshTable();
     updateButtons();
@@ -356,10 +497,12 @@ void ComparePage::finishRun() {
         return;
     }
     setStatus(tr("Done; saving…"));
-    const std::string prompt = m_runPrompt.toStdString();
+    std::vector<std::string> prompts;
+    for (const QString& p : m_prompts) prompts.push_back(p.toStdString());
+    std::vector<workbench::EngineConfig> configs(m_configs.begin(), m_configs.end());
     m_store->call<SavedComparison>(
-        [prompt, toSave = std::move(toSave)](workbench::Store& s) mutable {
-            return comparisons::save(s, prompt, std::move(toSave));
+        [prompts, configs, toSave = std::move(toSave)](workbench::Store& s) mutable {
+            return comparisons::save(s, prompts, configs, std::move(toSave));
         },
         this, [this](const workbench::Result<SavedComparison>& result) {
             if (!result.ok()) {

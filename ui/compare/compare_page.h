@@ -1,10 +1,16 @@
-// The Compare page: one prompt under 2–4 configurations of the chat's model, run one after the
-// other (each is a separate load: attention, KV types and weights are fixed at load), greedy by
-// default, each output streaming into its own column; then the metrics table with the best of
-// each row highlighted and overlaid charts (KV memory vs tokens, decode speed), and on request a
-// quality evaluation of each configuration against full attention with f16 KV (PPL, ΔPPL, KL,
-// top-1). Runs and evaluations are saved (History → Comparisons reopens them). The page has its
-// own EngineClient, so the chat's model stays loaded; the evaluation runs on a MeasureClient.
+// The Compare page: one prompt or a prompt set under 2–4 configurations of the chat's model, run
+// one after the other (each configuration is a separate load — attention, KV types and weights are
+// fixed at load — then every prompt in turn, each a fresh conversation), greedy by default, each
+// output streaming into its own column; a menu picks which prompt's outputs the columns and the
+// overlaid charts (KV memory vs tokens, decode speed) show. The metrics table aggregates over the
+// prompts: every figure (TTFT, TPOT, ITL p50/p90, tok/s, KV bytes) is the mean over the prompts of
+// that prompt's figure — ITL percentiles too are per-prompt percentiles averaged, not percentiles
+// of pooled gaps — so History, which has only the runs, shows the same numbers; the best of each
+// row is highlighted. On request a quality evaluation of each configuration against full attention
+// with f16 KV (PPL, ΔPPL, KL, top-1). Rows start from presets and can be saved as named ones
+// (compare_config_form.h). Runs and evaluations are saved (History → Comparisons reopens them).
+// The page has its own EngineClient, so the chat's model stays loaded; the evaluation runs on a
+// MeasureClient.
 #pragma once
 
 #include <QWidget>
@@ -16,6 +22,7 @@
 #include "ui/compare/comparison_store.h"
 
 class CompareConfigForm;
+class CompareOutputs;
 class EngineClient;
 class MeasureClient;
 class OverlayChart;
@@ -38,42 +45,63 @@ public:
     QSpinBox* maxTokens() const { return m_maxTokens; }
     QSpinBox* evalWindows() const { return m_evalWindows; }
     CompareTable* table() const { return m_table; }
-    TokenStreamView* output(int column) const;
+    CompareOutputs* outputs() const { return m_outputs; }
+    TokenStreamView* output(int column) const;  // the column's view of the shown prompt
     OverlayChart* kvChart() const { return m_kvChart; }
     OverlayChart* rateChart() const { return m_rateChart; }
+    QProgressBar* progress() const { return m_progress; }
     bool isRunning() const { return m_running; }
     workbench::RowId savedComparisonId() const { return m_saved.id; }
     QString statusText() const;
 
-    // The chat's copy of settings for row 1 (the configuration panel's).
-    void setChatConfig(const workbench::EngineConfig& config) { m_chatConfig = config; }
+    // The chat's settings: the "Chat's current settings" preset, and the model presets are for.
+    void setChatConfig(const workbench::EngineConfig& config);
 
 public slots:
     void run();
     void stop();
     void evaluateQuality();
+    // Reads a .txt (prompts separated by "---" lines) or .jsonl file into the prompt box.
+    bool loadPromptSet(const QString& path);
+    // Reads the named presets and stored configurations on the store thread into the preset menus.
+    void refreshPresets();
+    // Keeps `row`'s settings as the named preset `name` (replacing one of that name), then refreshes.
+    void savePreset(int row, const QString& name);
 
 signals:
     void runFinished();
     void comparisonSaved(qint64 comparisonId);
     void evaluationFinished();
+    void presetsLoaded(int storedCount);
+
+protected:
+    void showEvent(QShowEvent* event) override;
 
 private:
-    struct Column {
+    // One prompt under one configuration.
+    struct Cell {
         QList<TokenSample> samples;
         std::optional<ReplySummary> reply;
         QString error;
         qint64 startedMs = 0;
-        int firstContext = -1;  // tokens in context at the reply's first sample
     };
-    void next();
+    void nextConfiguration();
+    void sendPrompt();
+    void nextPrompt();
     void finishRun();
     void onSamples(const QList<TokenSample>& samples);
     void onReplyFinished(const ReplySummary& summary);
-    void onFailed(const QString& message);
+    void onReplyFailed(const QString& message);
+    void onLoadFailed(const QString& message);
+    void redrawCharts();
+    // Plots samples[from..] of a reply on the column's lines.
+    void appendChartPoints(int column, const QList<TokenSample>& samples, int from);
     void refreshTable();
     void setStatus(const QString& text);
     void updateButtons();
+    void chooseAndLoadPromptSet();
+    void askAndSavePreset(int row);
+    Cell& currentCell() { return m_cells[m_current][m_currentPrompt]; }
     workbench::EngineConfig baseConfig() const;
 
     EngineClient* m_chat;
@@ -88,19 +116,19 @@ private:
     QPushButton *m_run = nullptr, *m_stop = nullptr, *m_evaluate = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
-    QList<QLabel*> m_outputTitles;
-    QList<TokenStreamView*> m_outputs;
+    CompareOutputs* m_outputs = nullptr;
     CompareTable* m_table = nullptr;
     OverlayChart* m_kvChart = nullptr;
     OverlayChart* m_rateChart = nullptr;
 
     workbench::EngineConfig m_chatConfig;
     QList<workbench::EngineConfig> m_configs;  // of the last run (or evaluation)
-    QList<Column> m_columns;
+    QStringList m_prompts;                     // of the last run
+    QList<QList<Cell>> m_cells;                // [configuration][prompt]
     QList<CompareFigures> m_figures;
     std::vector<QualityFigures> m_quality;
-    QString m_runPrompt;
-    int m_current = -1;
+    int m_current = -1;        // the configuration running
+    int m_currentPrompt = -1;  // its prompt running
     bool m_running = false;
     bool m_stopRequested = false;
     SavedComparison m_saved;

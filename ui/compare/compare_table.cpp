@@ -60,6 +60,26 @@ CompareFigures CompareFigures::fromRun(const QString& name, const workbench::Run
     return f;
 }
 
+CompareFigures CompareFigures::fromRuns(const QString& name, const std::vector<workbench::RunRecord>& runs) {
+    CompareFigures mean = named(name);
+    if (runs.empty()) return mean;
+    std::vector<CompareFigures> each;
+    for (const workbench::RunRecord& run : runs) each.push_back(fromRun(name, run));
+    for (std::optional<double> CompareFigures::*field :
+         {&CompareFigures::ttftMs, &CompareFigures::tpotMs, &CompareFigures::itlP50Ms, &CompareFigures::itlP90Ms,
+          &CompareFigures::decodeTokS, &CompareFigures::kvBytes, &CompareFigures::kvReadPerToken}) {
+        double sum = 0;
+        int n = 0;
+        for (const CompareFigures& f : each)
+            if (f.*field) {
+                sum += *(f.*field);
+                ++n;
+            }
+        if (n > 0) mean.*field = sum / n;
+    }
+    return mean;
+}
+
 void CompareFigures::setQuality(const workbench::EvaluationRecord& e, std::optional<double> baselinePerplexity) {
     perplexity = e.perplexity;
     klMean = e.kl_mean;

@@ -6,6 +6,7 @@
 
 #include <QTableWidget>
 #include <optional>
+#include <vector>
 
 #include "workbench/store.h"
 
@@ -18,6 +19,9 @@ struct CompareFigures {
     static CompareFigures named(const QString& name);
     // The run's figures (TPOT from its decode speed).
     static CompareFigures fromRun(const QString& name, const workbench::RunRecord& run);
+    // Over several prompts: each figure the mean of the runs that have it (ITL percentiles too:
+    // the mean of each prompt's percentile). One run gives fromRun's figures exactly.
+    static CompareFigures fromRuns(const QString& name, const std::vector<workbench::RunRecord>& runs);
     void setQuality(const workbench::EvaluationRecord& evaluation, std::optional<double> baselinePerplexity);
 };
 

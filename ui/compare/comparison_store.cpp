@@ -2,6 +2,7 @@
 
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 
 namespace comparisons {
 
@@ -13,56 +14,76 @@ workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config) {
     return reference;  // attention "full", kv_types "f16", weights as stored: the struct's defaults
 }
 
-workbench::Result<SavedComparison> save(workbench::Store& store, const std::string& prompt,
-                                        std::vector<ComparisonColumn> columns) {
+workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
+                                        const std::vector<workbench::EngineConfig>& configs,
+                                        std::vector<ComparisonCell> cells) {
     SavedComparison saved;
-    if (columns.empty()) return workbench::error(workbench::StatusCode::invalid_argument, "a comparison without runs");
-    for (const ComparisonColumn& c : columns) {
-        auto id = store.save_configuration(workbench::make_configuration(c.config, "cpu"));
+    if (cells.empty() || prompts.empty() || configs.empty())
+        return workbench::error(workbench::StatusCode::invalid_argument, "a comparison without runs");
+    // Columns without a single output are left out; the rest keep their order.
+    std::vector<int> position(configs.size(), -1);
+    for (const ComparisonCell& c : cells) {
+        if (c.column < 0 || c.column >= static_cast<int>(configs.size()) || c.prompt < 0 ||
+            c.prompt >= static_cast<int>(prompts.size()))
+            return workbench::error(workbench::StatusCode::invalid_argument, "a comparison cell outside its grid");
+        position[static_cast<size_t>(c.column)] = 0;
+    }
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (position[i] < 0) continue;
+        auto id = store.save_configuration(workbench::make_configuration(configs[i], "cpu"));
         if (!id.ok()) return id.status();
+        position[i] = static_cast<int>(saved.configurationIds.size());
         saved.configurationIds.push_back(*id);
     }
-    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(columns.front().config), "cpu"));
+    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs.front()), "cpu"));
     if (!reference.ok()) return reference.status();
     saved.referenceConfigurationId = *reference;
 
     workbench::SessionRecord session;
     session.configuration_id = saved.configurationIds.front();
-    const std::string firstLine = prompt.substr(0, prompt.find('\n')).substr(0, 100);
-    session.title = "Compare: " + firstLine;
+    const std::string& first = prompts.front();
+    session.title = "Compare: " + first.substr(0, first.find('\n')).substr(0, 100);
+    if (prompts.size() > 1)
+        session.title += " (+" + std::to_string(prompts.size() - 1) + (prompts.size() == 2 ? " more prompt)" : " more prompts)");
     auto sessionId = store.create_session(session);
     if (!sessionId.ok()) return sessionId.status();
     saved.sessionId = *sessionId;
-    workbench::MessageRecord user;
-    user.session_id = saved.sessionId;
-    user.role = "user";
-    user.text = prompt;
-    if (auto st = store.add_message(user); !st.ok()) return st;
 
     workbench::ComparisonRecord record;
     record.name = session.title;
-    record.prompt = prompt;
+    for (const std::string& p : prompts) record.prompt += (record.prompt.empty() ? "" : "\n---\n") + p;
     record.configuration_ids = saved.configurationIds;
     auto comparisonId = store.save_comparison(record);
     if (!comparisonId.ok()) return comparisonId.status();
     saved.id = *comparisonId;
 
-    for (size_t i = 0; i < columns.size(); ++i) {
-        ComparisonColumn& c = columns[i];
-        c.run.session_id = saved.sessionId;
-        c.run.configuration_id = saved.configurationIds[i];
-        auto runId = store.begin_run(c.run);
-        if (!runId.ok()) return runId.status();
-        c.run.id = *runId;
-        if (auto st = store.finish_run(c.run); !st.ok()) return st;
-        if (auto st = store.append_samples(c.run.id, std::move(c.samples)); !st.ok()) return st;
-        workbench::MessageRecord reply;
-        reply.session_id = saved.sessionId;
-        reply.run_id = c.run.id;
-        reply.role = "assistant";
-        reply.text = c.output;
-        if (auto st = store.add_message(reply); !st.ok()) return st;
-        if (auto st = store.add_comparison_run(saved.id, c.run.id); !st.ok()) return st;
+    std::stable_sort(cells.begin(), cells.end(), [](const ComparisonCell& a, const ComparisonCell& b) {
+        return a.prompt != b.prompt ? a.prompt < b.prompt : a.column < b.column;
+    });
+    auto cell = cells.begin();
+    for (int p = 0; p < static_cast<int>(prompts.size()); ++p) {
+        workbench::MessageRecord user;
+        user.session_id = saved.sessionId;
+        user.role = "user";
+        user.text = prompts[static_cast<size_t>(p)];
+        if (auto st = store.add_message(user); !st.ok()) return st;
+        for (; cell != cells.end() && cell->prompt == p; ++cell) {
+            ComparisonCell& c = *cell;
+            c.run.session_id = saved.sessionId;
+            c.run.configuration_id = saved.configurationIds[static_cast<size_t>(position[static_cast<size_t>(c.column)])];
+            auto runId = store.begin_run(c.run);
+            if (!runId.ok()) return runId.status();
+            c.run.id = *runId;
+            if (auto st = store.finish_run(c.run); !st.ok()) return st;
+            if (auto st = store.append_samples(c.run.id, std::move(c.samples)); !st.ok()) return st;
+            workbench::MessageRecord reply;
+            reply.session_id = saved.sessionId;
+            reply.run_id = c.run.id;
+            reply.role = "assistant";
+            reply.text = c.output;
+            if (auto st = store.add_message(reply); !st.ok()) return st;
+            if (auto st = store.add_comparison_run(saved.id, c.run.id); !st.ok()) return st;
+        }
     }
     if (auto st = store.flush(); !st.ok()) return st;
     return saved;
@@ -111,18 +132,38 @@ workbench::Result<LoadedComparison> load(const workbench::Store& store, workbenc
                     out.evaluationsByConfiguration[id].created_unix_ms <= e.created_unix_ms)
                     out.evaluationsByConfiguration[id] = e;
     }
-    std::map<workbench::RowId, std::vector<workbench::MessageRecord>> messagesBySession;
+    // The session's messages give the prompts in order and which prompt each run answered.
+    std::vector<workbench::RunRecord> runs;
     for (workbench::RowId runId : out.record.run_ids) {
         auto run = store.load_run(runId);
-        if (!run.ok()) continue;  // its session was deleted
-        out.runsByConfiguration[run->configuration_id] = *run;
-        if (!run->session_id) continue;
-        if (!messagesBySession.count(run->session_id)) {
-            auto messages = store.load_messages(run->session_id);
-            if (messages.ok()) messagesBySession[run->session_id] = *messages;
+        if (run.ok()) runs.push_back(*run);  // else its session was deleted
+    }
+    std::map<workbench::RowId, size_t> promptOfRun;
+    std::map<workbench::RowId, std::string> outputOfRun;
+    const workbench::RowId sessionId = runs.empty() ? 0 : runs.front().session_id;
+    if (sessionId) {
+        auto messages = store.load_messages(sessionId);
+        if (messages.ok())
+            for (const workbench::MessageRecord& m : *messages) {
+                if (m.role == "user") out.prompts.push_back(m.text);
+                if (m.role != "assistant" || !m.run_id) continue;
+                promptOfRun[m.run_id] = out.prompts.empty() ? 0 : out.prompts.size() - 1;
+                outputOfRun[m.run_id] = m.text;
+            }
+    }
+    if (out.prompts.empty()) out.prompts.push_back(out.record.prompt);
+    const size_t nColumns = out.configurations.size();
+    out.runs.assign(out.prompts.size(), std::vector<std::optional<workbench::RunRecord>>(nColumns));
+    out.outputs.assign(out.prompts.size(), std::vector<std::optional<std::string>>(nColumns));
+    for (const workbench::RunRecord& run : runs) {
+        const size_t p = promptOfRun.count(run.id) ? promptOfRun[run.id] : 0;
+        // The same configuration twice: its runs fill its columns in order.
+        for (size_t c = 0; c < nColumns; ++c) {
+            if (out.configurations[c].id != run.configuration_id || out.runs[p][c]) continue;
+            out.runs[p][c] = run;
+            if (outputOfRun.count(run.id)) out.outputs[p][c] = outputOfRun[run.id];
+            break;
         }
-        for (const workbench::MessageRecord& m : messagesBySession[run->session_id])
-            if (m.run_id == runId) out.outputsByConfiguration[run->configuration_id] = m.text;
     }
     return out;
 }

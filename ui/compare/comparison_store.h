@@ -1,7 +1,8 @@
-// How a comparison goes into the session database and comes back: the prompt as a session
-// ("Compare: …") holding the user message and each configuration's output as an assistant message
-// tied to its run (so outputs are searchable and reopen with the runs), a comparison row listing
-// the configurations and runs, and per configuration its latest quality evaluation. These
+// How a comparison goes into the session database and comes back: its prompts as a session
+// ("Compare: …") holding, per prompt, the user message followed by each configuration's output as
+// an assistant message tied to its run (so outputs are searchable and reopen with the runs), a
+// comparison row listing the configurations and runs, and per configuration its latest quality
+// evaluation. Comparisons saved before prompt sets (one user message) load as one prompt. These
 // functions run on the store thread (StoreClient tasks); the structs are plain values.
 #pragma once
 
@@ -13,9 +14,10 @@
 #include "ui/bridge/measure_types.h"
 #include "workbench/store.h"
 
-// One configuration's part of a finished comparison, as the Compare page measured it.
-struct ComparisonColumn {
-    workbench::EngineConfig config;
+// One prompt under one configuration of a finished comparison, as the Compare page measured it.
+struct ComparisonCell {
+    int prompt = 0;                               // index into the comparison's prompts
+    int column = 0;                               // index into its configurations
     std::string output;                           // the generated text
     workbench::RunRecord run;                     // metrics, ITL p90/p99, provenance; ids filled on save
     std::vector<workbench::MetricSample> samples;
@@ -30,8 +32,10 @@ struct SavedComparison {
 struct LoadedComparison {
     workbench::ComparisonRecord record;
     std::vector<workbench::ConfigurationRecord> configurations;  // in column order
-    std::map<workbench::RowId, workbench::RunRecord> runsByConfiguration;
-    std::map<workbench::RowId, std::string> outputsByConfiguration;
+    std::vector<std::string> prompts;                            // in order; at least one
+    // [prompt][column]: that cell's run and output, when it has one (its session may be deleted).
+    std::vector<std::vector<std::optional<workbench::RunRecord>>> runs;
+    std::vector<std::vector<std::optional<std::string>>> outputs;
     std::map<workbench::RowId, workbench::EvaluationRecord> evaluationsByConfiguration;  // the latest of each
 };
 
@@ -41,8 +45,11 @@ namespace comparisons {
 // full attention, f16 KV and the file's weights.
 workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config);
 
-workbench::Result<SavedComparison> save(workbench::Store& store, const std::string& prompt,
-                                        std::vector<ComparisonColumn> columns);
+// Saves the configurations that have at least one cell (in column order; SavedComparison's ids
+// follow that order) and every prompt, answered or not.
+workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
+                                        const std::vector<workbench::EngineConfig>& configs,
+                                        std::vector<ComparisonCell> cells);
 // Saves each figure's evaluation under its configuration (figures[i].index into `configs`),
 // against the reference configuration. Equal configurations share a row with the comparison's.
 workbench::Result<bool> saveEvaluations(workbench::Store& store, const std::vector<workbench::EngineConfig>& configs,

@@ -1,5 +1,6 @@
 #include "ui/history/comparison_list.h"
 
+#include <QComboBox>
 #include <QDateTime>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -11,7 +12,6 @@
 
 #include "ui/bridge/store_client.h"
 #include "ui/compare/compare_table.h"
-#include "ui/compare/comparison_store.h"
 
 namespace {
 
@@ -32,6 +32,11 @@ ComparisonList::ComparisonList(StoreClient* store, QWidget* parent) : QWidget(pa
     auto* right = new QWidget(split);
     auto* col = new QVBoxLayout(right);
     col->setContentsMargins(0, 0, 0, 0);
+    m_promptMenu = new QComboBox(right);
+    m_promptMenu->setObjectName(QStringLiteral("savedComparisonPrompt"));
+    m_promptMenu->setVisible(false);
+    connect(m_promptMenu, &QComboBox::currentIndexChanged, this, &ComparisonList::showPrompt);
+    col->addWidget(m_promptMenu);
     m_prompt = new QLabel(tr("Select a comparison."), right);
     m_prompt->setWordWrap(true);
     m_prompt->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -59,6 +64,7 @@ void ComparisonList::showEvent(QShowEvent* event) {
 }
 
 QString ComparisonList::outputsText() const { return m_outputs->toPlainText(); }
+QString ComparisonList::promptText() const { return m_prompt->text(); }
 
 void ComparisonList::refresh() {
     if (!m_store->isOpen()) return;
@@ -97,26 +103,52 @@ void ComparisonList::showComparison(workbench::RowId comparisonId) {
                 m_prompt->setText(QString::fromStdString(result.status().message()));
                 return;
             }
-            const LoadedComparison& c = *result;
-            m_prompt->setText(tr("<b>Prompt</b>: %1").arg(QString::fromStdString(c.record.prompt).toHtmlEscaped()));
+            m_loaded = *result;
+            const LoadedComparison& c = *m_loaded;
             QList<CompareFigures> figures;
-            QString outputs;
-            for (const workbench::ConfigurationRecord& config : c.configurations) {
+            for (size_t column = 0; column < c.configurations.size(); ++column) {
+                const workbench::ConfigurationRecord& config = c.configurations[column];
                 const QString name = configurationName(config);
-                auto run = c.runsByConfiguration.find(config.id);
-                CompareFigures f = run != c.runsByConfiguration.end() ? CompareFigures::fromRun(name, run->second)
-                                                                     : CompareFigures::named(name + tr(" (no run)"));
+                std::vector<workbench::RunRecord> runs;
+                for (const auto& row : c.runs)
+                    if (row[column]) runs.push_back(*row[column]);
+                CompareFigures f = runs.empty() ? CompareFigures::named(name + tr(" (no run)"))
+                                                : CompareFigures::fromRuns(name, runs);
                 auto evaluation = c.evaluationsByConfiguration.find(config.id);
                 if (evaluation != c.evaluationsByConfiguration.end())
                     f.setQuality(evaluation->second, comparisons::baselinePerplexity(evaluation->second));
                 figures.append(f);
-                auto output = c.outputsByConfiguration.find(config.id);
-                outputs += QStringLiteral("## %1\n\n%2\n\n").arg(name, output != c.outputsByConfiguration.end()
-                                                                           ? QString::fromStdString(output->second)
-                                                                           : tr("(no output)"));
             }
             m_table->setFigures(figures);
-            m_outputs->setMarkdown(outputs);
+            {
+                const QSignalBlocker block(m_promptMenu);
+                m_promptMenu->clear();
+                for (size_t p = 0; p < c.prompts.size(); ++p) {
+                    const QString prompt = QString::fromStdString(c.prompts[p]);
+                    m_promptMenu->addItem(tr("Prompt %1 of %2: %3")
+                                              .arg(p + 1)
+                                              .arg(c.prompts.size())
+                                              .arg(prompt.section(QLatin1Char('\n'), 0, 0).left(80)));
+                }
+                m_promptMenu->setCurrentIndex(0);
+            }
+            m_promptMenu->setVisible(c.prompts.size() > 1);
+            showPrompt(0);
             emit comparisonShown(comparisonId);
         });
+}
+
+void ComparisonList::showPrompt(int prompt) {
+    if (!m_loaded || prompt < 0 || prompt >= static_cast<int>(m_loaded->prompts.size())) return;
+    const LoadedComparison& c = *m_loaded;
+    const size_t p = static_cast<size_t>(prompt);
+    m_prompt->setText(tr("<b>Prompt</b>: %1").arg(QString::fromStdString(c.prompts[p]).toHtmlEscaped()));
+    QString outputs;
+    for (size_t column = 0; column < c.configurations.size(); ++column) {
+        const std::optional<std::string>& output = c.outputs[p][column];
+        outputs += QStringLiteral("## %1\n\n%2\n\n")
+                       .arg(configurationName(c.configurations[column]),
+                            output ? QString::fromStdString(*output) : tr("(no output)"));
+    }
+    m_outputs->setMarkdown(outputs);
 }

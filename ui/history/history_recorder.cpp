@@ -25,8 +25,26 @@ void HistoryRecorder::setModel(const workbench::EngineConfig& config, const work
     m_provenance.n_threads = info.n_threads;
 }
 
-void HistoryRecorder::replyStarted(const QString& userText) {
+namespace {
+
+// How many of the session's stored messages the chat still shows before this turn: those before
+// the answered user message (a new or edited turn), or up to and including it (a regenerated
+// reply). Counting user messages copes with sessions of earlier versions, which kept a
+// regenerated reply beside the one it replaced.
+int32_t messagesToKeep(const std::vector<workbench::MessageRecord>& messages, int userIndex, bool regenerated) {
+    int users = 0;
+    for (size_t i = 0; i < messages.size(); ++i) {
+        if (messages[i].role != "user") continue;
+        if (users++ == userIndex) return static_cast<int32_t>(regenerated ? i + 1 : i);
+    }
+    return static_cast<int32_t>(messages.size());
+}
+
+}  // namespace
+
+void HistoryRecorder::replyStarted(const QString& userText, int userIndex) {
     m_pendingUser = userText;
+    m_pendingUserIndex = userIndex;
     m_samples.clear();
     m_startedMs = QDateTime::currentMSecsSinceEpoch();
     m_inReply = true;
@@ -109,14 +127,15 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
     user.text = m_pendingUser.toStdString();
     user.created_unix_ms = m_startedMs;
     m_pendingUser.clear();
+    const int userIndex = m_pendingUserIndex;
     workbench::MessageRecord reply;
     reply.role = "assistant";
     reply.text = summary.text.toStdString();
 
     // One task for the whole turn: the ids it creates are used at once, in order, on the store thread.
     m_store->call<workbench::RowId>(
-        [shared = m_shared, configuration = m_configuration, run, samples = std::move(samples), user,
-         reply](workbench::Store& store) mutable -> workbench::Result<workbench::RowId> {
+        [shared = m_shared, configuration = m_configuration, run, samples = std::move(samples), user, reply,
+         userIndex](workbench::Store& store) mutable -> workbench::Result<workbench::RowId> {
             if (shared->configurationId == 0 || shared->configurationJson != configuration.config_json) {
                 auto id = store.save_configuration(configuration);
                 if (!id.ok()) return id.status();
@@ -134,6 +153,13 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
                 auto id = store.create_session(session);
                 if (!id.ok()) return id.status();
                 shared->sessionId = *id;
+            }
+            if (userIndex >= 0) {
+                auto stored = store.load_messages(shared->sessionId);
+                if (!stored.ok()) return stored.status();
+                const int32_t keep = messagesToKeep(*stored, userIndex, user.text.empty());
+                if (keep < static_cast<int32_t>(stored->size()))
+                    if (auto st = store.truncate_session(shared->sessionId, keep); !st.ok()) return st;
             }
             if (!user.text.empty()) {
                 user.session_id = shared->sessionId;

@@ -4,7 +4,9 @@
 // per-token samples and the assistant's message. It keeps the reply's samples on the GUI thread
 // and hands finished turns to the StoreClient, whose thread does every SQLite call; the ids it
 // needs (session, configuration) live on that thread too, so nothing here waits for a commit.
-// A turn that failed (and went back to the input box) is not recorded. GUI thread only.
+// A turn that failed (and went back to the input box) is not recorded. A regenerated or edited
+// turn replaces what it superseded in the session (Store::truncate_session), so the stored
+// transcript is the chat's. GUI thread only.
 #pragma once
 
 #include <QDateTime>
@@ -25,7 +27,10 @@ public:
     void setModel(const workbench::EngineConfig& config, const workbench::ModelInfo& info, const QString& sha256);
 
     // The chat's events, in order.
-    void replyStarted(const QString& userText);  // empty: a regenerated reply (no new user message)
+    // `userText` empty: a regenerated reply (no new user message). `userIndex`: which of the chat's
+    // user messages (0-based) the reply answers; what the session holds from that turn on (a reply
+    // regenerated, a message edited and sent again) is replaced when the reply is recorded.
+    void replyStarted(const QString& userText, int userIndex);
     void addSamples(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);
     void replyFailed();
@@ -54,6 +59,7 @@ private:
     workbench::RunProvenance m_provenance;
     QList<TokenSample> m_samples;
     QString m_pendingUser;
+    int m_pendingUserIndex = -1;
     qint64 m_startedMs = 0;
     bool m_inReply = false;
     workbench::RowId m_sessionId = 0;

@@ -10,6 +10,7 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "ui/bridge/engine_client.h"
 #include "ui/format.h"
@@ -253,7 +254,10 @@ void ChatPage::startReply() {
     if (m_recorder) {
         // A regenerated reply answers a user message already recorded.
         const bool newTurn = !m_history.empty() && m_history.back().role == "user" && !m_regenerating;
-        m_recorder->replyStarted(newTurn ? QString::fromStdString(m_history.back().content) : QString());
+        const auto users = std::count_if(m_history.begin(), m_history.end(),
+                                         [](const workbench::ChatMessage& m) { return m.role == "user"; });
+        m_recorder->replyStarted(newTurn ? QString::fromStdString(m_history.back().content) : QString(),
+                                 static_cast<int>(users) - 1);
     }
     m_replyStreaming = true;
     m_view->beginStream();

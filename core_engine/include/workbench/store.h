@@ -1,5 +1,6 @@
 // The session database: chat sessions, their messages, every generation run with its metrics,
-// provenance and per-token samples, evaluations, benchmarks and comparisons, in one SQLite file
+// provenance and per-token samples, evaluations, benchmarks, comparisons and named configuration
+// presets, in one SQLite file
 // (WAL, foreign keys, versioned schema). The UI and CLI reach history only through this header:
 // plain structs in, plain structs out.
 //
@@ -133,6 +134,15 @@ struct ComparisonRecord {
     int64_t created_unix_ms = 0;
 };
 
+// A configuration saved under a name (the Compare page's "Save as preset").
+struct PresetRecord {
+    RowId id = 0;
+    std::string name;                   // unique: saving a name again points it at the new configuration
+    RowId configuration_id = 0;
+    ConfigurationRecord configuration;  // filled by list_presets
+    int64_t created_unix_ms = 0;        // 0 on save: now
+};
+
 // A row of the History page and `history` CLI list.
 struct SessionSummary {
     RowId id = 0;
@@ -174,6 +184,13 @@ public:
     Result<RowId> save_benchmark(const BenchmarkRecord& benchmark);
     Result<RowId> save_comparison(const ComparisonRecord& comparison);
     Status delete_session(RowId session_id);  // its messages, runs and samples go with it
+    // Keeps the session's first `keep_messages` messages (in order) and deletes the rest with the
+    // runs that generated them (a regenerated or edited turn replaces what followed it).
+    // Errors: not_found (no such session), invalid_argument (keep_messages < 0).
+    Status truncate_session(RowId session_id, int32_t keep_messages);
+    // Errors: invalid_argument (an empty name); a configuration that is not stored fails its batch.
+    Result<RowId> save_preset(const PresetRecord& preset);  // by name: an existing one keeps its id
+    Status delete_preset(RowId preset_id);                  // not_found when absent
 
     // --- async writes: ok means queued ---
     Status add_message(const MessageRecord& message);
@@ -202,6 +219,7 @@ public:
     Result<std::vector<BenchmarkRecord>> list_benchmarks(RowId configuration_id = 0) const;    // 0: all
     Result<std::vector<ComparisonRecord>> list_comparisons() const;  // without run_ids
     Result<ComparisonRecord> load_comparison(RowId comparison_id) const;
+    Result<std::vector<PresetRecord>> list_presets() const;  // by name, each with its configuration
 
     // --- exports (whole documents as text) ---
     Result<std::string> export_session_json(RowId session_id) const;  // session, config, messages, runs with samples

@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 3);
+        QCOMPARE(Store::schema_version(), 4);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 3LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 4LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -102,7 +102,116 @@ private slots:
             bench.configuration_id = 1;
             bench.test_name = "tg128";
             WB_VERIFY_OK(store->save_benchmark(bench));
+            PresetRecord preset;
+            preset.name = "old full";
+            preset.configuration_id = 1;
+            WB_VERIFY_OK(store->save_preset(preset));
+            auto presets = store->list_presets();
+            WB_VERIFY_OK(presets);
+            QCOMPARE(presets->size(), size_t(1));
+            QCOMPARE(q((*presets)[0].configuration.model), QString("old.gguf"));
         }
+    }
+
+    void presets_round_trip() {
+        auto store = open(new_path());
+        QVERIFY(store);
+        const RowId full = save_config(*store, "a.gguf", "full");
+        const RowId sliding = save_config(*store, "a.gguf", "sliding:window=64,sinks=4");
+        PresetRecord p;
+        p.name = "window";
+        p.configuration_id = full;
+        auto first = store->save_preset(p);
+        WB_VERIFY_OK(first);
+        p.name = "baseline";
+        WB_VERIFY_OK(store->save_preset(p));
+        // The same name again: the preset now names the other configuration and keeps its id.
+        p.name = "window";
+        p.configuration_id = sliding;
+        auto again = store->save_preset(p);
+        WB_VERIFY_OK(again);
+        QCOMPARE(*again, *first);
+        auto presets = store->list_presets();
+        WB_VERIFY_OK(presets);
+        QCOMPARE(presets->size(), size_t(2));
+        QCOMPARE(q((*presets)[0].name), QString("baseline"));  // by name
+        QCOMPARE(q((*presets)[1].name), QString("window"));
+        QCOMPARE((*presets)[1].configuration_id, sliding);
+        QCOMPARE(q((*presets)[1].configuration.variant), QString("sliding:window=64,sinks=4"));
+        QVERIFY((*presets)[1].created_unix_ms > 0);
+        // Refused: no name; a configuration that is not stored.
+        p.name.clear();
+        QCOMPARE(store->save_preset(p).status().code(), StatusCode::invalid_argument);
+        p.name = "ghost";
+        p.configuration_id = 999;
+        QVERIFY(!store->save_preset(p).ok());
+        WB_VERIFY_OK(store->delete_preset(*first));
+        QCOMPARE(store->delete_preset(*first).code(), StatusCode::not_found);
+        QCOMPARE(store->list_presets()->size(), size_t(1));
+    }
+
+    void truncate_session_drops_the_tail_with_its_runs() {
+        auto store = open(new_path());
+        QVERIFY(store);
+        const RowId config = save_config(*store, "a.gguf", "full");
+        SessionRecord session;
+        session.configuration_id = config;
+        auto id = store->create_session(session);
+        WB_VERIFY_OK(id);
+        std::vector<RowId> runs;
+        const std::pair<const char*, const char*> transcript[] = {
+            {"user", "question"}, {"assistant", "answer"}, {"assistant", "answer again"},
+            {"user", "follow-up"}, {"assistant", "reply"}};
+        for (const auto& [role, text] : transcript) {
+            MessageRecord m;
+            m.session_id = *id;
+            m.role = role;
+            m.text = text;
+            if (m.role == "assistant") {
+                RunRecord run;
+                run.session_id = *id;
+                run.configuration_id = config;
+                auto runId = store->begin_run(run);
+                WB_VERIFY_OK(runId);
+                WB_VERIFY_OK(store->append_samples(*runId, {MetricSample{1, 5.0, 10, 20, std::nullopt, std::nullopt}}));
+                m.run_id = *runId;
+                runs.push_back(*runId);
+            }
+            WB_VERIFY_OK(store->add_message(m));
+        }
+        WB_VERIFY_OK(store->flush());
+        // Keeping everything, or more than there is, changes nothing.
+        WB_VERIFY_OK(store->truncate_session(*id, 5));
+        WB_VERIFY_OK(store->truncate_session(*id, 9));
+        QCOMPARE(store->load_messages(*id)->size(), size_t(5));
+        // "answer again" replaced "answer": keep the question and the first answer only.
+        WB_VERIFY_OK(store->truncate_session(*id, 2));
+        auto messages = store->load_messages(*id);
+        WB_VERIFY_OK(messages);
+        QCOMPARE(messages->size(), size_t(2));
+        QCOMPARE(q((*messages)[1].text), QString("answer"));
+        auto left = store->load_runs(*id);
+        WB_VERIFY_OK(left);
+        QCOMPARE(left->size(), size_t(1));
+        QCOMPARE((*left)[0].id, runs[0]);
+        QCOMPARE(store->load_run(runs[1]).status().code(), StatusCode::not_found);
+        QVERIFY(store->load_samples(runs[2])->empty());
+        // Search no longer finds the deleted text; a new message follows the kept ones.
+        SessionFilter filter;
+        filter.search_text = "follow";
+        QCOMPARE(store->list_sessions(filter)->size(), size_t(0));
+        MessageRecord next;
+        next.session_id = *id;
+        next.role = "user";
+        next.text = "edited";
+        WB_VERIFY_OK(store->add_message(next));
+        WB_VERIFY_OK(store->flush());
+        messages = store->load_messages(*id);
+        QCOMPARE(messages->size(), size_t(3));
+        QCOMPARE(q(messages->back().text), QString("edited"));
+        QVERIFY(messages->back().seq > (*messages)[1].seq);
+        QCOMPARE(store->truncate_session(*id, -1).code(), StatusCode::invalid_argument);
+        QCOMPARE(store->truncate_session(999, 0).code(), StatusCode::not_found);
     }
 
     void refuses_newer_and_foreign_files() {
@@ -457,7 +566,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 3);
+        QCOMPARE(root["schema_version"].toInt(), 4);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();
