@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "history_recorder.h"
 #include "json_writer.h"
+#include "workbench/measure.h"
 
 namespace wbcli {
 namespace {
@@ -27,21 +28,6 @@ struct Row {
     double roofline_pct = 0;  // gb_s as a share of the measured read bandwidth
     uint64_t rss_bytes = 0;   // process resident memory at the end of the test
 };
-
-std::vector<workbench::TokenId> random_tokens(int n, int n_vocab, std::mt19937& rng) {
-    std::vector<workbench::TokenId> t(static_cast<size_t>(n));
-    for (auto& x : t) x = static_cast<workbench::TokenId>(rng() % static_cast<unsigned>(n_vocab));
-    return t;
-}
-
-void finish(Row& r) {
-    double sum = 0;
-    for (double v : r.samples_ts) sum += v;
-    r.avg_ts = sum / static_cast<double>(r.samples_ts.size());
-    double var = 0;
-    for (double v : r.samples_ts) var += (v - r.avg_ts) * (v - r.avg_ts);
-    r.stddev_ts = r.samples_ts.size() > 1 ? std::sqrt(var / static_cast<double>(r.samples_ts.size() - 1)) : 0;
-}
 
 std::string params_label(uint64_t n) {
     char buf[32];
@@ -107,23 +93,17 @@ int cmd_bench(int argc, char** argv) {
     const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
     auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config);
     if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type, recorder.get());
-    std::mt19937 rng(1234);
-    using Clock = std::chrono::steady_clock;
-
-    // One warm-up, then `reps` timed runs of `step` from an empty cache; tokens/s per run.
-    auto run_test = [&](const std::string& test, int n_tokens, const std::function<workbench::Status(const std::vector<workbench::TokenId>&)>& step,
-                        Row& r) -> workbench::Status {
-        r.test = test;
-        for (int rep = -1; rep < reps; ++rep) {
-            engine.reset();
-            auto tokens = random_tokens(n_tokens, info.n_vocab, rng);
-            const auto t0 = Clock::now();
-            WB_RETURN_IF_ERROR(step(tokens));
-            const double sec = std::chrono::duration<double>(Clock::now() - t0).count();
-            if (rep >= 0) r.samples_ts.push_back(n_tokens / sec);
+    // One warm-up, then `reps` timed runs from an empty cache (workbench/measure.h, shared with
+    // the GUI's Benchmark page).
+    auto run_test = [&](workbench::SpeedTestKind kind, int n_tokens, Row& r) -> workbench::Status {
+        auto test = workbench::measure_speed(engine, kind, n_tokens, reps, 1234, [&](int64_t, int64_t) {
             if (!json) std::cerr << "." << std::flush;
-        }
-        finish(r);
+        });
+        if (!test.ok()) return test.status();
+        r.test = test->test;
+        r.samples_ts = test->samples_tok_s;
+        r.avg_ts = test->avg_tok_s;
+        r.stddev_ts = test->stddev_tok_s;
         r.rss_bytes = workbench::process_resident_bytes();  // before the bandwidth probe allocates
         return {};
     };
@@ -132,18 +112,13 @@ int cmd_bench(int argc, char** argv) {
     if (n_prompt > 0) {
         Row r;
         r.n_prompt = n_prompt;
-        auto prefill = [&](const std::vector<workbench::TokenId>& tokens) { return engine.eval(tokens); };
-        if (auto s = run_test("pp" + std::to_string(n_prompt), n_prompt, prefill, r); !s.ok()) return runtime_error(s.message());
+        if (auto s = run_test(workbench::SpeedTestKind::prompt, n_prompt, r); !s.ok()) return runtime_error(s.message());
         rows.push_back(r);
     }
     if (n_gen > 0) {
         Row r;
         r.n_gen = n_gen;
-        auto decode = [&](const std::vector<workbench::TokenId>& tokens) -> workbench::Status {
-            for (auto t : tokens) WB_RETURN_IF_ERROR(engine.eval({t}));
-            return {};
-        };
-        if (auto s = run_test("tg" + std::to_string(n_gen), n_gen, decode, r); !s.ok()) return runtime_error(s.message());
+        if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r); !s.ok()) return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_gen + 1) / 2.0;
         r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <random>
 
 namespace workbench {
@@ -154,6 +155,43 @@ Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, 
     p.decode_step_ms_p50 = median(decode_steps);
     p.kv_bytes_peak = res.metrics.kv_bytes_peak;
     return p;
+}
+
+Result<SpeedTest> measure_speed(Engine& engine, SpeedTestKind kind, int32_t n_tokens, int32_t repetitions, uint32_t seed,
+                                const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+    const ModelInfo& info = engine.model_info();
+    if (n_tokens < 1 || repetitions < 1)
+        return error(StatusCode::invalid_argument, "a speed test needs at least one token and one repetition");
+    if (n_tokens + 1 > info.n_ctx)
+        return error(StatusCode::invalid_argument, "a speed test of " + std::to_string(n_tokens) + " tokens does not fit the " +
+                                                        std::to_string(info.n_ctx) + "-token context");
+    SpeedTest out;
+    const bool prompt = kind == SpeedTestKind::prompt;
+    out.test = (prompt ? "pp" : "tg") + std::to_string(n_tokens);
+    (prompt ? out.n_prompt : out.n_gen) = n_tokens;
+    std::mt19937 rng(seed);
+    std::vector<TokenId> tokens(static_cast<size_t>(n_tokens));
+    for (int32_t run = -1; run < repetitions; ++run) {  // run −1: the warm-up
+        if (cancel && cancel->load()) return error(StatusCode::cancelled, "speed test cancelled");
+        engine.reset();
+        for (auto& t : tokens) t = static_cast<TokenId>(rng() % static_cast<uint32_t>(info.n_vocab));
+        const auto t0 = std::chrono::steady_clock::now();
+        if (prompt) {
+            WB_RETURN_IF_ERROR(engine.eval(tokens));
+        } else {
+            for (TokenId t : tokens) WB_RETURN_IF_ERROR(engine.eval({t}));
+        }
+        const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (run >= 0) out.samples_tok_s.push_back(static_cast<double>(n_tokens) / sec);
+        if (progress) progress(run + 2, repetitions + 1);
+    }
+    double sum = 0;
+    for (double v : out.samples_tok_s) sum += v;
+    out.avg_tok_s = sum / static_cast<double>(out.samples_tok_s.size());
+    double var = 0;
+    for (double v : out.samples_tok_s) var += (v - out.avg_tok_s) * (v - out.avg_tok_s);
+    out.stddev_tok_s = out.samples_tok_s.size() > 1 ? std::sqrt(var / static_cast<double>(out.samples_tok_s.size() - 1)) : 0;
+    return out;
 }
 
 }  // namespace workbench

@@ -57,6 +57,22 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() == 2, uitest::kTimeoutMs);
         QVERIFY(page->saved()->item(0, 2)->text().contains("SmolLM2"));
         QVERIFY(!page->saved()->item(0, 1)->text().isEmpty());
+
+        // llama-bench's pp/tg tests: two rows with mean and spread, saved beside the sweep's.
+        page->repetitions()->setValue(2);
+        QSignalSpy speedDone(page, &BenchmarkPage::runFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("benchRunSpeed"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(speedDone.count() == 1, 2 * uitest::kTimeoutMs);
+        QVERIFY2(page->speedResults()->rowCount() == 2, qPrintable(page->statusText()));
+        QCOMPARE(page->speedResults()->item(0, 0)->text(), QStringLiteral("pp16"));
+        QCOMPARE(page->speedResults()->item(1, 0)->text(), QStringLiteral("tg4"));
+        QVERIFY(page->speedResults()->item(0, 1)->text().toDouble() > 0);
+        QVERIFY(page->speedResults()->item(1, 1)->text().toDouble() > 0);
+        QCOMPARE(page->savedCount(), 4);
+        QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() == 4, uitest::kTimeoutMs);
+        QStringList tests;
+        for (int r = 0; r < page->saved()->rowCount(); ++r) tests << page->saved()->item(r, 3)->text();
+        QVERIFY2(tests.contains("pp16") && tests.contains("tg4"), qPrintable(tests.join(", ")));
         delete m_window;
     }
 };

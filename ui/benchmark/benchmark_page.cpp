@@ -51,7 +51,8 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
 
-    auto* setup = new QGroupBox(tr("Batch sweep: B sequences prefill n_prompt tokens, then decode n_gen together"), this);
+    auto* setup = new QGroupBox(tr("pp/tg: one sequence, n_prompt tokens in one step and n_gen one at a time · "
+                                   "batch sweep: B sequences prefill n_prompt tokens, then decode n_gen together"), this);
     auto* row = new QHBoxLayout(setup);
     auto* form = new QFormLayout();
     m_config = new QLabel(setup);
@@ -70,10 +71,18 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     form->addRow(tr("Batch sizes"), m_batches);
     form->addRow(tr("n_prompt"), m_nPrompt);
     form->addRow(tr("n_gen"), m_nGen);
+    m_reps = new QSpinBox(setup);
+    m_reps->setObjectName(QStringLiteral("benchRepetitions"));
+    m_reps->setRange(1, 100);
+    m_reps->setValue(5);
+    m_reps->setToolTip(tr("pp/tg: timed runs after one warm-up (llama-bench's -r)"));
+    form->addRow(tr("Repetitions (pp/tg)"), m_reps);
     row->addLayout(form, 1);
     auto* buttons = new QVBoxLayout();
-    m_run = new QPushButton(tr("Run"), setup);
+    m_run = new QPushButton(tr("Run sweep"), setup);
     m_run->setObjectName(QStringLiteral("benchRun"));
+    m_runSpeed = new QPushButton(tr("Run pp/tg"), setup);
+    m_runSpeed->setObjectName(QStringLiteral("benchRunSpeed"));
     m_stop = new QPushButton(tr("Stop"), setup);
     m_stop->setObjectName(QStringLiteral("benchStop"));
     m_progress = new QProgressBar(setup);
@@ -82,7 +91,7 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     m_status = new QLabel(setup);
     m_status->setObjectName(QStringLiteral("benchStatus"));
     m_status->setWordWrap(true);
-    for (QWidget* w : {static_cast<QWidget*>(m_run), static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_progress),
+    for (QWidget* w : {static_cast<QWidget*>(m_runSpeed), static_cast<QWidget*>(m_run), static_cast<QWidget*>(m_stop), static_cast<QWidget*>(m_progress),
                        static_cast<QWidget*>(m_status)})
         buttons->addWidget(w);
     buttons->addStretch(1);
@@ -104,18 +113,21 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     m_results = makeTable(split, QStringLiteral("benchResults"),
                           {tr("batch"), tr("total tok/s"), tr("prompt tok/s"), tr("generated tok/s"), tr("TTFT ms"),
                            tr("TPOT ms"), tr("KV peak")});
+    m_speed = makeTable(split, QStringLiteral("benchSpeed"), {tr("test"), tr("tok/s"), tr("± stddev"), tr("threads")});
     auto* savedBox = new QGroupBox(tr("Saved benchmarks"), split);
     auto* savedCol = new QVBoxLayout(savedBox);
     m_saved = makeTable(savedBox, QStringLiteral("benchSaved"),
                         {tr("date"), tr("machine"), tr("configuration"), tr("test"), tr("batch"), tr("tok/s"), tr("threads")});
     savedCol->addWidget(m_saved);
     split->addWidget(charts);
+    split->addWidget(m_speed);
     split->addWidget(m_results);
     split->addWidget(savedBox);
-    split->setSizes({330, 160, 220});
+    split->setSizes({330, 90, 160, 220});
     layout->addWidget(split, 1);
 
     connect(m_run, &QPushButton::clicked, this, &BenchmarkPage::run);
+    connect(m_runSpeed, &QPushButton::clicked, this, &BenchmarkPage::runSpeed);
     connect(m_stop, &QPushButton::clicked, this, &BenchmarkPage::stop);
     connect(m_measure, &MeasureClient::progress, this, [this](const QString& step, double fraction) {
         m_progress->setValue(static_cast<int>(fraction * 100));
@@ -129,6 +141,7 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     connect(m_measure, &MeasureClient::finished, this, [this] {
         m_progress->setVisible(false);
         m_run->setEnabled(true);
+        m_runSpeed->setEnabled(true);
         m_runEnded = true;
         if (m_pendingSaves == 0) emit runFinished();
     });
@@ -163,20 +176,37 @@ QList<int> BenchmarkPage::parseBatches(const QString& text) {
     return out;
 }
 
-void BenchmarkPage::run() {
-    if (m_measure->isBusy()) return;
+bool BenchmarkPage::startRun() {
+    if (m_measure->isBusy()) return false;
     if (m_chat->config().model_path.empty()) {
-        setStatus(tr("Load a model first (the sweep runs the chat's model and configuration)."));
-        return;
+        setStatus(tr("Load a model first (benchmarks run the chat's model and configuration)."));
+        return false;
     }
+    m_runConfig = m_chat->config();
+    m_runConfig.on_load_progress = nullptr;
+    m_runInfo = {};
+    m_progress->setRange(0, 100);
+    m_progress->setValue(0);
+    m_progress->setVisible(true);
+    m_run->setEnabled(false);
+    m_runSpeed->setEnabled(false);
+    m_runEnded = false;
+    return true;
+}
+
+void BenchmarkPage::runSpeed() {
+    if (!startRun()) return;
+    m_speed->setRowCount(0);
+    m_measure->speed(m_runConfig, m_nPrompt->value(), m_nGen->value(), m_reps->value());
+}
+
+void BenchmarkPage::run() {
     const QList<int> batches = parseBatches(m_batches->text());
     if (batches.isEmpty()) {
         setStatus(tr("Batch sizes: positive numbers separated by commas, e.g. 1,2,4,8."));
         return;
     }
-    m_runConfig = m_chat->config();
-    m_runConfig.on_load_progress = nullptr;
-    m_runInfo = {};
+    if (!startRun()) return;
     m_results->setRowCount(0);
     m_throughput->clear();
     m_latency->clear();
@@ -184,17 +214,17 @@ void BenchmarkPage::run() {
     m_throughput->addLine(tr("generated tok/s"));
     m_ttftLine = m_latency->addLine(tr("TTFT"));
     m_tpotLine = m_latency->addLine(tr("TPOT"));
-    m_progress->setRange(0, 100);
-    m_progress->setValue(0);
-    m_progress->setVisible(true);
-    m_run->setEnabled(false);
-    m_runEnded = false;
     m_measure->benchmark(m_runConfig, batches, m_nPrompt->value(), m_nGen->value());
 }
 
 void BenchmarkPage::stop() { m_measure->stop(); }
 
 void BenchmarkPage::onPoint(const BenchPoint& p) {
+    if (!p.test.isEmpty()) {  // a pp/tg test
+        addRow(m_speed, {p.test, QString::number(p.totalTokS, 'f', 1), QString::number(p.stddevTokS, 'f', 1), QString::number(p.nThreads)});
+        save(p);
+        return;
+    }
     addRow(m_results, {QString::number(p.batch), QString::number(p.totalTokS, 'f', 1), QString::number(p.promptTokS, 'f', 1),
                        QString::number(p.genTokS, 'f', 1), QString::number(p.ttftMs, 'f', 1),
                        QString::number(p.tpotMs, 'f', 2), fmt::bytes(static_cast<double>(p.kvBytesPeak))});
@@ -221,7 +251,7 @@ void BenchmarkPage::save(const BenchPoint& p) {
     row.insert(QStringLiteral("attention"), QString::fromStdString(m_runInfo.attention));
     row.insert(QStringLiteral("kv_type"), QString::fromStdString(m_runInfo.kv_types));
     workbench::BenchmarkRecord record;
-    record.test_name = QStringLiteral("pp%1+tg%2").arg(p.nPrompt).arg(p.nGen).toStdString();
+    record.test_name = (p.test.isEmpty() ? QStringLiteral("pp%1+tg%2").arg(p.nPrompt).arg(p.nGen) : p.test).toStdString();
     record.n_prompt = p.nPrompt;
     record.n_gen = p.nGen;
     record.n_batch = p.batch;

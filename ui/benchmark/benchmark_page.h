@@ -1,7 +1,9 @@
-// The Benchmark page: the batch sweep of the chat's model and configuration. It loads an Engine
+// The Benchmark page: llama-bench's pp/tg tests and the batch sweep of the chat's model and
+// configuration. It loads an Engine
 // of its own (room for the largest batch, a context of n_prompt + n_gen + 16) on a MeasureClient
 // thread, measures each batch size in turn (measure_batch_throughput), and draws throughput and
-// latency against batch size. Every row is saved (save_benchmark, with the machine it ran on) and
+// latency against batch size; "Run pp/tg" runs pp<n_prompt> and tg<n_gen> at batch 1 with
+// repetitions (mean ± standard deviation, as `workbench-cli bench` prints). Every row is saved (save_benchmark, with the machine it ran on) and
 // the saved ones are listed with machine, configuration and date. GUI thread only.
 #pragma once
 
@@ -32,6 +34,8 @@ public:
     QSpinBox* promptTokens() const { return m_nPrompt; }
     QSpinBox* genTokens() const { return m_nGen; }
     QTableWidget* results() const { return m_results; }
+    QTableWidget* speedResults() const { return m_speed; }
+    QSpinBox* repetitions() const { return m_reps; }
     QTableWidget* saved() const { return m_saved; }
     OverlayChart* throughputChart() const { return m_throughput; }
     OverlayChart* latencyChart() const { return m_latency; }
@@ -44,6 +48,7 @@ public:
 
 public slots:
     void run();
+    void runSpeed();  // pp/tg tests
     void stop();
     void refreshSaved();
 
@@ -58,17 +63,19 @@ private:
     void onPoint(const BenchPoint& point);
     void save(const BenchPoint& point);
     void setStatus(const QString& text);
+    bool startRun();  // common checks and state for both kinds of run
 
     EngineClient* m_chat;
     StoreClient* m_store;
     MeasureClient* m_measure = nullptr;
     QLabel* m_config = nullptr;
     QLineEdit* m_batches = nullptr;
-    QSpinBox *m_nPrompt = nullptr, *m_nGen = nullptr;
-    QPushButton *m_run = nullptr, *m_stop = nullptr;
+    QSpinBox *m_nPrompt = nullptr, *m_nGen = nullptr, *m_reps = nullptr;
+    QPushButton *m_run = nullptr, *m_runSpeed = nullptr, *m_stop = nullptr;
     QProgressBar* m_progress = nullptr;
     QLabel* m_status = nullptr;
     QTableWidget* m_results = nullptr;
+    QTableWidget* m_speed = nullptr;
     QTableWidget* m_saved = nullptr;
     OverlayChart* m_throughput = nullptr;
     OverlayChart* m_latency = nullptr;

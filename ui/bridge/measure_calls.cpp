@@ -1,6 +1,7 @@
 // The measurements through workbench/measure.h, turned into the pages' value types and the JSON
 // rows the CLI prints. Where an engine lacks the header (an older checkout), the calls say so
 // instead and the pages show the message.
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -99,6 +100,46 @@ workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch,
     return p;
 }
 
+workbench::Result<BenchPoint> measureSpeed(workbench::Engine& engine, bool prompt, int nTokens, int repetitions,
+                                           const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
+    auto test = workbench::measure_speed(
+        engine, prompt ? workbench::SpeedTestKind::prompt : workbench::SpeedTestKind::generation, nTokens, repetitions, 1234,
+        [&progress](int64_t done, int64_t total) {
+            if (progress && total > 0) progress(static_cast<double>(done) / static_cast<double>(total));
+        },
+        cancel);
+    if (!test.ok()) return test.status();
+    const workbench::ModelInfo& info = engine.model_info();
+    BenchPoint p;
+    p.test = QString::fromStdString(test->test);
+    p.batch = 1;
+    p.nPrompt = test->n_prompt;
+    p.nGen = test->n_gen;
+    p.nThreads = info.n_threads;
+    p.totalTokS = test->avg_tok_s;
+    p.stddevTokS = test->stddev_tok_s;
+    (prompt ? p.promptTokS : p.genTokS) = test->avg_tok_s;
+    // The keys of `workbench-cli bench --json` (llama-bench's names).
+    QJsonObject j;
+    j.insert(QStringLiteral("test"), p.test);
+    j.insert(QStringLiteral("n_prompt"), p.nPrompt);
+    j.insert(QStringLiteral("n_gen"), p.nGen);
+    j.insert(QStringLiteral("n_threads"), info.n_threads);
+    j.insert(QStringLiteral("avg_ts"), test->avg_tok_s);
+    j.insert(QStringLiteral("stddev_ts"), test->stddev_tok_s);
+    QJsonArray samples;
+    for (double v : test->samples_tok_s) samples.append(v);
+    j.insert(QStringLiteral("samples_ts"), samples);
+    j.insert(QStringLiteral("model_size"), static_cast<qint64>(info.weight_bytes));
+    j.insert(QStringLiteral("model_n_params"), static_cast<qint64>(info.n_params));
+    j.insert(QStringLiteral("backend"), QStringLiteral("CPU"));
+    j.insert(QStringLiteral("build_commit"), QString::fromLatin1(workbench::engine_version()));
+    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
+    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
+    p.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    return p;
+}
+
 #else
 
 bool available() { return false; }
@@ -117,6 +158,11 @@ workbench::Result<QualityFigures> evaluateQuality(workbench::Engine&, workbench:
 }
 
 workbench::Result<BenchPoint> measureBatch(workbench::Engine&, int, int, int, uint64_t, const std::atomic<bool>*) {
+    return missing();
+}
+
+workbench::Result<BenchPoint> measureSpeed(workbench::Engine&, bool, int, int, const std::function<void(double)>&,
+                                           const std::atomic<bool>*) {
     return missing();
 }
 

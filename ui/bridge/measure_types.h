@@ -25,8 +25,11 @@ struct QualityFigures {
     QString json;                    // every figure, as saved with the evaluation
 };
 
-// One batch size of the throughput sweep.
+// One batch size of the throughput sweep, or (test non-empty) one llama-bench pp/tg test at
+// batch 1: then totalTokS is its mean over the repetitions and stddevTokS their spread.
 struct BenchPoint {
+    QString test;                    // "pp512", "tg128"; empty for a sweep point
+    double stddevTokS = 0;
     int batch = 0, nPrompt = 0, nGen = 0, nThreads = 0;
     double totalTokS = 0;            // (prompt + generated tokens) / s over the batch: the bench's avg_ts
     double promptTokS = 0, genTokS = 0;
@@ -50,5 +53,8 @@ workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, wor
 // One batch of `batch` random prompts of nPrompt tokens generating nGen tokens each.
 workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch, int nPrompt, int nGen, uint64_t seed,
                                            const std::atomic<bool>* cancel);
+// llama-bench's pp<n> (prompt) or tg<n> test: a warm-up, then `repetitions` timed runs.
+workbench::Result<BenchPoint> measureSpeed(workbench::Engine& engine, bool prompt, int nTokens, int repetitions,
+                                           const std::function<void(double)>& progress, const std::atomic<bool>* cancel);
 
 }  // namespace measure

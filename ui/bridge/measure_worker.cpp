@@ -103,6 +103,39 @@ void MeasureWorker::benchmark(const workbench::EngineConfig& requested, const QL
     emit finished();
 }
 
+void MeasureWorker::speed(const workbench::EngineConfig& requested, int nPrompt, int nGen, int repetitions,
+                          const CancelFlag& cancel) {
+    workbench::EngineConfig config = requested;
+    config.on_load_progress = nullptr;
+    config.n_seq_max = 1;
+    config.n_ctx = std::max(nPrompt, nGen + 1) + 16;
+    config.kv_budget_bytes = 0;
+    emit progress(tr("loading the model"), 0);
+    auto engine = workbench::Engine::load(config);
+    if (!engine.ok()) {
+        emit failed(-1, message(engine.status()));
+        emit finished();
+        return;
+    }
+    emit benchLoaded((*engine)->model_info());
+    const struct { bool prompt; int n; } tests[] = {{true, nPrompt}, {false, nGen}};
+    for (int i = 0; i < 2; ++i) {
+        if (tests[i].n <= 0) continue;
+        if (cancel && cancel->load()) break;
+        const QString name = QStringLiteral("%1%2").arg(tests[i].prompt ? QStringLiteral("pp") : QStringLiteral("tg")).arg(tests[i].n);
+        auto point = measure::measureSpeed(**engine, tests[i].prompt, tests[i].n, repetitions, [&](double f) {
+            emit progress(name, (i + f) / 2.0);
+        }, cancel.get());
+        if (!point.ok()) {
+            emit failed(-1, name + QStringLiteral(": ") + message(point.status()));
+            break;
+        }
+        emit benchPointReady(*point);
+    }
+    emit progress(tr("done"), 1);
+    emit finished();
+}
+
 MeasureClient::MeasureClient(QObject* parent) : QObject(parent) {
     registerEngineTypes();
     qRegisterMetaType<QualityFigures>();
@@ -115,6 +148,7 @@ MeasureClient::MeasureClient(QObject* parent) : QObject(parent) {
     connect(&m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(this, &MeasureClient::requestEvaluate, m_worker, &MeasureWorker::evaluate, Qt::QueuedConnection);
     connect(this, &MeasureClient::requestBenchmark, m_worker, &MeasureWorker::benchmark, Qt::QueuedConnection);
+    connect(this, &MeasureClient::requestSpeed, m_worker, &MeasureWorker::speed, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::progress, this, &MeasureClient::progress, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::qualityReady, this, &MeasureClient::qualityReady, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::benchLoaded, this, &MeasureClient::benchLoaded, Qt::QueuedConnection);
@@ -147,6 +181,13 @@ void MeasureClient::benchmark(const workbench::EngineConfig& config, const QList
     m_busy = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     emit requestBenchmark(config, batches, nPrompt, nGen, m_cancel);
+}
+
+void MeasureClient::speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions) {
+    if (m_busy) return;
+    m_busy = true;
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    emit requestSpeed(config, nPrompt, nGen, repetitions, m_cancel);
 }
 
 void MeasureClient::stop() {

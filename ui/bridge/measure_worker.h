@@ -1,4 +1,5 @@
 // MeasureWorker runs the Compare page's quality evaluation and the Benchmark page's batch sweep
+// and pp/tg tests
 // on its own QThread, with Engines of its own (loaded for the job, freed after it), so the chat's
 // engine stays as it is. One job at a time; progress and results go back as queued signals; the
 // job's cancel flag is checked between windows and batches. Never touches a widget. MeasureClient
@@ -21,6 +22,9 @@ public slots:
     // Loads `config` with room for the largest batch, then measures each batch size in turn.
     void benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen,
                    const CancelFlag& cancel);
+    // Loads `config` for one sequence, then runs pp<nPrompt> and tg<nGen> (a 0 skips one), each
+    // a warm-up and `repetitions` timed runs; each test's row arrives as a BenchPoint with `test` set.
+    void speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions, const CancelFlag& cancel);
 
 signals:
     void progress(const QString& step, double fraction);
@@ -40,6 +44,7 @@ public:
     bool isBusy() const { return m_busy; }
     void evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx, int maxWindows);
     void benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen);
+    void speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions);
     void stop();
 
 signals:
@@ -55,6 +60,7 @@ signals:
                          int maxWindows, const CancelFlag& cancel);
     void requestBenchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen,
                           const CancelFlag& cancel);
+    void requestSpeed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions, const CancelFlag& cancel);
 
 private:
     QThread m_thread;

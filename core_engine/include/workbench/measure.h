@@ -1,6 +1,6 @@
 // Measurements built on the engine API, shared by the CLI (eval, bench) and the GUI (Compare's
-// quality column, the Benchmark page): text quality against a baseline configuration, pp/tg
-// speed, and one point of the batch throughput curve. Each runs on the calling thread (the
+// quality column, the Benchmark page): text quality against a baseline configuration, one point
+// of the batch throughput curve, and llama-bench's pp/tg speed tests. Each runs on the calling thread (the
 // engine's owner), reports progress through a callback and stops early on `cancel`.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "workbench/engine.h"
@@ -56,5 +57,21 @@ struct ThroughputPoint {
 };
 Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen,
                                                  uint32_t seed = 1234, const std::atomic<bool>* cancel = nullptr);
+
+// llama-bench's pp and tg tests: one warm-up, then `repetitions` timed runs, each from an empty
+// cache with fresh random tokens — pp<N>: a prompt of N tokens in one step; tg<N>: N single-token
+// steps. Tokens/s per run, their mean and sample standard deviation.
+enum class SpeedTestKind { prompt, generation };
+struct SpeedTest {
+    std::string test;                   // "pp512", "tg128"
+    int32_t n_prompt = 0, n_gen = 0;    // as llama-bench reports them
+    std::vector<double> samples_tok_s;
+    double avg_tok_s = 0, stddev_tok_s = 0;
+};
+// progress(done, total) after each run (the warm-up counts). Errors: invalid_argument (no tokens
+// or repetitions, or more tokens than the context holds), cancelled, the engine's errors.
+Result<SpeedTest> measure_speed(Engine& engine, SpeedTestKind kind, int32_t n_tokens, int32_t repetitions,
+                                uint32_t seed = 1234, const ProgressCallback& progress = {},
+                                const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace workbench
