@@ -69,28 +69,35 @@ void MeasureWorker::evaluate(const QList<workbench::EngineConfig>& configs, cons
     emit finished();
 }
 
-void MeasureWorker::benchmark(const workbench::EngineConfig& requested, const QList<int>& batches, int nPrompt, int nGen,
-                              const CancelFlag& cancel) {
+std::unique_ptr<workbench::Engine> MeasureWorker::loadForBenchmark(const workbench::EngineConfig& requested, int nSeq, int nCtx,
+                                                                   const QString& step) {
     workbench::EngineConfig config = requested;
     config.on_load_progress = nullptr;
-    const int maxBatch = batches.isEmpty() ? 1 : *std::max_element(batches.begin(), batches.end());
-    // Room for every sequence of the largest batch, and a context just long enough for one.
-    config.n_seq_max = maxBatch;
-    config.n_ctx = nPrompt + nGen + 16;
+    config.n_seq_max = nSeq;
+    config.n_ctx = nCtx;
     config.kv_budget_bytes = 0;
-    emit progress(tr("loading the model for batch %1").arg(maxBatch), 0);
+    emit progress(step, 0);
     auto engine = workbench::Engine::load(config);
     if (!engine.ok()) {
         emit failed(-1, message(engine.status()));
         emit finished();
-        return;
+        return nullptr;
     }
     emit benchLoaded((*engine)->model_info());
+    return std::move(engine).value();
+}
+
+void MeasureWorker::benchmark(const workbench::EngineConfig& requested, const QList<int>& batches, int nPrompt, int nGen,
+                              const CancelFlag& cancel) {
+    const int maxBatch = batches.isEmpty() ? 1 : *std::max_element(batches.begin(), batches.end());
+    // Room for every sequence of the largest batch, and a context just long enough for one.
+    auto engine = loadForBenchmark(requested, maxBatch, nPrompt + nGen + 16, tr("loading the model for batch %1").arg(maxBatch));
+    if (!engine) return;
     const int n = static_cast<int>(batches.size());
     for (int i = 0; i < n; ++i) {
         if (cancel && cancel->load()) break;
         emit progress(tr("batch %1 (%2 of %3)").arg(batches[i]).arg(i + 1).arg(n), double(i) / n);
-        auto point = measure::measureBatch(**engine, batches[i], nPrompt, nGen, 1234, cancel.get());
+        auto point = measure::measureBatch(*engine, batches[i], nPrompt, nGen, 1234, cancel.get());
         if (!point.ok()) {
             emit failed(batches[i], message(point.status()));
             // Without the engine's measurements no batch would do better.
@@ -105,25 +112,14 @@ void MeasureWorker::benchmark(const workbench::EngineConfig& requested, const QL
 
 void MeasureWorker::speed(const workbench::EngineConfig& requested, int nPrompt, int nGen, int repetitions,
                           const CancelFlag& cancel) {
-    workbench::EngineConfig config = requested;
-    config.on_load_progress = nullptr;
-    config.n_seq_max = 1;
-    config.n_ctx = std::max(nPrompt, nGen + 1) + 16;
-    config.kv_budget_bytes = 0;
-    emit progress(tr("loading the model"), 0);
-    auto engine = workbench::Engine::load(config);
-    if (!engine.ok()) {
-        emit failed(-1, message(engine.status()));
-        emit finished();
-        return;
-    }
-    emit benchLoaded((*engine)->model_info());
+    auto engine = loadForBenchmark(requested, 1, std::max(nPrompt, nGen + 1) + 16, tr("loading the model"));
+    if (!engine) return;
     const struct { bool prompt; int n; } tests[] = {{true, nPrompt}, {false, nGen}};
     for (int i = 0; i < 2; ++i) {
         if (tests[i].n <= 0) continue;
         if (cancel && cancel->load()) break;
         const QString name = QStringLiteral("%1%2").arg(tests[i].prompt ? QStringLiteral("pp") : QStringLiteral("tg")).arg(tests[i].n);
-        auto point = measure::measureSpeed(**engine, tests[i].prompt, tests[i].n, repetitions, [&](double f) {
+        auto point = measure::measureSpeed(*engine, tests[i].prompt, tests[i].n, repetitions, [&](double f) {
             emit progress(name, (i + f) / 2.0);
         }, cancel.get());
         if (!point.ok()) {

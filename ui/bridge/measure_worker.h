@@ -8,6 +8,7 @@
 
 #include <QObject>
 #include <QThread>
+#include <memory>
 
 #include "ui/bridge/engine_types.h"
 #include "ui/bridge/measure_types.h"
@@ -33,6 +34,10 @@ signals:
     void benchPointReady(const BenchPoint& point);
     void failed(int index, const QString& message);  // index: the configuration or batch; -1: the whole job
     void finished();
+
+private:
+    // `config` loaded for nSeq sequences of nCtx tokens; on failure says so, ends the job, null.
+    std::unique_ptr<workbench::Engine> loadForBenchmark(const workbench::EngineConfig& config, int nSeq, int nCtx, const QString& step);
 };
 
 class MeasureClient : public QObject {
