@@ -324,22 +324,40 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         }
         // Each pass keeps (query-head, 8 lanes) accumulators for as many lane groups as the
         // registers allow, so a decode step reads each V row in one or two passes; per output
-        // lane the keys are added in list order, the common ones first.
-        for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
-            const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc), nqh = qh1 - qh0;
-            const int64_t nl = lane_groups(nqh, hd / 8);
-            const ValueFn common_fn = value_fn(nqh, nl), rest_fn = value_fn(1, nl);
-            for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
-                __m256 acc[kMaxAcc];
-                for (int64_t k = 0; k < nqh * nl; ++k) acc[k] = _mm256_setzero_ps();
-                common_fn(common.data(), n_common, &scores[qh0 * max_keys], max_keys, i0, acc);
-                for (int64_t qh = qh0; qh < qh1; ++qh) {
-                    const int64_t a = qh / group, g = qh % group;
-                    const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
-                    rest_fn(rest.data() + r0, static_cast<int64_t>(r1 - r0), &scores[qh * max_keys + n_common], max_keys, i0, acc + (qh - qh0) * nl);
-                    if (n_keys[a] > 0)
+        // lane the keys are added in list order, the common ones first. The common rows pass
+        // once for the whole tile; then each query continues its own heads' sums (reloaded from
+        // `out`, the same values) over its own rows, with as many lanes per pass as its heads
+        // leave room for — in a batched decode step every key is a query's own, and one head at
+        // a time would read each V row 8 times per head.
+        auto out_at = [&](int64_t a, int64_t g, int64_t i) { return out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i; };
+        if (n_common > 0)
+            for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
+                const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc), nqh = qh1 - qh0;
+                const int64_t nl = lane_groups(nqh, hd / 8);
+                const ValueFn common_fn = value_fn(nqh, nl);
+                for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
+                    __m256 acc[kMaxAcc];
+                    for (int64_t k = 0; k < nqh * nl; ++k) acc[k] = _mm256_setzero_ps();
+                    common_fn(common.data(), n_common, &scores[qh0 * max_keys], max_keys, i0, acc);
+                    for (int64_t qh = qh0; qh < qh1; ++qh)
+                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_at(qh / group, qh % group, i0 + 8 * c), acc[(qh - qh0) * nl + c]);
+                }
+            }
+        for (int64_t a = 0; a < nq; ++a) {
+            const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
+            if (n_keys[a] == 0 || r1 == r0) continue;
+            for (int64_t g0 = 0; g0 < group; g0 += kMaxAcc) {
+                const int64_t nh = std::min(group - g0, kMaxAcc);
+                const int64_t nl = lane_groups(nh, hd / 8);
+                const ValueFn rest_fn = value_fn(nh, nl);
+                for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
+                    __m256 acc[kMaxAcc];
+                    for (int64_t h = 0; h < nh; ++h)
                         for (int64_t c = 0; c < nl; ++c)
-                            _mm256_storeu_ps(out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i0 + 8 * c, acc[(qh - qh0) * nl + c]);
+                            acc[h * nl + c] = n_common > 0 ? _mm256_loadu_ps(out_at(a, g0 + h, i0 + 8 * c)) : _mm256_setzero_ps();
+                    rest_fn(rest.data() + r0, static_cast<int64_t>(r1 - r0), &scores[(a * group + g0) * max_keys + n_common], max_keys, i0, acc);
+                    for (int64_t h = 0; h < nh; ++h)
+                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_at(a, g0 + h, i0 + 8 * c), acc[h * nl + c]);
                 }
             }
         }
