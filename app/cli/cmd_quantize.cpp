@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "commands.h"
 #include "workbench/model_file.h"
 
@@ -29,16 +31,20 @@ int cmd_quantize(int argc, char** argv) {
     int rc;
     const std::string in = resolve_model_path(ctx.args, rc);
     if (rc >= 0) return rc;
-    int shown = -1;
+    // The bar redraws in place on a terminal; a log (stderr redirected) gets one line at the end.
+    const bool tty = isatty(STDERR_FILENO);
+    int shown = -1, last_total = 0;
     auto status = workbench::write_requantized_model(in, ctx.args.get("--output"), ctx.args.get("--type"), [&](int done, int total) {
+        last_total = total;
         const int pct = 100 * done / total;
-        if (pct == shown) return;
+        if (!tty || pct == shown) return;
         shown = pct;
         std::string bar(static_cast<size_t>(pct / 5), '#');
         bar.resize(20, '.');
         std::fprintf(stderr, "\rconverting [%s] %3d%% (%d/%d tensors)", bar.c_str(), pct, done, total);
     });
-    std::fprintf(stderr, "\n");
+    if (tty) std::fprintf(stderr, "\n");
+    else if (status.ok()) std::fprintf(stderr, "converted %d tensors\n", last_total);
     if (!status.ok()) return runtime_error(status.message());
     std::cerr << "wrote " << ctx.args.get("--output") << "\n";
     return 0;
