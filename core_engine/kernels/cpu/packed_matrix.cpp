@@ -24,41 +24,9 @@ using quant::k4_scale_min;
 
 namespace {
 
-// One GGUF block's quants in element order (4-bit: 0..15, q8_0: signed), its scale and offset.
-struct BlockValues {
-    int q[32];
-    uint16_t d = 0, m = 0;
-};
-
-BlockValues read_block(DType type, const uint8_t* row, int64_t b) {
-    BlockValues v;
-    if (type == DType::q8_0) {
-        const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
-        for (int j = 0; j < 32; ++j) v.q[j] = blk->qs[j];
-        v.d = blk->d;
-        return v;
-    }
-    const uint8_t* qs;
-    if (type == DType::q4_0) {
-        const auto* blk = reinterpret_cast<const BlockQ4_0*>(row) + b;
-        qs = blk->qs;
-        v.d = blk->d;
-    } else {
-        const auto* blk = reinterpret_cast<const BlockQ4_1*>(row) + b;
-        qs = blk->qs;
-        v.d = blk->d;
-        v.m = blk->m;
-    }
-    // GGUF: byte j holds elements j (low nibble) and j + 16 (high nibble).
-    for (int j = 0; j < 16; ++j) {
-        v.q[j] = qs[j] & 0x0F;
-        v.q[j + 16] = qs[j] >> 4;
-    }
-    return v;
-}
-
-// One 32-element block of a Q5/K row as a row group stores it: quants (Q5_0 centred), and the
-// scale and offset as fp16 bits (Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m).
+// One 32-element block of a quantized row in element order, as the packed layouts store it:
+// quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred), and the scale and offset as fp16 bits
+// (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m).
 struct GroupBlockSource {
     int q[32];
     uint16_t d16 = 0, m16 = 0;
@@ -76,7 +44,25 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
         }
         v.d16 = blk.d;
     };
-    if (type == DType::q5_0) {
+    if (type == DType::q8_0) {
+        const auto& blk = reinterpret_cast<const BlockQ8_0*>(row)[b];
+        for (int j = 0; j < 32; ++j) v.q[j] = blk.qs[j];
+        v.d16 = blk.d;
+    } else if (type == DType::q4_0 || type == DType::q4_1) {
+        const uint8_t* qs;
+        if (type == DType::q4_0) {
+            const auto& blk = reinterpret_cast<const BlockQ4_0*>(row)[b];
+            qs = blk.qs, v.d16 = blk.d;
+        } else {
+            const auto& blk = reinterpret_cast<const BlockQ4_1*>(row)[b];
+            qs = blk.qs, v.d16 = blk.d, v.m16 = blk.m;
+        }
+        // GGUF: byte j holds elements j (low nibble) and j + 16 (high nibble).
+        for (int j = 0; j < 16; ++j) {
+            v.q[j] = qs[j] & 0x0F;
+            v.q[j + 16] = qs[j] >> 4;
+        }
+    } else if (type == DType::q5_0) {
         five_bit(reinterpret_cast<const BlockQ5_0*>(row)[b], 16);
     } else if (type == DType::q5_1) {
         const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
@@ -273,13 +259,13 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         uint8_t* q = out.owned.get() + r * out.row_bytes;
         auto* scales = const_cast<uint16_t*>(out.scales(r));
         for (int64_t b = 0; b < out.n_blocks; ++b) {
-            const BlockValues v = read_block(w.type, w.row(r), b);
-            scales[b] = v.d;
+            const GroupBlockSource v = extract_block(w.type, w.row(r), b);
+            scales[b] = v.d16;
             if (w.type == DType::q8_0) {
                 for (int j = 0; j < 32; ++j) q[b * 32 + j] = static_cast<uint8_t>(v.q[j] + 128);
                 continue;
             }
-            if (w.type == DType::q4_1) scales[out.n_blocks + b] = v.m;
+            if (w.type == DType::q4_1) scales[out.n_blocks + b] = v.m16;
             uint8_t* pair = q + (b / 2) * 32;
             const int shift = b % 2 == 0 ? 0 : 4;
             for (int j = 0; j < 32; ++j) pair[j] = static_cast<uint8_t>(pair[j] | (v.q[j] << shift));
