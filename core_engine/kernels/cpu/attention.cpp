@@ -1,16 +1,20 @@
-// Attention over span lists, per (query token, KV head): the query heads that share a KV head (GQA) are handled
-// together, so each cached K and V row is converted from f16 once for all of them. Scores for one
-// query live in a row of length ≤ context (O(T) memory, never a T×T matrix); softmax subtracts
-// the max, exponentiates eight lanes at a time and sums in double; each result depends only on
-// its own inputs, whatever the batch.
+// Attention over span lists, FlashAttention-style, per (query tile, KV head): keys stream in
+// blocks of kKeyBlock by their index in the list; a block's scores are exponentiated against
+// the running max (online softmax), added into the output, and the output rescaled when the max
+// grows; a worker holds one block of scores and decoded rows (never a context-long row, never
+// T×T), and the cache is read once per tile. The query heads sharing a KV head (GQA) and up to
+// kQueryTile queries go together over the keys their lists share (in a causal prompt all but the
+// last few), so each loaded K/V row serves all of them. Block edges depend only on a key's index
+// in its own list, and per (query, head) every operation is the same whichever queries share the
+// tile: a result never depends on the batch.
 #include "kernels/cpu/attention.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/half_convert.h"
@@ -20,7 +24,9 @@
 namespace workbench {
 namespace {
 
-constexpr int kMaxGroup = 16;  // query heads per KV head handled together
+constexpr int64_t kQueryTile = 4;   // queries of one KV head sharing each loaded K/V row
+constexpr int64_t kMaxAcc = 12;     // (query, head) accumulators kept in registers
+constexpr int64_t kKeyBlock = 128;  // keys per online-softmax step
 
 inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -29,15 +35,8 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-}  // namespace
-
-namespace {
-
-constexpr int64_t kQueryTile = 4;   // queries of one KV head sharing each loaded K/V row
-constexpr int64_t kMaxAcc = 12;     // (query, head) accumulators kept in registers
-
 // One key's K and V rows, resolved: f16 and f32 rows are read in place, any other type is decoded
-// once into the tile's scratch and read as f32.
+// once into the block's scratch and read as f32.
 struct KeyRef {
     const void* k;
     const void* v;
@@ -53,21 +52,45 @@ inline float load1(const void* row, bool is_f16, int64_t i) {
     return is_f16 ? half_to_float(static_cast<const uint16_t*>(row)[i]) : static_cast<const float*>(row)[i];
 }
 
-// Appends the keys of spans [first, last) (the last one cut to [begin, end_cut)) to `refs`,
-// decoding non-f16 rows into `scratch` (reserved big enough by the caller).
-void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std::span<const KvStreamView> streams,
-             int64_t kvh, int64_t hd, std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
-    for (size_t si = 0; si < n_spans; ++si) {
-        const KvSpan& sp = list[si];
+// A position in a list of spans, moved forward key by key in list order.
+struct KeyCursor {
+    std::span<const KvSpan> list;
+    size_t span = 0;
+    int32_t entry = 0;  // the next key: an entry of list[span]
+
+    void start(std::span<const KvSpan> l) {
+        list = l;
+        span = 0;
+        entry = l.empty() ? 0 : l[0].begin;
+    }
+    void step(int32_t to) {  // to ≤ list[span].end
+        entry = to;
+        if (entry == list[span].end && ++span < list.size()) entry = list[span].begin;
+    }
+    void skip(int64_t n) {
+        while (n > 0 && span < list.size()) {
+            const int32_t to = static_cast<int32_t>(std::min<int64_t>(list[span].end, entry + n));
+            n -= to - entry;
+            step(to);
+        }
+    }
+};
+
+// Appends the cursor's next `n` keys to `refs` and moves past them; rows of types other than
+// f16/f32 are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
+void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd,
+                  std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
+    while (n > 0 && c.span < c.list.size()) {
+        const KvSpan& sp = c.list[c.span];
         const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
         const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
         const bool k32 = st.k.type == KvDType::f32, v32 = st.v.type == KvDType::f32;
-        const int32_t end = si + 1 == n_spans ? last_end : sp.end;
+        const int32_t end = static_cast<int32_t>(std::min<int64_t>(sp.end, c.entry + n));
         // Walk block by block: one table lookup and no division per key.
-        int64_t blk = sp.begin / st.block_tokens, slot = sp.begin % st.block_tokens;
+        int64_t blk = c.entry / st.block_tokens, slot = c.entry % st.block_tokens;
         const uint8_t* kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.row_bytes;
         const uint8_t* vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.row_bytes;
-        for (int64_t j = sp.begin; j < end; ++j, ++slot) {
+        for (int64_t j = c.entry; j < end; ++j, ++slot) {
             if (slot == st.block_tokens) {
                 slot = 0;
                 ++blk;
@@ -89,9 +112,29 @@ void resolve(std::span<const KvSpan> list, size_t n_spans, int32_t last_end, std
             }
             refs.push_back(r);
         }
+        n -= end - c.entry;
+        c.step(end);
     }
 }
 
+// How many keys, from the first, every list of the tile reads in the same order.
+int64_t common_prefix(const std::span<const KvSpan>* lists, int64_t nq) {
+    int64_t n = 0;
+    for (size_t si = 0; si < lists[0].size(); ++si) {
+        const KvSpan& s0 = lists[0][si];
+        int32_t end = s0.end;
+        for (int64_t a = 1; a < nq; ++a) {
+            if (si >= lists[a].size()) return n;
+            const KvSpan& sa = lists[a][si];
+            if (sa.stream != s0.stream || sa.begin != s0.begin) return n;
+            end = std::min(end, sa.end);
+        }
+        n += end - s0.begin;
+        for (int64_t a = 0; a < nq; ++a)
+            if (lists[a][si].end != end) return n;  // one list goes on past `end`: the rest differs
+    }
+    return n;
+}
 
 // Scores of NQ (query, head) rows against each key, one FMA chain per pair. NQ is a template
 // argument so the chains live in registers (a runtime count spills them to the stack).
@@ -174,10 +217,30 @@ ValueFn value_fn(int64_t nqh, int64_t nl) {
     }
 }
 
-int64_t decoded_rows_bound(std::span<const KvSpan> list) {
-    int64_t n = 0;
-    for (const KvSpan& sp : list) n += sp.end - sp.begin;
-    return 2 * n;
+// Exponentiates a block's scores against the new running max in place and returns their sum,
+// taken in double. The weights stay f32: llama.cpp's non-flash path rounds its normalized weights
+// to f16, but these are not normalized yet, and rounding them moved our logits away from its
+// (tests/core_engine/model/test_model_oracle.cpp: mean per-position max 0.393 unrounded, 0.400 rounded).
+double exponentiate(float* sc, int64_t n, float mx) {
+    const __m256 m8 = _mm256_set1_ps(mx);
+    __m256d sum = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), m8));
+        sum = _mm256_add_pd(sum, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+        _mm256_storeu_ps(sc + j, e);
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, sum);
+    double total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    if (j < n) {
+        alignas(32) float tail[8];
+        std::fill(tail, tail + 8, mx);
+        std::copy(sc + j, sc + n, tail);
+        _mm256_store_ps(tail, exp8(_mm256_sub_ps(_mm256_load_ps(tail), m8)));
+        for (int64_t i = 0; i < n - j; ++i) total += (sc[j + i] = tail[i]);
+    }
+    return total;
 }
 
 }  // namespace
@@ -194,172 +257,122 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     pool.run(n_tiles * s.n_head_kv, [&](int64_t item) {
         const int64_t t0 = (item / s.n_head_kv) * tile, kvh = item % s.n_head_kv;
         const int64_t nq = std::min(tile, n_tokens - t0);
+        const int64_t n_qh = nq * group;  // (query, head) rows: index a · group + g
         std::span<const KvSpan> lists[kQueryTile];
         int64_t n_keys[kQueryTile];
+        int64_t max_keys = 0;
         for (int64_t a = 0; a < nq; ++a) {
             lists[a] = plan.list(plan.per_kv_head ? (t0 + a) * s.n_head_kv + kvh : t0 + a);
             n_keys[a] = 0;
             for (const KvSpan& sp : lists[a]) n_keys[a] += sp.end - sp.begin;
+            max_keys = std::max(max_keys, n_keys[a]);
         }
-        // The keys every query of the tile reads first, in the same order: whole equal spans,
-        // then the shortest tail of the first span that differs only in its end.
-        size_t n_common_spans = 0;
-        int32_t common_last_end = 0;
-        int64_t n_common = 0;
-        for (;; ++n_common_spans) {
-            if (n_common_spans >= lists[0].size()) break;
-            const KvSpan& s0 = lists[0][n_common_spans];
-            int32_t end = s0.end;
-            bool same = true;
-            for (int64_t a = 1; a < nq && same; ++a) {
-                if (n_common_spans >= lists[a].size()) { same = false; break; }
-                const KvSpan& sa = lists[a][n_common_spans];
-                if (sa.stream != s0.stream || sa.begin != s0.begin) same = false;
-                else end = std::min(end, sa.end);
-            }
-            if (!same) break;
-            n_common += end - s0.begin;
-            common_last_end = end;
-            bool whole = true;
-            for (int64_t a = 0; a < nq; ++a) whole = whole && lists[a][n_common_spans].end == end;
-            if (!whole) { ++n_common_spans; break; }
-        }
-        if (n_common_spans > 0 && common_last_end == 0) common_last_end = lists[0][n_common_spans - 1].end;
+        const int64_t n_common = common_prefix(lists, nq);
+        auto out_row = [&](int64_t qh) { return out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd; };
+        for (int64_t qh = 0; qh < n_qh; ++qh) std::fill(out_row(qh), out_row(qh) + hd, 0.0f);
 
-        thread_local std::vector<KeyRef> common, rest;
-        thread_local std::vector<float> scratch, scores, qr;
-        int64_t bound = 0;
-        for (int64_t a = 0; a < nq; ++a) bound += decoded_rows_bound(lists[a]);
-        if (static_cast<int64_t>(scratch.size()) < bound * hd) scratch.resize(static_cast<size_t>(bound * hd));
-        size_t used = 0;
-        common.clear();
-        resolve(lists[0], n_common_spans, common_last_end, streams, kvh, hd, common, scratch, used);
-
-        int64_t max_keys = 1;
-        for (int64_t a = 0; a < nq; ++a) max_keys = std::max(max_keys, n_keys[a]);
-        const int64_t n_qh = nq * group;  // (query, head) pairs: index a * group + g
-        scores.resize(static_cast<size_t>(n_qh * max_keys));
+        thread_local std::vector<KeyRef> common, own[kQueryTile];
+        thread_local std::vector<float> scratch, scores, qr, row_max, alpha;
+        thread_local std::vector<double> row_sum;
+        scratch.resize(static_cast<size_t>(2 * kKeyBlock * (nq + 1) * hd));
+        scores.resize(static_cast<size_t>(n_qh * kKeyBlock));
         qr.resize(static_cast<size_t>(n_qh * hd));
-        // Q and the softmax weights are rounded to f16, as llama.cpp's CPU path does when it
-        // multiplies them with the f16 cache; matching it keeps our logits within its noise.
+        row_max.assign(static_cast<size_t>(n_qh), -INFINITY);
+        alpha.resize(static_cast<size_t>(n_qh));
+        row_sum.assign(static_cast<size_t>(n_qh), 0.0);
+        // Q is rounded to f16, as llama.cpp's CPU path does when it multiplies it with the f16
+        // cache; matching it keeps our logits within its noise.
         for (int64_t a = 0; a < nq; ++a)
             for (int64_t g = 0; g < group; ++g)
                 for (int64_t i = 0; i < hd; ++i)
                     qr[(a * group + g) * hd + i] = half_to_float(float_to_half(q[((t0 + a) * s.n_head + kvh * group + g) * hd + i]));
 
-        // Scores. Each is one FMA chain over the head's dimensions, 8 lanes wide, then the same
-        // horizontal sum: the order of these additions shows in the logits (see
-        // tests/core_engine/model/test_model_oracle.cpp).
-        auto score_keys = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t qh0, int64_t qh1) {
-            for (int64_t j = 0; j < n && !simd; ++j) {
-                const KeyRef& r = keys[j];
-                {
-                    for (int64_t qh = qh0; qh < qh1; ++qh) {
+        // Scores of rows [r0, r1) against n keys, into columns col0.. of their score rows. Each is
+        // one FMA chain over the head's dimensions, 8 lanes wide, then the same horizontal sum:
+        // the order of these additions shows in the logits (tests/core_engine/model/test_model_oracle.cpp).
+        auto score = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
+            for (int64_t g0 = r0; g0 < r1; g0 += kMaxAcc) {
+                const int64_t g1 = std::min(r1, g0 + kMaxAcc);
+                if (simd) {
+                    kScoreRows[static_cast<size_t>(g1 - g0 - 1)](keys, n, &qr[g0 * hd], hd, &scores[g0 * kKeyBlock + col0], kKeyBlock, scale);
+                    continue;
+                }
+                for (int64_t j = 0; j < n; ++j)
+                    for (int64_t qh = g0; qh < g1; ++qh) {
                         float dot = 0;
-                        for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(r.k, r.k16, i);
-                        scores[qh * max_keys + col0 + j] = dot * scale + r.bias;
+                        for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(keys[j].k, keys[j].k16, i);
+                        scores[qh * kKeyBlock + col0 + j] = dot * scale + keys[j].bias;
                     }
-                }
             }
-            if (simd) kScoreRows[static_cast<size_t>(qh1 - qh0 - 1)](keys, n, &qr[qh0 * hd], hd, &scores[qh0 * max_keys + col0], max_keys, scale);
         };
-        for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) score_keys(common.data(), n_common, 0, qh0, std::min(n_qh, qh0 + kMaxAcc));
-        // Each query's own keys after the common ones.
-        std::pair<size_t, size_t> rest_range[kQueryTile];  // per query: its own keys in `rest` (no allocation per item)
-        rest.clear();
-        for (int64_t a = 0; a < nq; ++a) {
-            const size_t r0 = rest.size();
-            // The remainder of the list: the cut span's tail, then the spans after it.
-            std::span<const KvSpan> list = lists[a];
-            size_t si = n_common_spans;
-            if (si > 0 && list[si - 1].end > common_last_end) {
-                KvSpan tail = list[si - 1];
-                tail.begin = common_last_end;
-                resolve(std::span(&tail, 1), 1, tail.end, streams, kvh, hd, rest, scratch, used);
-            }
-            if (si < list.size()) resolve(list.subspan(si), list.size() - si, list.back().end, streams, kvh, hd, rest, scratch, used);
-            rest_range[static_cast<size_t>(a)] = {r0, rest.size()};
-            score_keys(rest.data() + r0, static_cast<int64_t>(rest.size() - r0), n_common, a * group, (a + 1) * group);
-        }
-
-        for (int64_t a = 0; a < nq; ++a) {
-            const int64_t nk = n_keys[a];
-            for (int64_t g = 0; g < group; ++g) {
-                float* sc = &scores[(a * group + g) * max_keys];
-                if (nk == 0) continue;
-                const float mx = *std::max_element(sc, sc + nk);
-                double sum = 0;
-                int64_t j = 0;
-                for (; j + 8 <= nk; j += 8) {
-                    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), _mm256_set1_ps(mx)));
-                    _mm256_storeu_ps(sc + j, e);
-                    alignas(32) float lanes[8];
-                    _mm256_store_ps(lanes, e);
-                    for (float v : lanes) sum += v;
+        // Adds Σ p·V over n keys (score columns col0..) to rows [r0, r1) of the output, first
+        // scaling what they hold by their alpha when `rescale`. Per output lane the keys are
+        // added in list order; splitting a block between calls changes nothing (the sums pass
+        // through `out` exactly).
+        auto add_values = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1, bool rescale) {
+            if (!simd) {
+                for (int64_t qh = r0; qh < r1; ++qh) {
+                    float* o = out_row(qh);
+                    const float* p = &scores[qh * kKeyBlock + col0];
+                    if (rescale)
+                        for (int64_t i = 0; i < hd; ++i) o[i] *= alpha[qh];
+                    for (int64_t j = 0; j < n; ++j)
+                        for (int64_t i = 0; i < hd; ++i) o[i] += p[j] * load1(keys[j].v, keys[j].v16, i);
                 }
-                for (; j < nk; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
-                const float inv = static_cast<float>(1.0 / sum);
-                for (j = 0; j < nk; ++j) sc[j] = half_to_float(float_to_half(sc[j] * inv));
+                return;
             }
-        }
-
-        // Values: per 8 output lanes, the tile's accumulators stay in registers while the common
-        // rows stream past, then each query adds its own rows — per output the same key order.
-        for (int64_t a = 0; a < nq; ++a)
-            if (n_keys[a] == 0) std::fill(out + (t0 + a) * s.n_head * hd + kvh * group * hd, out + (t0 + a) * s.n_head * hd + (kvh + 1) * group * hd, 0.0f);
-        if (!simd) {
-            for (int64_t a = 0; a < nq; ++a) {
-                if (n_keys[a] == 0) continue;
-                for (int64_t g = 0; g < group; ++g) {
-                    float* og = out + ((t0 + a) * s.n_head + kvh * group + g) * hd;
-                    const float* p = &scores[(a * group + g) * max_keys];
-                    std::fill(og, og + hd, 0.0f);
-                    for (int64_t j = 0; j < n_keys[a]; ++j) {
-                        const KeyRef& r = j < n_common ? common[static_cast<size_t>(j)] : rest[rest_range[static_cast<size_t>(a)].first + static_cast<size_t>(j - n_common)];
-                        for (int64_t i = 0; i < hd; ++i) og[i] += p[j] * load1(r.v, r.v16, i);
-                    }
-                }
-            }
-            return;
-        }
-        // Each pass keeps (query-head, 8 lanes) accumulators for as many lane groups as the
-        // registers allow, so a decode step reads each V row in one or two passes; per output
-        // lane the keys are added in list order, the common ones first. The common rows pass
-        // once for the whole tile; then each query continues its own heads' sums (reloaded from
-        // `out`, the same values) over its own rows, with as many lanes per pass as its heads
-        // leave room for — in a batched decode step every key is a query's own, and one head at
-        // a time would read each V row 8 times per head.
-        auto out_at = [&](int64_t a, int64_t g, int64_t i) { return out + ((t0 + a) * s.n_head + kvh * group + g) * hd + i; };
-        if (n_common > 0)
-            for (int64_t qh0 = 0; qh0 < n_qh; qh0 += kMaxAcc) {
-                const int64_t qh1 = std::min(n_qh, qh0 + kMaxAcc), nqh = qh1 - qh0;
+            for (int64_t g0 = r0; g0 < r1; g0 += kMaxAcc) {
+                const int64_t g1 = std::min(r1, g0 + kMaxAcc), nqh = g1 - g0;
                 const int64_t nl = lane_groups(nqh, hd / 8);
-                const ValueFn common_fn = value_fn(nqh, nl);
+                const ValueFn fn = value_fn(nqh, nl);
                 for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
                     __m256 acc[kMaxAcc];
-                    for (int64_t k = 0; k < nqh * nl; ++k) acc[k] = _mm256_setzero_ps();
-                    common_fn(common.data(), n_common, &scores[qh0 * max_keys], max_keys, i0, acc);
-                    for (int64_t qh = qh0; qh < qh1; ++qh)
-                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_at(qh / group, qh % group, i0 + 8 * c), acc[(qh - qh0) * nl + c]);
+                    for (int64_t k = 0; k < nqh; ++k) {
+                        const __m256 f = _mm256_set1_ps(rescale ? alpha[g0 + k] : 1.0f);
+                        for (int64_t c = 0; c < nl; ++c) acc[k * nl + c] = _mm256_mul_ps(_mm256_loadu_ps(out_row(g0 + k) + i0 + 8 * c), f);
+                    }
+                    fn(keys, n, &scores[g0 * kKeyBlock + col0], kKeyBlock, i0, acc);
+                    for (int64_t k = 0; k < nqh; ++k)
+                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_row(g0 + k) + i0 + 8 * c, acc[k * nl + c]);
                 }
             }
-        for (int64_t a = 0; a < nq; ++a) {
-            const auto [r0, r1] = rest_range[static_cast<size_t>(a)];
-            if (n_keys[a] == 0 || r1 == r0) continue;
-            for (int64_t g0 = 0; g0 < group; g0 += kMaxAcc) {
-                const int64_t nh = std::min(group - g0, kMaxAcc);
-                const int64_t nl = lane_groups(nh, hd / 8);
-                const ValueFn rest_fn = value_fn(nh, nl);
-                for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
-                    __m256 acc[kMaxAcc];
-                    for (int64_t h = 0; h < nh; ++h)
-                        for (int64_t c = 0; c < nl; ++c)
-                            acc[h * nl + c] = n_common > 0 ? _mm256_loadu_ps(out_at(a, g0 + h, i0 + 8 * c)) : _mm256_setzero_ps();
-                    rest_fn(rest.data() + r0, static_cast<int64_t>(r1 - r0), &scores[(a * group + g0) * max_keys + n_common], max_keys, i0, acc);
-                    for (int64_t h = 0; h < nh; ++h)
-                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_at(a, g0 + h, i0 + 8 * c), acc[h * nl + c]);
-                }
+        };
+
+        KeyCursor common_keys, own_keys[kQueryTile];
+        common_keys.start(lists[0]);
+        for (int64_t a = 0; a < nq; ++a) own_keys[a].start(lists[a]);
+        for (int64_t j0 = 0; j0 < max_keys; j0 += kKeyBlock) {
+            const int64_t j1 = std::min(j0 + kKeyBlock, max_keys);
+            // The block's shared keys [j0, jc) once for the tile, then each query's own [jc, its end).
+            const int64_t jc = std::clamp(n_common, j0, j1);
+            size_t used = 0;
+            common.clear();
+            resolve_next(common_keys, jc - j0, streams, kvh, hd, common, scratch, used);
+            score(common.data(), jc - j0, 0, 0, n_qh);
+            for (int64_t a = 0; a < nq; ++a) {
+                own[a].clear();
+                own_keys[a].skip(jc - j0);
+                resolve_next(own_keys[a], std::min(j1, n_keys[a]) - jc, streams, kvh, hd, own[a], scratch, used);
+                score(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group);
             }
+            for (int64_t qh = 0; qh < n_qh; ++qh) {
+                const int64_t nb = std::min(j1, n_keys[qh / group]) - j0;
+                if (nb <= 0) continue;
+                float* sc = &scores[qh * kKeyBlock];
+                const float mx = std::max(row_max[qh], *std::max_element(sc, sc + nb));
+                alpha[qh] = row_max[qh] == -INFINITY ? 0.0f : std::exp(row_max[qh] - mx);
+                row_sum[qh] = row_sum[qh] * alpha[qh] + exponentiate(sc, nb, mx);
+                row_max[qh] = mx;
+            }
+            if (jc > j0) add_values(common.data(), jc - j0, 0, 0, n_qh, true);
+            for (int64_t a = 0; a < nq; ++a)
+                if (!own[a].empty()) add_values(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group, jc == j0);
+        }
+        for (int64_t qh = 0; qh < n_qh; ++qh) {
+            if (row_sum[qh] == 0) continue;  // an empty list: zeros
+            const float inv = static_cast<float>(1.0 / row_sum[qh]);
+            float* o = out_row(qh);
+            for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
         }
     });
 }
