@@ -2,10 +2,12 @@
 // bounded; every op works on the whole chunk so weights are read once per chunk, not per token.
 #include "model/llama_model.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/dot_f32.h"
@@ -150,7 +152,7 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
     return Status::ok_status();
 }
 
-void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
+void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool) {
     const LayerWeights& l = w_.layers[il];
     const PackedLayer& pl = packed_[il];
     const RopeParams rp = rope_params();
@@ -158,19 +160,26 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
     const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     const bool own_kv = kv.layer_computes_kv(il);
     {
+        // Biases and RoPE are applied to each chunk of Q/K/V rows by the thread that computed it.
         const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
         float* ys[3] = {q_.data(), k_.data(), v_.data()};
-        matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_);
+        const WeightTensor* biases[3] = {&l.bq, &l.bk, &l.bv};
+        MatmulFusion fusion;
+        fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+        fusion.row_align = rope_feature_align(rp, hp_.head_dim);
+        fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
+            const int64_t width = ws[m]->n_out;
+            if (biases[m]->present()) {
+                const float* b = f32(*biases[m]);
+                for (int64_t t = 0; t < n; ++t)
+                    for (int64_t r = r0; r < r1; ++r) ys[m][t * width + r] += b[r];
+            }
+            if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles_);
+        };
+        matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_, fusion);
     }
-    add_bias(q_.data(), l.bq, n);
-    rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
     const auto t_attention = std::chrono::steady_clock::now();
-    if (own_kv) {
-        add_bias(k_.data(), l.bk, n);
-        add_bias(v_.data(), l.bv, n);
-        rope(k_.data(), pos.data(), n, hp_.n_head_kv, hp_.head_dim, rp);
-        kv.write(il, k_.data(), v_.data(), pool);
-    }
+    if (own_kv) kv.write(il, k_.data(), v_.data(), pool);
     if (kv.rotates_keys())
         for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
     const AttendPlan& plan = kv.plan(il, q_.data());
@@ -204,7 +213,7 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
     }
     add_bias(q_.data(), l.bq, n);
     const RopeParams rp = rope_params();
-    rope(q_.data(), pos.data(), n, hp_.n_head, hp_.head_dim, rp);
+    rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_);
     for (int64_t t = 0; t < n; ++t) {
         std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
         std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
@@ -287,6 +296,7 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
     attention_s_ = attention_ops_ = 0;
     ensure_scratch(n);
     const std::span<const int32_t> pos = kv.positions();
+    rope_angles(pos.data(), n, rope_params(), angles_);
     for (int64_t t = 0; t < n; ++t) {
         // A tied table lives only in its repacked form; an untied one is read from the file.
         if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
@@ -300,34 +310,45 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         if (n < 8) fn(0, n);
         else pool.parallel_for(n, fn);
     };
-    auto add_residual_then_norm = [&](bool add, const WeightTensor* norm) {
+    // When the matrices reading the norm's output take 8-bit activations, each row is quantized
+    // right after it is normalized (xn_q_), while it is in cache, instead of by the matmul.
+    auto add_residual_then_norm = [&](bool add, const WeightTensor* norm, std::initializer_list<const PackedMatrix*> readers) {
+        const bool quantize = norm && std::any_of(readers.begin(), readers.end(), [](const PackedMatrix* w) { return is_quantized_layout(w->layout); });
+        xn_q_.n_tokens = 0;  // not valid until written below
+        if (quantize) resize_activations(xn_q_, n, n_embd);
         token_rows([&](int64_t b, int64_t e) {
             if (add)
                 for (int64_t i = b * n_embd; i < e * n_embd; ++i) x_[i] += proj_[i];
-            if (norm) rms_norm(x_.data() + b * n_embd, f32(*norm), xn_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
+            if (!norm) return;
+            for (int64_t r = b; r < e; ++r) {
+                rms_norm(x_.data() + r * n_embd, f32(*norm), xn_.data() + r * n_embd, 1, n_embd, hp_.rms_eps);
+                if (quantize) quantize_activations(xn_.data(), r, r + 1, xn_q_);
+            }
         });
     };
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
         const PackedLayer& pl = packed_[il];
-        add_residual_then_norm(il > 0, &l.attn_norm);  // the previous layer's MLP output joins here
+        add_residual_then_norm(il > 0, &l.attn_norm, {&pl.wq, &pl.wk, &pl.wv});  // the previous layer's MLP output joins here
         if (capture_) (*capture_)[static_cast<size_t>(il)].insert((*capture_)[static_cast<size_t>(il)].end(), xn_.data(), xn_.data() + n * n_embd);
         if (kv.spec().kind == AttentionKind::latent) {
             latent_attention(il, n, kv, pos, pool);
         } else {
-            standard_attention(il, n, kv, pos, pool);
+            standard_attention(il, n, kv, pool);
         }
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
-        add_residual_then_norm(true, &l.ffn_norm);
+        add_residual_then_norm(true, &l.ffn_norm, {&pl.ffn_gate, &pl.ffn_up});
         {
             const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
             float* ys[2] = {gate_.data(), up_.data()};
-            matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+            MatmulFusion fusion;
+            fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+            matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_, fusion);
         }
         token_rows([&](int64_t b, int64_t e) { swiglu(gate_.data() + b * n_ff, up_.data() + b * n_ff, gate_.data() + b * n_ff, (e - b) * n_ff); });
         matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
     }
-    add_residual_then_norm(hp_.n_layer > 0, nullptr);
+    add_residual_then_norm(hp_.n_layer > 0, nullptr, {});
     if (logits && !logit_rows.empty()) output_head(logit_rows, logits, pool);
     record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
 }

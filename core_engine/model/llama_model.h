@@ -82,7 +82,7 @@ private:
     void ensure_scratch(int64_t n_tokens);
     void output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
-    void standard_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
+    void standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool);
     void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
@@ -98,6 +98,8 @@ private:
     // Activations for one chunk of tokens.
     std::vector<float> x_;      // [n, n_embd] residual stream
     std::vector<float> xn_;     // [n, n_embd] normed
+    QuantizedActivations xn_q_; // xn_ as 8-bit blocks, written by the norm for quantized weights (valid when its n_tokens is the step's)
+    RopeAngles angles_;         // the step's RoPE angles, shared by every layer
     std::vector<float> q_;      // [n, n_embd_q]
     std::vector<float> k_;      // [n, n_embd_kv]
     std::vector<float> v_;      // [n, n_embd_kv]

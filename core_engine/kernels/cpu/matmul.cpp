@@ -3,6 +3,7 @@
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
+#include <numeric>
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
@@ -16,10 +17,12 @@ namespace {
 // Rows per chunk, in multiples of 16 rows: about four chunks per thread for a decode step (each
 // chunk claimed costs an atomic), sixteen for a prompt, where a chunk is long and the last one a
 // thread takes decides how long the others wait at the barrier.
-int64_t rows_per_chunk(int64_t total_rows, int n_threads, int64_t n_tokens) {
+// `align` (a multiple the caller's epilogue needs) widens the unit.
+int64_t rows_per_chunk(int64_t total_rows, int n_threads, int64_t n_tokens, int64_t align) {
     if (n_threads <= 1) return total_rows;
+    const int64_t unit = std::lcm<int64_t>(16, std::max<int64_t>(1, align));
     const int64_t rows = total_rows / (static_cast<int64_t>(n_threads) * (n_tokens >= 16 ? 16 : 4));
-    return std::max<int64_t>(16, (rows + 15) / 16 * 16);
+    return std::max<int64_t>(unit, (rows + unit - 1) / unit * unit);
 }
 
 void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y) {
@@ -36,7 +39,7 @@ void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, i
 const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-vnni" : "avx2"; }
 
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
-                         ThreadPool& pool, MatmulScratch& scratch) {
+                         ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion) {
     const int64_t n_in = ws[0]->n_in;
     bool any_quantized = false;
     int64_t total_rows = 0;
@@ -44,15 +47,16 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
         any_quantized = any_quantized || is_quantized_layout(w->layout);
         total_rows += w->n_out;
     }
-    QuantizedActivations& act = scratch.activations;
-    if (any_quantized) {
-        resize_activations(act, n_tokens, n_in);
-        if (n_tokens == 1) quantize_activations(x, 0, 1, act);
-        else pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) { quantize_activations(x, t0, t1, act); });
+    const QuantizedActivations& act = fusion.quantized_input ? *fusion.quantized_input : scratch.activations;
+    if (any_quantized && !fusion.quantized_input) {
+        QuantizedActivations& own = scratch.activations;
+        resize_activations(own, n_tokens, n_in);
+        if (n_tokens == 1) quantize_activations(x, 0, 1, own);
+        else pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) { quantize_activations(x, t0, t1, own); });
     }
     std::vector<MatmulChunk>& chunks = scratch.chunks;
     chunks.clear();
-    const int64_t per = rows_per_chunk(total_rows, pool.n_threads(), n_tokens);
+    const int64_t per = rows_per_chunk(total_rows, pool.n_threads(), n_tokens, fusion.row_align);
     for (int m = 0; m < static_cast<int>(ws.size()); ++m)
         for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
 
@@ -78,6 +82,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
         } else {
             run_generic_rows(w, x, n_tokens, ch.r0, ch.r1, y);
         }
+        if (fusion.epilogue) fusion.epilogue(ch.matrix, ch.r0, ch.r1);
     });
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -27,10 +28,20 @@ struct MatmulScratch {
 
 void matmul(const PackedMatrix& w, const float* x, float* y, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch);
 
+// What a caller fuses into a matmul instead of separate passes over memory: the input already
+// quantized by the step that wrote it (RMSNorm quantizes each row as it normalizes it), and work
+// run on each finished chunk of output rows, for every token, by the thread that computed it
+// while the chunk is in its cache (biases, RoPE); chunk edges fall on multiples of row_align.
+struct MatmulFusion {
+    const QuantizedActivations* quantized_input = nullptr;
+    std::function<void(int matrix, int64_t r0, int64_t r1)> epilogue;
+    int64_t row_align = 1;
+};
+
 // Several matrices reading the same input (Q, K and V; gate and up) in one parallel region:
 // the input is quantized once and the threads meet once, not once per matrix.
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
-                         ThreadPool& pool, MatmulScratch& scratch);
+                         ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion = {});
 
 // Which kernel set matmul uses on this CPU: "avx512-vnni" or "avx2".
 const char* matmul_kernel_name();

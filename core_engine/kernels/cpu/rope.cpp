@@ -1,35 +1,54 @@
-// RoPE: the angles for a position are computed once and reused for every head.
+// RoPE from a table of angles: sin and cos are computed once per (token, pair) of a step.
 #include "kernels/cpu/rope.h"
 
 #include <cmath>
-#include <vector>
 
 namespace workbench {
 
-void rope(float* x, const int32_t* positions, int64_t n_tokens, int64_t n_heads, int64_t head_dim, const RopeParams& p) {
+void rope_angles(const int32_t* positions, int64_t n_tokens, const RopeParams& p, RopeAngles& out) {
     const int64_t half = p.n_rot / 2;
-    std::vector<float> cos_v(static_cast<size_t>(half)), sin_v(static_cast<size_t>(half));
+    out.n_tokens = n_tokens;
+    out.half = half;
+    out.cos.resize(static_cast<size_t>(n_tokens * half));
+    out.sin.resize(static_cast<size_t>(n_tokens * half));
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
     for (int64_t t = 0; t < n_tokens; ++t) {
         // Same recurrence as ggml (theta *= theta_scale) so angles match its rounding.
         float theta = static_cast<float>(positions[t]) * p.freq_scale;
         for (int64_t i = 0; i < half; ++i) {
-            float angle = p.freq_factors ? theta / p.freq_factors[i] : theta;
-            cos_v[i] = std::cos(angle);
-            sin_v[i] = std::sin(angle);
+            const float angle = p.freq_factors ? theta / p.freq_factors[i] : theta;
+            out.cos[static_cast<size_t>(t * half + i)] = std::cos(angle);
+            out.sin[static_cast<size_t>(t * half + i)] = std::sin(angle);
             theta *= theta_scale;
         }
-        for (int64_t h = 0; h < n_heads; ++h) {
-            float* v = x + (t * n_heads + h) * head_dim;
-            for (int64_t i = 0; i < half; ++i) {
-                const int64_t i0 = p.style == RopeStyle::normal ? 2 * i : i;
-                const int64_t i1 = p.style == RopeStyle::normal ? 2 * i + 1 : i + half;
-                const float a = v[i0], b = v[i1];
-                v[i0] = a * cos_v[i] - b * sin_v[i];
-                v[i1] = a * sin_v[i] + b * cos_v[i];
-            }
+    }
+}
+
+void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_t f1, const RopeParams& p, const RopeAngles& a) {
+    const int64_t half = a.half;
+    for (int64_t t = 0; t < a.n_tokens; ++t) {
+        const float* cs = a.cos.data() + t * half;
+        const float* sn = a.sin.data() + t * half;
+        float* row = x + t * width;
+        auto turn = [&](int64_t i0, int64_t i1, int64_t pair) {
+            const float u = row[i0], v = row[i1];
+            row[i0] = u * cs[pair] - v * sn[pair];
+            row[i1] = u * sn[pair] + v * cs[pair];
+        };
+        if (p.style == RopeStyle::normal) {
+            for (int64_t f = f0; f < f1; f += 2)
+                if (f % head_dim < p.n_rot) turn(f, f + 1, (f % head_dim) / 2);
+        } else {
+            for (int64_t h0 = f0; h0 < f1; h0 += head_dim)
+                for (int64_t i = 0; i < half; ++i) turn(h0 + i, h0 + i + half, i);
         }
     }
+}
+
+void rope(float* x, const int32_t* positions, int64_t n_tokens, int64_t n_heads, int64_t head_dim, const RopeParams& p) {
+    RopeAngles a;
+    rope_angles(positions, n_tokens, p, a);
+    rope_features(x, n_heads * head_dim, head_dim, 0, n_heads * head_dim, p, a);
 }
 
 }  // namespace workbench

@@ -1,9 +1,12 @@
 // Rotary position embedding applied in place to [n_tokens, n_heads, head_dim] vectors.
 // normal: rotates adjacent pairs (2i, 2i+1), as GGUF stores llama Q/K; neox: pairs (i, i+n_rot/2).
-// Angles: pos · freq_scale · base^(−2i/n_rot), divided by an optional per-pair factor.
+// Angles: pos · freq_scale · base^(−2i/n_rot), divided by an optional per-pair factor. A forward
+// step computes its tokens' angles once (`rope_angles`) and every layer's Q and K reuse them,
+// rotated by the matmul that writes them, a chunk of features at a time (`rope_features`).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/hparams.h"
 
@@ -16,6 +19,19 @@ struct RopeParams {
     RopeStyle style = RopeStyle::normal;
     const float* freq_factors = nullptr;  // [n_rot/2] or null
 };
+
+// cos and sin of every (token, pair): [n_tokens, n_rot / 2] each.
+struct RopeAngles {
+    int64_t n_tokens = 0, half = 0;
+    std::vector<float> cos, sin;
+};
+
+void rope_angles(const int32_t* positions, int64_t n_tokens, const RopeParams& p, RopeAngles& out);
+
+// Rotates features [f0, f1) of each token's row (`width` features: heads of head_dim). The range
+// holds whole pairs: even edges for normal, whole heads for neox (rope_feature_align says which).
+void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_t f1, const RopeParams& p, const RopeAngles& a);
+inline int64_t rope_feature_align(const RopeParams& p, int64_t head_dim) { return p.style == RopeStyle::neox ? head_dim : 2; }
 
 void rope(float* x, const int32_t* positions, int64_t n_tokens, int64_t n_heads, int64_t head_dim, const RopeParams& p);
 
