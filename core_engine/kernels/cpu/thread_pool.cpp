@@ -23,10 +23,10 @@ ThreadPool::ThreadPool(int n_threads) {
 }
 
 ThreadPool::~ThreadPool() {
+    stop_ = true;
+    generation_.fetch_add(2);
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        stop_ = true;
-        generation_.fetch_add(2);
     }
     wake_.notify_all();
     for (auto& t : workers_) t.join();
@@ -45,19 +45,23 @@ void ThreadPool::work_on_current_job() {
 // generation_ is odd while a job is open. A worker announces itself (active_workers_) and then
 // re-checks that the job it saw is still open; run() closes the job and waits for active workers
 // to leave. Both sides use seq_cst so one of them always sees the other (Dekker-style), and no
-// worker can touch a job after run() returned.
+// worker can touch a job after run() returned. The same pairing lets run() skip the mutex and the
+// notify while no worker sleeps (the usual case, mid forward pass): a worker counts itself in
+// sleepers_ before it checks generation_ under the mutex, and run() reads sleepers_ after it
+// bumped generation_, so either run() locks and notifies or the worker sees the new job.
 void ThreadPool::worker_loop() {
     uint64_t seen = 0;
     for (;;) {
         for (int spin = 0; spin < 20000 && generation_.load() == seen; ++spin) WB_PAUSE();
         if (generation_.load() == seen) {
-            std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return generation_.load() != seen || stop_; });
+            sleepers_.fetch_add(1);
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                wake_.wait(lock, [&] { return generation_.load() != seen || stop_.load(); });
+            }
+            sleepers_.fetch_sub(1);
         }
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (stop_) return;
-        }
+        if (stop_.load()) return;
         seen = generation_.load();
         if (seen % 2 == 0) continue;  // the job closed before we got here
         active_workers_.fetch_add(1);
@@ -76,11 +80,11 @@ void ThreadPool::run(int64_t n_chunks, const std::function<void(int64_t)>& fn) {
     n_chunks_ = n_chunks;
     chunks_done_.store(0);
     next_chunk_.store(0);
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        generation_.fetch_add(1);  // open (odd)
+    generation_.fetch_add(1);  // open (odd)
+    if (sleepers_.load() > 0) {
+        { std::lock_guard<std::mutex> lock(mutex_); }  // a sleeper is either waiting or will see the job
+        wake_.notify_all();
     }
-    wake_.notify_all();
     work_on_current_job();
     while (chunks_done_.load(std::memory_order_acquire) < n_chunks) WB_PAUSE();
     generation_.fetch_add(1);  // close (even)

@@ -42,9 +42,10 @@ private:
     alignas(64) std::atomic<int64_t> next_chunk_{0};
     alignas(64) std::atomic<int64_t> chunks_done_{0};
     alignas(64) std::atomic<int> active_workers_{0};
+    alignas(64) std::atomic<int> sleepers_{0};  // workers on (or about to wait on) wake_
     int64_t n_chunks_ = 0;
     const std::function<void(int64_t)>* job_ = nullptr;
-    bool stop_ = false;
+    std::atomic<bool> stop_{false};
 };
 
 // Threads to use when the user did not say: one per online core.

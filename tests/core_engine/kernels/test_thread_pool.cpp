@@ -44,6 +44,22 @@ private slots:
         QCOMPARE(total.load(), 5 * 64);
     }
 
+    // Gaps around the workers' spin time, so jobs open while a worker is between giving up its
+    // spin and waiting: run() skips the wake-up when it sees no sleeper, and a missed one would
+    // hang here (ctest's timeout) or leave chunks undone.
+    void no_lost_wakeups_at_the_spin_edge() {
+        ThreadPool pool(3);
+        std::mt19937 rng(7);
+        std::atomic<int> total{0};
+        const auto start = std::chrono::steady_clock::now();
+        int runs = 0;
+        for (; runs < 400 && std::chrono::steady_clock::now() - start < std::chrono::seconds(4); ++runs) {
+            std::this_thread::sleep_for(std::chrono::microseconds(rng() % 1500));
+            pool.run(8, [&](int64_t) { total.fetch_add(1); });
+        }
+        QCOMPARE(total.load(), runs * 8);
+    }
+
     void parallel_for_covers_the_range_exactly() {
         ThreadPool pool(2);
         for (int64_t n : {1, 2, 7, 8, 9, 100, 1001}) {
