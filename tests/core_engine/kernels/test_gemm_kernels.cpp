@@ -60,11 +60,15 @@ std::vector<float> make_inputs(int64_t n_tokens, int64_t n_in, std::mt19937& rng
 
 // Magnitude-aware comparison: |a − b| ≤ tol · (|b| + scale), where scale is the typical size of
 // a result (a dot product of n_in terms cancels, so a relative bound alone is too strict near 0).
+// Guard values (kGuard) must come back untouched and stay out of the scale, which they would
+// otherwise make so large that any result passes.
+constexpr float kGuard = 1e30f;
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, const char* what) {
     double scale = 0;
-    for (float v : want) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    for (float v : want)
+        if (v != kGuard) scale = std::max(scale, static_cast<double>(std::abs(v)));
     for (size_t i = 0; i < want.size(); ++i)
-        if (std::abs(got[i] - want[i]) > tol * (std::abs(want[i]) + scale))
+        if (want[i] == kGuard ? got[i] != kGuard : std::abs(got[i] - want[i]) > tol * (std::abs(want[i]) + scale))
             QFAIL(qPrintable(QString("%1: element %2: %3 vs reference %4").arg(what).arg(i).arg(got[i]).arg(want[i])));
 }
 
@@ -93,13 +97,13 @@ class TestGemmKernels : public QObject {
                 resize_activations(act, n_tokens, c.n_in);
                 quantize_activations(x.data(), 0, n_tokens, act);
                 // Guard values around the output catch writes outside [r0, r1).
-                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), kGuard), got = ref;
                 const int64_t r0 = 1, r1 = c.n_out - 1 > r0 ? c.n_out - 1 : c.n_out;
                 gemm_quant_ref(view_of(w.packed), view_of(act), r0, r1, ref.data(), c.n_out);
                 kernel(view_of(w.packed), view_of(act), r0, r1, got.data(), c.n_out);
                 for (int64_t t = 0; t < n_tokens; ++t) {
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
-                    if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
+                    if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
                 expect_close(got, ref, 2e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
@@ -115,13 +119,13 @@ class TestGemmKernels : public QObject {
             for (int64_t n_tokens : {1, 2, 4, 6, 7, 13}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
                 // Rows [1, n_out − 1): guard values catch writes outside the range.
-                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), kGuard), got = ref;
                 const int64_t r0 = 1, r1 = c.n_out - 1;
                 gemm_float_ref(view_of(w.packed), x.data(), n_tokens, r0, r1, ref.data(), c.n_out);
                 kernel(view_of(w.packed), x.data(), n_tokens, r0, r1, got.data(), c.n_out);
                 for (int64_t t = 0; t < n_tokens; ++t) {
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
                 expect_close(got, ref, 1e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
