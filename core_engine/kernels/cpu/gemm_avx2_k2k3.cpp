@@ -51,40 +51,45 @@ void crumb_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     const uint8_t* group = w.data + g * w.row_bytes;
     __m256 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < w.n_blocks; ++b) {
-        const uint8_t* block = group + b * block_bytes;
-        if constexpr (NT == 1)  // decode streams the groups once (see group_tile)
-            for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
-        __m256i wq[8];
-        unpack_crumbs<L>(block, wq);
-        // Byte 2i + h of the sub-scales → 16-bit lane pair i: (half 0, half 1) of row i.
-        const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + scales_at));
-        __m256i scale_pairs, min_pairs = _mm256_setzero_si256();
-        if constexpr (L == PackedLayout::q2_kx8) {
-            const __m256i bytes = _mm256_cvtepu8_epi16(raw);
-            scale_pairs = _mm256_and_si256(bytes, _mm256_set1_epi16(0x0F));
-            min_pairs = _mm256_srli_epi16(bytes, 4);
-        } else {
-            scale_pairs = _mm256_cvtepi8_epi16(raw);
-        }
-        // Each row's half-0 (half-1) scale in both 16-bit lanes of its 32-bit lane, for madd.
-        const __m256i scale_first = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scale_pairs, _MM_SHUFFLE(2, 2, 0, 0)), _MM_SHUFFLE(2, 2, 0, 0));
-        const __m256i scale_second = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scale_pairs, _MM_SHUFFLE(3, 3, 1, 1)), _MM_SHUFFLE(3, 3, 1, 1));
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + scales_at + 16)));
+    for (int64_t sb = 0; sb < w.n_blocks / 8; ++sb) {
+        const uint8_t* super = group + sb * crumb_super_bytes(L);
+        const uint8_t* super_scales = super + 8 * block_bytes;
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_scales)));
         __m256 dmin = _mm256_setzero_ps();
-        if constexpr (L == PackedLayout::q2_kx8) dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + scales_at + 32)));
-        for (int k = 0; k < NT; ++k) {
-            const int64_t at = (t0 + k) * a.block_stride + b;
-            const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
-            __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(unsigned_dot16<0, 4>(wq, aq), scale_first),
-                                            _mm256_madd_epi16(unsigned_dot16<4, 8>(wq, aq), scale_second));
-            // The token's two half sums as a 16-bit pair in every 32-bit lane.
-            const __m256i half_sums = avx2_groups::broadcast4(reinterpret_cast<const int8_t*>(a.half_sum_q + 2 * at));
-            if constexpr (L == PackedLayout::q3_kx8) isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(scale_pairs, half_sums), 2));
-            const __m256 da = _mm256_set1_ps(a.d[at]);
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, da), acc[k]);
-            if constexpr (L == PackedLayout::q2_kx8)
-                acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(min_pairs, half_sums)), _mm256_mul_ps(dmin, da), acc[k]);
+        if constexpr (L == PackedLayout::q2_kx8) dmin = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_scales + 16)));
+        for (int64_t sub = 0; sub < 8; ++sub) {
+            const int64_t b = sb * 8 + sub;
+            const uint8_t* block = super + sub * block_bytes;
+            if constexpr (NT == 1)  // decode streams the groups once (see group_tile)
+                for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
+            __m256i wq[8];
+            unpack_crumbs<L>(block, wq);
+            // Byte 2i + h of the sub-scales → 16-bit lane pair i: (half 0, half 1) of row i.
+            const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + scales_at));
+            __m256i scale_pairs, min_pairs = _mm256_setzero_si256();
+            if constexpr (L == PackedLayout::q2_kx8) {
+                const __m256i bytes = _mm256_cvtepu8_epi16(raw);
+                scale_pairs = _mm256_and_si256(bytes, _mm256_set1_epi16(0x0F));
+                min_pairs = _mm256_srli_epi16(bytes, 4);
+            } else {
+                scale_pairs = _mm256_cvtepi8_epi16(raw);
+            }
+            // Each row's half-0 (half-1) scale in both 16-bit lanes of its 32-bit lane, for madd.
+            const __m256i scale_first = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scale_pairs, _MM_SHUFFLE(2, 2, 0, 0)), _MM_SHUFFLE(2, 2, 0, 0));
+            const __m256i scale_second = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(scale_pairs, _MM_SHUFFLE(3, 3, 1, 1)), _MM_SHUFFLE(3, 3, 1, 1));
+            for (int k = 0; k < NT; ++k) {
+                const int64_t at = (t0 + k) * a.block_stride + b;
+                const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
+                __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(unsigned_dot16<0, 4>(wq, aq), scale_first),
+                                                _mm256_madd_epi16(unsigned_dot16<4, 8>(wq, aq), scale_second));
+                // The token's two half sums as a 16-bit pair in every 32-bit lane.
+                const __m256i half_sums = avx2_groups::broadcast4(reinterpret_cast<const int8_t*>(a.half_sum_q + 2 * at));
+                if constexpr (L == PackedLayout::q3_kx8) isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(scale_pairs, half_sums), 2));
+                const __m256 da = _mm256_set1_ps(a.d[at]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, da), acc[k]);
+                if constexpr (L == PackedLayout::q2_kx8)
+                    acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(min_pairs, half_sums)), _mm256_mul_ps(dmin, da), acc[k]);
+            }
         }
     }
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);

@@ -16,7 +16,7 @@ struct RefBlock {
 RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
     RefBlock out;
     if (is_row_grouped(w.layout)) {
-        const uint8_t* block = w.data + (r / 8) * w.row_bytes + b * group_block_bytes(w.layout);
+        const uint8_t* block = w.data + (r / 8) * w.row_bytes + group_block_offset(w.layout, b);
         const int i = static_cast<int>(r % 8);
         for (int j = 0; j < 32; ++j) out.q[j] = group_quant(w.layout, block, i, j) - (w.layout == PackedLayout::q4_0x8 ? 8 : 0);
         out.d = group_scale(w.layout, block, i, 0);
@@ -39,9 +39,9 @@ RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
 // summed over the block in integers and scaled once by d·d_a; Q2_K's mins meet the halves'
 // activation sums the same way and are scaled by dmin·d_a.
 double crumb_block_dot(const PackedView& w, int64_t r, int64_t b, const int8_t* aq, const int16_t* half_sums, float da) {
-    const uint8_t* block = w.data + (r / 8) * w.row_bytes + b * group_block_bytes(w.layout);
+    const uint8_t* block = w.data + (r / 8) * w.row_bytes + group_block_offset(w.layout, b);
     const int i = static_cast<int>(r % 8);
-    const CrumbScales c = group_crumb_scales(w.layout, block, i);
+    const CrumbScales c = group_crumb_scales(w.layout, block, b, i);
     int32_t isum = 0, msum = 0;
     for (int h = 0; h < 2; ++h) {
         int32_t dot = 0;

@@ -125,7 +125,8 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
     return v;
 }
 
-void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSource& v) {
+// Row i of group block `block` (block b of its group).
+void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const GroupBlockSource& v) {
     if (group_crumbs(l)) {
         for (int j = 0; j < 32; ++j) {
             const int at = i * 4 + j % 4;
@@ -136,8 +137,11 @@ void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSour
         for (int h = 0; h < 2; ++h)
             scales[2 * i + h] = l == PackedLayout::q2_kx8 ? static_cast<uint8_t>(v.sub_scale[h] | (v.sub_min[h] << 4))
                                                           : static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[h]));
-        std::memcpy(scales + 16 + 2 * i, &v.d16, 2);
-        if (l == PackedLayout::q2_kx8) std::memcpy(scales + 32 + 2 * i, &v.m16, 2);
+        if (b % 8 == 0) {  // the super-block's d and dmin, once
+            uint8_t* super = const_cast<uint8_t*>(crumb_super_scales(l, block, b));
+            std::memcpy(super + 2 * i, &v.d16, 2);
+            if (l == PackedLayout::q2_kx8) std::memcpy(super + 16 + 2 * i, &v.m16, 2);
+        }
         return;
     }
     for (int j = 0; j < 32; ++j) {
@@ -157,17 +161,16 @@ void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSour
 // Row groups (see packed_matrix.h), one group's block at a time so the writes stay within a few
 // cache lines; padding rows stay zero.
 void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
-    const int64_t block_bytes = group_block_bytes(out.layout);
     const int64_t quant_bytes = group_quant_bytes(out.layout);
     for (int64_t g = 0; g * 8 < w.n_out; ++g) {
         const int rows = static_cast<int>(w.n_out - g * 8 < 8 ? w.n_out - g * 8 : 8);
         for (int64_t b = 0; b < out.n_blocks; ++b) {
-            uint8_t* block = out.owned.get() + g * out.row_bytes + b * block_bytes;
+            uint8_t* block = out.owned.get() + g * out.row_bytes + group_block_offset(out.layout, b);
             auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
             // A GGUF 4-bit byte j holds elements j and j + 16: exactly byte j of the group's
             // registers (elements 4k..4k+3 low, 16+4k.. high), so 4-bit rows copy 4 bytes at a time.
             if (!(w.type == DType::q8_0 || w.type == DType::q4_0 || w.type == DType::q4_1)) {
-                for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, i, extract_block(w.type, w.row(g * 8 + i), b));
+                for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, b, i, extract_block(w.type, w.row(g * 8 + i), b));
                 continue;
             }
             for (int i = 0; i < rows; ++i) {
@@ -214,7 +217,7 @@ void transpose_8x8_u16(const uint16_t* const src[8], int64_t k, uint16_t* dst) {
 
 }  // namespace
 
-CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int i) {
+CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, int i) {
     CrumbScales out;
     const uint8_t* scales = block + group_quant_bytes(l);
     for (int h = 0; h < 2; ++h) {
@@ -225,22 +228,18 @@ CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int i) {
             out.sc[h] = static_cast<int8_t>(scales[2 * i + h]);
         }
     }
+    const uint8_t* super = crumb_super_scales(l, block, b);
     uint16_t h16;
-    std::memcpy(&h16, scales + 16 + 2 * i, 2);
+    std::memcpy(&h16, super + 2 * i, 2);
     out.d = half_to_float(h16);
     if (l == PackedLayout::q2_kx8) {
-        std::memcpy(&h16, scales + 32 + 2 * i, 2);
+        std::memcpy(&h16, super + 16 + 2 * i, 2);
         out.dmin = half_to_float(h16);
     }
     return out;
 }
 
 float group_scale(PackedLayout l, const uint8_t* block, int i, int part) {
-    if (group_crumbs(l)) {  // the products dequantize.cpp forms: d·sc and dmin·m (negated)
-        const CrumbScales c = group_crumb_scales(l, block, i);
-        if (part < 2) return c.d * static_cast<float>(c.sc[part]);
-        return -(c.dmin * static_cast<float>(c.m[part - 2]));
-    }
     const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
     if (group_f32_scales(l)) {
         float v;
@@ -310,7 +309,7 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         return true;
     }
     if (groups) {
-        out.row_bytes = out.n_blocks * group_block_bytes(out.layout);
+        out.row_bytes = group_row_bytes(out.layout, out.n_blocks);
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
     } else {
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>(out.n_out);
@@ -353,13 +352,14 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
     }
     if (is_row_grouped(m.layout)) {
         const int i = static_cast<int>(row % 8);
-        const int64_t block_bytes = group_block_bytes(m.layout);
         for (int64_t b = 0; b < m.n_blocks; ++b) {
-            const uint8_t* block = m.data + (row / 8) * m.row_bytes + b * block_bytes;
-            if (group_crumbs(m.layout)) {  // y = (d·sc)·q + (−dmin·m), as dequantize.cpp's dl·q − ml
-                for (int j = 0; j < 32; ++j)
-                    out[b * 32 + j] = static_cast<float>(group_quant(m.layout, block, i, j)) * group_scale(m.layout, block, i, j / 16) +
-                                      group_scale(m.layout, block, i, 2 + j / 16);
+            const uint8_t* block = m.data + (row / 8) * m.row_bytes + group_block_offset(m.layout, b);
+            if (group_crumbs(m.layout)) {  // dequantize.cpp's dl·q − ml with dl = d·sc, ml = dmin·m
+                const CrumbScales c = group_crumb_scales(m.layout, block, b, i);
+                for (int j = 0; j < 32; ++j) {
+                    const float dl = c.d * static_cast<float>(c.sc[j / 16]), ml = c.dmin * static_cast<float>(c.m[j / 16]);
+                    out[b * 32 + j] = dl * static_cast<float>(group_quant(m.layout, block, i, j)) - ml;
+                }
                 continue;
             }
             const float scale = group_scale(m.layout, block, i, 0);

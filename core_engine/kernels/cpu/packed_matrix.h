@@ -19,21 +19,22 @@
 // 4i + e of row i holding element 16h + 4s + e at bits 2s. q3_kx8 adds a bit plane (32 bytes):
 // bit s of byte 4i + e is the third bit of element 4s + e, so its quant is (low | bit·4) − 4, as
 // Q3_K's "set bit = no −4". The sub-scales stay small integers, one byte per 16 elements and
-// row (byte 2i + h): Q2_K's sc | m << 4 as the file has it, Q3_K's scale − 32 as int8; then the
-// 8 rows' fp16 super-block d (and Q2_K's dmin), repeated in each block so a block stands alone.
-// The kernels scale integer dot products by the sub-scales in integers and convert once per
-// block. q2_kx8: 112 bytes per 8 × 32 weights = 3.5 bits per weight (file: 2.625); q3_kx8: 128
-// bytes = 4 bits per weight (file: 3.4375).
+// row (byte 2i + h after the quants): Q2_K's sc | m << 4 as the file has it, Q3_K's scale − 32
+// as int8. As in the file, 8 blocks make a super-block (256 elements), closed by the 8 rows' fp16
+// d (and Q2_K's dmin). The kernels scale integer dot products by the sub-scales in integers and
+// convert once per block. q2_kx8: 672 bytes per 8 × 256 weights = 2.625 bits per weight, the
+// file's size; q3_kx8: 912 bytes = 3.5625 bits per weight (file: 3.4375; its 6-bit scales take a
+// byte here).
 //
 // Split rows (q4_0, q4_1, q8_0; the AVX-512 kernels): per row the quants contiguous, then the
 // fp16 block scales (and Q4_1 offsets) as arrays. 4-bit quants are interleaved by pairs of
 // blocks: byte j of a pair holds element j of the first block in its low nibble and element j of
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
-// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types keep the
-// file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6, Q6_K to 10, Q2_K to 3.5 and
-// Q3_K to 4. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types
-// (the Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
+// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types and Q2_K
+// keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6, Q6_K to 10, Q3_K to
+// 3.56. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
+// Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
 
 #include <cstdint>
@@ -74,10 +75,23 @@ constexpr int64_t group_quant_bytes(PackedLayout l) {
     return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : 256;
 }
 constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : 16; }
-// 2-bit layouts: 16 sub-scale bytes, then 8 fp16 d, then (q2_kx8) 8 fp16 dmin.
+// 2-bit layouts: a block is its quants and 16 sub-scale bytes; the super-block's fp16 d (and
+// dmin) follow its 8 blocks.
 constexpr int64_t group_block_bytes(PackedLayout l) {
-    if (group_crumbs(l)) return group_quant_bytes(l) + 32 + (l == PackedLayout::q2_kx8 ? 16 : 0);
+    if (group_crumbs(l)) return group_quant_bytes(l) + 16;
     return group_quant_bytes(l) + group_scale_bytes(l) * (group_offsets(l) || group_half_scales(l) ? 2 : 1);
+}
+constexpr int64_t crumb_super_bytes(PackedLayout l) { return 8 * group_block_bytes(l) + (l == PackedLayout::q2_kx8 ? 32 : 16); }
+// Where block b (32 elements) of a group starts, and the bytes of a group of n_blocks blocks.
+constexpr int64_t group_block_offset(PackedLayout l, int64_t b) {
+    return group_crumbs(l) ? (b / 8) * crumb_super_bytes(l) + (b % 8) * group_block_bytes(l) : b * group_block_bytes(l);
+}
+constexpr int64_t group_row_bytes(PackedLayout l, int64_t n_blocks) {
+    return group_crumbs(l) ? n_blocks / 8 * crumb_super_bytes(l) : n_blocks * group_block_bytes(l);
+}
+// 2-bit layouts: the 8 rows' fp16 d of block b's super-block (dmin 16 bytes further).
+inline const uint8_t* crumb_super_scales(PackedLayout l, const uint8_t* block, int64_t b) {
+    return block + (8 - b % 8) * group_block_bytes(l);
 }
 
 // Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15), the byte
@@ -94,18 +108,17 @@ inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
     const uint8_t byte = block[reg * 32 + i * 4 + j % 4];
     return j < 16 ? (byte & 0x0F) : (byte >> 4);
 }
-// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float.
-// 2-bit layouts: parts 0, 1 are the halves' scales d·sc, parts 2, 3 their offsets −dmin·m (0 for
-// q3_kx8), each computed as the GGUF dequantizer does.
+// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float; not
+// for the 2-bit layouts (group_crumb_scales).
 float group_scale(PackedLayout l, const uint8_t* block, int i, int part);
 
-// The integers the 2-bit kernels work with: row i's sub-scales and (q2_kx8) mins of both halves,
-// and its super-block d and dmin.
+// What the 2-bit kernels work with: row i's integer sub-scales and (q2_kx8) mins of both halves
+// of block b, and its super-block d and dmin.
 struct CrumbScales {
     int sc[2] = {0, 0}, m[2] = {0, 0};
     float d = 0, dmin = 0;
 };
-CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int i);
+CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, int i);
 
 // A value of an f16x8 / bf16x8 matrix as f32 (bf16 is the top half of an f32).
 inline float sixteen_bit_to_float(PackedLayout l, uint16_t v) {

@@ -214,6 +214,16 @@ private slots:
         }
     }
 
+    // The engine's memory target (resident ≤ file + KV + 10%): Q2_K packs to the file's size,
+    // Q3_K to 3.5625 of its 3.4375 bits per weight (its 6-bit scales take a byte).
+    void two_bit_groups_stay_near_file_size() {
+        std::mt19937 rng(17);
+        Weights q2 = make_weights({DType::q2_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q2.packed.n_bytes, static_cast<uint64_t>(q2.gguf.size()));
+        Weights q3 = make_weights({DType::q3_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q3.packed.n_bytes * 110, static_cast<uint64_t>(q3.gguf.size()) * 114);
+    }
+
     // The 2-bit row groups through the whole matmul against the plain definition: dequantize the
     // GGUF rows, f32 dot products with the unquantized input. Only the activations' 8-bit rounding
     // separates the two, so the tolerance is that of int8 inputs, not of float reordering.
