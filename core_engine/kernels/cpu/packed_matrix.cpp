@@ -138,7 +138,7 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
             scales[2 * i + h] = l == PackedLayout::q2_kx8 ? static_cast<uint8_t>(v.sub_scale[h] | (v.sub_min[h] << 4))
                                                           : static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[h]));
         if (b % 8 == 0) {  // the super-block's d and dmin, once
-            uint8_t* super = const_cast<uint8_t*>(crumb_super_scales(l, block, b));
+            uint8_t* super = crumb_super_scales(l, block, b);
             std::memcpy(super + 2 * i, &v.d16, 2);
             if (l == PackedLayout::q2_kx8) std::memcpy(super + 16 + 2 * i, &v.m16, 2);
         }

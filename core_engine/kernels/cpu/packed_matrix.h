@@ -90,7 +90,8 @@ constexpr int64_t group_row_bytes(PackedLayout l, int64_t n_blocks) {
     return group_crumbs(l) ? n_blocks / 8 * crumb_super_bytes(l) : n_blocks * group_block_bytes(l);
 }
 // 2-bit layouts: the 8 rows' fp16 d of block b's super-block (dmin 16 bytes further).
-inline const uint8_t* crumb_super_scales(PackedLayout l, const uint8_t* block, int64_t b) {
+template <typename Byte>  // uint8_t or const uint8_t
+inline Byte* crumb_super_scales(PackedLayout l, Byte* block, int64_t b) {
     return block + (8 - b % 8) * group_block_bytes(l);
 }
 
