@@ -2,19 +2,47 @@
 // change can be judged without a whole forward pass (and on a busy machine by its best run).
 //   build/bin/workbench-matmul-bench TYPE N_IN N_OUT TOKENS [THREADS] [REPS]
 // TYPE is a weight type name (q4_1, q8_0, f16, ...). Prints the best and median time per call
-// and the best rate in GOP/s (2 · N_IN · N_OUT · TOKENS operations per call).
+// and the best rate in GOP/s (2 · N_IN · N_OUT · TOKENS operations per call). Types the engine
+// cannot quantize to (q2_k, q3_k, q5_k) get random blocks with sane fp16 scales instead.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/matmul.h"
 #include "tensor/dequantize.h"
 #include "tensor/dtype.h"
+#include "tensor/quant_blocks.h"
 
 using namespace workbench;
+
+namespace {
+
+// Random bytes are valid blocks of these k-quants once their fp16 super-block scales are sane.
+bool fill_random_blocks(DType type, std::vector<uint8_t>& gguf, std::mt19937& rng) {
+    auto fill = [&](auto block_type, auto fix) {
+        using Block = decltype(block_type);
+        for (auto& byte : gguf) byte = static_cast<uint8_t>(rng());
+        for (size_t at = 0; at + sizeof(Block) <= gguf.size(); at += sizeof(Block)) {
+            Block blk;
+            std::memcpy(&blk, gguf.data() + at, sizeof blk);
+            fix(blk);
+            std::memcpy(gguf.data() + at, &blk, sizeof blk);
+        }
+    };
+    const uint16_t small = fp32_to_fp16(0.01f);
+    switch (type) {
+        case DType::q2_k: fill(quant::BlockQ2_K{}, [&](quant::BlockQ2_K& b) { b.d = small, b.dmin = small; }); return true;
+        case DType::q3_k: fill(quant::BlockQ3_K{}, [&](quant::BlockQ3_K& b) { b.d = small; }); return true;
+        case DType::q5_k: fill(quant::BlockQ5_K{}, [&](quant::BlockQ5_K& b) { b.d = small, b.dmin = small; }); return true;
+        default: return false;
+    }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 5) {
@@ -35,7 +63,7 @@ int main(int argc, char** argv) {
     for (auto& v : values) v = normal(rng);
     for (auto& v : x) v = normal(rng);
     std::vector<uint8_t> gguf(dtype_row_bytes(dtype_traits(*type), static_cast<uint64_t>(n_in)) * static_cast<uint64_t>(n_out));
-    if (!quantize_row(*type, values.data(), gguf.data(), static_cast<int64_t>(values.size()))) {
+    if (!quantize_row(*type, values.data(), gguf.data(), static_cast<int64_t>(values.size())) && !fill_random_blocks(*type, gguf, rng)) {
         std::fprintf(stderr, "error: cannot quantize to %s\n", argv[1]);
         return 1;
     }

@@ -182,17 +182,6 @@ void dequantize_q2_k(const void* src, float* dst, int64_t n) {
     });
 }
 
-// The sixteen 6-bit Q3_K scales, minus their bias of 32. Bytes 0-7 hold the low nibbles (of
-// scales 0-7 in their low halves, 8-15 in their high halves); bytes 8-11 hold the top two
-// bits, scale j at bits 2*(j/4) of byte 8 + j%4.
-void unpack_q3_k_scales(const uint8_t* packed, int* scales) {
-    for (int j = 0; j < 16; ++j) {
-        const int low = j < 8 ? (packed[j] & 0xF) : (packed[j - 8] >> 4);
-        const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
-        scales[j] = (low | (high << 4)) - 32;
-    }
-}
-
 // Q4_K and Q5_K: eight 32-element sub-blocks, each with a 6-bit scale and min; 64 elements
 // share 32 bytes of nibbles (low nibbles first, then high nibbles). Q5_K adds a fifth bit per
 // element, bit `sub` of qh[l]; `qh` is null for Q4_K.

@@ -119,6 +119,17 @@ inline void k4_scale_min(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) 
     }
 }
 
+// The sixteen 6-bit Q3_K scales, minus their bias of 32. Bytes 0-7 hold the low nibbles (of
+// scales 0-7 in their low halves, 8-15 in their high halves); bytes 8-11 hold the top two
+// bits, scale j at bits 2*(j/4) of byte 8 + j%4.
+inline void unpack_q3_k_scales(const uint8_t* packed, int* scales) {
+    for (int j = 0; j < 16; ++j) {
+        const int low = j < 8 ? (packed[j] & 0xF) : (packed[j - 8] >> 4);
+        const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+        scales[j] = (low | (high << 4)) - 32;
+    }
+}
+
 // Runs `fn(block, out)` over the blocks of a row: `out` points at the block's `elements`
 // floats in `dst`.
 template <typename Block, typename Fn>

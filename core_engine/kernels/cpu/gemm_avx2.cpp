@@ -6,10 +6,14 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/gemm_avx2_groups.h"
 #include "kernels/cpu/gemm_kernels.h"
 
 namespace workbench {
 namespace {
+
+using avx2_groups::broadcast4;
+using avx2_groups::unsigned_dot16;
 
 inline float hsum(__m256 v) {
     __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -38,20 +42,6 @@ inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
             wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
         }
     }
-}
-
-inline __m256i broadcast4(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return _mm256_set1_epi32(v);
-}
-
-// Registers [j0, j1) of an unsigned block against one token, summed in 16 bits.
-template <int J0, int J1>
-inline __m256i unsigned_dot16(const __m256i wq[8], const int8_t* aq) {
-    __m256i sum16 = _mm256_maddubs_epi16(wq[J0], broadcast4(aq + 4 * J0));
-    for (int j = J0 + 1; j < J1; ++j) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[j], broadcast4(aq + 4 * j)));
-    return sum16;
 }
 
 // One token's block against the group's block: 8 int32 dot products, one per row (lane).
@@ -122,34 +112,19 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
 }
 
-// Tokens are processed in blocks small enough that a block's activations stay in L2 while every
-// group of the chunk streams past; a group's weights stay in L1 while the block's tokens pass.
-constexpr int64_t kTokenBlock = 64;         // f32 activations: 64 × n_in × 4 bytes
-constexpr int64_t kQuantTokenBlock = 256;   // int8 activations are 4× smaller
+template <PackedLayout L>
+struct GroupTiles {
+    template <int NT>
+    static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, NT>(w, a, g, t0, out); }
+};
 
 template <PackedLayout L>
 void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    alignas(32) float out[4 * 8];
-    for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
-        const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
-        for (int64_t g = r0 / 8; g * 8 < r1; ++g) {
-            const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + 8 < r1 ? g * 8 + 8 : r1;
-            auto emit = [&](int64_t t, int n) {
-                for (int k = 0; k < n; ++k)
-                    std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
-            };
-            int64_t t = tb;
-            for (; t + 4 <= te; t += 4) {
-                group_tile<L, 4>(w, a, g, t, out);
-                emit(t, 4);
-            }
-            for (; t < te; ++t) {
-                group_tile<L, 1>(w, a, g, t, out);
-                emit(t, 1);
-            }
-        }
-    }
+    avx2_groups::group_rows<GroupTiles<L>>(w, a, r0, r1, y, ldy);
 }
+
+// f32 activations: 64 × n_in × 4 bytes stay in L2 while rows stream past (see kQuantTokenBlock).
+constexpr int64_t kTokenBlock = 64;
 
 // NR rows × NT tokens of an f32 matrix (3 × 4 measured fastest here: 12 accumulators, 4
 // activation vectors and one weight vector fill the 16 registers): 8 elements per step, one accumulator per pair, the
@@ -299,6 +274,7 @@ void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, i
         case PackedLayout::q4_kx8: group_rows<PackedLayout::q4_kx8>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q8_kx8: group_rows<PackedLayout::q8_kx8>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q6_kx8: group_rows<PackedLayout::q6_kx8>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;
         default: break;  // split-row layouts are the AVX-512 kernels'
     }
 }

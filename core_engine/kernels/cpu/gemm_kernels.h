@@ -24,6 +24,7 @@ struct PackedView {
 struct ActivationView {
     const int8_t* qs;
     const float *d, *s, *sum_q;
+    const int16_t* half_sum_q;  // 2 per block
     int64_t n_tokens, n_in, block_stride;
 };
 
@@ -31,13 +32,15 @@ inline PackedView view_of(const PackedMatrix& w) {
     return {w.layout, w.data, w.n_in, w.n_blocks, w.row_bytes, w.quant_bytes()};
 }
 inline ActivationView view_of(const QuantizedActivations& a) {
-    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(),
+    return {a.qs.data(), a.d.data(), a.s.data(), a.sum_q.data(), a.half_sum_q.data(),
             a.n_tokens, a.n_in, a.block_stride};
 }
 
-// Quantized layouts (q4_0, q4_1, q8_0) against 8-bit activations.
+// Quantized layouts against 8-bit activations.
 void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
+// The 2-bit row groups (q2_kx8, q3_kx8), called by gemm_quant_avx2.
+void gemm_crumbs_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_quant_avx512(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 // f16 and f32 layouts against f32 activations x [n_tokens, n_in].

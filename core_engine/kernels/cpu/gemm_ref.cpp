@@ -16,7 +16,7 @@ struct RefBlock {
 RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
     RefBlock out;
     if (is_row_grouped(w.layout)) {
-        const uint8_t* block = w.data + (r / 8) * w.row_bytes + b * group_block_bytes(w.layout);
+        const uint8_t* block = w.data + (r / 8) * w.row_bytes + group_block_offset(w.layout, b);
         const int i = static_cast<int>(r % 8);
         for (int j = 0; j < 32; ++j) out.q[j] = group_quant(w.layout, block, i, j) - (w.layout == PackedLayout::q4_0x8 ? 8 : 0);
         out.d = group_scale(w.layout, block, i, 0);
@@ -35,6 +35,25 @@ RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
     return out;
 }
 
+// q2_kx8 / q3_kx8: per 16-element half, the integer dot product times the integer sub-scale,
+// summed over the block in integers and scaled once by d·d_a; Q2_K's mins meet the halves'
+// activation sums the same way and are scaled by dmin·d_a.
+double crumb_block_dot(const PackedView& w, int64_t r, int64_t b, const int8_t* aq, const int16_t* half_sums, float da) {
+    const uint8_t* block = w.data + (r / 8) * w.row_bytes + group_block_offset(w.layout, b);
+    const int i = static_cast<int>(r % 8);
+    const CrumbScales c = group_crumb_scales(w.layout, block, b, i);
+    int32_t isum = 0, msum = 0;
+    for (int h = 0; h < 2; ++h) {
+        int32_t dot = 0;
+        for (int j = 16 * h; j < 16 * h + 16; ++j) dot += group_quant(w.layout, block, i, j) * aq[j];
+        isum += c.sc[h] * dot;
+        msum += c.m[h] * half_sums[h];
+    }
+    double sum = static_cast<double>(static_cast<float>(isum) * (c.d * da));
+    if (w.layout == PackedLayout::q2_kx8) sum -= static_cast<double>(static_cast<float>(msum) * (c.dmin * da));
+    return sum;
+}
+
 }  // namespace
 
 void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
@@ -44,8 +63,12 @@ void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, in
             const int8_t* aq = a.qs + t * a.n_in;
             double sum = 0;
             for (int64_t b = 0; b < w.n_blocks; ++b) {
-                const RefBlock blk = ref_block(w, r, b);
                 const float da = a.d[t * a.block_stride + b];
+                if (is_row_grouped(w.layout) && group_crumbs(w.layout)) {
+                    sum += crumb_block_dot(w, r, b, aq + b * 32, a.half_sum_q + 2 * (t * a.block_stride + b), da);
+                    continue;
+                }
+                const RefBlock blk = ref_block(w, r, b);
                 if (is_row_grouped(w.layout) && group_half_scales(w.layout)) {
                     for (int half = 0; half < 2; ++half) {
                         int32_t isum = 0;

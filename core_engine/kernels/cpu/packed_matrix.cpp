@@ -20,17 +20,22 @@ using quant::BlockQ5_1;
 using quant::BlockQ4_K;
 using quant::BlockQ5_K;
 using quant::BlockQ6_K;
+using quant::BlockQ2_K;
+using quant::BlockQ3_K;
 using quant::k4_scale_min;
+using quant::unpack_q3_k_scales;
 
 namespace {
 
 // One 32-element block of a quantized row in element order, as the packed layouts store it:
 // quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred), and the scale and offset as fp16 bits
-// (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m).
+// (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m). Q2_K/Q3_K: quants 0..3 / 0..7
+// (Q3_K's q + 4), the halves' integer sub-scales and mins, d and dmin as fp16 bits.
 struct GroupBlockSource {
     int q[32];
     uint16_t d16 = 0, m16 = 0;
     float d32 = 0, m32 = 0;  // q6_k: m32 is the second half's scale
+    int sub_scale[2] = {0, 0}, sub_min[2] = {0, 0};
 };
 
 GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
@@ -79,6 +84,26 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
             const int high = (blk.qh[32 * h + l] >> (2 * k)) & 3;
             v.q[l] = (low | (high << 4)) - 32;
         }
+    } else if (type == DType::q2_k || type == DType::q3_k) {
+        // Pass b % 4 of half (b % 8) / 4 (dequantize.cpp): element l at bits 2·pass of qs[32·half + l].
+        const int sub = static_cast<int>(b % 8), half = sub / 4, pass = sub % 4;
+        const uint8_t* qs;
+        if (type == DType::q2_k) {
+            const auto& blk = reinterpret_cast<const BlockQ2_K*>(row)[b / 8];
+            qs = blk.qs + 32 * half, v.d16 = blk.d, v.m16 = blk.dmin;
+            for (int h = 0; h < 2; ++h) {
+                v.sub_scale[h] = blk.scales[2 * sub + h] & 0x0F;
+                v.sub_min[h] = blk.scales[2 * sub + h] >> 4;
+            }
+            for (int l = 0; l < 32; ++l) v.q[l] = (qs[l] >> (2 * pass)) & 3;
+        } else {
+            const auto& blk = reinterpret_cast<const BlockQ3_K*>(row)[b / 8];
+            qs = blk.qs + 32 * half, v.d16 = blk.d;
+            int scales[16];
+            unpack_q3_k_scales(blk.scales, scales);
+            v.sub_scale[0] = scales[2 * sub], v.sub_scale[1] = scales[2 * sub + 1];
+            for (int l = 0; l < 32; ++l) v.q[l] = ((qs[l] >> (2 * pass)) & 3) | (((blk.hmask[l] >> sub) & 1) << 2);
+        }
     } else {  // q4_k, q5_k: sub-block b % 8 of super-block b / 8
         const int sub = static_cast<int>(b % 8);
         const uint8_t *scales, *qs, *qh = nullptr;
@@ -100,7 +125,25 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
     return v;
 }
 
-void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSource& v) {
+// Row i of group block `block` (block b of its group).
+void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const GroupBlockSource& v) {
+    if (group_crumbs(l)) {
+        for (int j = 0; j < 32; ++j) {
+            const int at = i * 4 + j % 4;
+            block[(j / 16) * 32 + at] |= static_cast<uint8_t>((v.q[j] & 3) << (2 * ((j % 16) / 4)));
+            if (l == PackedLayout::q3_kx8) block[64 + at] |= static_cast<uint8_t>((v.q[j] >> 2) << (j / 4));
+        }
+        uint8_t* scales = block + group_quant_bytes(l);
+        for (int h = 0; h < 2; ++h)
+            scales[2 * i + h] = l == PackedLayout::q2_kx8 ? static_cast<uint8_t>(v.sub_scale[h] | (v.sub_min[h] << 4))
+                                                          : static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[h]));
+        if (b % 8 == 0) {  // the super-block's d and dmin, once
+            uint8_t* super = crumb_super_scales(l, block, b);
+            std::memcpy(super + 2 * i, &v.d16, 2);
+            if (l == PackedLayout::q2_kx8) std::memcpy(super + 16 + 2 * i, &v.m16, 2);
+        }
+        return;
+    }
     for (int j = 0; j < 32; ++j) {
         if (group_nibbles(l)) block[((j % 16) / 4) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>(j < 16 ? v.q[j] : v.q[j] << 4);
         else block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
@@ -118,17 +161,16 @@ void write_group_row(PackedLayout l, uint8_t* block, int i, const GroupBlockSour
 // Row groups (see packed_matrix.h), one group's block at a time so the writes stay within a few
 // cache lines; padding rows stay zero.
 void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
-    const int64_t block_bytes = group_block_bytes(out.layout);
     const int64_t quant_bytes = group_quant_bytes(out.layout);
     for (int64_t g = 0; g * 8 < w.n_out; ++g) {
         const int rows = static_cast<int>(w.n_out - g * 8 < 8 ? w.n_out - g * 8 : 8);
         for (int64_t b = 0; b < out.n_blocks; ++b) {
-            uint8_t* block = out.owned.get() + g * out.row_bytes + b * block_bytes;
+            uint8_t* block = out.owned.get() + g * out.row_bytes + group_block_offset(out.layout, b);
             auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
             // A GGUF 4-bit byte j holds elements j and j + 16: exactly byte j of the group's
             // registers (elements 4k..4k+3 low, 16+4k.. high), so 4-bit rows copy 4 bytes at a time.
             if (!(w.type == DType::q8_0 || w.type == DType::q4_0 || w.type == DType::q4_1)) {
-                for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, i, extract_block(w.type, w.row(g * 8 + i), b));
+                for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, b, i, extract_block(w.type, w.row(g * 8 + i), b));
                 continue;
             }
             for (int i = 0; i < rows; ++i) {
@@ -175,6 +217,28 @@ void transpose_8x8_u16(const uint16_t* const src[8], int64_t k, uint16_t* dst) {
 
 }  // namespace
 
+CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, int i) {
+    CrumbScales out;
+    const uint8_t* scales = block + group_quant_bytes(l);
+    for (int h = 0; h < 2; ++h) {
+        if (l == PackedLayout::q2_kx8) {
+            out.sc[h] = scales[2 * i + h] & 0x0F;
+            out.m[h] = scales[2 * i + h] >> 4;
+        } else {
+            out.sc[h] = static_cast<int8_t>(scales[2 * i + h]);
+        }
+    }
+    const uint8_t* super = crumb_super_scales(l, block, b);
+    uint16_t h16;
+    std::memcpy(&h16, super + 2 * i, 2);
+    out.d = half_to_float(h16);
+    if (l == PackedLayout::q2_kx8) {
+        std::memcpy(&h16, super + 16 + 2 * i, 2);
+        out.dmin = half_to_float(h16);
+    }
+    return out;
+}
+
 float group_scale(PackedLayout l, const uint8_t* block, int i, int part) {
     const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
     if (group_f32_scales(l)) {
@@ -204,6 +268,8 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
             case DType::q4_k: out.layout = PackedLayout::q4_kx8; break;
             case DType::q5_k: out.layout = PackedLayout::q8_kx8; break;
             case DType::q6_k: out.layout = PackedLayout::q6_kx8; break;
+            case DType::q2_k: out.layout = PackedLayout::q2_kx8; break;
+            case DType::q3_k: out.layout = PackedLayout::q3_kx8; break;
             case DType::f16: out.layout = PackedLayout::f16x8; break;
             case DType::bf16: out.layout = PackedLayout::bf16x8; break;
             case DType::f32: out.layout = PackedLayout::f32; break;
@@ -243,7 +309,7 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         return true;
     }
     if (groups) {
-        out.row_bytes = out.n_blocks * group_block_bytes(out.layout);
+        out.row_bytes = group_row_bytes(out.layout, out.n_blocks);
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>((out.n_out + 7) / 8);
     } else {
         out.n_bytes = static_cast<uint64_t>(out.row_bytes) * static_cast<uint64_t>(out.n_out);
@@ -286,9 +352,16 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
     }
     if (is_row_grouped(m.layout)) {
         const int i = static_cast<int>(row % 8);
-        const int64_t block_bytes = group_block_bytes(m.layout);
         for (int64_t b = 0; b < m.n_blocks; ++b) {
-            const uint8_t* block = m.data + (row / 8) * m.row_bytes + b * block_bytes;
+            const uint8_t* block = m.data + (row / 8) * m.row_bytes + group_block_offset(m.layout, b);
+            if (group_crumbs(m.layout)) {  // dequantize.cpp's dl·q − ml with dl = d·sc, ml = dmin·m
+                const CrumbScales c = group_crumb_scales(m.layout, block, b, i);
+                for (int j = 0; j < 32; ++j) {
+                    const float dl = c.d * static_cast<float>(c.sc[j / 16]), ml = c.dmin * static_cast<float>(c.m[j / 16]);
+                    out[b * 32 + j] = dl * static_cast<float>(group_quant(m.layout, block, i, j)) - ml;
+                }
+                continue;
+            }
             const float scale = group_scale(m.layout, block, i, 0);
             const float part1 = group_offsets(m.layout) || group_half_scales(m.layout) ? group_scale(m.layout, block, i, 1) : 0.0f;
             const float offset = group_offsets(m.layout) ? part1 : 0.0f;

@@ -14,15 +14,27 @@
 // for each element k in order, the 8 rows' 16-bit values, so one convert gives a vector of 8
 // rows to multiply by a broadcast activation. A last partial group is padded with zero rows.
 //
+// 2-bit row groups (q2_kx8 for Q2_K, q3_kx8 for Q3_K; a sub-scale per 16 elements): the quants
+// stay at 2 bits. Crumb plane register h (h = 0, 1: 32 bytes) holds elements 16h..16h+15, byte
+// 4i + e of row i holding element 16h + 4s + e at bits 2s. q3_kx8 adds a bit plane (32 bytes):
+// bit s of byte 4i + e is the third bit of element 4s + e, so its quant is (low | bit·4) − 4, as
+// Q3_K's "set bit = no −4". The sub-scales stay small integers, one byte per 16 elements and
+// row (byte 2i + h after the quants): Q2_K's sc | m << 4 as the file has it, Q3_K's scale − 32
+// as int8. As in the file, 8 blocks make a super-block (256 elements), closed by the 8 rows' fp16
+// d (and Q2_K's dmin). The kernels scale integer dot products by the sub-scales in integers and
+// convert once per block. q2_kx8: 672 bytes per 8 × 256 weights = 2.625 bits per weight, the
+// file's size; q3_kx8: 912 bytes = 3.5625 bits per weight (file: 3.4375; its 6-bit scales take a
+// byte here).
+//
 // Split rows (q4_0, q4_1, q8_0; the AVX-512 kernels): per row the quants contiguous, then the
 // fp16 block scales (and Q4_1 offsets) as arrays. 4-bit quants are interleaved by pairs of
 // blocks: byte j of a pair holds element j of the first block in its low nibble and element j of
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
-// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types keep the
-// file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6 and Q6_K to 10. F32 matrices
-// are used in place, as are F16 ones for the AVX-512 kernels. Other types (Q2_K, Q3_K, and the
-// Q5/K/BF16 types on AVX-512) stay as GGUF blocks and take the generic path.
+// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types and Q2_K
+// keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6, Q6_K to 10, Q3_K to
+// 3.56. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
+// Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
 
 #include <cstdint>
@@ -35,14 +47,15 @@
 
 namespace workbench {
 
-enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q8_kx8, q6_kx8, f16x8, bf16x8 };
+enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q8_kx8, q6_kx8, q2_kx8, q3_kx8, f16x8, bf16x8 };
 
 // Which family the quantized types are packed into: the one the matmul kernels of this CPU read.
 enum class PackFamily { for_this_cpu, row_groups, split_rows };
 
 constexpr bool is_row_grouped(PackedLayout l) {  // the quantized row-group layouts
     return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8 || l == PackedLayout::q8_1x8 ||
-           l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8;
+           l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8 || l == PackedLayout::q2_kx8 ||
+           l == PackedLayout::q3_kx8;
 }
 constexpr bool is_quantized_layout(PackedLayout l) {
     return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0 || is_row_grouped(l);
@@ -50,26 +63,63 @@ constexpr bool is_quantized_layout(PackedLayout l) {
 
 // Row groups: what a layout holds, the bytes of one block of 8 rows and where its parts start.
 constexpr bool group_nibbles(PackedLayout l) { return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q4_kx8; }
+// q2_kx8 / q3_kx8: 2-bit quants with integer sub-scales per 16 elements (see above).
+constexpr bool group_crumbs(PackedLayout l) { return l == PackedLayout::q2_kx8 || l == PackedLayout::q3_kx8; }
 constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
-constexpr bool group_offsets(PackedLayout l) { return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8; }
+constexpr bool group_offsets(PackedLayout l) {
+    return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8;
+}
 // q6_kx8: one scale per 16 elements (Q6_K's sub-blocks): part 0 for elements 0..15, part 1 for 16..31.
 constexpr bool group_half_scales(PackedLayout l) { return l == PackedLayout::q6_kx8; }
-constexpr int64_t group_quant_bytes(PackedLayout l) { return group_nibbles(l) ? 128 : 256; }
+constexpr int64_t group_quant_bytes(PackedLayout l) {
+    return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : 256;
+}
 constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : 16; }
+// 2-bit layouts: a block is its quants and 16 sub-scale bytes; the super-block's fp16 d (and
+// dmin) follow its 8 blocks.
 constexpr int64_t group_block_bytes(PackedLayout l) {
+    if (group_crumbs(l)) return group_quant_bytes(l) + 16;
     return group_quant_bytes(l) + group_scale_bytes(l) * (group_offsets(l) || group_half_scales(l) ? 2 : 1);
 }
+constexpr int64_t crumb_super_bytes(PackedLayout l) { return 8 * group_block_bytes(l) + (l == PackedLayout::q2_kx8 ? 32 : 16); }
+// Where block b (32 elements) of a group starts, and the bytes of a group of n_blocks blocks.
+constexpr int64_t group_block_offset(PackedLayout l, int64_t b) {
+    return group_crumbs(l) ? (b / 8) * crumb_super_bytes(l) + (b % 8) * group_block_bytes(l) : b * group_block_bytes(l);
+}
+constexpr int64_t group_row_bytes(PackedLayout l, int64_t n_blocks) {
+    return group_crumbs(l) ? n_blocks / 8 * crumb_super_bytes(l) : n_blocks * group_block_bytes(l);
+}
+// 2-bit layouts: the 8 rows' fp16 d of block b's super-block (dmin 16 bytes further).
+template <typename Byte>  // uint8_t or const uint8_t
+inline Byte* crumb_super_scales(PackedLayout l, Byte* block, int64_t b) {
+    return block + (8 - b % 8) * group_block_bytes(l);
+}
 
-// Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15) or the byte
-// (signed for q8_0x8 and q6_kx8, 0..31 otherwise).
+// Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15), the byte
+// (signed for q8_0x8 and q6_kx8, 0..31 otherwise), Q2_K's 0..3 or Q3_K's −4..3.
 inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
+    if (group_crumbs(l)) {
+        const int at = i * 4 + j % 4, s = (j % 16) / 4;
+        const int low = (block[(j / 16) * 32 + at] >> (2 * s)) & 3;
+        if (l == PackedLayout::q2_kx8) return low;
+        return (low | (((block[64 + at] >> (j / 4)) & 1) << 2)) - 4;
+    }
     if (!group_nibbles(l)) return static_cast<int8_t>(block[(j / 4) * 32 + i * 4 + j % 4]);
     const int reg = (j % 16) / 4;
     const uint8_t byte = block[reg * 32 + i * 4 + j % 4];
     return j < 16 ? (byte & 0x0F) : (byte >> 4);
 }
-// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float.
+// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float; not
+// for the 2-bit layouts (group_crumb_scales).
 float group_scale(PackedLayout l, const uint8_t* block, int i, int part);
+
+// What the 2-bit kernels work with: row i's integer sub-scales and (q2_kx8) mins of both halves
+// of block b, and its super-block d and dmin.
+struct CrumbScales {
+    int sc[2] = {0, 0}, m[2] = {0, 0};
+    float d = 0, dmin = 0;
+};
+CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, int i);
 
 // A value of an f16x8 / bf16x8 matrix as f32 (bf16 is the top half of an f32).
 inline float sixteen_bit_to_float(PackedLayout l, uint16_t v) {

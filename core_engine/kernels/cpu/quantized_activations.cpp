@@ -22,6 +22,7 @@ void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in)
         a.d.assign(nb, 0.0f);
         a.s.assign(nb, 0.0f);
         a.sum_q.assign(nb, 0.0f);
+        a.half_sum_q.assign(2 * nb, 0);
     }
 }
 
@@ -36,6 +37,7 @@ void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActiv
         float* d = a.d.data() + t * a.block_stride;
         float* s = a.s.data() + t * a.block_stride;
         float* sum_q = a.sum_q.data() + t * a.block_stride;
+        int16_t* half_sum_q = a.half_sum_q.data() + 2 * t * a.block_stride;
         for (int64_t b = 0; b < a.n_blocks; ++b) {
             __m256 v[4];
             __m256 amax = _mm256_setzero_ps();
@@ -52,12 +54,15 @@ void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActiv
             __m256i i32[4];
             for (int j = 0; j < 4; ++j)
                 i32[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-            // Σq in int32, then pack 32 int32 → 32 int8 in element order.
-            const __m256i sum32 = _mm256_add_epi32(_mm256_add_epi32(i32[0], i32[1]), _mm256_add_epi32(i32[2], i32[3]));
-            __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum32), _mm256_extracti128_si256(sum32, 1));
-            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
-            s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
-            const int total = _mm_cvtsi128_si32(s4);
+            // Σq of each half in int32, then pack 32 int32 → 32 int8 in element order.
+            auto sum_lanes = [](__m256i lanes) {
+                __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));
+                s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(1, 0, 3, 2)));
+                s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, _MM_SHUFFLE(2, 3, 0, 1)));
+                return _mm_cvtsi128_si32(s4);
+            };
+            const int first = sum_lanes(_mm256_add_epi32(i32[0], i32[1])), second = sum_lanes(_mm256_add_epi32(i32[2], i32[3]));
+            const int total = first + second;
             const __m256i p16a = _mm256_packs_epi32(i32[0], i32[1]);
             const __m256i p16b = _mm256_packs_epi32(i32[2], i32[3]);
             const __m256i p8 = _mm256_packs_epi16(p16a, p16b);
@@ -67,6 +72,8 @@ void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActiv
             d[b] = half_to_float(float_to_half(scale));
             s[b] = half_to_float(float_to_half(scale * static_cast<float>(total)));
             sum_q[b] = static_cast<float>(total);
+            half_sum_q[2 * b] = static_cast<int16_t>(first);
+            half_sum_q[2 * b + 1] = static_cast<int16_t>(second);
         }
     }
 }

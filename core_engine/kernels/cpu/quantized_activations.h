@@ -1,7 +1,8 @@
 // Activations quantized to 8 bits per 32-value block, once per matmul input, in the split layout
 // the SIMD kernels read: int8 quants per token, then per block the scale d (f16-rounded, as
-// Q8_0/Q8_1 store it), s = d·Σq (f16-rounded, Q8_1's offset term) and Σq. Block arrays are
-// padded with zeros to a multiple of 16 so kernels load 16 scales at once without masks.
+// Q8_0/Q8_1 store it), s = d·Σq (f16-rounded, Q8_1's offset term) and Σq; and Σq of each
+// 16-element half, for the Q2_K/Q3_K kernels, whose offsets change every 16 elements. Block
+// arrays are padded with zeros to a multiple of 16 so kernels load 16 scales at once without masks.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ struct QuantizedActivations {
     std::vector<float> d;         // [n_tokens, block_stride]
     std::vector<float> s;         // [n_tokens, block_stride]
     std::vector<float> sum_q;     // [n_tokens, block_stride]
+    std::vector<int16_t> half_sum_q;  // [n_tokens, block_stride, 2]: Σq of elements 0..15, 16..31
 
     const int8_t* token_qs(int64_t t) const { return qs.data() + t * n_in; }
     const float* token_d(int64_t t) const { return d.data() + t * block_stride; }

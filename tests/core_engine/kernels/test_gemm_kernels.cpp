@@ -35,14 +35,19 @@ Weights make_weights(const Case& c, std::mt19937& rng, PackFamily family = PackF
     Weights w;
     const auto& t = dtype_traits(c.type);
     w.gguf.resize(static_cast<size_t>(dtype_row_bytes(t, static_cast<uint64_t>(c.n_in)) * static_cast<uint64_t>(c.n_out)));
-    if (c.type == DType::q5_k) {
-        // No Q5_K quantizer: random blocks with sane fp16 scales are valid Q5_K data.
+    auto random_blocks = [&](auto block_type, auto fix) {  // random bytes, sane fp16 super-block scales
+        using Block = decltype(block_type);
         for (auto& byte : w.gguf) byte = static_cast<uint8_t>(rng());
-        for (size_t at = 0; at < w.gguf.size(); at += sizeof(quant::BlockQ5_K)) {
-            auto* blk = reinterpret_cast<quant::BlockQ5_K*>(w.gguf.data() + at);
-            blk->d = float_to_half(0.001f * static_cast<float>(1 + rng() % 50));
-            blk->dmin = float_to_half(0.001f * static_cast<float>(1 + rng() % 50));
-        }
+        for (size_t at = 0; at < w.gguf.size(); at += sizeof(Block)) fix(*reinterpret_cast<Block*>(w.gguf.data() + at));
+    };
+    auto small_scale = [&] { return float_to_half(0.001f * static_cast<float>(1 + rng() % 50)); };
+    // No Q5_K, Q2_K or Q3_K quantizer: random blocks with sane fp16 scales are valid data.
+    if (c.type == DType::q5_k) {
+        random_blocks(quant::BlockQ5_K{}, [&](quant::BlockQ5_K& b) { b.d = small_scale(), b.dmin = small_scale(); });
+    } else if (c.type == DType::q2_k) {
+        random_blocks(quant::BlockQ2_K{}, [&](quant::BlockQ2_K& b) { b.d = small_scale(), b.dmin = small_scale(); });
+    } else if (c.type == DType::q3_k) {
+        random_blocks(quant::BlockQ3_K{}, [&](quant::BlockQ3_K& b) { b.d = small_scale(); });
     } else if (!quantize_row(c.type, values.data(), w.gguf.data(), static_cast<int64_t>(values.size()))) {
         qFatal("quantize failed");
     }
@@ -60,11 +65,15 @@ std::vector<float> make_inputs(int64_t n_tokens, int64_t n_in, std::mt19937& rng
 
 // Magnitude-aware comparison: |a − b| ≤ tol · (|b| + scale), where scale is the typical size of
 // a result (a dot product of n_in terms cancels, so a relative bound alone is too strict near 0).
+// Guard values (kGuard) must come back untouched and stay out of the scale, which they would
+// otherwise make so large that any result passes.
+constexpr float kGuard = 1e30f;
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, const char* what) {
     double scale = 0;
-    for (float v : want) scale = std::max(scale, static_cast<double>(std::abs(v)));
+    for (float v : want)
+        if (v != kGuard) scale = std::max(scale, static_cast<double>(std::abs(v)));
     for (size_t i = 0; i < want.size(); ++i)
-        if (std::abs(got[i] - want[i]) > tol * (std::abs(want[i]) + scale))
+        if (want[i] == kGuard ? got[i] != kGuard : std::abs(got[i] - want[i]) > tol * (std::abs(want[i]) + scale))
             QFAIL(qPrintable(QString("%1: element %2: %3 vs reference %4").arg(what).arg(i).arg(got[i]).arg(want[i])));
 }
 
@@ -83,23 +92,24 @@ class TestGemmKernels : public QObject {
         // Types the row groups repack exactly into their int8 layouts.
         if (family == PackFamily::row_groups)
             cases.insert(cases.end(), {Case{DType::q5_0, 576, 19}, Case{DType::q5_1, 96, 11}, Case{DType::q4_k, 512, 13}, Case{DType::q5_k, 256, 17},
-                                                Case{DType::q6_k, 256, 9}});
+                                                Case{DType::q6_k, 256, 9}, Case{DType::q2_k, 256, 13}, Case{DType::q2_k, 768, 21},
+                                                Case{DType::q3_k, 512, 17}, Case{DType::q3_k, 256, 6}});
         for (Case c : cases) {
             Weights w = make_weights(c, rng, family);
             QVERIFY2(is_row_grouped(w.packed.layout) == (family == PackFamily::row_groups), dtype_name(c.type).data());
-            for (int64_t n_tokens : {1, 2, 3, 4, 5, 9}) {
+            for (int64_t n_tokens : {1, 2, 3, 4, 5, 7, 9, 17}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
                 QuantizedActivations act;
                 resize_activations(act, n_tokens, c.n_in);
                 quantize_activations(x.data(), 0, n_tokens, act);
                 // Guard values around the output catch writes outside [r0, r1).
-                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), kGuard), got = ref;
                 const int64_t r0 = 1, r1 = c.n_out - 1 > r0 ? c.n_out - 1 : c.n_out;
                 gemm_quant_ref(view_of(w.packed), view_of(act), r0, r1, ref.data(), c.n_out);
                 kernel(view_of(w.packed), view_of(act), r0, r1, got.data(), c.n_out);
                 for (int64_t t = 0; t < n_tokens; ++t) {
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
-                    if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
+                    if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
                 expect_close(got, ref, 2e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
@@ -115,13 +125,13 @@ class TestGemmKernels : public QObject {
             for (int64_t n_tokens : {1, 2, 4, 6, 7, 13}) {
                 auto x = make_inputs(n_tokens, c.n_in, rng);
                 // Rows [1, n_out − 1): guard values catch writes outside the range.
-                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), 1e30f), got = ref;
+                std::vector<float> ref(static_cast<size_t>(n_tokens * c.n_out), kGuard), got = ref;
                 const int64_t r0 = 1, r1 = c.n_out - 1;
                 gemm_float_ref(view_of(w.packed), x.data(), n_tokens, r0, r1, ref.data(), c.n_out);
                 kernel(view_of(w.packed), x.data(), n_tokens, r0, r1, got.data(), c.n_out);
                 for (int64_t t = 0; t < n_tokens; ++t) {
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], 1e30f);
-                    QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], 1e30f);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
+                    QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
                 expect_close(got, ref, 1e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
@@ -142,8 +152,8 @@ private slots:
         std::mt19937 rng(13);
         for (PackFamily family : {PackFamily::row_groups, PackFamily::split_rows})
             for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::q5_1, DType::q4_k, DType::q5_k,
-                               DType::q6_k, DType::bf16}) {
-                const int64_t n_in = type == DType::q4_k || type == DType::q5_k || type == DType::q6_k ? 512 : 96;
+                               DType::q6_k, DType::q2_k, DType::q3_k, DType::bf16}) {
+                const int64_t n_in = dtype_traits(type).block_elements == 256 ? 512 : 96;
                 Weights w = make_weights({type, n_in, 11}, rng, family);
                 std::vector<float> a(static_cast<size_t>(n_in)), b(static_cast<size_t>(n_in));
                 for (int64_t r = 0; r < 11; ++r) {
@@ -187,18 +197,64 @@ private slots:
 
     void results_are_batch_and_thread_invariant() {
         std::mt19937 rng(14);
-        for (DType type : {DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::bf16}) {
-            Weights w = make_weights({type, 576, 64}, rng);
+        for (DType type : {DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::bf16, DType::q2_k, DType::q3_k}) {
+            const int64_t n_in = dtype_traits(type).block_elements == 256 ? 768 : 576;
+            Weights w = make_weights({type, n_in, 64}, rng);
             const int64_t n = 7;
-            auto x = make_inputs(n, 576, rng);
+            auto x = make_inputs(n, n_in, rng);
             ThreadPool one(1), two(2);
             MatmulScratch s1, s2;
             std::vector<float> all(static_cast<size_t>(n * 64));
             matmul(w.packed, x.data(), all.data(), n, two, s2);
             for (int64_t t = 0; t < n; ++t) {
                 std::vector<float> alone(64);
-                matmul(w.packed, x.data() + t * 576, alone.data(), 1, one, s1);
+                matmul(w.packed, x.data() + t * n_in, alone.data(), 1, one, s1);
                 for (int r = 0; r < 64; ++r) QCOMPARE(alone[static_cast<size_t>(r)], all[static_cast<size_t>(t * 64 + r)]);
+            }
+        }
+    }
+
+    // The engine's memory target (resident ≤ file + KV + 10%): Q2_K packs to the file's size,
+    // Q3_K to 3.5625 of its 3.4375 bits per weight (its 6-bit scales take a byte).
+    void two_bit_groups_stay_near_file_size() {
+        std::mt19937 rng(17);
+        Weights q2 = make_weights({DType::q2_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q2.packed.n_bytes, static_cast<uint64_t>(q2.gguf.size()));
+        Weights q3 = make_weights({DType::q3_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q3.packed.n_bytes * 110, static_cast<uint64_t>(q3.gguf.size()) * 114);
+    }
+
+    // The 2-bit row groups through the whole matmul against the plain definition: dequantize the
+    // GGUF rows, f32 dot products with the unquantized input. Only the activations' 8-bit rounding
+    // separates the two, so the tolerance is that of int8 inputs, not of float reordering.
+    void two_bit_groups_match_dequantized_dot() {
+        std::mt19937 rng(16);
+        for (Case c : {Case{DType::q2_k, 512, 13}, Case{DType::q3_k, 768, 21}, Case{DType::q2_k, 256, 8}, Case{DType::q3_k, 256, 3}}) {
+            Weights w = make_weights(c, rng, PackFamily::row_groups);
+            QVERIFY(group_crumbs(w.packed.layout));
+            std::vector<float> dequantized(static_cast<size_t>(c.n_in * c.n_out));
+            const size_t row_bytes = w.gguf.size() / static_cast<size_t>(c.n_out);
+            for (int64_t r = 0; r < c.n_out; ++r) dequantize_row(c.type, w.gguf.data() + r * row_bytes, dequantized.data() + r * c.n_in, c.n_in);
+            for (int64_t n_tokens : {1, 3, 7, 17}) {
+                auto x = make_inputs(n_tokens, c.n_in, rng);
+                std::vector<float> want(static_cast<size_t>(n_tokens * c.n_out)), got(want.size());
+                for (int64_t t = 0; t < n_tokens; ++t)
+                    for (int64_t r = 0; r < c.n_out; ++r) {
+                        double sum = 0;
+                        for (int64_t i = 0; i < c.n_in; ++i) sum += static_cast<double>(dequantized[static_cast<size_t>(r * c.n_in + i)]) * x[static_cast<size_t>(t * c.n_in + i)];
+                        want[static_cast<size_t>(t * c.n_out + r)] = static_cast<float>(sum);
+                    }
+                ThreadPool pool(1);
+                MatmulScratch scratch;
+                if (cpu_allow_avx512()) {  // pack_matrix(for_this_cpu) would pick split rows there
+                    QuantizedActivations act;
+                    resize_activations(act, n_tokens, c.n_in);
+                    quantize_activations(x.data(), 0, n_tokens, act);
+                    gemm_quant_avx2(view_of(w.packed), view_of(act), 0, c.n_out, got.data(), c.n_out);
+                } else {
+                    matmul(w.packed, x.data(), got.data(), n_tokens, pool, scratch);
+                }
+                expect_close(got, want, 2e-2, qPrintable(QString("%1 n_in=%2 tokens=%3").arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
             }
         }
     }

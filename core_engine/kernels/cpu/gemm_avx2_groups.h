@@ -1,0 +1,59 @@
+// Shared by the AVX2 row-group kernel files (gemm_avx2.cpp, gemm_avx2_k2k3.cpp): the int8
+// building blocks and the loop that walks groups × token tiles. Compiled into AVX2 files only;
+// the AVX-512 file must not include it (its inline code would be built with other flags).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/cpu/gemm_kernels.h"
+
+namespace workbench::avx2_groups {
+
+inline __m256i broadcast4(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+// Registers [j0, j1) of an unsigned block against one token, summed in 16 bits (the caller
+// bounds the sum: quant · 2 · 127 · (J1 − J0) must stay under 32,768).
+template <int J0, int J1>
+inline __m256i unsigned_dot16(const __m256i wq[8], const int8_t* aq) {
+    __m256i sum16 = _mm256_maddubs_epi16(wq[J0], broadcast4(aq + 4 * J0));
+    for (int j = J0 + 1; j < J1; ++j) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(wq[j], broadcast4(aq + 4 * j)));
+    return sum16;
+}
+
+// Tokens are processed in blocks small enough that a block's activations stay in L2 while every
+// group of the chunk streams past; a group's weights stay in L1 while the block's tokens pass.
+constexpr int64_t kQuantTokenBlock = 256;   // int8 activations: 256 × n_in bytes
+
+// Rows [r0, r1) × every token: Tiles::tile<NT>(w, a, g, t, out) writes group g (8 rows) × NT
+// tokens from t to out[k·8 + i]; tiles of 4 tokens, then single tokens.
+template <typename Tiles>
+void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    alignas(32) float out[4 * 8];
+    for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
+        const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
+        for (int64_t g = r0 / 8; g * 8 < r1; ++g) {
+            const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + 8 < r1 ? g * 8 + 8 : r1;
+            auto emit = [&](int64_t t, int n) {
+                for (int k = 0; k < n; ++k)
+                    std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+            };
+            int64_t t = tb;
+            for (; t + 4 <= te; t += 4) {
+                Tiles::template tile<4>(w, a, g, t, out);
+                emit(t, 4);
+            }
+            for (; t < te; ++t) {
+                Tiles::template tile<1>(w, a, g, t, out);
+                emit(t, 1);
+            }
+        }
+    }
+}
+
+}  // namespace workbench::avx2_groups
