@@ -39,7 +39,14 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWei
     auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
         if (!pack_matrix(t, out))
             return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
-        if (out.owned && on_repacked) on_repacked(t.data, t.n_bytes);
+        if (!out.owned) return {};  // used in place
+        if (on_repacked) on_repacked(t.data, t.n_bytes);
+        // The copy moves to huge pages (one matrix in flight at a time, so the peak barely moves).
+        if (uint8_t* moved = m->weight_memory_.allocate(out.n_bytes)) {
+            std::memcpy(moved, out.owned.get(), out.n_bytes);
+            out.data = moved;
+            out.owned.reset();
+        }
         return {};
     };
     m->packed_.resize(m->w_.layers.size());

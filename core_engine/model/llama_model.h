@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
+#include "kernels/cpu/huge_page_arena.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
@@ -92,6 +93,7 @@ private:
 
     ModelHparams hp_;
     ModelWeights w_;
+    HugePageArena weight_memory_;  // the repacked matrices' bytes (declared first: it outlives them)
     std::vector<PackedLayer> packed_;
     PackedMatrix output_;        // the output head (the embedding table when tied)
     MatmulScratch mm_;
