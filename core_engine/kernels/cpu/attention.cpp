@@ -221,6 +221,17 @@ ValueFn value_fn(int64_t nqh, int64_t nl) {
 // taken in double. The weights stay f32: llama.cpp's non-flash path rounds its normalized weights
 // to f16, but these are not normalized yet, and rounding them moved our logits away from its
 // (tests/core_engine/model/test_model_oracle.cpp: mean per-position max 0.393 unrounded, 0.400 rounded).
+float block_max(const float* sc, int64_t n) {
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) m8 = _mm256_max_ps(m8, _mm256_loadu_ps(sc + j));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m8);
+    float mx = *std::max_element(lanes, lanes + 8);
+    for (; j < n; ++j) mx = std::max(mx, sc[j]);
+    return mx;
+}
+
 double exponentiate(float* sc, int64_t n, float mx) {
     const __m256 m8 = _mm256_set1_ps(mx);
     __m256d sum = _mm256_setzero_pd();
@@ -268,11 +279,15 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
             max_keys = std::max(max_keys, n_keys[a]);
         }
         const int64_t n_common = common_prefix(lists, nq);
-        auto out_row = [&](int64_t qh) { return out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd; };
-        for (int64_t qh = 0; qh < n_qh; ++qh) std::fill(out_row(qh), out_row(qh) + hd, 0.0f);
-
         thread_local std::vector<KeyRef> common, own[kQueryTile];
         thread_local std::vector<float> scratch, scores, qr, row_max, alpha;
+        thread_local std::vector<float*> out_rows;  // per (query, head) row: no division in the inner loops
+        out_rows.resize(static_cast<size_t>(n_qh));
+        for (int64_t qh = 0; qh < n_qh; ++qh) {
+            out_rows[qh] = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
+            std::fill(out_rows[qh], out_rows[qh] + hd, 0.0f);
+        }
+        auto out_row = [&](int64_t qh) { return out_rows[static_cast<size_t>(qh)]; };
         thread_local std::vector<double> row_sum;
         scratch.resize(static_cast<size_t>(2 * kKeyBlock * (nq + 1) * hd));
         scores.resize(static_cast<size_t>(n_qh * kKeyBlock));
@@ -359,7 +374,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 const int64_t nb = std::min(j1, n_keys[qh / group]) - j0;
                 if (nb <= 0) continue;
                 float* sc = &scores[qh * kKeyBlock];
-                const float mx = std::max(row_max[qh], *std::max_element(sc, sc + nb));
+                const float mx = std::max(row_max[qh], block_max(sc, nb));
                 alpha[qh] = row_max[qh] == -INFINITY ? 0.0f : std::exp(row_max[qh] - mx);
                 row_sum[qh] = row_sum[qh] * alpha[qh] + exponentiate(sc, nb, mx);
                 row_max[qh] = mx;

@@ -1,6 +1,7 @@
 // RoPE from a table of angles: sin and cos are computed once per (token, pair) of a step.
 #include "kernels/cpu/rope.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace workbench {
@@ -36,8 +37,12 @@ void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_
             row[i1] = u * sn[pair] + v * cs[pair];
         };
         if (p.style == RopeStyle::normal) {
-            for (int64_t f = f0; f < f1; f += 2)
-                if (f % head_dim < p.n_rot) turn(f, f + 1, (f % head_dim) / 2);
+            // Head by head: the rotated pairs, then past the head's unrotated tail (n_rot < head_dim).
+            for (int64_t f = f0; f < f1;) {
+                const int64_t head = f - f % head_dim;
+                for (const int64_t end = std::min(f1, head + p.n_rot); f < end; f += 2) turn(f, f + 1, (f - head) / 2);
+                f = std::max(f, std::min(f1, head + head_dim));
+            }
         } else {
             for (int64_t h0 = f0; h0 < f1; h0 += head_dim)
                 for (int64_t i = 0; i < half; ++i) turn(h0 + i, h0 + i + half, i);
