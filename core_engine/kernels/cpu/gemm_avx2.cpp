@@ -234,8 +234,13 @@ void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64
     // Rows [8g, 8g + 8·ng) of `n` tokens from t, clipped to [r0, r1).
     auto emit = [&](int64_t g, int ng, int64_t t, int64_t n) {
         const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = (g + ng) * 8 < r1 ? (g + ng) * 8 : r1;
-        for (int64_t k = 0; k < n; ++k)
-            std::memcpy(y + (t + k) * ldy + lo, out + k * ng * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+        for (int64_t k = 0; k < n; ++k) {
+            float* dst = y + (t + k) * ldy + lo;
+            const float* src = out + k * ng * 8 + (lo - g * 8);
+            int64_t i = 0;
+            for (; i + 8 <= hi - lo; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+            std::memcpy(dst + i, src + i, static_cast<size_t>(hi - lo - i) * sizeof(float));
+        }
     };
     if (n_tokens == 1) {
         int64_t g = r0 / 8;

@@ -40,8 +40,10 @@ void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
         for (int64_t g = r0 / 8; g * 8 < r1; ++g) {
             const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + 8 < r1 ? g * 8 + 8 : r1;
             auto emit = [&](int64_t t, int n) {
-                for (int k = 0; k < n; ++k)
-                    std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+                for (int k = 0; k < n; ++k) {
+                    if (hi - lo == 8) _mm256_storeu_ps(y + (t + k) * ldy + lo, _mm256_load_ps(out + k * 8));  // not a libc call per group
+                    else std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+                }
             };
             int64_t t = tb;
             for (; t + 4 <= te; t += 4) {
