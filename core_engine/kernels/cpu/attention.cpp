@@ -189,6 +189,11 @@ int64_t lane_groups(int64_t nqh, int64_t chunks) {
     return 1;
 }
 
+// Rows per value pass: each key's V chunk is loaded once per pass and each weight broadcast once
+// per row, so (rows + lanes) loads feed rows · lanes FMAs; 3 rows × 4 lane groups needs the fewest
+// loads per FMA (a pass over 12 rows × 1 lane group, about one load per FMA, was load-bound).
+int64_t value_pass_rows(int64_t chunks) { return chunks % 4 == 0 ? 3 : chunks % 2 == 0 ? 6 : kMaxAcc; }
+
 ValueFn value_fn(int64_t nqh, int64_t nl) {
     switch (nqh * 16 + nl) {
     case 1 * 16 + 8: return &value_rows<1, 8>;
@@ -336,8 +341,9 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 }
                 return;
             }
-            for (int64_t g0 = r0; g0 < r1; g0 += kMaxAcc) {
-                const int64_t g1 = std::min(r1, g0 + kMaxAcc), nqh = g1 - g0;
+            const int64_t pass_rows = value_pass_rows(hd / 8);
+            for (int64_t g0 = r0; g0 < r1; g0 += pass_rows) {
+                const int64_t g1 = std::min(r1, g0 + pass_rows), nqh = g1 - g0;
                 const int64_t nl = lane_groups(nqh, hd / 8);
                 const ValueFn fn = value_fn(nqh, nl);
                 for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
