@@ -345,15 +345,32 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         }
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
         add_residual_then_norm(true, &l.ffn_norm, {&pl.ffn_gate, &pl.ffn_up});
+        // SwiGLU runs on each chunk of gate and up rows as soon as one thread has both, and
+        // quantizes its 32-element blocks for ffn_down there: no pass of its own.
+        const bool quantize_ff = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
+        if (quantize_ff) resize_activations(ff_q_, n, n_ff);
         {
             const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
             float* ys[2] = {gate_.data(), up_.data()};
             MatmulFusion fusion;
             fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+            fusion.same_rows = true;
+            fusion.row_align = 32;
+            fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
+                if (m != 1) return;
+                for (int64_t t = 0; t < n; ++t) {
+                    float* g = gate_.data() + t * n_ff;
+                    swiglu(g + r0, up_.data() + t * n_ff + r0, g + r0, r1 - r0);
+                    if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
+                }
+            };
             matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_, fusion);
         }
-        token_rows([&](int64_t b, int64_t e) { swiglu(gate_.data() + b * n_ff, up_.data() + b * n_ff, gate_.data() + b * n_ff, (e - b) * n_ff); });
-        matmul(pl.ffn_down, gate_.data(), proj_.data(), n, pool, mm_);
+        MatmulFusion down;
+        down.quantized_input = quantize_ff ? &ff_q_ : nullptr;
+        const PackedMatrix* down_w[1] = {&pl.ffn_down};
+        float* down_y[1] = {proj_.data()};
+        matmul_shared_input(down_w, gate_.data(), down_y, n, pool, mm_, down);
     }
     add_residual_then_norm(hp_.n_layer > 0, nullptr, {});
     if (logits && !logit_rows.empty()) output_head(logit_rows, logits, pool);

@@ -102,6 +102,7 @@ private:
     std::vector<float> xn_;     // [n, n_embd] normed
     QuantizedActivations xn_q_; // xn_ as 8-bit blocks, written by the norm for quantized weights (valid when its n_tokens is the step's)
     RopeAngles angles_;         // the step's RoPE angles, shared by every layer
+    QuantizedActivations ff_q_; // SwiGLU's output as 8-bit blocks, written by the gate/up matmul's epilogue
     std::vector<float> q_;      // [n, n_embd_q]
     std::vector<float> k_;      // [n, n_embd_kv]
     std::vector<float> v_;      // [n, n_embd_kv]

@@ -56,33 +56,45 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     }
     std::vector<MatmulChunk>& chunks = scratch.chunks;
     chunks.clear();
-    const int64_t per = rows_per_chunk(total_rows, pool.n_threads(), n_tokens, fusion.row_align);
-    for (int m = 0; m < static_cast<int>(ws.size()); ++m)
-        for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
+    if (fusion.same_rows) {
+        const int64_t n_out = ws[0]->n_out;  // every matrix's (the caller's contract)
+        const int64_t per = rows_per_chunk(n_out, pool.n_threads(), n_tokens, fusion.row_align);
+        for (int64_t r = 0; r < n_out; r += per) chunks.push_back({-1, r, std::min(n_out, r + per)});
+    } else {
+        const int64_t per = rows_per_chunk(total_rows, pool.n_threads(), n_tokens, fusion.row_align);
+        for (int m = 0; m < static_cast<int>(ws.size()); ++m)
+            for (int64_t r = 0; r < ws[m]->n_out; r += per) chunks.push_back({m, r, std::min(ws[m]->n_out, r + per)});
+    }
 
     const bool avx512 = cpu_allow_avx512();
     const ActivationView av = any_quantized ? view_of(act) : ActivationView{};
-    pool.run(static_cast<int64_t>(chunks.size()), [&](int64_t c) {
-        const MatmulChunk& ch = chunks[static_cast<size_t>(c)];
-        const PackedMatrix& w = *ws[ch.matrix];
-        float* y = ys[ch.matrix];
+    // Rows [r0, r1) of matrix m, then its epilogue.
+    auto compute = [&](int m, int64_t r0, int64_t r1) {
+        const PackedMatrix& w = *ws[m];
+        float* y = ys[m];
         const PackedView wv = view_of(w);
         if (is_quantized_layout(w.layout)) {
             // pack_matrix chose the layout for this CPU's kernels; the reference only serves a
             // split-row matrix packed by hand where AVX-512 is off.
-            if (is_row_grouped(w.layout)) gemm_quant_avx2(wv, av, ch.r0, ch.r1, y, w.n_out);
-            else if (avx512) gemm_quant_avx512(wv, av, ch.r0, ch.r1, y, w.n_out);
-            else gemm_quant_ref(wv, av, ch.r0, ch.r1, y, w.n_out);
+            if (is_row_grouped(w.layout)) gemm_quant_avx2(wv, av, r0, r1, y, w.n_out);
+            else if (avx512) gemm_quant_avx512(wv, av, r0, r1, y, w.n_out);
+            else gemm_quant_ref(wv, av, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8) {
-            gemm_float_avx2(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
+            gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
-            if (avx512) gemm_float_avx512(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
-            else if (w.layout == PackedLayout::f32) gemm_float_avx2(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);
-            else gemm_float_ref(wv, x, n_tokens, ch.r0, ch.r1, y, w.n_out);  // f16 rows packed by hand
+            if (avx512) gemm_float_avx512(wv, x, n_tokens, r0, r1, y, w.n_out);
+            else if (w.layout == PackedLayout::f32) gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);
+            else gemm_float_ref(wv, x, n_tokens, r0, r1, y, w.n_out);  // f16 rows packed by hand
         } else {
-            run_generic_rows(w, x, n_tokens, ch.r0, ch.r1, y);
+            run_generic_rows(w, x, n_tokens, r0, r1, y);
         }
-        if (fusion.epilogue) fusion.epilogue(ch.matrix, ch.r0, ch.r1);
+        if (fusion.epilogue) fusion.epilogue(m, r0, r1);
+    };
+    pool.run(static_cast<int64_t>(chunks.size()), [&](int64_t c) {
+        const MatmulChunk& ch = chunks[static_cast<size_t>(c)];
+        if (ch.matrix >= 0) compute(ch.matrix, ch.r0, ch.r1);
+        else
+            for (int m = 0; m < static_cast<int>(ws.size()); ++m) compute(m, ch.r0, ch.r1);
     });
 }
 

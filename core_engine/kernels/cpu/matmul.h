@@ -17,7 +17,7 @@
 namespace workbench {
 
 struct MatmulChunk {
-    int matrix;
+    int matrix;  // −1: rows [r0, r1) of every matrix (MatmulFusion::same_rows)
     int64_t r0, r1;
 };
 
@@ -32,10 +32,13 @@ void matmul(const PackedMatrix& w, const float* x, float* y, int64_t n_tokens, T
 // quantized by the step that wrote it (RMSNorm quantizes each row as it normalizes it), and work
 // run on each finished chunk of output rows, for every token, by the thread that computed it
 // while the chunk is in its cache (biases, RoPE); chunk edges fall on multiples of row_align.
+// same_rows (matrices of equal height): a chunk is the same rows of every matrix, computed in
+// order by one thread, so the epilogue of the last sees all of them (SwiGLU of gate and up).
 struct MatmulFusion {
     const QuantizedActivations* quantized_input = nullptr;
     std::function<void(int matrix, int64_t r0, int64_t r1)> epilogue;
     int64_t row_align = 1;
+    bool same_rows = false;
 };
 
 // Several matrices reading the same input (Q, K and V; gate and up) in one parallel region:

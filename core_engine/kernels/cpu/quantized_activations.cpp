@@ -30,15 +30,18 @@ void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in)
 // scalar reference): d = amax/127, q = round-half-even(x · 127/amax), s = d·Σq; d and s are
 // then rounded to f16 as the block format stores them.
 void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActivations& a) {
+    for (int64_t t = t0; t < t1; ++t) quantize_activation_blocks(x + t * a.n_in, t, 0, a.n_blocks, a);
+}
+
+void quantize_activation_blocks(const float* xt, int64_t t, int64_t b0, int64_t b1, QuantizedActivations& a) {
     const __m256 sign_bit = _mm256_set1_ps(-0.0f);
-    for (int64_t t = t0; t < t1; ++t) {
-        const float* xt = x + t * a.n_in;
+    {
         int8_t* q = a.qs.data() + t * a.n_in;
         float* d = a.d.data() + t * a.block_stride;
         float* s = a.s.data() + t * a.block_stride;
         float* sum_q = a.sum_q.data() + t * a.block_stride;
         int16_t* half_sum_q = a.half_sum_q.data() + 2 * t * a.block_stride;
-        for (int64_t b = 0; b < a.n_blocks; ++b) {
+        for (int64_t b = b0; b < b1; ++b) {
             __m256 v[4];
             __m256 amax = _mm256_setzero_ps();
             for (int j = 0; j < 4; ++j) {

@@ -28,5 +28,7 @@ struct QuantizedActivations {
 // Sizes `a` for n_tokens × n_in (n_in a multiple of 32) and quantizes tokens [t0, t1) of x.
 void resize_activations(QuantizedActivations& a, int64_t n_tokens, int64_t n_in);
 void quantize_activations(const float* x, int64_t t0, int64_t t1, QuantizedActivations& a);
+// Blocks [b0, b1) of token t, whose row starts at x_row (for a producer that writes a row in parts).
+void quantize_activation_blocks(const float* x_row, int64_t t, int64_t b0, int64_t b1, QuantizedActivations& a);
 
 }  // namespace workbench

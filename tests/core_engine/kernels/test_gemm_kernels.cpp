@@ -3,6 +3,7 @@
 // batch-invariance property: a token's result is bit-identical alone or among others.
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <random>
 
@@ -210,6 +211,62 @@ private slots:
                 std::vector<float> alone(64);
                 matmul(w.packed, x.data() + t * n_in, alone.data(), 1, one, s1);
                 for (int r = 0; r < 64; ++r) QCOMPARE(alone[static_cast<size_t>(r)], all[static_cast<size_t>(t * 64 + r)]);
+            }
+        }
+    }
+
+    // MatmulFusion: an epilogue sees every row of every matrix exactly once, on chunk edges that
+    // respect row_align, and with same_rows the last matrix's call comes after the others' for
+    // the same rows on the same thread; a caller's pre-quantized input is the one used, and the
+    // same input quantized by the caller gives bit-identical results.
+    void fusion_contract() {
+        std::mt19937 rng(21);
+        for (DType type : {DType::q4_1, DType::f16}) {
+            Weights a = make_weights({type, 576, 200}, rng), b = make_weights({type, 576, 200}, rng);
+            const PackedMatrix* ws[2] = {&a.packed, &b.packed};
+            for (int64_t n : {1, 20}) {
+                auto x = make_inputs(n, 576, rng);
+                ThreadPool pool(2);
+                MatmulScratch scratch;
+                std::vector<float> plain0(static_cast<size_t>(n * 200)), plain1 = plain0, y0 = plain0, y1 = plain0;
+                float* plain[2] = {plain0.data(), plain1.data()};
+                matmul_shared_input(ws, x.data(), plain, n, pool, scratch);
+                for (bool same_rows : {false, true}) {
+                    std::vector<std::atomic<int>> seen(400);
+                    std::atomic<int> misaligned{0}, out_of_order{0};
+                    std::vector<std::atomic<bool>> first_done(200);
+                    MatmulFusion f;
+                    f.same_rows = same_rows;
+                    f.row_align = 32;
+                    f.epilogue = [&](int m, int64_t r0, int64_t r1) {
+                        if (r0 % 32 != 0 || (r1 % 32 != 0 && r1 != 200)) misaligned.fetch_add(1);
+                        for (int64_t r = r0; r < r1; ++r) {
+                            seen[static_cast<size_t>(m * 200 + r)].fetch_add(1);
+                            if (m == 0) first_done[static_cast<size_t>(r)] = true;
+                            else if (same_rows && !first_done[static_cast<size_t>(r)]) out_of_order.fetch_add(1);
+                        }
+                    };
+                    float* ys[2] = {y0.data(), y1.data()};
+                    matmul_shared_input(ws, x.data(), ys, n, pool, scratch, f);
+                    for (auto& c : seen) QCOMPARE(c.load(), 1);
+                    QCOMPARE(misaligned.load(), 0);
+                    QCOMPARE(out_of_order.load(), 0);
+                    QVERIFY(y0 == plain0 && y1 == plain1);
+                }
+                if (type != DType::q4_1) continue;
+                QuantizedActivations mine;
+                resize_activations(mine, n, 576);
+                quantize_activations(x.data(), 0, n, mine);
+                MatmulFusion f;
+                f.quantized_input = &mine;
+                float* ys[2] = {y0.data(), y1.data()};
+                matmul_shared_input(ws, x.data(), ys, n, pool, scratch, f);
+                QVERIFY(y0 == plain0 && y1 == plain1);
+                std::vector<float> doubled(x);
+                for (float& v : doubled) v *= 2.0f;
+                quantize_activations(doubled.data(), 0, n, mine);  // x stays: the quantized input must win
+                matmul_shared_input(ws, x.data(), ys, n, pool, scratch, f);
+                QVERIFY(std::abs(y0[0] - 2.0f * plain0[0]) <= 1e-3f * (std::abs(plain0[0]) + 1.0f));
             }
         }
     }
