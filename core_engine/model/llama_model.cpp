@@ -167,23 +167,34 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPo
     const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     const bool own_kv = kv.layer_computes_kv(il);
     {
-        // Biases and RoPE are applied to each chunk of Q/K/V rows by the thread that computed it.
+        // Biases and RoPE: for a few tokens on each chunk of Q/K/V rows by the thread that
+        // computed it; for a prompt (a chunk's rows span every token and leave the cache) in a
+        // pass over token rows.
         const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
         float* ys[3] = {q_.data(), k_.data(), v_.data()};
         const WeightTensor* biases[3] = {&l.bq, &l.bk, &l.bv};
-        MatmulFusion fusion;
-        fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
-        fusion.row_align = rope_feature_align(rp, hp_.head_dim);
-        fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
+        const int n_mats = own_kv ? 3 : 1;
+        auto finish = [&](int m, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
             const int64_t width = ws[m]->n_out;
             if (biases[m]->present()) {
                 const float* b = f32(*biases[m]);
-                for (int64_t t = 0; t < n; ++t)
+                for (int64_t t = t0; t < t1; ++t)
                     for (int64_t r = r0; r < r1; ++r) ys[m][t * width + r] += b[r];
             }
-            if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles_);
+            if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles_, t0, t1);
         };
-        matmul_shared_input(std::span(ws, own_kv ? 3 : 1), xn_.data(), std::span(ys, own_kv ? 3 : 1), n, pool, mm_, fusion);
+        MatmulFusion fusion;
+        fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+        const bool in_epilogue = n < 16;
+        if (in_epilogue) {
+            fusion.row_align = rope_feature_align(rp, hp_.head_dim);
+            fusion.epilogue = [&](int m, int64_t r0, int64_t r1) { finish(m, r0, r1, 0, n); };
+        }
+        matmul_shared_input(std::span(ws, n_mats), xn_.data(), std::span(ys, n_mats), n, pool, mm_, fusion);
+        if (!in_epilogue)
+            pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+                for (int m = 0; m < n_mats; ++m) finish(m, 0, ws[m]->n_out, t0, t1);
+            });
     }
     const auto t_attention = std::chrono::steady_clock::now();
     if (own_kv) kv.write(il, k_.data(), v_.data(), pool);
@@ -220,7 +231,7 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
     }
     add_bias(q_.data(), l.bq, n);
     const RopeParams rp = rope_params();
-    rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_);
+    rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_, 0, n);
     for (int64_t t = 0; t < n; ++t) {
         std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
         std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
@@ -345,27 +356,37 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         }
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
         add_residual_then_norm(true, &l.ffn_norm, {&pl.ffn_gate, &pl.ffn_up});
-        // SwiGLU runs on each chunk of gate and up rows as soon as one thread has both, and
-        // quantizes its 32-element blocks for ffn_down there: no pass of its own.
+        // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens
+        // it runs on each chunk of gate and up rows as soon as one thread has both (no pass of its
+        // own, no barrier); for a prompt the chunk's rows span every token and have left the cache
+        // by then (3.4 % of an F16 prefill instead of 0.6 %), so a pass over token rows does it.
         const bool quantize_ff = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
+        const bool swiglu_in_epilogue = n < 16;
         if (quantize_ff) resize_activations(ff_q_, n, n_ff);
+        auto swiglu_rows = [&](int64_t t, int64_t r0, int64_t r1) {
+            float* g = gate_.data() + t * n_ff;
+            swiglu(g + r0, up_.data() + t * n_ff + r0, g + r0, r1 - r0);
+            if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
+        };
         {
             const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
             float* ys[2] = {gate_.data(), up_.data()};
             MatmulFusion fusion;
             fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
-            fusion.same_rows = true;
-            fusion.row_align = 32;
-            fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
-                if (m != 1) return;
-                for (int64_t t = 0; t < n; ++t) {
-                    float* g = gate_.data() + t * n_ff;
-                    swiglu(g + r0, up_.data() + t * n_ff + r0, g + r0, r1 - r0);
-                    if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
-                }
-            };
+            if (swiglu_in_epilogue) {
+                fusion.same_rows = true;
+                fusion.row_align = 32;
+                fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
+                    if (m == 1)
+                        for (int64_t t = 0; t < n; ++t) swiglu_rows(t, r0, r1);
+                };
+            }
             matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_, fusion);
         }
+        if (!swiglu_in_epilogue)
+            token_rows([&](int64_t b, int64_t e) {
+                for (int64_t t = b; t < e; ++t) swiglu_rows(t, 0, n_ff);
+            });
         MatmulFusion down;
         down.quantized_input = quantize_ff ? &ff_q_ : nullptr;
         const PackedMatrix* down_w[1] = {&pl.ffn_down};

@@ -25,9 +25,10 @@ void rope_angles(const int32_t* positions, int64_t n_tokens, const RopeParams& p
     }
 }
 
-void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_t f1, const RopeParams& p, const RopeAngles& a) {
+void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_t f1, const RopeParams& p, const RopeAngles& a,
+                   int64_t t0, int64_t t1) {
     const int64_t half = a.half;
-    for (int64_t t = 0; t < a.n_tokens; ++t) {
+    for (int64_t t = t0; t < t1; ++t) {
         const float* cs = a.cos.data() + t * half;
         const float* sn = a.sin.data() + t * half;
         float* row = x + t * width;
@@ -53,7 +54,7 @@ void rope_features(float* x, int64_t width, int64_t head_dim, int64_t f0, int64_
 void rope(float* x, const int32_t* positions, int64_t n_tokens, int64_t n_heads, int64_t head_dim, const RopeParams& p) {
     RopeAngles a;
     rope_angles(positions, n_tokens, p, a);
-    rope_features(x, n_heads * head_dim, head_dim, 0, n_heads * head_dim, p, a);
+    rope_features(x, n_heads * head_dim, head_dim, 0, n_heads * head_dim, p, a, 0, n_tokens);
 }
 
 }  // namespace workbench

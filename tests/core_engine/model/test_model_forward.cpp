@@ -175,6 +175,34 @@ private slots:
         QVERIFY(err < 3e-2);
     }
 
+    // Biases, RoPE and SwiGLU run inside the matmul for a few tokens and in passes over token
+    // rows for a prompt: feeding the same tokens one at a time must give the prompt's logits
+    // bit for bit (qwen2: QKV biases and neox RoPE; q8_0: the fused activation quantization).
+    void prompt_and_token_by_token_paths_agree() {
+        for (bool qwen : {true, false}) {
+            tiny::Spec s;
+            if (qwen) {
+                s.arch = "qwen2";
+                s.qkv_bias = true;
+            } else {
+                s.weight_type = DType::q8_0;
+            }
+            auto m = tiny::make(s);
+            auto a = load(m), b = load(m);
+            std::vector<TokenId> tokens;
+            for (int i = 0; i < 24; ++i) tokens.push_back((i * 29 + 5) % m.spec.n_vocab);
+            auto kv1 = full_kv(*a->model, 64), kv2 = full_kv(*b->model, 64);
+            ThreadPool pool(2);
+            std::vector<float> prompt, step, steps;
+            QVERIFY(a->model->forward(tokens, 0, **kv1, true, prompt, pool).ok());
+            for (TokenId t : tokens) {
+                QVERIFY(b->model->forward(std::vector<TokenId>{t}, 0, **kv2, true, step, pool).ok());
+                steps.insert(steps.end(), step.begin(), step.end());
+            }
+            QCOMPARE(steps, prompt);
+        }
+    }
+
     void thread_count_does_not_change_results() {
         auto m = tiny::make({});
         auto a = load(m), b = load(m);
