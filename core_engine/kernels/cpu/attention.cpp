@@ -138,10 +138,25 @@ int64_t common_prefix(const std::span<const KvSpan>* lists, int64_t nq) {
 
 // Scores of NQ (query, head) rows against each key, one FMA chain per pair. NQ is a template
 // argument so the chains live in registers (a runtime count spills them to the stack).
+// The K and V rows of the key kPrefetchKeys ahead are fetched meanwhile: a long context's cache
+// is far beyond L2 and its blocks are scattered, so the hardware prefetcher leaves each load
+// waiting on memory (V is fetched here too, for the value pass that follows).
+constexpr int64_t kPrefetchKeys = 8;
+
+inline void prefetch_row(const void* row, bool is_f16, int64_t hd) {
+    const char* p = static_cast<const char*>(row);
+    for (int64_t b = 0; b < hd * (is_f16 ? 2 : 4); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
 template <int NQ>
 void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
     for (int64_t j = 0; j < n; ++j) {
         const KeyRef& r = keys[j];
+        if (j + kPrefetchKeys < n) {
+            const KeyRef& ahead = keys[j + kPrefetchKeys];
+            prefetch_row(ahead.k, ahead.k16, hd);
+            prefetch_row(ahead.v, ahead.v16, hd);
+        }
         __m256 acc[NQ];
 #pragma GCC unroll 12
         for (int k = 0; k < NQ; ++k) acc[k] = _mm256_setzero_ps();
