@@ -1,12 +1,13 @@
 // Attention over span lists, FlashAttention-style, per (query tile, KV head): keys stream in
-// blocks of kKeyBlock by their index in the list; a block's scores are exponentiated against
-// the running max (online softmax), added into the output, and the output rescaled when the max
-// grows; a worker holds one block of scores and decoded rows (never a context-long row, never
-// T×T), and the cache is read once per tile. The query heads sharing a KV head (GQA) and up to
-// kQueryTile queries go together over the keys their lists share (in a causal prompt all but the
-// last few), so each loaded K/V row serves all of them. Block edges depend only on a key's index
-// in its own list, and per (query, head) every operation is the same whichever queries share the
-// tile: a result never depends on the batch.
+// blocks of kKeyBlock by their index in the list; each block yields a partial (its max, the sum of
+// e^(s − max) and the weighted values) that merges into the row's state in list order, so a
+// worker holds one block of scores and decoded rows (never a context-long row, never T×T). The
+// query heads sharing a KV head (GQA) and up to kQueryTile queries go together over the keys their
+// lists share (in a causal prompt all but the last few), so each loaded K/V row serves all of
+// them. A decode step's few units are cut into block ranges on different threads, their partials
+// merged afterwards by the same merge. Block edges depend only on a key's index in its own list,
+// and per (query, head) every operation is the same whichever queries share the tile and however
+// the blocks are spread over threads: a result never depends on the batch or the thread count.
 #include "kernels/cpu/attention.h"
 
 #include <immintrin.h>
@@ -274,6 +275,20 @@ double exponentiate(float* sc, int64_t n, float mx) {
     return total;
 }
 
+// Folds block b's partial (its own max m_b, sum l_b = Σ e^(s − m_b) and values acc_b) into a row's
+// state (max m, sum l, values in o): the one place blocks meet, used in list order by every path.
+inline void merge_block(float& m, double& l, float* o, float m_b, double l_b, const float* acc_b, int64_t hd) {
+    const float m_new = std::max(m, m_b);
+    const float a = m == -INFINITY ? 0.0f : std::exp(m - m_new), c = std::exp(m_b - m_new);
+    int64_t i = 0;
+    if (hd % 8 == 0)
+        for (; i < hd; i += 8)
+            _mm256_storeu_ps(o + i, _mm256_fmadd_ps(_mm256_loadu_ps(acc_b + i), _mm256_set1_ps(c), _mm256_mul_ps(_mm256_loadu_ps(o + i), _mm256_set1_ps(a))));
+    for (; i < hd; ++i) o[i] = std::fma(acc_b[i], c, o[i] * a);
+    l = l * a + l_b * c;
+    m = m_new;
+}
+
 }  // namespace
 
 void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
@@ -285,36 +300,70 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     // the arithmetic is exactly the untiled one, so tiling never changes a result.
     const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;
     const int64_t n_tiles = (n_tokens + tile - 1) / tile;
-    pool.run(n_tiles * s.n_head_kv, [&](int64_t item) {
-        const int64_t t0 = (item / s.n_head_kv) * tile, kvh = item % s.n_head_kv;
+    const int64_t n_units = n_tiles * s.n_head_kv;  // (tile, KV head)
+    auto list_of = [&](int64_t t, int64_t kvh) { return plan.list(plan.per_kv_head ? t * s.n_head_kv + kvh : t); };
+    auto keys_of = [](std::span<const KvSpan> list) {
+        int64_t n = 0;
+        for (const KvSpan& sp : list) n += sp.end - sp.begin;
+        return n;
+    };
+    // Few units (a decode step) leave threads idle over long lists: then each unit's blocks are
+    // cut into ranges computed apart, their partials kept and merged in list order afterwards —
+    // the same merges a unit computed whole makes, so the split never shows in a result.
+    int64_t max_blocks = 1;
+    if (n_units < 2 * pool.n_threads())
+        for (int64_t t = 0; t < n_tokens; ++t)
+            for (int64_t kvh = 0; kvh < (plan.per_kv_head ? s.n_head_kv : 1); ++kvh)
+                max_blocks = std::max(max_blocks, (keys_of(list_of(t, kvh)) + kKeyBlock - 1) / kKeyBlock);
+    const int64_t ranges = std::min<int64_t>(max_blocks, n_units < 2 * pool.n_threads() ? (4 * pool.n_threads() + n_units - 1) / n_units : 1);
+    const int64_t rows_per_unit = tile * group;
+    // Split partials: per (unit, block, row) the max, the sum and hd values.
+    thread_local std::vector<float> part_m, part_acc;
+    thread_local std::vector<double> part_l;
+    if (ranges > 1) {
+        const size_t n_parts = static_cast<size_t>(n_units * max_blocks * rows_per_unit);
+        part_m.assign(n_parts, -INFINITY);  // -inf: the row has no key in that block
+        part_l.assign(n_parts, 0.0);
+        part_acc.resize(n_parts * static_cast<size_t>(hd));
+    }
+    float* const pm = part_m.data();
+    double* const pl = part_l.data();
+    float* const pacc = part_acc.data();
+
+    pool.run(n_units * ranges, [&](int64_t item) {
+        const int64_t unit = item / ranges, range = item % ranges;
+        const int64_t t0 = (unit / s.n_head_kv) * tile, kvh = unit % s.n_head_kv;
         const int64_t nq = std::min(tile, n_tokens - t0);
         const int64_t n_qh = nq * group;  // (query, head) rows: index a · group + g
         std::span<const KvSpan> lists[kQueryTile];
         int64_t n_keys[kQueryTile];
         int64_t max_keys = 0;
         for (int64_t a = 0; a < nq; ++a) {
-            lists[a] = plan.list(plan.per_kv_head ? (t0 + a) * s.n_head_kv + kvh : t0 + a);
-            n_keys[a] = 0;
-            for (const KvSpan& sp : lists[a]) n_keys[a] += sp.end - sp.begin;
+            lists[a] = list_of(t0 + a, kvh);
+            n_keys[a] = keys_of(lists[a]);
             max_keys = std::max(max_keys, n_keys[a]);
         }
         const int64_t n_common = common_prefix(lists, nq);
+        const int64_t unit_blocks = (max_keys + kKeyBlock - 1) / kKeyBlock;
+        const int64_t b_begin = ranges > 1 ? range * max_blocks / ranges : 0;
+        const int64_t b_end = ranges > 1 ? std::min(unit_blocks, (range + 1) * max_blocks / ranges) : unit_blocks;
+
         thread_local std::vector<KeyRef> common, own[kQueryTile];
-        thread_local std::vector<float> scratch, scores, qr, row_max, alpha;
+        thread_local std::vector<float> scratch, scores, qr, block_acc, row_max;
+        thread_local std::vector<double> row_sum;
         thread_local std::vector<float*> out_rows;  // per (query, head) row: no division in the inner loops
         out_rows.resize(static_cast<size_t>(n_qh));
         for (int64_t qh = 0; qh < n_qh; ++qh) {
             out_rows[qh] = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
-            std::fill(out_rows[qh], out_rows[qh] + hd, 0.0f);
+            if (ranges == 1) std::fill(out_rows[qh], out_rows[qh] + hd, 0.0f);
         }
-        auto out_row = [&](int64_t qh) { return out_rows[static_cast<size_t>(qh)]; };
-        thread_local std::vector<double> row_sum;
         scratch.resize(static_cast<size_t>(2 * kKeyBlock * (nq + 1) * hd));
         scores.resize(static_cast<size_t>(n_qh * kKeyBlock));
         qr.resize(static_cast<size_t>(n_qh * hd));
+        block_acc.resize(static_cast<size_t>(n_qh * hd));
         row_max.assign(static_cast<size_t>(n_qh), -INFINITY);
-        alpha.resize(static_cast<size_t>(n_qh));
         row_sum.assign(static_cast<size_t>(n_qh), 0.0);
+        auto acc_row = [&](int64_t qh) { return block_acc.data() + qh * hd; };
         // Q is rounded to f16, as llama.cpp's CPU path does when it multiplies it with the f16
         // cache; matching it keeps our logits within its noise.
         for (int64_t a = 0; a < nq; ++a)
@@ -340,17 +389,14 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                     }
             }
         };
-        // Adds Σ p·V over n keys (score columns col0..) to rows [r0, r1) of the output, first
-        // scaling what they hold by their alpha when `rescale`. Per output lane the keys are
-        // added in list order; splitting a block between calls changes nothing (the sums pass
-        // through `out` exactly).
-        auto add_values = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1, bool rescale) {
+        // Adds Σ p·V over n keys (score columns col0..) to rows [r0, r1) of the block's values.
+        // Per output lane the keys are added in list order; a block split between calls changes
+        // nothing (the sums pass through block_acc exactly).
+        auto add_values = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
             if (!simd) {
                 for (int64_t qh = r0; qh < r1; ++qh) {
-                    float* o = out_row(qh);
+                    float* o = acc_row(qh);
                     const float* p = &scores[qh * kKeyBlock + col0];
-                    if (rescale)
-                        for (int64_t i = 0; i < hd; ++i) o[i] *= alpha[qh];
                     for (int64_t j = 0; j < n; ++j)
                         for (int64_t i = 0; i < hd; ++i) o[i] += p[j] * load1(keys[j].v, keys[j].v16, i);
                 }
@@ -363,22 +409,24 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 const ValueFn fn = value_fn(nqh, nl);
                 for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
                     __m256 acc[kMaxAcc];
-                    for (int64_t k = 0; k < nqh; ++k) {
-                        const __m256 f = _mm256_set1_ps(rescale ? alpha[g0 + k] : 1.0f);
-                        for (int64_t c = 0; c < nl; ++c) acc[k * nl + c] = _mm256_mul_ps(_mm256_loadu_ps(out_row(g0 + k) + i0 + 8 * c), f);
-                    }
+                    for (int64_t k = 0; k < nqh; ++k)
+                        for (int64_t c = 0; c < nl; ++c) acc[k * nl + c] = _mm256_loadu_ps(acc_row(g0 + k) + i0 + 8 * c);
                     fn(keys, n, &scores[g0 * kKeyBlock + col0], kKeyBlock, i0, acc);
                     for (int64_t k = 0; k < nqh; ++k)
-                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(out_row(g0 + k) + i0 + 8 * c, acc[k * nl + c]);
+                        for (int64_t c = 0; c < nl; ++c) _mm256_storeu_ps(acc_row(g0 + k) + i0 + 8 * c, acc[k * nl + c]);
                 }
             }
         };
 
         KeyCursor common_keys, own_keys[kQueryTile];
         common_keys.start(lists[0]);
-        for (int64_t a = 0; a < nq; ++a) own_keys[a].start(lists[a]);
-        for (int64_t j0 = 0; j0 < max_keys; j0 += kKeyBlock) {
-            const int64_t j1 = std::min(j0 + kKeyBlock, max_keys);
+        common_keys.skip(std::min(b_begin * kKeyBlock, n_common));
+        for (int64_t a = 0; a < nq; ++a) {
+            own_keys[a].start(lists[a]);
+            own_keys[a].skip(std::min(b_begin * kKeyBlock, n_keys[a]));
+        }
+        for (int64_t b = b_begin; b < b_end; ++b) {
+            const int64_t j0 = b * kKeyBlock, j1 = std::min(j0 + kKeyBlock, max_keys);
             // The block's shared keys [j0, jc) once for the tile, then each query's own [jc, its end).
             const int64_t jc = std::clamp(n_common, j0, j1);
             size_t used = 0;
@@ -391,23 +439,60 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 resolve_next(own_keys[a], std::min(j1, n_keys[a]) - jc, streams, kvh, hd, own[a], scratch, used);
                 score(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group);
             }
+            // Each row's block: its own max, weights e^(s − max), their sum, then the values.
+            thread_local std::vector<float> bm;
+            thread_local std::vector<double> bs;
+            bm.resize(static_cast<size_t>(n_qh));
+            bs.resize(static_cast<size_t>(n_qh));
             for (int64_t qh = 0; qh < n_qh; ++qh) {
                 const int64_t nb = std::min(j1, n_keys[qh / group]) - j0;
+                bm[qh] = -INFINITY;
                 if (nb <= 0) continue;
                 float* sc = &scores[qh * kKeyBlock];
-                const float mx = std::max(row_max[qh], block_max(sc, nb));
-                alpha[qh] = row_max[qh] == -INFINITY ? 0.0f : std::exp(row_max[qh] - mx);
-                row_sum[qh] = row_sum[qh] * alpha[qh] + exponentiate(sc, nb, mx);
-                row_max[qh] = mx;
+                bm[qh] = block_max(sc, nb);
+                bs[qh] = exponentiate(sc, nb, bm[qh]);
+                std::fill(acc_row(qh), acc_row(qh) + hd, 0.0f);
             }
-            if (jc > j0) add_values(common.data(), jc - j0, 0, 0, n_qh, true);
+            if (jc > j0) add_values(common.data(), jc - j0, 0, 0, n_qh);
             for (int64_t a = 0; a < nq; ++a)
-                if (!own[a].empty()) add_values(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group, jc == j0);
+                if (!own[a].empty()) add_values(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group);
+            for (int64_t qh = 0; qh < n_qh; ++qh) {
+                if (bm[qh] == -INFINITY) continue;
+                if (ranges == 1) {
+                    merge_block(row_max[qh], row_sum[qh], out_rows[qh], bm[qh], bs[qh], acc_row(qh), hd);
+                } else {
+                    const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
+                    pm[at] = bm[qh];
+                    pl[at] = bs[qh];
+                    std::copy(acc_row(qh), acc_row(qh) + hd, pacc + at * static_cast<size_t>(hd));
+                }
+            }
         }
-        for (int64_t qh = 0; qh < n_qh; ++qh) {
-            if (row_sum[qh] == 0) continue;  // an empty list: zeros
-            const float inv = static_cast<float>(1.0 / row_sum[qh]);
-            float* o = out_row(qh);
+        if (ranges == 1)
+            for (int64_t qh = 0; qh < n_qh; ++qh) {
+                if (row_sum[qh] == 0) continue;  // an empty list: zeros
+                const float inv = static_cast<float>(1.0 / row_sum[qh]);
+                float* o = out_rows[qh];
+                for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
+            }
+    });
+    if (ranges == 1) return;
+    // The split units' partials, merged in list order exactly as a whole unit merges them.
+    pool.parallel_for(n_units * rows_per_unit, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
+            const int64_t unit = r / rows_per_unit, qh = r % rows_per_unit;
+            const int64_t t0 = (unit / s.n_head_kv) * tile, kvh = unit % s.n_head_kv;
+            if (t0 + qh / group >= n_tokens) continue;  // a last tile's missing query
+            float* o = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
+            std::fill(o, o + hd, 0.0f);
+            float m = -INFINITY;
+            double l = 0;
+            for (int64_t b = 0; b < max_blocks; ++b) {
+                const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
+                if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hd), hd);
+            }
+            if (l == 0) continue;
+            const float inv = static_cast<float>(1.0 / l);
             for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
         }
     });

@@ -209,6 +209,30 @@ private slots:
         expect_close(run(q2, 2, two, by_head, s, scale, pool), reference(q2, 2, two, by_head, s, scale), "per-KV-head lists");
     }
 
+    // A decode step has few (token, KV head) units: its long lists are cut into block ranges
+    // computed on different threads and merged afterwards. Any thread count gives the same bits,
+    // and the result matches the reference.
+    void decode_split_over_threads_changes_nothing() {
+        const AttentionShape s{9, 3, 64};
+        std::mt19937 rng(5);
+        std::vector<Stream> one;
+        one.push_back(make_stream(1100, s, KvTypes{}, 0.0f, rng));
+        const std::vector<float> q = random_q(1, s, rng);
+        AttendPlan plan;
+        plan.add({0, 0, 1037});
+        plan.close_list();
+        std::vector<float> first;
+        for (int threads : {1, 2, 3, 8}) {
+            ThreadPool pool(threads);
+            const std::vector<float> got = run(q, 1, one, plan, s, 0.125f, pool);
+            if (first.empty()) {
+                first = got;
+                expect_close(got, reference(q, 1, one, plan, s, 0.125f), "decode over 1037 keys");
+            }
+            QVERIFY2(got == first, qPrintable(QStringLiteral("%1 threads differ from 1").arg(threads)));
+        }
+    }
+
     // Each query of a tiled prompt step gets exactly what it gets alone, and a list cut into
     // more spans (the same keys in the same order) gives exactly the same result.
     void batch_and_split_invariant() {
