@@ -10,10 +10,9 @@ namespace wbcli {
 FlagSpec db_flag() { return {"--db", "", true, "PATH  record this command's results in a session database (see `history`)"}; }
 
 std::string default_history_path() {
-    std::string base;
-    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) base = xdg;
-    else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.local/share";
-    else base = ".";
+    const char* xdg = std::getenv("XDG_DATA_HOME");
+    const char* home = std::getenv("HOME");
+    const std::string base = xdg && *xdg ? std::string(xdg) : home && *home ? std::string(home) + "/.local/share" : std::string(".");
     return base + "/inference-workbench/history.db";
 }
 

@@ -1,0 +1,182 @@
+// The register-blocked pieces of the attention kernel (attention.cpp only; AVX2): a key's
+// resolved K/V rows, scores of up to kMaxAcc (query, head) rows per key, value passes over lane
+// groups, and a block's max and exponentiation. Each (row, key) score is one FMA chain over the
+// head's dimensions and one horizontal sum, whatever the number of rows sharing the key.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+#include "kernels/cpu/half_convert.h"
+#include "kernels/cpu/vector_math.h"
+
+namespace workbench::attention_blocks {
+
+constexpr int64_t kMaxAcc = 12;  // (query, head) accumulators kept in registers
+
+inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// One key's K and V rows, resolved: f16 and f32 rows are read in place, any other type is decoded
+// once into the block's scratch and read as f32.
+struct KeyRef {
+    const void* k;
+    const void* v;
+    bool k16, v16;
+    float bias;
+};
+
+inline __m256 load8(const void* row, bool is_f16, int64_t i) {
+    return is_f16 ? _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)))
+                  : _mm256_loadu_ps(static_cast<const float*>(row) + i);
+}
+inline float load1(const void* row, bool is_f16, int64_t i) {
+    return is_f16 ? half_to_float(static_cast<const uint16_t*>(row)[i]) : static_cast<const float*>(row)[i];
+}
+
+// The K and V rows of the key kPrefetchKeys ahead are fetched meanwhile: a long context's cache
+// is far beyond L2 and its blocks are scattered, so the hardware prefetcher leaves each load
+// waiting on memory (V is fetched here too, for the value pass that follows).
+constexpr int64_t kPrefetchKeys = 8;
+
+inline void prefetch_row(const void* row, bool is_f16, int64_t hd) {
+    const char* p = static_cast<const char*>(row);
+    for (int64_t b = 0; b < hd * (is_f16 ? 2 : 4); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+}
+
+template <int NQ>
+void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
+    for (int64_t j = 0; j < n; ++j) {
+        const KeyRef& r = keys[j];
+        if (j + kPrefetchKeys < n) {
+            const KeyRef& ahead = keys[j + kPrefetchKeys];
+            prefetch_row(ahead.k, ahead.k16, hd);
+            prefetch_row(ahead.v, ahead.v16, hd);
+        }
+        __m256 acc[NQ];
+#pragma GCC unroll 12
+        for (int k = 0; k < NQ; ++k) acc[k] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < hd; i += 8) {
+            const __m256 kv = load8(r.k, r.k16, i);
+#pragma GCC unroll 12
+            for (int k = 0; k < NQ; ++k) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + k * hd + i), kv, acc[k]);
+        }
+#pragma GCC unroll 12
+        for (int k = 0; k < NQ; ++k) out[k * out_stride + j] = hsum(acc[k]) * scale + r.bias;
+    }
+}
+
+using ScoreFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, float*, int64_t, float);
+template <int... N>
+constexpr std::array<ScoreFn, sizeof...(N)> score_table(std::integer_sequence<int, N...>) { return {&score_rows<N + 1>...}; }
+constexpr auto kScoreRows = score_table(std::make_integer_sequence<int, 12>{});
+
+// Adds Σ_j p[k][j] · V_j[i0 .. i0 + 8·NL) to acc[k·NL + c], key by key in order.
+template <int NQ, int NL>
+void value_rows(const KeyRef* keys, int64_t n, const float* p, int64_t p_stride, int64_t i0, __m256* acc) {
+    __m256 a[NQ * NL];
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ * NL; ++k) a[k] = acc[k];
+    for (int64_t j = 0; j < n; ++j) {
+        const KeyRef& r = keys[j];
+#pragma GCC unroll 8
+        for (int c = 0; c < NL; ++c) {
+            const __m256 vv = load8(r.v, r.v16, i0 + 8 * c);
+#pragma GCC unroll 12
+            for (int k = 0; k < NQ; ++k) a[k * NL + c] = _mm256_fmadd_ps(_mm256_set1_ps(p[k * p_stride + j]), vv, a[k * NL + c]);
+        }
+    }
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ * NL; ++k) acc[k] = a[k];
+}
+
+using ValueFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, int64_t, __m256*);
+
+// The lane groups a pass keeps per (query, head): the most that fit the registers and divide the
+// head's 8-lane chunks.
+int64_t lane_groups(int64_t nqh, int64_t chunks) {
+    for (int64_t nl : {8, 4, 2, 1})
+        if (nl * nqh <= kMaxAcc && chunks % nl == 0) return nl;
+    return 1;
+}
+
+// Rows per value pass: each key's V chunk is loaded once per pass and each weight broadcast once
+// per row, so (rows + lanes) loads feed rows · lanes FMAs; 3 rows × 4 lane groups needs the fewest
+// loads per FMA (a pass over 12 rows × 1 lane group, about one load per FMA, was load-bound).
+int64_t value_pass_rows(int64_t chunks) { return chunks % 4 == 0 ? 3 : chunks % 2 == 0 ? 6 : kMaxAcc; }
+
+ValueFn value_fn(int64_t nqh, int64_t nl) {
+    switch (nqh * 16 + nl) {
+    case 1 * 16 + 8: return &value_rows<1, 8>;
+    case 1 * 16 + 4: return &value_rows<1, 4>;
+    case 1 * 16 + 2: return &value_rows<1, 2>;
+    case 1 * 16 + 1: return &value_rows<1, 1>;
+    case 2 * 16 + 4: return &value_rows<2, 4>;
+    case 2 * 16 + 2: return &value_rows<2, 2>;
+    case 2 * 16 + 1: return &value_rows<2, 1>;
+    case 3 * 16 + 4: return &value_rows<3, 4>;
+    case 3 * 16 + 2: return &value_rows<3, 2>;
+    case 3 * 16 + 1: return &value_rows<3, 1>;
+    case 4 * 16 + 2: return &value_rows<4, 2>;
+    case 4 * 16 + 1: return &value_rows<4, 1>;
+    case 5 * 16 + 2: return &value_rows<5, 2>;
+    case 5 * 16 + 1: return &value_rows<5, 1>;
+    case 6 * 16 + 2: return &value_rows<6, 2>;
+    case 6 * 16 + 1: return &value_rows<6, 1>;
+    case 7 * 16 + 1: return &value_rows<7, 1>;
+    case 8 * 16 + 1: return &value_rows<8, 1>;
+    case 9 * 16 + 1: return &value_rows<9, 1>;
+    case 10 * 16 + 1: return &value_rows<10, 1>;
+    case 11 * 16 + 1: return &value_rows<11, 1>;
+    case 12 * 16 + 1: return &value_rows<12, 1>;
+    default: return nullptr;
+    }
+}
+
+// Exponentiates a block's scores against the new running max in place and returns their sum,
+// taken in double. The weights stay f32: llama.cpp's non-flash path rounds its normalized weights
+// to f16, but these are not normalized yet, and rounding them moved our logits away from its
+// (tests/core_engine/model/test_model_oracle.cpp: mean per-position max 0.393 unrounded, 0.400 rounded).
+float block_max(const float* sc, int64_t n) {
+    __m256 m8 = _mm256_set1_ps(-INFINITY);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) m8 = _mm256_max_ps(m8, _mm256_loadu_ps(sc + j));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m8);
+    float mx = *std::max_element(lanes, lanes + 8);
+    for (; j < n; ++j) mx = std::max(mx, sc[j]);
+    return mx;
+}
+
+double exponentiate(float* sc, int64_t n, float mx) {
+    const __m256 m8 = _mm256_set1_ps(mx);
+    __m256d sum = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(sc + j), m8));
+        sum = _mm256_add_pd(sum, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+        _mm256_storeu_ps(sc + j, e);
+    }
+    alignas(32) double lanes[4];
+    _mm256_store_pd(lanes, sum);
+    double total = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+    if (j < n) {
+        alignas(32) float tail[8];
+        std::fill(tail, tail + 8, mx);
+        std::copy(sc + j, sc + n, tail);
+        _mm256_store_ps(tail, exp8(_mm256_sub_ps(_mm256_load_ps(tail), m8)));
+        for (int64_t i = 0; i < n - j; ++i) total += (sc[j + i] = tail[i]);
+    }
+    return total;
+}
+
+}  // namespace workbench::attention_blocks
