@@ -2,20 +2,22 @@
 # Side-by-side speed against llama.cpp: runs `workbench-cli bench` and a llama-bench binary you
 # built yourself, alternately (so both see the same machine load), on the same GGUF with the same
 # threads, and prints each tool's median tokens/s per test and the ratio ours / llama.cpp.
-#   bench/compare_llamacpp.sh LLAMA_BENCH_PATH [MODEL] [-t THREADS] [-p 512] [-n 128] [-r 5] [--rounds 3]
+#   bench/compare_llamacpp.sh LLAMA_BENCH_PATH [MODEL] [-t THREADS] [-p 512] [-n 128] [-d 0] [-r 5] [--rounds 3]
+# -d N runs both tools' tests after N tokens already in the cache (llama-bench's depth).
 # It never builds llama.cpp (see docs/BENCHMARKS.md for how we built ours).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-[ $# -ge 1 ] || { echo "usage: $0 LLAMA_BENCH_PATH [MODEL] [-t N] [-p N] [-n N] [-r N] [--rounds N]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 LLAMA_BENCH_PATH [MODEL] [-t N] [-p N] [-n N] [-d N] [-r N] [--rounds N]" >&2; exit 2; }
 LLAMA_BENCH="$1"; shift
 MODEL="$ROOT/models/SmolLM2-135M-Instruct.Q4_1.gguf"
 if [ $# -ge 1 ] && [ "${1#-}" = "$1" ]; then MODEL="$1"; shift; fi
-THREADS="$(nproc)"; P=512; N=128; R=5; ROUNDS=3
+THREADS="$(nproc)"; P=512; N=128; D=0; R=5; ROUNDS=3
 while [ $# -gt 0 ]; do
   case "$1" in
     -t) THREADS="$2"; shift 2 ;;
     -p) P="$2"; shift 2 ;;
     -n) N="$2"; shift 2 ;;
+    -d) D="$2"; shift 2 ;;
     -r) R="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
@@ -30,9 +32,9 @@ out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 for i in $(seq 1 "$ROUNDS"); do
   echo "round $i/$ROUNDS: workbench-cli bench" >&2
-  "$OURS" bench -m "$MODEL" -t "$THREADS" -p "$P" -n "$N" -r "$R" --json > "$out/ours_$i.json"
+  "$OURS" bench -m "$MODEL" -t "$THREADS" -p "$P" -n "$N" -d "$D" -r "$R" --json > "$out/ours_$i.json"
   echo "round $i/$ROUNDS: llama-bench" >&2
-  "$LLAMA_BENCH" -m "$MODEL" -t "$THREADS" -p "$P" -n "$N" -r "$R" -o json > "$out/llama_$i.json" 2>/dev/null
+  "$LLAMA_BENCH" -m "$MODEL" -t "$THREADS" -p "$P" -n "$N" -d "$D" -r "$R" -o json > "$out/llama_$i.json" 2>/dev/null
 done
 
 python3 - "$out" "$ROUNDS" "$MODEL" "$THREADS" <<'PY'
@@ -43,6 +45,8 @@ def rows(prefix):
     for i in range(1, rounds + 1):
         for row in json.load(open(os.path.join(out, f"{prefix}_{i}.json"))):
             test = row.get("test") or (f"pp{row['n_prompt']}" if row["n_gen"] == 0 else f"tg{row['n_gen']}")
+            if row.get("n_depth"):
+                test += f" @ d{row['n_depth']}"
             by_test.setdefault(test, []).append(row["avg_ts"])
     return by_test
 ours, llama = rows("ours"), rows("llama")

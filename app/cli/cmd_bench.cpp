@@ -21,7 +21,7 @@ namespace {
 
 struct Row {
     std::string test;
-    int n_prompt = 0, n_gen = 0;
+    int n_prompt = 0, n_gen = 0, n_depth = 0;
     double avg_ts = 0, stddev_ts = 0;
     std::vector<double> samples_ts;
     double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
@@ -47,12 +47,13 @@ int cmd_bench(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
         {"--n-prompt", "-p", true, "N  prompt tokens for the pp test (default 512; 0 skips it)"},
         {"--n-gen", "-n", true, "N  generated tokens for the tg test (default 128; 0 skips it)"},
+        {"--n-depth", "-d", true, "N  run both tests after N tokens already in the cache (llama-bench's -d; default 0)"},
         {"--repetitions", "-r", true, "N  timed runs per test after a warm-up (default 5)"},
         {"--batch", "-b", true, "LIST  batch sizes, e.g. 1,2,4,8,16,32: one throughput row each (all prompts, then all decode together)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
         db_flag(),
     };
-    const std::string synopsis = "[-p 512] [-n 128] [-r 5] [-b 1,2,4,...] [-t N] [--weights TYPE] [--json]";
+    const std::string synopsis = "[-p 512] [-n 128] [-d 0] [-r 5] [-b 1,2,4,...] [-t N] [--weights TYPE] [--json]";
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "bench", synopsis, flags, ctx, false); rc >= 0) return rc;
@@ -60,6 +61,7 @@ int cmd_bench(int argc, char** argv) {
     const int n_prompt = ctx.args.get_int("--n-prompt", 512, 0, 65536, err);
     const int n_gen = ctx.args.get_int("--n-gen", 128, 0, 65536, err);
     const int reps = ctx.args.get_int("--repetitions", 5, 1, 1000, err);
+    const int n_depth = ctx.args.get_int("--n-depth", 0, 0, 1 << 20, err);
     if (!err.empty()) return usage_error("bench: " + err);
     if (n_prompt == 0 && n_gen == 0) return usage_error("bench: nothing to do (-p 0 and -n 0)");
     std::vector<int> batches;
@@ -76,10 +78,11 @@ int cmd_bench(int argc, char** argv) {
             at = comma + 1;
         }
         if (n_prompt == 0) return usage_error("bench: --batch needs a prompt (-p N > 0)");
+        if (n_depth > 0) return usage_error("bench: --n-depth applies to the pp/tg tests, not to --batch");
     }
     const int reps_sweep = ctx.args.has("--repetitions") ? reps : 1;
     auto adjust = [&](workbench::EngineConfig& config) {
-        config.n_ctx = std::max(n_prompt, n_gen + 1) + 16;
+        config.n_ctx = n_depth + std::max(n_prompt, n_gen + 1) + 16;
         if (!batches.empty()) {
             // Every sequence of the largest batch holds its prompt and generation at once.
             config.n_ctx = n_prompt + n_gen + 16;
@@ -96,11 +99,14 @@ int cmd_bench(int argc, char** argv) {
     // One warm-up, then `reps` timed runs from an empty cache (workbench/measure.h, shared with
     // the GUI's Benchmark page).
     auto run_test = [&](workbench::SpeedTestKind kind, int n_tokens, Row& r) -> workbench::Status {
-        auto test = workbench::measure_speed(engine, kind, n_tokens, reps, 1234, [&](int64_t, int64_t) {
-            if (!json) std::cerr << "." << std::flush;
-        });
+        auto test = workbench::measure_speed(
+            engine, kind, n_tokens, reps, 1234, [&](int64_t, int64_t) {
+                if (!json) std::cerr << "." << std::flush;
+            },
+            nullptr, n_depth);
         if (!test.ok()) return test.status();
         r.test = test->test;
+        r.n_depth = n_depth;
         r.samples_ts = test->samples_tok_s;
         r.avg_ts = test->avg_tok_s;
         r.stddev_ts = test->stddev_tok_s;
@@ -120,7 +126,7 @@ int cmd_bench(int argc, char** argv) {
         r.n_gen = n_gen;
         if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r); !s.ok()) return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
-        const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_gen + 1) / 2.0;
+        const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_depth + (n_gen + 1) / 2.0);
         r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;
         const double bw = workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads);
         r.roofline_pct = bw > 0 ? 100.0 * r.gb_s / bw : 0;
@@ -130,10 +136,11 @@ int cmd_bench(int argc, char** argv) {
         rows.push_back(r);
     }
 
+    auto label = [](const Row& r) { return r.test + (r.n_depth > 0 ? " @ d" + std::to_string(r.n_depth) : std::string()); };
     auto row_json = [&](const Row& r) {
         JsonWriter j;
         j.begin_object();
-        j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen);
+        j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen).key("n_depth").value(r.n_depth);
         j.key("n_threads").value(info.n_threads).key("avg_ts").value(r.avg_ts).key("stddev_ts").value(r.stddev_ts);
         j.key("samples_ts").begin_array();
         for (double v : r.samples_ts) j.value(v);
@@ -151,7 +158,7 @@ int cmd_bench(int argc, char** argv) {
     for (const auto& r : rows) objects.push_back(row_json(r));
     if (recorder) {
         for (size_t i = 0; i < rows.size(); ++i)
-            recorder->save_benchmark(rows[i].test, rows[i].n_prompt, rows[i].n_gen, 1, info.n_threads,
+            recorder->save_benchmark(label(rows[i]), rows[i].n_prompt, rows[i].n_gen, 1, info.n_threads,
                                      rows[i].avg_ts, rows[i].stddev_ts, objects[i]);
         recorder->finish();
     }
@@ -164,7 +171,8 @@ int cmd_bench(int argc, char** argv) {
     std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (const auto& r : rows) {
         std::printf("| %s | %s | %.2f M | CPU | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
-                    static_cast<double>(info.n_params) / 1e6, info.n_threads, r.test.c_str(), r.avg_ts, r.stddev_ts);
+                    static_cast<double>(info.n_params) / 1e6, info.n_threads,
+                    label(r).c_str(), r.avg_ts, r.stddev_ts);
         if (r.n_gen > 0) std::printf(" %.1f | %.0f%% |", r.gb_s, r.roofline_pct);
         else std::printf(" | |");
         std::printf(" %s |\n", format_bytes(r.rss_bytes).c_str());

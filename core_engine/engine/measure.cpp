@@ -158,22 +158,28 @@ Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, 
 }
 
 Result<SpeedTest> measure_speed(Engine& engine, SpeedTestKind kind, int32_t n_tokens, int32_t repetitions, uint32_t seed,
-                                const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+                                const ProgressCallback& progress, const std::atomic<bool>* cancel, int32_t n_depth) {
     const ModelInfo& info = engine.model_info();
-    if (n_tokens < 1 || repetitions < 1)
-        return error(StatusCode::invalid_argument, "a speed test needs at least one token and one repetition");
-    if (n_tokens + 1 > info.n_ctx)
-        return error(StatusCode::invalid_argument, "a speed test of " + std::to_string(n_tokens) + " tokens does not fit the " +
-                                                        std::to_string(info.n_ctx) + "-token context");
+    if (n_tokens < 1 || repetitions < 1 || n_depth < 0)
+        return error(StatusCode::invalid_argument, "a speed test needs at least one token and one repetition, and a depth of 0 or more");
+    if (static_cast<int64_t>(n_depth) + n_tokens + 1 > info.n_ctx)
+        return error(StatusCode::invalid_argument, "a speed test of " + std::to_string(n_tokens) + " tokens at depth " +
+                                                        std::to_string(n_depth) + " does not fit the " + std::to_string(info.n_ctx) +
+                                                        "-token context");
     SpeedTest out;
     const bool prompt = kind == SpeedTestKind::prompt;
     out.test = (prompt ? "pp" : "tg") + std::to_string(n_tokens);
     (prompt ? out.n_prompt : out.n_gen) = n_tokens;
+    out.n_depth = n_depth;
     std::mt19937 rng(seed);
-    std::vector<TokenId> tokens(static_cast<size_t>(n_tokens));
+    std::vector<TokenId> tokens(static_cast<size_t>(n_tokens)), depth(static_cast<size_t>(n_depth));
     for (int32_t run = -1; run < repetitions; ++run) {  // run −1: the warm-up
         if (cancel && cancel->load()) return error(StatusCode::cancelled, "speed test cancelled");
         engine.reset();
+        if (n_depth > 0) {
+            for (auto& t : depth) t = static_cast<TokenId>(rng() % static_cast<uint32_t>(info.n_vocab));
+            WB_RETURN_IF_ERROR(engine.eval(depth));
+        }
         for (auto& t : tokens) t = static_cast<TokenId>(rng() % static_cast<uint32_t>(info.n_vocab));
         const auto t0 = std::chrono::steady_clock::now();
         if (prompt) {

@@ -258,9 +258,27 @@ private slots:
         }
         QVERIFY(pp["gb_s"].isNull());
         QVERIFY(tg["gb_s"].toDouble() > 0 && tg["roofline_pct"].toDouble() > 0);
+        QCOMPARE(pp["n_depth"].toInt(), 0);
         auto bad = run_cli({"bench", "--weights", "q3_k"});
         QCOMPARE(bad.exit_code, 1);
         QVERIFY(bad.err.contains("q3_k"));
+    }
+
+    // llama-bench's -d: the tests run after that many tokens are in the cache, and say so.
+    void bench_at_depth() {
+        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"bench", "-p", "8", "-n", "4", "-d", "300", "-r", "1", "-t", "2", "--json"});
+        QCOMPARE(o.exit_code, 0);
+        const auto rows = QJsonDocument::fromJson(o.out).array();
+        QCOMPARE(rows.size(), 2);
+        for (const auto& row : rows) QCOMPARE(row.toObject()["n_depth"].toInt(), 300);
+        QCOMPARE(rows[1].toObject()["test"].toString(), QString("tg4"));
+        auto table = run_cli({"bench", "-p", "0", "-n", "2", "-d", "40", "-r", "1", "-t", "2"});
+        QCOMPARE(table.exit_code, 0);
+        QVERIFY(table.out.contains("tg2 @ d40"));
+        auto sweep = run_cli({"bench", "-b", "1,2", "-d", "8"});
+        QCOMPARE(sweep.exit_code, 2);
+        QVERIFY(sweep.err.contains("--n-depth"));
     }
 
     void bench_batch_sweep_rows() {

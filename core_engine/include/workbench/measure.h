@@ -60,18 +60,21 @@ Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, 
 
 // llama-bench's pp and tg tests: one warm-up, then `repetitions` timed runs, each from an empty
 // cache with fresh random tokens — pp<N>: a prompt of N tokens in one step; tg<N>: N single-token
-// steps. Tokens/s per run, their mean and sample standard deviation.
+// steps; with n_depth (llama-bench's -d) each run first fills the cache with that many tokens,
+// untimed, so the test runs at that context. Tokens/s per run, their mean and sample standard
+// deviation.
 enum class SpeedTestKind { prompt, generation };
 struct SpeedTest {
     std::string test;                   // "pp512", "tg128"
     int32_t n_prompt = 0, n_gen = 0;    // as llama-bench reports them
+    int32_t n_depth = 0;
     std::vector<double> samples_tok_s;
     double avg_tok_s = 0, stddev_tok_s = 0;
 };
 // progress(done, total) after each run (the warm-up counts). Errors: invalid_argument (no tokens
-// or repetitions, or more tokens than the context holds), cancelled, the engine's errors.
+// or repetitions, or depth + tokens more than the context holds), cancelled, the engine's errors.
 Result<SpeedTest> measure_speed(Engine& engine, SpeedTestKind kind, int32_t n_tokens, int32_t repetitions,
                                 uint32_t seed = 1234, const ProgressCallback& progress = {},
-                                const std::atomic<bool>* cancel = nullptr);
+                                const std::atomic<bool>* cancel = nullptr, int32_t n_depth = 0);
 
 }  // namespace workbench
