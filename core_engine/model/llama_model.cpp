@@ -21,6 +21,10 @@ namespace workbench {
 namespace {
 
 constexpr int64_t kChunk = PagedKv::kMaxStepTokens;  // a sliding window's pool is sized for one such step
+// Up to this many tokens a step's biases, RoPE and SwiGLU run inside the matmul that produces
+// their input (its chunks are small and still in cache); longer steps run them as passes over
+// token rows.
+constexpr int64_t kFusedStepTokens = 16;
 
 void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
     if (!b.present()) return;
@@ -185,7 +189,7 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPo
         };
         MatmulFusion fusion;
         fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
-        const bool in_epilogue = n < 16;
+        const bool in_epilogue = n < kFusedStepTokens;
         if (in_epilogue) {
             fusion.row_align = rope_feature_align(rp, hp_.head_dim);
             fusion.epilogue = [&](int m, int64_t r0, int64_t r1) { finish(m, r0, r1, 0, n); };
@@ -361,7 +365,7 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         // own, no barrier); for a prompt the chunk's rows span every token and have left the cache
         // by then (3.4 % of an F16 prefill instead of 0.6 %), so a pass over token rows does it.
         const bool quantize_ff = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
-        const bool swiglu_in_epilogue = n < 16;
+        const bool swiglu_in_epilogue = n < kFusedStepTokens;
         if (quantize_ff) resize_activations(ff_q_, n, n_ff);
         auto swiglu_rows = [&](int64_t t, int64_t r0, int64_t r1) {
             float* g = gate_.data() + t * n_ff;
