@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -168,6 +169,27 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     float* const pm = part_m.data();
     double* const pl = part_l.data();
     float* const pacc = part_acc.data();
+    // A split unit's ranges still to finish: the range that finishes last merges the unit's
+    // partials, in list order, inside the same parallel region (no extra barrier per layer).
+    thread_local std::vector<int32_t> ranges_left;
+    if (ranges > 1) ranges_left.assign(static_cast<size_t>(n_units), static_cast<int32_t>(ranges));
+    int32_t* const left = ranges_left.data();
+    auto merge_unit = [&](int64_t unit) {
+        const int64_t t0 = (unit / s.n_head_kv) * tile, kvh = unit % s.n_head_kv;
+        for (int64_t qh = 0; qh < rows_per_unit && t0 + qh / group < n_tokens; ++qh) {
+            float* o = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
+            std::fill(o, o + hd, 0.0f);
+            float m = -INFINITY;
+            double l = 0;
+            for (int64_t b = 0; b < max_blocks; ++b) {
+                const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
+                if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hd), hd);
+            }
+            if (l == 0) continue;  // an empty list: zeros
+            const float inv = static_cast<float>(1.0 / l);
+            for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
+        }
+    };
 
     pool.run(n_units * ranges, [&](int64_t item) {
         const int64_t unit = item / ranges, range = item % ranges;
@@ -307,6 +329,8 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 }
             }
         }
+        // acq_rel: the last range sees every other range's partials.
+        if (ranges > 1 && std::atomic_ref<int32_t>(left[unit]).fetch_sub(1, std::memory_order_acq_rel) == 1) merge_unit(unit);
         if (ranges == 1)
             for (int64_t qh = 0; qh < n_qh; ++qh) {
                 if (row_sum[qh] == 0) continue;  // an empty list: zeros
@@ -314,26 +338,6 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 float* o = out_rows[qh];
                 for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
             }
-    });
-    if (ranges == 1) return;
-    // The split units' partials, merged in list order exactly as a whole unit merges them.
-    pool.parallel_for(n_units * rows_per_unit, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t unit = r / rows_per_unit, qh = r % rows_per_unit;
-            const int64_t t0 = (unit / s.n_head_kv) * tile, kvh = unit % s.n_head_kv;
-            if (t0 + qh / group >= n_tokens) continue;  // a last tile's missing query
-            float* o = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
-            std::fill(o, o + hd, 0.0f);
-            float m = -INFINITY;
-            double l = 0;
-            for (int64_t b = 0; b < max_blocks; ++b) {
-                const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
-                if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hd), hd);
-            }
-            if (l == 0) continue;
-            const float inv = static_cast<float>(1.0 / l);
-            for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
-        }
     });
 }
 
