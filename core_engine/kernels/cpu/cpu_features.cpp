@@ -48,12 +48,35 @@ const CpuFeatures& cpu_features() {
     return features;
 }
 
+namespace {
+bool cpu_path_is(const char* name) {
+    const char* path = std::getenv("WORKBENCH_CPU_PATH");
+    return path && std::strcmp(path, name) == 0;
+}
+}  // namespace
+
 bool cpu_allow_avx512() {
-    static const bool allow = [] {
-        const char* path = std::getenv("WORKBENCH_CPU_PATH");
-        return path && std::strcmp(path, "avx512") == 0;
+    static const bool allow = cpu_path_is("avx512") && cpu_features().has_avx512_vnni_path();
+    return allow;
+}
+
+GroupDot cpu_group_dot() {
+    static const GroupDot dot = [] {
+        const CpuFeatures& f = cpu_features();
+        if (cpu_path_is("avx2")) return GroupDot::maddubs;
+        if (f.avx_vnni) return GroupDot::avx_vnni;
+        if (f.has_avx512_vnni_path()) return GroupDot::avx512_vnni;
+        return GroupDot::maddubs;
     }();
-    return allow && cpu_features().has_avx512_vnni_path();
+    return dot;
+}
+
+const char* group_dot_name(GroupDot dot) {
+    switch (dot) {
+        case GroupDot::avx_vnni: return "avx-vnni";
+        case GroupDot::avx512_vnni: return "avx512-vnni/256";
+        default: return "avx2";
+    }
 }
 
 std::string CpuFeatures::describe() const {

@@ -12,15 +12,22 @@ struct CpuFeatures {
     bool avx_vnni = false;
 
     bool has_avx512_vnni_path() const { return avx512f && avx512bw && avx512vl && avx512_vnni; }
+    bool has_avx2_path() const { return avx2 && fma && f16c; }
     std::string describe() const;  // "AVX2 FMA F16C AVX512F ..."
 };
 
 const CpuFeatures& cpu_features();
 
-// Whether matmuls use the AVX-512 VNNI kernels. They are opt-in (WORKBENCH_CPU_PATH=avx512)
-// until they have run on AVX-512 hardware: the machines we develop on so far lack it, and the
-// kernel test (which checks them against the scalar reference wherever the CPU has AVX-512)
-// has not yet run there. On by default once that test has passed on such a machine.
+// Whether matmuls use the split-row AVX-512 kernels. Opt-in (WORKBENCH_CPU_PATH=avx512): their
+// arithmetic is tested (natively where the CPU has AVX-512, under SIMDe emulation elsewhere), but
+// whether they beat the row groups with 256-bit VNNI (the default there) has not been measured.
 bool cpu_allow_avx512();
+
+// The multiply-add the quantized row-group kernels use: vpdpbusd wherever the CPU has it (AVX-VNNI
+// first, else AVX512-VNNI on 256-bit registers), maddubs + madd otherwise. All three give the same
+// results bit for bit (gemm_quant_groups.h). WORKBENCH_CPU_PATH=avx2 forces maddubs.
+enum class GroupDot { maddubs, avx_vnni, avx512_vnni };
+GroupDot cpu_group_dot();
+const char* group_dot_name(GroupDot dot);  // "avx2", "avx-vnni", "avx512-vnni/256"
 
 }  // namespace workbench

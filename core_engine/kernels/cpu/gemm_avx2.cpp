@@ -1,126 +1,22 @@
-// AVX2 kernels: quantized weights in row groups of 8 (int8 multiply-adds, one row per lane), and
-// f16/f32 weights as register-tiled FMA over rows × tokens.
+// AVX2 kernels: quantized weights in row groups of 8 (gemm_quant_groups.h with maddubs + madd),
+// and f16/f32 weights as register-tiled FMA over rows × tokens.
 #include <immintrin.h>
 
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "kernels/cpu/gemm_avx2_groups.h"
 #include "kernels/cpu/gemm_kernels.h"
+#include "kernels/cpu/gemm_quant_groups.h"
 
 namespace workbench {
 namespace {
-
-using avx2_groups::broadcast4;
-using avx2_groups::unsigned_dot16;
 
 inline float hsum(__m256 v) {
     __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
     lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
     return _mm_cvtss_f32(lo);
-}
-
-// Row groups (packed_matrix.h): a register holds 4 quants of each of 8 rows, so one broadcast of
-// 4 activation bytes multiplies all 8 rows and every 32-bit lane ends with one row's sum.
-// Unsigned quants go straight into maddubs as its unsigned operand and products are summed in 16
-// bits before one madd widens them: 4-bit quants 8 registers at a time (each lane at most
-// 8 · 2 · 15 · 127 = 30,480), 0..31 bytes 4 at a time (31,496). Signed int8 quants (q8_0x8) use
-// the sign trick (|w| × a·sign(w)) and widen every product, since two can exceed 16 bits. q4_0's
-// bias 8 comes off as 8·Σa in integers, so each block's integer dot product equals the
-// reference's exactly.
-template <PackedLayout L>
-inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
-    if constexpr (!group_nibbles(L)) {
-        for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
-    } else {
-        const __m256i mask = _mm256_set1_epi8(0x0F);
-        for (int k = 0; k < 4; ++k) {
-            const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * k));
-            wq[k] = _mm256_and_si256(packed, mask);
-            wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
-        }
-    }
-}
-
-// One token's block against the group's block: 8 int32 dot products, one per row (lane).
-// Registers [J0, J1) of a signed block against one token (the sign trick), in int32.
-template <int J0, int J1>
-inline __m256i signed_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[J0], _mm256_sign_epi8(broadcast4(aq + 4 * J0), wq[J0])), ones);
-    for (int j = J0 + 1; j < J1; ++j)
-        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j])), ones));
-    return sum;
-}
-
-template <PackedLayout L>
-inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    if constexpr (L == PackedLayout::q8_0x8) {
-        return signed_dot<0, 8>(wq, wabs, aq);
-    } else if constexpr (group_nibbles(L)) {
-        return _mm256_madd_epi16(unsigned_dot16<0, 8>(wq, aq), ones);
-    } else {
-        return _mm256_add_epi32(_mm256_madd_epi16(unsigned_dot16<0, 4>(wq, aq), ones), _mm256_madd_epi16(unsigned_dot16<4, 8>(wq, aq), ones));
-    }
-}
-
-// The 8 rows' scales (part 0) or offsets (part 1) of a block.
-template <PackedLayout L>
-inline __m256 group_scales(const uint8_t* block, int part) {
-    const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
-    else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
-}
-
-// Group g (8 rows) × NT tokens from t0: out[k·8 + i] = row 8g+i · token t0+k. Per (row, token)
-// lane the operations are the same whatever NT is, so results are batch-invariant: per block,
-// acc += float(isum) · (d_w·d_a), then (types with offsets) acc += m_w·s_a, in block order.
-template <PackedLayout L, int NT>
-void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
-    constexpr int64_t block_bytes = group_block_bytes(L);
-    const uint8_t* group = w.data + g * w.row_bytes;
-    __m256 acc[NT];
-    for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < w.n_blocks; ++b) {
-        const uint8_t* block = group + b * block_bytes;
-        // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
-        if constexpr (NT == 1)
-            for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
-        __m256i wq[8], wabs[8];
-        unpack_group_block<L>(block, wq);
-        if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8)
-            for (int j = 0; j < 8; ++j) wabs[j] = _mm256_abs_epi8(wq[j]);
-        const __m256 dw = group_scales<L>(block, 0);
-        for (int k = 0; k < NT; ++k) {
-            const int64_t at = (t0 + k) * a.block_stride + b;
-            if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
-                const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
-                const __m256 da = _mm256_set1_ps(a.d[at]);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(signed_dot<0, 4>(wq, wabs, aq)), _mm256_mul_ps(dw, da), acc[k]);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(signed_dot<4, 8>(wq, wabs, aq)), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
-                continue;
-            }
-            __m256i isum = group_block_dot<L>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32);
-            if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
-            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1), _mm256_set1_ps(a.s[at]), acc[k]);
-        }
-    }
-    for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
-}
-
-template <PackedLayout L>
-struct GroupTiles {
-    template <int NT>
-    static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, NT>(w, a, g, t0, out); }
-};
-
-template <PackedLayout L>
-void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    avx2_groups::group_rows<GroupTiles<L>>(w, a, r0, r1, y, ldy);
 }
 
 // f32 activations: 64 × n_in × 4 bytes stay in L2 while rows stream past (see kQuantTokenBlock).
@@ -271,17 +167,7 @@ void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64
 }  // namespace
 
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    switch (w.layout) {
-        case PackedLayout::q4_0x8: group_rows<PackedLayout::q4_0x8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q4_1x8: group_rows<PackedLayout::q4_1x8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_0x8: group_rows<PackedLayout::q8_0x8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_1x8: group_rows<PackedLayout::q8_1x8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q4_kx8: group_rows<PackedLayout::q4_kx8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_kx8: group_rows<PackedLayout::q8_kx8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q6_kx8: group_rows<PackedLayout::q6_kx8>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;
-        default: break;  // split-row layouts are the AVX-512 kernels'
-    }
+    quant_group_rows<Maddubs>(w, a, r0, r1, y, ldy);
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {

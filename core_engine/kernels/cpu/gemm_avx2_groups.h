@@ -1,6 +1,8 @@
-// Shared by the AVX2 row-group kernel files (gemm_avx2.cpp, gemm_avx2_k2k3.cpp): the int8
-// building blocks and the loop that walks groups × token tiles. Compiled into AVX2 files only;
-// the AVX-512 file must not include it (its inline code would be built with other flags).
+// Shared by the row-group kernel files (gemm_avx2.cpp, gemm_avx2_k2k3.cpp and, through
+// gemm_quant_groups.h, the VNNI files): the int8 building blocks and the loop that walks groups ×
+// token tiles. Everything here has internal linkage: each file that includes it is built with its
+// own instruction-set flags and keeps its own copy, so the linker can never pick a VNNI or
+// AVX-512 build of an inline function for code that runs on a plain AVX2 CPU.
 #pragma once
 
 #include <immintrin.h>
@@ -9,7 +11,8 @@
 
 #include "kernels/cpu/gemm_kernels.h"
 
-namespace workbench::avx2_groups {
+namespace workbench {
+namespace {  // internal linkage: see above
 
 inline __m256i broadcast4(const int8_t* p) {
     int32_t v;
@@ -33,7 +36,7 @@ constexpr int64_t kQuantTokenBlock = 256;   // int8 activations: 256 × n_in byt
 // Rows [r0, r1) × every token: Tiles::tile<NT>(w, a, g, t, out) writes group g (8 rows) × NT
 // tokens from t to out[k·8 + i]; tiles of 4 tokens, then single tokens.
 template <typename Tiles>
-void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     alignas(32) float out[4 * 8];
     for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
         const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
@@ -58,4 +61,5 @@ void group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_
     }
 }
 
-}  // namespace workbench::avx2_groups
+}  // namespace
+}  // namespace workbench

@@ -9,8 +9,6 @@
 namespace workbench {
 namespace {
 
-using avx2_groups::unsigned_dot16;
-
 // The block's quants as 8 registers of unsigned bytes, register j holding elements 4j..4j+3 of
 // each row: crumb s of plane h is register 4h + s. q3_kx8 stores Q3_K's q + 4 (0..7): its bit
 // plane's bit j becomes bit 2 of register j. The 16-bit shifts carry bits across bytes, but only
@@ -83,7 +81,7 @@ void crumb_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
                 __m256i isum = _mm256_add_epi32(_mm256_madd_epi16(unsigned_dot16<0, 4>(wq, aq), scale_first),
                                                 _mm256_madd_epi16(unsigned_dot16<4, 8>(wq, aq), scale_second));
                 // The token's two half sums as a 16-bit pair in every 32-bit lane.
-                const __m256i half_sums = avx2_groups::broadcast4(reinterpret_cast<const int8_t*>(a.half_sum_q + 2 * at));
+                const __m256i half_sums = broadcast4(reinterpret_cast<const int8_t*>(a.half_sum_q + 2 * at));
                 if constexpr (L == PackedLayout::q3_kx8) isum = _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(scale_pairs, half_sums), 2));
                 const __m256 da = _mm256_set1_ps(a.d[at]);
                 acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, da), acc[k]);
@@ -104,8 +102,8 @@ struct CrumbTiles {
 }  // namespace
 
 void gemm_crumbs_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    if (w.layout == PackedLayout::q2_kx8) avx2_groups::group_rows<CrumbTiles<PackedLayout::q2_kx8>>(w, a, r0, r1, y, ldy);
-    else if (w.layout == PackedLayout::q3_kx8) avx2_groups::group_rows<CrumbTiles<PackedLayout::q3_kx8>>(w, a, r0, r1, y, ldy);
+    if (w.layout == PackedLayout::q2_kx8) walk_groups<CrumbTiles<PackedLayout::q2_kx8>>(w, a, r0, r1, y, ldy);
+    else if (w.layout == PackedLayout::q3_kx8) walk_groups<CrumbTiles<PackedLayout::q3_kx8>>(w, a, r0, r1, y, ldy);
 }
 
 }  // namespace workbench

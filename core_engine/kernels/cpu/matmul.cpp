@@ -36,7 +36,7 @@ void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, i
 
 }  // namespace
 
-const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-vnni" : "avx2"; }
+const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-vnni" : group_dot_name(cpu_group_dot()); }
 
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
                          ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion) {
@@ -67,6 +67,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     }
 
     const bool avx512 = cpu_allow_avx512();
+    const GroupDot group_dot = cpu_group_dot();
     const ActivationView av = any_quantized ? view_of(act) : ActivationView{};
     // Rows [r0, r1) of matrix m, then its epilogue.
     auto compute = [&](int m, int64_t r0, int64_t r1) {
@@ -76,7 +77,11 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
         if (is_quantized_layout(w.layout)) {
             // pack_matrix chose the layout for this CPU's kernels; the reference only serves a
             // split-row matrix packed by hand where AVX-512 is off.
-            if (is_row_grouped(w.layout)) gemm_quant_avx2(wv, av, r0, r1, y, w.n_out);
+            if (is_row_grouped(w.layout)) {
+                if (group_dot == GroupDot::avx_vnni) gemm_quant_avx_vnni(wv, av, r0, r1, y, w.n_out);
+                else if (group_dot == GroupDot::avx512_vnni) gemm_quant_avx512_vnni(wv, av, r0, r1, y, w.n_out);
+                else gemm_quant_avx2(wv, av, r0, r1, y, w.n_out);
+            }
             else if (avx512) gemm_quant_avx512(wv, av, r0, r1, y, w.n_out);
             else gemm_quant_ref(wv, av, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8) {

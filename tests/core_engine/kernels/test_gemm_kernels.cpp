@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernels/cpu/cpu_features.h"
@@ -83,10 +84,27 @@ using FloatKernel = void (*)(const PackedView&, const float*, int64_t, int64_t, 
 
 }  // namespace
 
+#ifdef WB_HAVE_SIMDE
+// The VNNI and AVX-512 kernel files built again with SIMDe in place of the instructions
+// (tests/core_engine/kernels/CMakeLists.txt): the same source, runnable on any AVX2 CPU.
+namespace workbench {
+void gemm_quant_avx_vnni_emulated(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
+void gemm_quant_avx512_vnni_emulated(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
+void gemm_quant_avx512_emulated(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
+void gemm_float_avx512_emulated(const PackedView&, const float*, int64_t, int64_t, int64_t, float*, int64_t);
+}  // namespace workbench
+#endif
+
+namespace {
+
+}  // namespace
+
 class TestGemmKernels : public QObject {
     Q_OBJECT
 
-    void check_quant(QuantKernel kernel, const char* name, PackFamily family) {
+    // `same_as`: a kernel whose results this one must equal bit for bit (the VNNI row groups
+    // against the AVX2 ones: the same exact integer sums, the same float operations after).
+    void check_quant(QuantKernel kernel, const char* name, PackFamily family, QuantKernel same_as = nullptr) {
         std::mt19937 rng(11);
         std::vector<Case> cases = {Case{DType::q4_0, 96, 37}, Case{DType::q4_1, 576, 19}, Case{DType::q8_0, 1536, 5}, Case{DType::q4_1, 32, 3},
                                    Case{DType::q8_0, 544, 8}, Case{DType::q4_0, 800, 4}};
@@ -112,7 +130,15 @@ class TestGemmKernels : public QObject {
                     QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
                     if (r1 < c.n_out) QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
-                expect_close(got, ref, 2e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
+                const QString what = QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens);
+                expect_close(got, ref, 2e-5, qPrintable(what));
+                if (same_as) {
+                    std::vector<float> other(got.size(), kGuard);
+                    same_as(view_of(w.packed), view_of(act), r0, r1, other.data(), c.n_out);
+                    for (size_t i = 0; i < got.size(); ++i)
+                        if (std::memcmp(&got[i], &other[i], sizeof(float)) != 0)
+                            QFAIL(qPrintable(QString("%1: element %2: %3, not bit-identical to %4").arg(what).arg(i).arg(got[i]).arg(other[i])));
+                }
             }
         }
     }
@@ -143,10 +169,30 @@ private slots:
     void avx2_quant_matches_reference() { check_quant(gemm_quant_avx2, "avx2", PackFamily::row_groups); }
     void avx2_float_matches_reference() { check_float(gemm_float_avx2, "avx2", PackFamily::row_groups); }
 
+    void vnni_quant_matches_reference() {
+        const CpuFeatures& f = cpu_features();
+        if (!f.avx_vnni && !f.has_avx512_vnni_path()) QSKIP("this CPU has neither AVX-VNNI nor AVX512-VNNI (the emulated test covers them)");
+        if (f.avx_vnni) check_quant(gemm_quant_avx_vnni, "avx-vnni", PackFamily::row_groups, gemm_quant_avx2);
+        if (f.has_avx512_vnni_path()) check_quant(gemm_quant_avx512_vnni, "avx512-vnni/256", PackFamily::row_groups, gemm_quant_avx2);
+    }
+
     void avx512_matches_reference() {
-        if (!cpu_features().has_avx512_vnni_path()) QSKIP("this CPU has no AVX-512 VNNI: that path cannot run here");
+        if (!cpu_features().has_avx512_vnni_path()) QSKIP("this CPU has no AVX-512 VNNI: that path cannot run here (the emulated test covers it)");
         check_quant(gemm_quant_avx512, "avx512", PackFamily::split_rows);
         check_float(gemm_float_avx512, "avx512", PackFamily::split_rows);
+    }
+
+    // The same kernel sources with SIMDe standing in for AVX-512 and VNNI: their arithmetic is
+    // checked on every machine, the native run above only where the CPU has the instructions.
+    void emulated_vnni_and_avx512_match_reference() {
+#ifdef WB_HAVE_SIMDE
+        check_quant(gemm_quant_avx_vnni_emulated, "avx-vnni (emulated)", PackFamily::row_groups, gemm_quant_avx2);
+        check_quant(gemm_quant_avx512_vnni_emulated, "avx512-vnni/256 (emulated)", PackFamily::row_groups, gemm_quant_avx2);
+        check_quant(gemm_quant_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
+        check_float(gemm_float_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
+#else
+        QSKIP("built without libsimde-dev (installer/bootstrap.sh installs it): the AVX-512/VNNI kernels are not emulated");
+#endif
     }
 
     void packed_rows_dequantize_like_gguf() {

@@ -1,0 +1,158 @@
+// The quantized row-group kernels (q4_0x8 … q6_kx8 of packed_matrix.h) written once over a
+// policy for the unsigned × signed byte multiply-add, so each instruction set's file instantiates
+// the same walk: gemm_avx2.cpp with maddubs + madd (Maddubs below), gemm_avx_vnni.cpp and
+// gemm_avx512_vnni.cpp with vpdpbusd (VnniDot). Every block's integer dot product is exact in
+// both, so all of them return the same floats, bit for bit. Internal linkage throughout (see
+// gemm_avx2_groups.h): include it only from a kernel file, inside no namespace.
+#pragma once
+
+#include <immintrin.h>
+
+#include "kernels/cpu/gemm_avx2_groups.h"
+#include "kernels/cpu/gemm_kernels.h"
+
+namespace workbench {
+namespace {  // internal linkage: each kernel file keeps its own copy
+
+// Row groups: a register holds 4 quants of each of 8 rows, so one broadcast of 4 activation bytes
+// multiplies all 8 rows and every 32-bit lane ends with one row's sum. Unsigned quants are the
+// unsigned operand as they are; signed int8 quants (q8_0x8, q6_kx8) use the sign trick
+// (|w| × a·sign(w)). q4_0's bias 8 comes off as 8·Σa in integers, so each block's integer dot
+// product equals the reference's exactly.
+//
+// A policy offers, for registers [J0, J1) of a block against one token's bytes aq, int32 lanes:
+//   unsigned_sum<J0, J1>(wq, aq)         quants 0..31 as they are
+//   signed_sum<J0, J1>(wq, wabs, aq)     signed quants, with wabs = |wq|
+// and kWholeBlock: whether unsigned_sum<0, 8> is exact for every unsigned layout.
+
+// AVX2: maddubs sums pairs into 16 bits, and the 16-bit sums of several registers are added
+// before one madd widens them: 4-bit quants 8 registers at a time (each lane at most
+// 8 · 2 · 15 · 127 = 30,480), 0..31 bytes 4 at a time (31,496). Signed products are widened at
+// once, since two of them can exceed 16 bits.
+struct Maddubs {
+    static constexpr bool kWholeBlock = false;
+    template <int J0, int J1>
+    static __m256i unsigned_sum(const __m256i wq[8], const int8_t* aq) {
+        return _mm256_madd_epi16(unsigned_dot16<J0, J1>(wq, aq), _mm256_set1_epi16(1));
+    }
+    template <int J0, int J1>
+    static __m256i signed_sum(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+        const __m256i ones = _mm256_set1_epi16(1);
+        __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[J0], _mm256_sign_epi8(broadcast4(aq + 4 * J0), wq[J0])), ones);
+        for (int j = J0 + 1; j < J1; ++j)
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j])), ones));
+        return sum;
+    }
+};
+
+// VNNI: vpdpbusd multiplies 4 byte pairs and adds them to an int32 lane in one instruction, with
+// no 16-bit intermediate, so a whole block is one chain. MultiplyAdd::apply(acc, u8, s8) is the
+// instruction in the encoding the including file is built for.
+template <typename MultiplyAdd>
+struct VnniDot {
+    static constexpr bool kWholeBlock = true;
+    template <int J0, int J1>
+    static __m256i unsigned_sum(const __m256i wq[8], const int8_t* aq) {
+        __m256i sum = _mm256_setzero_si256();
+        for (int j = J0; j < J1; ++j) sum = MultiplyAdd::apply(sum, wq[j], broadcast4(aq + 4 * j));
+        return sum;
+    }
+    template <int J0, int J1>
+    static __m256i signed_sum(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+        __m256i sum = _mm256_setzero_si256();
+        for (int j = J0; j < J1; ++j) sum = MultiplyAdd::apply(sum, wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j]));
+        return sum;
+    }
+};
+
+template <PackedLayout L>
+inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
+    if constexpr (!group_nibbles(L)) {
+        for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
+    } else {
+        const __m256i mask = _mm256_set1_epi8(0x0F);
+        for (int k = 0; k < 4; ++k) {
+            const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * k));
+            wq[k] = _mm256_and_si256(packed, mask);
+            wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
+        }
+    }
+}
+
+// One token's block against the group's block: 8 int32 dot products, one per row (lane).
+template <PackedLayout L, typename Dot>
+inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+    if constexpr (L == PackedLayout::q8_0x8) return Dot::template signed_sum<0, 8>(wq, wabs, aq);
+    else if constexpr (group_nibbles(L) || Dot::kWholeBlock) return Dot::template unsigned_sum<0, 8>(wq, aq);
+    else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
+}
+
+// The 8 rows' scales (part 0) or offsets (part 1) of a block.
+template <PackedLayout L>
+inline __m256 group_scales(const uint8_t* block, int part) {
+    const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
+    if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
+    else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+}
+
+// Group g (8 rows) × NT tokens from t0: out[k·8 + i] = row 8g+i · token t0+k. Per (row, token)
+// lane the operations are the same whatever NT is, so results are batch-invariant: per block,
+// acc += float(isum) · (d_w·d_a), then (types with offsets) acc += m_w·s_a, in block order.
+template <PackedLayout L, typename Dot, int NT>
+void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
+    constexpr int64_t block_bytes = group_block_bytes(L);
+    const uint8_t* group = w.data + g * w.row_bytes;
+    __m256 acc[NT];
+    for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < w.n_blocks; ++b) {
+        const uint8_t* block = group + b * block_bytes;
+        // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
+        if constexpr (NT == 1)
+            for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
+        __m256i wq[8], wabs[8];
+        unpack_group_block<L>(block, wq);
+        if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8)
+            for (int j = 0; j < 8; ++j) wabs[j] = _mm256_abs_epi8(wq[j]);
+        const __m256 dw = group_scales<L>(block, 0);
+        for (int k = 0; k < NT; ++k) {
+            const int64_t at = (t0 + k) * a.block_stride + b;
+            if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
+                const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
+                const __m256 da = _mm256_set1_ps(a.d[at]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<0, 4>(wq, wabs, aq)), _mm256_mul_ps(dw, da), acc[k]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<4, 8>(wq, wabs, aq)), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
+                continue;
+            }
+            __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32);
+            if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1), _mm256_set1_ps(a.s[at]), acc[k]);
+        }
+    }
+    for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
+}
+
+template <PackedLayout L, typename Dot>
+struct GroupTiles {
+    template <int NT>
+    static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
+};
+
+// Rows [r0, r1) of any quantized row-group matrix; the 2-bit groups go to gemm_crumbs_avx2.
+template <typename Dot>
+void quant_group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    switch (w.layout) {
+        case PackedLayout::q4_0x8: walk_groups<GroupTiles<PackedLayout::q4_0x8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_1x8: walk_groups<GroupTiles<PackedLayout::q4_1x8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_0x8: walk_groups<GroupTiles<PackedLayout::q8_0x8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_1x8: walk_groups<GroupTiles<PackedLayout::q8_1x8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_kx8: walk_groups<GroupTiles<PackedLayout::q4_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_kx8: walk_groups<GroupTiles<PackedLayout::q8_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q6_kx8: walk_groups<GroupTiles<PackedLayout::q6_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;
+        default: break;  // split-row layouts are the AVX-512 kernels'
+    }
+}
+
+}  // namespace
+}  // namespace workbench
