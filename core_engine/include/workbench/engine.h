@@ -47,7 +47,7 @@ struct ModelInfo {
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
     std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time
-    std::string cpu_kernels;           // the matmul kernel set in use: "avx2", "avx-vnni", "avx512-vnni/256" or "avx512-vnni"
+    std::string cpu_kernels;           // the matmul kernel set in use: "avx2", "avx-vnni", "avx512-vnni" or "avx512-split-rows"
 };
 
 struct KvUsageReport {

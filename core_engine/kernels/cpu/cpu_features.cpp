@@ -64,8 +64,8 @@ GroupDot cpu_group_dot() {
     static const GroupDot dot = [] {
         const CpuFeatures& f = cpu_features();
         if (cpu_path_is("avx2")) return GroupDot::maddubs;
-        if (f.avx_vnni) return GroupDot::avx_vnni;
         if (f.has_avx512_vnni_path()) return GroupDot::avx512_vnni;
+        if (f.avx_vnni) return GroupDot::avx_vnni;
         return GroupDot::maddubs;
     }();
     return dot;
@@ -74,7 +74,7 @@ GroupDot cpu_group_dot() {
 const char* group_dot_name(GroupDot dot) {
     switch (dot) {
         case GroupDot::avx_vnni: return "avx-vnni";
-        case GroupDot::avx512_vnni: return "avx512-vnni/256";
+        case GroupDot::avx512_vnni: return "avx512-vnni";
         default: return "avx2";
     }
 }

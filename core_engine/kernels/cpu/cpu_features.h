@@ -23,11 +23,11 @@ const CpuFeatures& cpu_features();
 // whether they beat the row groups with 256-bit VNNI (the default there) has not been measured.
 bool cpu_allow_avx512();
 
-// The multiply-add the quantized row-group kernels use: vpdpbusd wherever the CPU has it (AVX-VNNI
-// first, else AVX512-VNNI on 256-bit registers), maddubs + madd otherwise. All three give the same
-// results bit for bit (gemm_quant_groups.h). WORKBENCH_CPU_PATH=avx2 forces maddubs.
+// Which kernel runs the quantized row groups: AVX512-VNNI on 16 rows per register where the CPU
+// has it, else AVX-VNNI on 8, else AVX2's maddubs + madd. All three give the same results bit for
+// bit (gemm_quant_groups.h). WORKBENCH_CPU_PATH=avx2 forces the AVX2 kernels.
 enum class GroupDot { maddubs, avx_vnni, avx512_vnni };
 GroupDot cpu_group_dot();
-const char* group_dot_name(GroupDot dot);  // "avx2", "avx-vnni", "avx512-vnni/256"
+const char* group_dot_name(GroupDot dot);  // "avx2", "avx-vnni", "avx512-vnni"
 
 }  // namespace workbench

@@ -167,7 +167,7 @@ void f16_group_rows(const PackedView& w, const float* x, int64_t n_tokens, int64
 }  // namespace
 
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    quant_group_rows<Maddubs>(w, a, r0, r1, y, ldy);
+    quant_group_rows<TilesWith<Maddubs>::template type>(w, a, r0, r1, y, ldy);
 }
 
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {

@@ -33,28 +33,39 @@ inline __m256i unsigned_dot16(const __m256i wq[8], const int8_t* aq) {
 // group of the chunk streams past; a group's weights stay in L1 while the block's tokens pass.
 constexpr int64_t kQuantTokenBlock = 256;   // int8 activations: 256 × n_in bytes
 
-// Rows [r0, r1) × every token: Tiles::tile<NT>(w, a, g, t, out) writes group g (8 rows) × NT
-// tokens from t to out[k·8 + i]; tiles of 4 tokens, then single tokens.
+// Rows [r0, r1) × every token, in tiles of Tiles::kGroups groups (8 rows each) × 4 tokens, then
+// single tokens: Tiles::tile<NT>(w, a, g, t, out) writes groups g.. × NT tokens from t to
+// out[k·8·kGroups + i]; where fewer than kGroups groups are left, Tiles::single<NT> writes one
+// group to out[k·8 + i].
 template <typename Tiles>
 void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    alignas(32) float out[4 * 8];
+    constexpr int kGroups = Tiles::kGroups;
+    alignas(64) float out[4 * 8 * kGroups];
+    const int64_t g_end = (r1 + 7) / 8;
     for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
         const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
-        for (int64_t g = r0 / 8; g * 8 < r1; ++g) {
-            const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + 8 < r1 ? g * 8 + 8 : r1;
+        for (int64_t g = r0 / 8; g < g_end; g += kGroups) {
+            const bool whole = g + kGroups <= g_end;
+            const int64_t rows = whole ? 8 * kGroups : 8;
+            const int64_t lo = g * 8 > r0 ? g * 8 : r0, hi = g * 8 + rows < r1 ? g * 8 + rows : r1;
             auto emit = [&](int64_t t, int n) {
                 for (int k = 0; k < n; ++k) {
-                    if (hi - lo == 8) _mm256_storeu_ps(y + (t + k) * ldy + lo, _mm256_load_ps(out + k * 8));  // not a libc call per group
-                    else std::memcpy(y + (t + k) * ldy + lo, out + k * 8 + (lo - g * 8), static_cast<size_t>(hi - lo) * sizeof(float));
+                    float* dst = y + (t + k) * ldy + lo;
+                    const float* src = out + k * rows + (lo - g * 8);
+                    if (hi - lo == rows)  // not a libc call per group
+                        for (int64_t i = 0; i < rows; i += 8) _mm256_storeu_ps(dst + i, _mm256_load_ps(src + i));
+                    else std::memcpy(dst, src, static_cast<size_t>(hi - lo) * sizeof(float));
                 }
             };
             int64_t t = tb;
             for (; t + 4 <= te; t += 4) {
-                Tiles::template tile<4>(w, a, g, t, out);
+                if (whole) Tiles::template tile<4>(w, a, g, t, out);
+                else Tiles::template single<4>(w, a, g, t, out);
                 emit(t, 4);
             }
             for (; t < te; ++t) {
-                Tiles::template tile<1>(w, a, g, t, out);
+                if (whole) Tiles::template tile<1>(w, a, g, t, out);
+                else Tiles::template single<1>(w, a, g, t, out);
                 emit(t, 1);
             }
         }

@@ -1,6 +1,13 @@
-// The quantized row-group kernels with AVX512-VNNI on 256-bit registers (the EVEX encoding with
-// AVX512VL: Ice Lake, Sapphire Rapids, Zen 4), for CPUs that have it without AVX-VNNI. Built with
-// AVX-512 flags; runs only where cpu_features() finds AVX512-VNNI and AVX512VL (matmul.cpp).
+// The quantized row-group kernels with AVX512-VNNI (Ice Lake and later Xeons, Zen 4): two
+// groups (16 rows) per 512-bit register, group g in the low half and g + 1 in the high half, so
+// one broadcast of 4 activation bytes and one vpdpbusd serve 16 rows. A last odd group runs the
+// 256-bit VNNI tile. Built with AVX-512 flags; runs only where cpu_features() finds AVX512-VNNI
+// with AVX512BW/VL (matmul.cpp).
+//
+// Every lane is one row and sees the operations of gemm_quant_groups.h's group_tile in the same
+// order: an exact int32 dot product per block, then the same float multiply-adds. So the results
+// equal the AVX2 kernels' bit for bit. Signed quants (q8_0x8, q6_kx8) go in as w + 128 (a flip of
+// the top bit, once per block for every token), and 128·Σa comes off in integers.
 #include <immintrin.h>
 
 #include "kernels/cpu/gemm_quant_groups.h"
@@ -11,11 +18,109 @@ namespace {
 struct Avx512VnniMultiplyAdd {
     static __m256i apply(__m256i acc, __m256i u8, __m256i s8) { return _mm256_dpbusd_epi32(acc, u8, s8); }
 };
+using Vnni256 = VnniDot<Avx512VnniMultiplyAdd>;
+
+// 32 bytes of group g's block | the same 32 bytes of group g + 1's.
+inline __m512i join(const uint8_t* low, const uint8_t* high) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(low))),
+                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(high)), 1);
+}
+
+inline __m512i broadcast4_512(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm512_set1_epi32(v);
+}
+
+template <PackedLayout L>
+inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i wq[8]) {
+    if constexpr (!group_nibbles(L)) {
+        for (int j = 0; j < 8; ++j) wq[j] = join(low + 32 * j, high + 32 * j);
+    } else {
+        const __m512i mask = _mm512_set1_epi8(0x0F);
+        for (int k = 0; k < 4; ++k) {
+            const __m512i packed = join(low + 32 * k, high + 32 * k);
+            wq[k] = _mm512_and_si512(packed, mask);
+            wq[k + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), mask);
+        }
+    }
+}
+
+// The 16 rows' scales (part 0) or offsets (part 1) of a block.
+template <PackedLayout L>
+inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part) {
+    const int64_t at = group_quant_bytes(L) + part * group_scale_bytes(L);
+    if constexpr (group_f32_scales(L)) return _mm512_castsi512_ps(join(low + at, high + at));
+    const __m256i halves = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(low + at))),
+                                                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(high + at)), 1);
+    return _mm512_cvtph_ps(halves);
+}
+
+template <int J0, int J1>
+inline __m512i pair_dot(const __m512i wq[8], const int8_t* aq) {
+    __m512i sum = _mm512_setzero_si512();
+    for (int j = J0; j < J1; ++j) sum = _mm512_dpbusd_epi32(sum, wq[j], broadcast4_512(aq + 4 * j));
+    return sum;
+}
+
+// Groups g, g + 1 × NT tokens from t0: out[k·16 + i] = row 8g+i · token t0+k.
+template <PackedLayout L, int NT>
+void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
+    constexpr int64_t block_bytes = group_block_bytes(L);
+    constexpr bool kSigned = L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8;
+    const uint8_t* low_group = w.data + g * w.row_bytes;
+    const uint8_t* high_group = low_group + w.row_bytes;
+    __m512 acc[NT];
+    for (int k = 0; k < NT; ++k) acc[k] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < w.n_blocks; ++b) {
+        const uint8_t* low = low_group + b * block_bytes;
+        const uint8_t* high = high_group + b * block_bytes;
+        if constexpr (NT == 1)  // decode streams the groups once (see group_tile)
+            for (int64_t l = 0; l < block_bytes; l += 64) {
+                _mm_prefetch(reinterpret_cast<const char*>(low + 12 * block_bytes + l), _MM_HINT_T0);
+                _mm_prefetch(reinterpret_cast<const char*>(high + 12 * block_bytes + l), _MM_HINT_T0);
+            }
+        __m512i wq[8];
+        unpack_pair_block<L>(low, high, wq);
+        if constexpr (kSigned)
+            for (int j = 0; j < 8; ++j) wq[j] = _mm512_xor_si512(wq[j], _mm512_set1_epi8(static_cast<char>(0x80)));
+        const __m512 dw = pair_scales<L>(low, high, 0);
+        for (int k = 0; k < NT; ++k) {
+            const int64_t at = (t0 + k) * a.block_stride + b;
+            const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
+            if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
+                const __m512 da = _mm512_set1_ps(a.d[at]);
+                const __m512i first_dot = pair_dot<0, 4>(wq, aq), second_dot = pair_dot<4, 8>(wq, aq);
+                const __m512i first = _mm512_sub_epi32(first_dot, _mm512_set1_epi32(128 * a.half_sum_q[2 * at]));
+                const __m512i second = _mm512_sub_epi32(second_dot, _mm512_set1_epi32(128 * a.half_sum_q[2 * at + 1]));
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(first), _mm512_mul_ps(dw, da), acc[k]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(second), _mm512_mul_ps(pair_scales<L>(low, high, 1), da), acc[k]);
+                continue;
+            }
+            __m512i isum = pair_dot<0, 8>(wq, aq);
+            const int32_t sum_a = static_cast<int32_t>(a.sum_q[at]);
+            if constexpr (kSigned) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(128 * sum_a));
+            if constexpr (L == PackedLayout::q4_0x8) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(8 * sum_a));
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[at])), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(pair_scales<L>(low, high, 1), _mm512_set1_ps(a.s[at]), acc[k]);
+        }
+    }
+    for (int k = 0; k < NT; ++k) _mm512_storeu_ps(out + k * 16, acc[k]);
+}
+
+template <PackedLayout L>
+struct PairTiles {
+    static constexpr int kGroups = 2;
+    template <int NT>
+    static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { pair_tile<L, NT>(w, a, g, t0, out); }
+    template <int NT>
+    static void single(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Vnni256, NT>(w, a, g, t0, out); }
+};
 
 }  // namespace
 
 void gemm_quant_avx512_vnni(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    quant_group_rows<VnniDot<Avx512VnniMultiplyAdd>>(w, a, r0, r1, y, ldy);
+    quant_group_rows<PairTiles>(w, a, r0, r1, y, ldy);
 }
 
 }  // namespace workbench

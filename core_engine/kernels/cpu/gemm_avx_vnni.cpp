@@ -15,7 +15,7 @@ struct AvxVnniMultiplyAdd {
 }  // namespace
 
 void gemm_quant_avx_vnni(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    quant_group_rows<VnniDot<AvxVnniMultiplyAdd>>(w, a, r0, r1, y, ldy);
+    quant_group_rows<TilesWith<VnniDot<AvxVnniMultiplyAdd>>::template type>(w, a, r0, r1, y, ldy);
 }
 
 }  // namespace workbench

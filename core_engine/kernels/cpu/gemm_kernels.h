@@ -41,8 +41,8 @@ void gemm_quant_ref(const PackedView& w, const ActivationView& a, int64_t r0, in
 void gemm_quant_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 // The 2-bit row groups (q2_kx8, q3_kx8), called by gemm_quant_avx2.
 void gemm_crumbs_avx2(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
-// The same row groups with vpdpbusd: AVX-VNNI (VEX), and AVX512-VNNI on 256-bit registers.
-// Bit-identical to gemm_quant_avx2 (every block's integer sum is exact in both).
+// The same row groups with vpdpbusd: AVX-VNNI (8 rows per register), AVX512-VNNI (16 rows per
+// register). Bit-identical to gemm_quant_avx2 (every block's integer sum is exact in all).
 void gemm_quant_avx_vnni(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_quant_avx512_vnni(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_quant_avx512(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy);

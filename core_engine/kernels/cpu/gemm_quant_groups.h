@@ -132,27 +132,38 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
 }
 
+// One group per tile (kGroups = 1): the 256-bit kernels.
 template <PackedLayout L, typename Dot>
 struct GroupTiles {
+    static constexpr int kGroups = 1;
     template <int NT>
     static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
+    template <int NT>
+    static void single(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
 };
 
-// Rows [r0, r1) of any quantized row-group matrix; the 2-bit groups go to gemm_crumbs_avx2.
-template <typename Dot>
+// Rows [r0, r1) of any quantized row-group matrix through Tiles<L> (GroupTiles<L, Dot> or a
+// wider kernel's own); the 2-bit groups go to gemm_crumbs_avx2.
+template <template <PackedLayout> class Tiles>
 void quant_group_rows(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     switch (w.layout) {
-        case PackedLayout::q4_0x8: walk_groups<GroupTiles<PackedLayout::q4_0x8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q4_1x8: walk_groups<GroupTiles<PackedLayout::q4_1x8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_0x8: walk_groups<GroupTiles<PackedLayout::q8_0x8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_1x8: walk_groups<GroupTiles<PackedLayout::q8_1x8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q4_kx8: walk_groups<GroupTiles<PackedLayout::q4_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_kx8: walk_groups<GroupTiles<PackedLayout::q8_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q6_kx8: walk_groups<GroupTiles<PackedLayout::q6_kx8, Dot>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_0x8: walk_groups<Tiles<PackedLayout::q4_0x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_1x8: walk_groups<Tiles<PackedLayout::q4_1x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_0x8: walk_groups<Tiles<PackedLayout::q8_0x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_1x8: walk_groups<Tiles<PackedLayout::q8_1x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q4_kx8: walk_groups<Tiles<PackedLayout::q4_kx8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q8_kx8: walk_groups<Tiles<PackedLayout::q8_kx8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q6_kx8: walk_groups<Tiles<PackedLayout::q6_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;
         default: break;  // split-row layouts are the AVX-512 kernels'
     }
 }
+
+template <typename Dot>
+struct TilesWith {
+    template <PackedLayout L>
+    using type = GroupTiles<L, Dot>;
+};
 
 }  // namespace
 }  // namespace workbench

@@ -36,7 +36,7 @@ void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, i
 
 }  // namespace
 
-const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-vnni" : group_dot_name(cpu_group_dot()); }
+const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-split-rows" : group_dot_name(cpu_group_dot()); }
 
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
                          ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion) {
