@@ -50,6 +50,9 @@ void gemm_quant_avx512(const PackedView& w, const ActivationView& a, int64_t r0,
 // f16 and f32 layouts against f32 activations x [n_tokens, n_in].
 void gemm_float_ref(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_float_avx2(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
+// f16x8/bf16x8 row groups on 512-bit registers (f32 rows go to gemm_float_avx2); bit-identical
+// to gemm_float_avx2.
+void gemm_float_avx512_groups(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
 void gemm_float_avx512(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy);
 
 }  // namespace workbench

@@ -85,7 +85,8 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
             else if (avx512) gemm_quant_avx512(wv, av, r0, r1, y, w.n_out);
             else gemm_quant_ref(wv, av, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8) {
-            gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);
+            if (group_dot == GroupDot::avx512_vnni) gemm_float_avx512_groups(wv, x, n_tokens, r0, r1, y, w.n_out);
+            else gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
             if (avx512) gemm_float_avx512(wv, x, n_tokens, r0, r1, y, w.n_out);
             else if (w.layout == PackedLayout::f32) gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);

@@ -4,7 +4,7 @@
 # runs on a CPU without those instructions. Usage: check_isa_symbols.sh libworkbench_engine.a
 set -euo pipefail
 lib="$1"
-members=(gemm_avx_vnni.cpp.o gemm_avx512_vnni.cpp.o gemm_avx512.cpp.o)
+members=(gemm_avx_vnni.cpp.o gemm_avx512_groups.cpp.o gemm_avx512.cpp.o)
 symbols="$(nm -C --defined-only -g -A "$lib")"
 status=0
 for m in "${members[@]}"; do

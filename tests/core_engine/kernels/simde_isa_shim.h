@@ -49,6 +49,14 @@ inline simde__m256i maskz_loadu_epi16(uint16_t mask, const void* p) {
     return simde_mm256_loadu_si256(reinterpret_cast<const simde__m256i*>(out));
 }
 
+inline simde__m512i cvtepu16_epi32(simde__m256i v) {
+    alignas(32) uint16_t in[16];
+    alignas(64) int32_t out[16];
+    simde_mm256_storeu_si256(reinterpret_cast<simde__m256i*>(in), v);
+    for (int i = 0; i < 16; ++i) out[i] = in[i];
+    return simde_mm512_loadu_si512(out);
+}
+
 inline simde__m512 maskz_loadu_ps(uint16_t mask, const void* p) {
     alignas(64) float out[16] = {};
     for (int i = 0; i < 16; ++i)
@@ -65,3 +73,4 @@ inline simde__m512 maskz_loadu_ps(uint16_t mask, const void* p) {
 #define _mm512_reduce_add_ps(v) simde_isa_shim::reduce_add_ps(v)
 #define _mm256_maskz_loadu_epi16(k, p) simde_isa_shim::maskz_loadu_epi16(k, p)
 #define _mm512_maskz_loadu_ps(k, p) simde_isa_shim::maskz_loadu_ps(k, p)
+#define _mm512_cvtepu16_epi32(v) simde_isa_shim::cvtepu16_epi32(v)

@@ -92,6 +92,7 @@ void gemm_quant_avx_vnni_emulated(const PackedView&, const ActivationView&, int6
 void gemm_quant_avx512_vnni_emulated(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
 void gemm_quant_avx512_emulated(const PackedView&, const ActivationView&, int64_t, int64_t, float*, int64_t);
 void gemm_float_avx512_emulated(const PackedView&, const float*, int64_t, int64_t, int64_t, float*, int64_t);
+void gemm_float_avx512_groups_emulated(const PackedView&, const float*, int64_t, int64_t, int64_t, float*, int64_t);
 }  // namespace workbench
 #endif
 
@@ -145,10 +146,20 @@ class TestGemmKernels : public QObject {
         }
     }
 
-    void check_float(FloatKernel kernel, const char* name, PackFamily family) {
+    // As check_quant; the 75-row case reaches the 64-row decode tiles and an odd tail.
+    void expect_bit_identical(const std::vector<float>& got, const std::vector<float>& x, int64_t n_tokens, const Weights& w, Case c, int64_t r0,
+                              int64_t r1, FloatKernel other_kernel, const QString& what) {
+        std::vector<float> other(got.size(), kGuard);
+        other_kernel(view_of(w.packed), x.data(), n_tokens, r0, r1, other.data(), c.n_out);
+        for (size_t i = 0; i < got.size(); ++i)
+            if (std::memcmp(&got[i], &other[i], sizeof(float)) != 0)
+                QFAIL(qPrintable(QString("%1: element %2: %3, not bit-identical to %4").arg(what).arg(i).arg(got[i]).arg(other[i])));
+    }
+
+    void check_float(FloatKernel kernel, const char* name, PackFamily family, FloatKernel same_as = nullptr) {
         std::mt19937 rng(12);
         for (Case c : {Case{DType::f16, 576, 7}, Case{DType::f32, 100, 9}, Case{DType::f16, 13, 3}, Case{DType::f16, 64, 37},
-                       Case{DType::bf16, 96, 19}}) {
+                       Case{DType::bf16, 96, 19}, Case{DType::f16, 40, 75}, Case{DType::bf16, 24, 75}}) {
             if (c.type == DType::bf16 && family != PackFamily::row_groups) continue;  // bf16 rows stay GGUF blocks there
             Weights w = make_weights(c, rng, family);
             for (int64_t n_tokens : {1, 2, 4, 6, 7, 13}) {
@@ -162,7 +173,9 @@ class TestGemmKernels : public QObject {
                     QCOMPARE(got[static_cast<size_t>(t * c.n_out)], kGuard);
                     QCOMPARE(got[static_cast<size_t>(t * c.n_out + c.n_out - 1)], kGuard);
                 }
-                expect_close(got, ref, 1e-5, qPrintable(QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens)));
+                const QString what = QString("%1 %2 n_in=%3 tokens=%4").arg(name).arg(dtype_name(c.type).data()).arg(c.n_in).arg(n_tokens);
+                expect_close(got, ref, 1e-5, qPrintable(what));
+                if (same_as) expect_bit_identical(got, x, n_tokens, w, c, r0, r1, same_as, what);
             }
         }
     }
@@ -175,7 +188,10 @@ private slots:
         const CpuFeatures& f = cpu_features();
         if (!f.avx_vnni && !f.has_avx512_vnni_path()) QSKIP("this CPU has neither AVX-VNNI nor AVX512-VNNI (the emulated test covers them)");
         if (f.avx_vnni) check_quant(gemm_quant_avx_vnni, "avx-vnni", PackFamily::row_groups, gemm_quant_avx2);
-        if (f.has_avx512_vnni_path()) check_quant(gemm_quant_avx512_vnni, "avx512-vnni", PackFamily::row_groups, gemm_quant_avx2);
+        if (f.has_avx512_vnni_path()) {
+            check_quant(gemm_quant_avx512_vnni, "avx512-vnni", PackFamily::row_groups, gemm_quant_avx2);
+            check_float(gemm_float_avx512_groups, "avx512 groups", PackFamily::row_groups, gemm_float_avx2);
+        }
     }
 
     void avx512_matches_reference() {
@@ -190,6 +206,7 @@ private slots:
 #ifdef WB_HAVE_SIMDE
         check_quant(gemm_quant_avx_vnni_emulated, "avx-vnni (emulated)", PackFamily::row_groups, gemm_quant_avx2);
         check_quant(gemm_quant_avx512_vnni_emulated, "avx512-vnni (emulated)", PackFamily::row_groups, gemm_quant_avx2);
+        check_float(gemm_float_avx512_groups_emulated, "avx512 groups (emulated)", PackFamily::row_groups, gemm_float_avx2);
         check_quant(gemm_quant_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
         check_float(gemm_float_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
 #else

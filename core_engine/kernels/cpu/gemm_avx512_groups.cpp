@@ -1,15 +1,18 @@
-// The quantized row-group kernels with AVX512-VNNI (Ice Lake and later Xeons, Zen 4): two
-// groups (16 rows) per 512-bit register, group g in the low half and g + 1 in the high half, so
-// one broadcast of 4 activation bytes and one vpdpbusd serve 16 rows. A last odd group runs the
-// 256-bit VNNI tile. Built with AVX-512 flags; runs only where cpu_features() finds AVX512-VNNI
-// with AVX512BW/VL (matmul.cpp).
+// The row-group kernels on 512-bit registers (AVX-512: Ice Lake and later Xeons, Zen 4): two
+// groups (16 rows) per register, group g in the low half and g + 1 in the high half, so one
+// broadcast of an activation serves 16 rows. Quantized groups use vpdpbusd (AVX512-VNNI), f16/bf16
+// groups FMA; a last odd group runs the 256-bit tile. Built with AVX-512 flags; runs only where
+// cpu_features() finds AVX512-VNNI with AVX512BW/VL (matmul.cpp).
 //
-// Every lane is one row and sees the operations of gemm_quant_groups.h's group_tile in the same
-// order: an exact int32 dot product per block, then the same float multiply-adds. So the results
-// equal the AVX2 kernels' bit for bit. Signed quants (q8_0x8, q6_kx8) go in as w + 128 (a flip of
-// the top bit, once per block for every token), and 128·Σa comes off in integers.
+// Every lane is one row and sees the operations of the 256-bit tiles (gemm_quant_groups.h,
+// gemm_f16_groups.h) in the same order: for quantized groups an exact int32 dot product per
+// block, then the same float multiply-adds; for f16 groups one FMA per element in element order.
+// So the results equal the AVX2 kernels' bit for bit. Signed quants (q8_0x8, q6_kx8) go in as
+// w + 128 (a flip of the top bit, once per block for every token), and 128·Σa comes off in
+// integers.
 #include <immintrin.h>
 
+#include "kernels/cpu/gemm_f16_groups.h"
 #include "kernels/cpu/gemm_quant_groups.h"
 
 namespace workbench {
@@ -117,7 +120,57 @@ struct PairTiles {
     static void single(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Vnni256, NT>(w, a, g, t0, out); }
 };
 
+template <PackedLayout L>
+inline __m512 load_16_rows(const uint16_t* low, const uint16_t* high) {
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(low))),
+                                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(high)), 1);
+    if constexpr (L == PackedLayout::f16x8) return _mm512_cvtph_ps(v);
+    else return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));  // bf16: the top half of an f32
+}
+
+// NG groups (NG even: NG/2 registers of 16 rows) × NT tokens, out as f16_group_tile's.
+template <PackedLayout L, int NG, int NT>
+void f16_pair_tile(const PackedView& w, const float* x, int64_t g0, int64_t t0, float* out) {
+    constexpr int NP = NG / 2;
+    const uint16_t* group[NG];
+    for (int g = 0; g < NG; ++g) group[g] = reinterpret_cast<const uint16_t*>(w.data + (g0 + g) * w.row_bytes);
+    const float* xt[NT];
+    for (int t = 0; t < NT; ++t) xt[t] = x + (t0 + t) * w.n_in;
+    __m512 acc[NP][NT];
+    for (int p = 0; p < NP; ++p)
+        for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
+    for (int64_t k = 0; k < w.n_in; ++k) {
+        if constexpr (NT == 1)  // decode streams the groups once: fetch ahead (see f16_group_tile)
+            if (k % 4 == 0)
+                for (int g = 0; g < NG; ++g) _mm_prefetch(reinterpret_cast<const char*>(group[g] + (k + 128) * 8), _MM_HINT_T0);
+        __m512 wv[NP];
+        for (int p = 0; p < NP; ++p) wv[p] = load_16_rows<L>(group[2 * p] + k * 8, group[2 * p + 1] + k * 8);
+        for (int t = 0; t < NT; ++t) {
+            const __m512 xv = _mm512_set1_ps(xt[t][k]);
+            for (int p = 0; p < NP; ++p) acc[p][t] = _mm512_fmadd_ps(wv[p], xv, acc[p][t]);
+        }
+    }
+    for (int t = 0; t < NT; ++t)
+        for (int p = 0; p < NP; ++p) _mm512_storeu_ps(out + t * NG * 8 + p * 16, acc[p][t]);
+}
+
+// Four groups × 6 tokens per prompt tile: 12 of the 32 registers accumulate.
+struct F16Tiles512 {
+    static constexpr int kPromptGroups = 4;
+    template <PackedLayout L, int NG, int NT>
+    static void tile(const PackedView& w, const float* x, int64_t g0, int64_t t0, float* out) {
+        if constexpr (NG % 2 == 0) f16_pair_tile<L, NG, NT>(w, x, g0, t0, out);
+        else f16_group_tile<L, NG, NT>(w, x, g0, t0, out);
+    }
+};
+
 }  // namespace
+
+void gemm_float_avx512_groups(const PackedView& w, const float* x, int64_t n_tokens, int64_t r0, int64_t r1, float* y, int64_t ldy) {
+    if (w.layout == PackedLayout::f16x8) f16_group_rows<PackedLayout::f16x8, F16Tiles512>(w, x, n_tokens, r0, r1, y, ldy);
+    else if (w.layout == PackedLayout::bf16x8) f16_group_rows<PackedLayout::bf16x8, F16Tiles512>(w, x, n_tokens, r0, r1, y, ldy);
+    else gemm_float_avx2(w, x, n_tokens, r0, r1, y, ldy);  // f32 rows: the AVX2 kernel
+}
 
 void gemm_quant_avx512_vnni(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     quant_group_rows<PairTiles>(w, a, r0, r1, y, ldy);
