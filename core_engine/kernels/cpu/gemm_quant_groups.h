@@ -16,27 +16,31 @@ namespace {  // internal linkage: each kernel file keeps its own copy
 
 // Row groups: a register holds 4 quants of each of 8 rows, so one broadcast of 4 activation bytes
 // multiplies all 8 rows and every 32-bit lane ends with one row's sum. Unsigned quants are the
-// unsigned operand as they are; signed int8 quants (q8_0x8, q6_kx8) use the sign trick
-// (|w| × a·sign(w)). q4_0's bias 8 comes off as 8·Σa in integers, so each block's integer dot
-// product equals the reference's exactly.
+// unsigned operand as they are; signed int8 quants (q8_0x8, q6_kx8) go in as each policy says
+// below. q4_0's bias 8 comes off as 8·Σa in integers, so each block's integer dot product equals
+// the reference's exactly.
 //
 // A policy offers, for registers [J0, J1) of a block against one token's bytes aq, int32 lanes:
-//   unsigned_sum<J0, J1>(wq, aq)         quants 0..31 as they are
-//   signed_sum<J0, J1>(wq, wabs, aq)     signed quants, with wabs = |wq|
+//   unsigned_sum<J0, J1>(wq, aq)               quants 0..31 as they are
+//   prepare_signed(w)                          once per block and register of signed quants
+//   signed_sum<J0, J1>(wq, wp, aq, sum_a)      signed quants, wp = prepare_signed(wq), sum_a = the
+//                                              token's Σq over those registers' 4·(J1 − J0) bytes
 // and kWholeBlock: whether unsigned_sum<0, 8> is exact for every unsigned layout.
 
 // AVX2: maddubs sums pairs into 16 bits, and the 16-bit sums of several registers are added
 // before one madd widens them: 4-bit quants 8 registers at a time (each lane at most
-// 8 · 2 · 15 · 127 = 30,480), 0..31 bytes 4 at a time (31,496). Signed products are widened at
-// once, since two of them can exceed 16 bits.
+// 8 · 2 · 15 · 127 = 30,480), 0..31 bytes 4 at a time (31,496). Signed quants use the sign
+// trick (|w| × a·sign(w): w + 128 would overflow maddubs' 16-bit pair sums), their products
+// widened at once, since two of them can exceed 16 bits.
 struct Maddubs {
     static constexpr bool kWholeBlock = false;
     template <int J0, int J1>
     static __m256i unsigned_sum(const __m256i wq[8], const int8_t* aq) {
         return _mm256_madd_epi16(unsigned_dot16<J0, J1>(wq, aq), _mm256_set1_epi16(1));
     }
+    static __m256i prepare_signed(__m256i w) { return _mm256_abs_epi8(w); }
     template <int J0, int J1>
-    static __m256i signed_sum(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
+    static __m256i signed_sum(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq, int32_t /*sum_a*/) {
         const __m256i ones = _mm256_set1_epi16(1);
         __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(wabs[J0], _mm256_sign_epi8(broadcast4(aq + 4 * J0), wq[J0])), ones);
         for (int j = J0 + 1; j < J1; ++j)
@@ -46,8 +50,9 @@ struct Maddubs {
 };
 
 // VNNI: vpdpbusd multiplies 4 byte pairs and adds them to an int32 lane in one instruction, with
-// no 16-bit intermediate, so a whole block is one chain. MultiplyAdd::apply(acc, u8, s8) is the
-// instruction in the encoding the including file is built for.
+// no 16-bit intermediate, so a whole block is one chain. Signed quants go in as w + 128 (a flip of
+// the top bit, once per block for all tokens) and 128·Σa comes off. MultiplyAdd::apply(acc, u8,
+// s8) is the instruction in the encoding the including file is built for.
 template <typename MultiplyAdd>
 struct VnniDot {
     static constexpr bool kWholeBlock = true;
@@ -57,11 +62,10 @@ struct VnniDot {
         for (int j = J0; j < J1; ++j) sum = MultiplyAdd::apply(sum, wq[j], broadcast4(aq + 4 * j));
         return sum;
     }
+    static __m256i prepare_signed(__m256i w) { return _mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80))); }
     template <int J0, int J1>
-    static __m256i signed_sum(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
-        __m256i sum = _mm256_setzero_si256();
-        for (int j = J0; j < J1; ++j) sum = MultiplyAdd::apply(sum, wabs[j], _mm256_sign_epi8(broadcast4(aq + 4 * j), wq[j]));
-        return sum;
+    static __m256i signed_sum(const __m256i* /*wq*/, const __m256i biased[8], const int8_t* aq, int32_t sum_a) {
+        return _mm256_sub_epi32(unsigned_sum<J0, J1>(biased, aq), _mm256_set1_epi32(128 * sum_a));
     }
 };
 
@@ -81,8 +85,8 @@ inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
 
 // One token's block against the group's block: 8 int32 dot products, one per row (lane).
 template <PackedLayout L, typename Dot>
-inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq) {
-    if constexpr (L == PackedLayout::q8_0x8) return Dot::template signed_sum<0, 8>(wq, wabs, aq);
+inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq, int32_t sum_a) {
+    if constexpr (L == PackedLayout::q8_0x8) return Dot::template signed_sum<0, 8>(wq, wabs, aq, sum_a);
     else if constexpr (group_nibbles(L) || Dot::kWholeBlock) return Dot::template unsigned_sum<0, 8>(wq, aq);
     else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
 }
@@ -112,18 +116,19 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
         if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8)
-            for (int j = 0; j < 8; ++j) wabs[j] = _mm256_abs_epi8(wq[j]);
+            for (int j = 0; j < 8; ++j) wabs[j] = Dot::prepare_signed(wq[j]);
         const __m256 dw = group_scales<L>(block, 0);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
             if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
                 const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
                 const __m256 da = _mm256_set1_ps(a.d[at]);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<0, 4>(wq, wabs, aq)), _mm256_mul_ps(dw, da), acc[k]);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<4, 8>(wq, wabs, aq)), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
+                const int16_t* half_sums = a.half_sum_q + 2 * at;
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<0, 4>(wq, wabs, aq, half_sums[0])), _mm256_mul_ps(dw, da), acc[k]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<4, 8>(wq, wabs, aq, half_sums[1])), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
                 continue;
             }
-            __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32);
+            __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32, static_cast<int32_t>(a.sum_q[at]));
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
             if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1), _mm256_set1_ps(a.s[at]), acc[k]);
