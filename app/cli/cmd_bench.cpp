@@ -25,7 +25,7 @@ struct Row {
     double avg_ts = 0, stddev_ts = 0;
     std::vector<double> samples_ts;
     double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
-    double roofline_pct = 0;  // gb_s as a share of the measured read bandwidth
+    double roofline_pct = 0;  // median over tg runs of each run's GB/s against the probe just before it
     uint64_t rss_bytes = 0;   // process resident memory at the end of the test
 };
 
@@ -98,10 +98,17 @@ int cmd_bench(int argc, char** argv) {
     if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type, recorder.get());
     // One warm-up, then `reps` timed runs from an empty cache (workbench/measure.h, shared with
     // the GUI's Benchmark page).
-    auto run_test = [&](workbench::SpeedTestKind kind, int n_tokens, Row& r) -> workbench::Status {
+    // For tg, `probe_gb_s` gets one bandwidth measurement before each timed run (after the
+    // warm-up and after each run but the last), so each run is judged against the machine as it
+    // was that moment: on a shared host the probe itself moves by a third between minutes.
+    auto run_test = [&](workbench::SpeedTestKind kind, int n_tokens, Row& r, std::vector<double>* probe_gb_s) -> workbench::Status {
+        uint64_t rss = 0;
         auto test = workbench::measure_speed(
-            engine, kind, n_tokens, reps, 1234, [&](int64_t, int64_t) {
+            engine, kind, n_tokens, reps, 1234, [&](int64_t done, int64_t total) {
                 if (!json) std::cerr << "." << std::flush;
+                rss = std::max(rss, workbench::process_resident_bytes());  // before a probe allocates
+                if (probe_gb_s && done < total)
+                    probe_gb_s->push_back(workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads, 5, 100));
             },
             nullptr, n_depth);
         if (!test.ok()) return test.status();
@@ -110,29 +117,40 @@ int cmd_bench(int argc, char** argv) {
         r.samples_ts = test->samples_tok_s;
         r.avg_ts = test->avg_tok_s;
         r.stddev_ts = test->stddev_tok_s;
-        r.rss_bytes = workbench::process_resident_bytes();  // before the bandwidth probe allocates
+        r.rss_bytes = rss;
         return {};
+    };
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0.0 : v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
     };
 
     std::vector<Row> rows;
     if (n_prompt > 0) {
         Row r;
         r.n_prompt = n_prompt;
-        if (auto s = run_test(workbench::SpeedTestKind::prompt, n_prompt, r); !s.ok()) return runtime_error(s.message());
+        if (auto s = run_test(workbench::SpeedTestKind::prompt, n_prompt, r, nullptr); !s.ok()) return runtime_error(s.message());
         rows.push_back(r);
     }
     if (n_gen > 0) {
         Row r;
         r.n_gen = n_gen;
-        if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r); !s.ok()) return runtime_error(s.message());
+        std::vector<double> probes;
+        if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r, &probes); !s.ok()) return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_depth + (n_gen + 1) / 2.0);
-        r.gb_s = (static_cast<double>(info.decode_weight_bytes) + kv_read) * r.avg_ts / 1e9;
-        const double bw = workbench::measure_read_bandwidth_gb_s(info.decode_weight_bytes, info.n_threads);
-        r.roofline_pct = bw > 0 ? 100.0 * r.gb_s / bw : 0;
+        const double bytes_per_token = static_cast<double>(info.decode_weight_bytes) + kv_read;
+        r.gb_s = bytes_per_token * r.avg_ts / 1e9;
+        // Roofline share: the median over runs of each run's rate against the probe just before it.
+        std::vector<double> shares;
+        for (size_t i = 0; i < r.samples_ts.size() && i < probes.size(); ++i)
+            if (probes[i] > 0) shares.push_back(100.0 * bytes_per_token * r.samples_ts[i] / 1e9 / probes[i]);
+        r.roofline_pct = median(shares);
         if (!json)
             std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << ", "
-                      << info.n_threads << " threads): " << bw << " GB/s";
+                      << info.n_threads << " threads), probed before each tg run: median " << median(probes) << " GB/s (min "
+                      << (probes.empty() ? 0.0 : *std::min_element(probes.begin(), probes.end())) << ", max "
+                      << (probes.empty() ? 0.0 : *std::max_element(probes.begin(), probes.end())) << ")";
         rows.push_back(r);
     }
 

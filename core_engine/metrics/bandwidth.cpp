@@ -44,7 +44,7 @@ float sum_slice(const float* p, size_t n) {
 
 }  // namespace
 
-double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads) {
+double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads, int max_passes, int budget_ms) {
     n_threads = std::max(1, n_threads);
     const size_t n_floats = std::max<size_t>(1 << 16, working_set_bytes / sizeof(float)) / 256 * 256;
     HugePageArena memory;
@@ -54,8 +54,8 @@ double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads) {
     const size_t per = n_floats / static_cast<size_t>(n_threads) / 32 * 32;
     std::vector<float> sink(static_cast<size_t>(n_threads));
     double best = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
-    for (int pass = 0; pass < 12 && (pass < 3 || std::chrono::steady_clock::now() < deadline); ++pass) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+    for (int pass = 0; pass < std::max(3, max_passes) && (pass < 3 || std::chrono::steady_clock::now() < deadline); ++pass) {
         const auto t0 = std::chrono::steady_clock::now();
         std::vector<std::thread> threads;
         for (int t = 1; t < n_threads; ++t)

@@ -77,9 +77,10 @@ struct BatchMetrics {
 namespace workbench {
 
 // Measures how fast `n_threads` threads can stream-read a buffer of `working_set_bytes` (best of
-// several passes, GB/s = 1e9 bytes/s). Pick the working set of the workload being judged: the
-// model's weight bytes tell whether decode streams from cache or from DRAM. Takes ~0.2–1 s.
-double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads);
+// up to `max_passes` passes within ~`budget_ms`, at least 3; GB/s = 1e9 bytes/s). Pick the working
+// set of the workload being judged: the model's weight bytes tell whether decode streams from
+// cache or from DRAM. Takes ~0.2–1 s with the defaults.
+double measure_read_bandwidth_gb_s(uint64_t working_set_bytes, int n_threads, int max_passes = 12, int budget_ms = 400);
 
 // The roofline's compute ceilings on `n_threads` threads (best of three ~0.1 s passes): fp32
 // FMA and the AVX2 int8 dot product the quantized kernels use (a multiply-add counts 2 ops).
