@@ -35,8 +35,8 @@ constexpr int64_t kQuantTokenBlock = 256;   // int8 activations: 256 × n_in byt
 
 // Rows [r0, r1) × every token, in tiles of Tiles::kGroups groups (8 rows each) × 4 tokens, then
 // single tokens: Tiles::tile<NT>(w, a, g, t, out) writes groups g.. × NT tokens from t to
-// out[k·8·kGroups + i]; where fewer than kGroups groups are left, Tiles::single<NT> writes one
-// group to out[k·8 + i].
+// out[k·8·kGroups + i]; where fewer than kGroups groups are left, Tiles::single<NT> (needed only
+// when kGroups > 1) writes one group to out[k·8 + i].
 template <typename Tiles>
 void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
     constexpr int kGroups = Tiles::kGroups;
@@ -59,13 +59,13 @@ void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64
             };
             int64_t t = tb;
             for (; t + 4 <= te; t += 4) {
-                if (whole) Tiles::template tile<4>(w, a, g, t, out);
-                else Tiles::template single<4>(w, a, g, t, out);
+                if (kGroups == 1 || whole) Tiles::template tile<4>(w, a, g, t, out);
+                else if constexpr (kGroups > 1) Tiles::template single<4>(w, a, g, t, out);
                 emit(t, 4);
             }
             for (; t < te; ++t) {
-                if (whole) Tiles::template tile<1>(w, a, g, t, out);
-                else Tiles::template single<1>(w, a, g, t, out);
+                if (kGroups == 1 || whole) Tiles::template tile<1>(w, a, g, t, out);
+                else if constexpr (kGroups > 1) Tiles::template single<1>(w, a, g, t, out);
                 emit(t, 1);
             }
         }

@@ -98,8 +98,6 @@ struct CrumbTiles {
     static constexpr int kGroups = 1;
     template <int NT>
     static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { crumb_tile<L, NT>(w, a, g, t0, out); }
-    template <int NT>
-    static void single(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { crumb_tile<L, NT>(w, a, g, t0, out); }
 };
 
 }  // namespace

@@ -143,8 +143,6 @@ struct GroupTiles {
     static constexpr int kGroups = 1;
     template <int NT>
     static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
-    template <int NT>
-    static void single(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
 };
 
 // Rows [r0, r1) of any quantized row-group matrix through Tiles<L> (GroupTiles<L, Dot> or a
