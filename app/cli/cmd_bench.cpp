@@ -26,7 +26,7 @@ struct Row {
     std::vector<double> samples_ts;
     double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
     double roofline_pct = 0;  // median over tg runs of each run's GB/s against the probe just before it
-    uint64_t rss_bytes = 0;   // process resident memory at the end of the test
+    uint64_t rss_bytes = 0;   // largest resident memory seen after a run of the test (before any probe)
 };
 
 std::string params_label(uint64_t n) {

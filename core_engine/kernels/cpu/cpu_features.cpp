@@ -60,21 +60,21 @@ bool cpu_allow_avx512() {
     return allow;
 }
 
-GroupDot cpu_group_dot() {
-    static const GroupDot dot = [] {
+GroupKernels cpu_group_kernels() {
+    static const GroupKernels kernels = [] {
         const CpuFeatures& f = cpu_features();
-        if (cpu_path_is("avx2")) return GroupDot::maddubs;
-        if (f.has_avx512_vnni_path()) return GroupDot::avx512_vnni;
-        if (f.avx_vnni) return GroupDot::avx_vnni;
-        return GroupDot::maddubs;
+        if (cpu_path_is("avx2")) return GroupKernels::avx2;
+        if (f.has_avx512_vnni_path()) return GroupKernels::avx512_vnni;
+        if (f.avx_vnni) return GroupKernels::avx_vnni;
+        return GroupKernels::avx2;
     }();
-    return dot;
+    return kernels;
 }
 
-const char* group_dot_name(GroupDot dot) {
-    switch (dot) {
-        case GroupDot::avx_vnni: return "avx-vnni";
-        case GroupDot::avx512_vnni: return "avx512-vnni";
+const char* group_kernels_name(GroupKernels kernels) {
+    switch (kernels) {
+        case GroupKernels::avx_vnni: return "avx-vnni";
+        case GroupKernels::avx512_vnni: return "avx512-vnni";
         default: return "avx2";
     }
 }

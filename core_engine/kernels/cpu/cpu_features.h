@@ -23,11 +23,12 @@ const CpuFeatures& cpu_features();
 // whether they beat the row groups with 256-bit VNNI (the default there) has not been measured.
 bool cpu_allow_avx512();
 
-// Which kernel runs the quantized row groups: AVX512-VNNI on 16 rows per register where the CPU
-// has it, else AVX-VNNI on 8, else AVX2's maddubs + madd. All three give the same results bit for
-// bit (gemm_quant_groups.h). WORKBENCH_CPU_PATH=avx2 forces the AVX2 kernels.
-enum class GroupDot { maddubs, avx_vnni, avx512_vnni };
-GroupDot cpu_group_dot();
-const char* group_dot_name(GroupDot dot);  // "avx2", "avx-vnni", "avx512-vnni"
+// Which kernels run the row groups: AVX-512 (quantized groups with VNNI and f16/bf16 groups, 16
+// rows per register) where the CPU has AVX512-VNNI, else AVX-VNNI (quantized groups, 8 rows),
+// else AVX2. All give the same results bit for bit (gemm_quant_groups.h, gemm_f16_groups.h).
+// WORKBENCH_CPU_PATH=avx2 forces the AVX2 kernels.
+enum class GroupKernels { avx2, avx_vnni, avx512_vnni };
+GroupKernels cpu_group_kernels();
+const char* group_kernels_name(GroupKernels kernels);  // "avx2", "avx-vnni", "avx512-vnni"
 
 }  // namespace workbench

@@ -36,7 +36,7 @@ void run_generic_rows(const PackedMatrix& w, const float* x, int64_t n_tokens, i
 
 }  // namespace
 
-const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-split-rows" : group_dot_name(cpu_group_dot()); }
+const char* matmul_kernel_name() { return cpu_allow_avx512() ? "avx512-split-rows" : group_kernels_name(cpu_group_kernels()); }
 
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
                          ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion) {
@@ -67,7 +67,7 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
     }
 
     const bool avx512 = cpu_allow_avx512();
-    const GroupDot group_dot = cpu_group_dot();
+    const GroupKernels group_kernels = cpu_group_kernels();
     const ActivationView av = any_quantized ? view_of(act) : ActivationView{};
     // Rows [r0, r1) of matrix m, then its epilogue.
     auto compute = [&](int m, int64_t r0, int64_t r1) {
@@ -78,14 +78,14 @@ void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x
             // pack_matrix chose the layout for this CPU's kernels; the reference only serves a
             // split-row matrix packed by hand where AVX-512 is off.
             if (is_row_grouped(w.layout)) {
-                if (group_dot == GroupDot::avx_vnni) gemm_quant_avx_vnni(wv, av, r0, r1, y, w.n_out);
-                else if (group_dot == GroupDot::avx512_vnni) gemm_quant_avx512_vnni(wv, av, r0, r1, y, w.n_out);
+                if (group_kernels == GroupKernels::avx_vnni) gemm_quant_avx_vnni(wv, av, r0, r1, y, w.n_out);
+                else if (group_kernels == GroupKernels::avx512_vnni) gemm_quant_avx512_vnni(wv, av, r0, r1, y, w.n_out);
                 else gemm_quant_avx2(wv, av, r0, r1, y, w.n_out);
             }
             else if (avx512) gemm_quant_avx512(wv, av, r0, r1, y, w.n_out);
             else gemm_quant_ref(wv, av, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16x8 || w.layout == PackedLayout::bf16x8) {
-            if (group_dot == GroupDot::avx512_vnni) gemm_float_avx512_groups(wv, x, n_tokens, r0, r1, y, w.n_out);
+            if (group_kernels == GroupKernels::avx512_vnni) gemm_float_avx512_groups(wv, x, n_tokens, r0, r1, y, w.n_out);
             else gemm_float_avx2(wv, x, n_tokens, r0, r1, y, w.n_out);
         } else if (w.layout == PackedLayout::f16 || w.layout == PackedLayout::f32) {
             if (avx512) gemm_float_avx512(wv, x, n_tokens, r0, r1, y, w.n_out);
