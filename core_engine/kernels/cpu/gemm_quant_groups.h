@@ -1,8 +1,9 @@
 // The quantized row-group kernels (q4_0x8 … q6_kx8 of packed_matrix.h) written once over a
 // policy for the unsigned × signed byte multiply-add, so each instruction set's file instantiates
-// the same walk: gemm_avx2.cpp with maddubs + madd (Maddubs below), gemm_avx_vnni.cpp and
-// gemm_avx512_vnni.cpp with vpdpbusd (VnniDot). Every block's integer dot product is exact in
-// both, so all of them return the same floats, bit for bit. Internal linkage throughout (see
+// the same walk: gemm_avx2.cpp with maddubs + madd (Maddubs below), gemm_avx_vnni.cpp with
+// vpdpbusd (VnniDot), gemm_avx512_groups.cpp with its own 16-row tiles and these for a last odd
+// group. Every block's integer dot product is exact in all, so they return the same floats, bit
+// for bit. Internal linkage throughout (see
 // gemm_avx2_groups.h): include it only from a kernel file, inside no namespace.
 #pragma once
 
