@@ -53,26 +53,88 @@ inline void prefetch_row(const void* row, bool is_f16, int64_t hd) {
     for (int64_t b = 0; b < hd * (is_f16 ? 2 : 4); b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
 }
 
+// Four keys' horizontal sums at once, each added in hsum's order ((lo + hi), then lanes 0 + 2 and
+// 1 + 3, then those two), so a score is the same float whichever way it was summed: [a, b, c, d].
+inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    const __m256 ab = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+    const __m256 cd = _mm256_add_ps(_mm256_permute2f128_ps(c, d, 0x20), _mm256_permute2f128_ps(c, d, 0x31));
+    // Per 128-bit half (a | b, c | d): [x0 + x2, x1 + x3] of the first, then of the second.
+    const __m256 pairs = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(ab, cd, _MM_SHUFFLE(3, 2, 3, 2)));
+    const __m256 sums = _mm256_add_ps(_mm256_shuffle_ps(pairs, pairs, _MM_SHUFFLE(2, 0, 2, 0)), _mm256_shuffle_ps(pairs, pairs, _MM_SHUFFLE(3, 1, 3, 1)));
+    return _mm_unpacklo_ps(_mm256_castps256_ps128(sums), _mm256_extractf128_ps(sums, 1));  // [a, c, ..] ∪ [b, d, ..]
+}
+
+// R rows × 4 keys of one element type (K16: f16): a chunk of each row's query and of each key is
+// loaded once for the R · 4 FMAs it feeds, and the four sums come out of one hsum4.
+template <int R, bool K16>
+inline void score_key_quad(const KeyRef* r, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
+    __m256 acc[R][4];
+#pragma GCC unroll 4
+    for (int k = 0; k < R; ++k)
+        for (int c = 0; c < 4; ++c) acc[k][c] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < hd; i += 8) {
+        __m256 q[R];
+#pragma GCC unroll 4
+        for (int k = 0; k < R; ++k) q[k] = _mm256_loadu_ps(qr + k * hd + i);
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const __m256 kv = load8(r[c].k, K16, i);
+#pragma GCC unroll 4
+            for (int k = 0; k < R; ++k) acc[k][c] = _mm256_fmadd_ps(q[k], kv, acc[k][c]);
+        }
+    }
+    const __m128 bias = _mm_setr_ps(r[0].bias, r[1].bias, r[2].bias, r[3].bias);
+#pragma GCC unroll 4
+    for (int k = 0; k < R; ++k)
+        _mm_storeu_ps(out + k * out_stride, _mm_fmadd_ps(hsum4(acc[k][0], acc[k][1], acc[k][2], acc[k][3]), _mm_set1_ps(scale), bias));
+}
+
+// Rows [R0, NQ) against keys r[0..3], three rows at a time.
+template <int R0, int NQ, bool K16>
+inline void score_rows_quad(const KeyRef* r, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
+    if constexpr (R0 < NQ) {
+        constexpr int R = NQ - R0 < 3 ? NQ - R0 : 3;
+        score_key_quad<R, K16>(r, qr + R0 * hd, hd, out + R0 * out_stride, out_stride, scale);
+        score_rows_quad<R0 + R, NQ, K16>(r, qr, hd, out, out_stride, scale);
+    }
+}
+
+// Scores of NQ (query, head) rows against n keys: out[k·out_stride + j] = q_k · K_j · scale + bias_j,
+// each one FMA chain over the head's 8-lane chunks, hsum's horizontal sum and one fused
+// multiply-add, whether the key went in a group of four or alone.
+template <int NQ>
+void score_one_key(const KeyRef& r, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
+    __m256 acc[NQ];
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ; ++k) acc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < hd; i += 8) {
+        const __m256 kv = load8(r.k, r.k16, i);
+#pragma GCC unroll 12
+        for (int k = 0; k < NQ; ++k) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + k * hd + i), kv, acc[k]);
+    }
+#pragma GCC unroll 12
+    for (int k = 0; k < NQ; ++k) out[k * out_stride] = std::fma(hsum(acc[k]), scale, r.bias);
+}
+
+// Scores of NQ (query, head) rows against n keys: out[k·out_stride + j] = q_k · K_j · scale + bias_j,
+// each one FMA chain over the head's 8-lane chunks, hsum's horizontal sum and one fused
+// multiply-add, whether the key went in a group of four or alone.
 template <int NQ>
 void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
-    for (int64_t j = 0; j < n; ++j) {
-        const KeyRef& r = keys[j];
-        if (j + kPrefetchKeys < n) {
-            const KeyRef& ahead = keys[j + kPrefetchKeys];
-            prefetch_row(ahead.k, ahead.k16, hd);
-            prefetch_row(ahead.v, ahead.v16, hd);
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (int64_t a = j + kPrefetchKeys; a < j + 4 + kPrefetchKeys && a < n; ++a) {
+            prefetch_row(keys[a].k, keys[a].k16, hd);
+            prefetch_row(keys[a].v, keys[a].v16, hd);
         }
-        __m256 acc[NQ];
-#pragma GCC unroll 12
-        for (int k = 0; k < NQ; ++k) acc[k] = _mm256_setzero_ps();
-        for (int64_t i = 0; i < hd; i += 8) {
-            const __m256 kv = load8(r.k, r.k16, i);
-#pragma GCC unroll 12
-            for (int k = 0; k < NQ; ++k) acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(qr + k * hd + i), kv, acc[k]);
-        }
-#pragma GCC unroll 12
-        for (int k = 0; k < NQ; ++k) out[k * out_stride + j] = hsum(acc[k]) * scale + r.bias;
+        const KeyRef* r = keys + j;
+        const int n16 = r[0].k16 + r[1].k16 + r[2].k16 + r[3].k16;
+        if (n16 == 4) score_rows_quad<0, NQ, true>(r, qr, hd, out + j, out_stride, scale);
+        else if (n16 == 0) score_rows_quad<0, NQ, false>(r, qr, hd, out + j, out_stride, scale);
+        else
+            for (int c = 0; c < 4; ++c) score_one_key<NQ>(r[c], qr, hd, out + j + c, out_stride, scale);
     }
+    for (; j < n; ++j) score_one_key<NQ>(keys[j], qr, hd, out + j, out_stride, scale);
 }
 
 using ScoreFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, float*, int64_t, float);

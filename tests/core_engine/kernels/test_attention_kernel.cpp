@@ -209,6 +209,31 @@ private slots:
         expect_close(run(q2, 2, two, by_head, s, scale, pool), reference(q2, 2, two, by_head, s, scale), "per-KV-head lists");
     }
 
+    // Keys are scored four at a time when the four share an element type, one by one otherwise:
+    // lists that alternate between an f16 and an f32 stream every few keys mix both within a
+    // block, and every key's score must still match the reference and the all-f16 ordering.
+    void keys_of_mixed_types() {
+        const AttentionShape s{9, 3, 64};
+        std::mt19937 rng(31);
+        ThreadPool pool(2);
+        std::vector<Stream> two;
+        two.push_back(make_stream(120, s, KvTypes{KvDType::f16, KvDType::f16}, 0.0f, rng));
+        two.push_back(make_stream(120, s, KvTypes{KvDType::f32, KvDType::f32}, std::log(2.0f), rng));
+        AttendPlan plan;
+        for (int64_t t = 0; t < 5; ++t) {
+            int32_t at = 0;
+            for (int32_t len : {3, 5, 1, 4, 2, 7, 6}) {  // spans cut across the groups of four
+                plan.add({0, at, at + len});
+                plan.add({1, at, at + len + static_cast<int32_t>(t)});
+                at += len + 1;
+            }
+            plan.close_list();
+        }
+        const std::vector<float> q = random_q(5, s, rng);
+        const float scale = 0.125f;
+        expect_close(run(q, 5, two, plan, s, scale, pool), reference(q, 5, two, plan, s, scale), "f16 and f32 keys mixed");
+    }
+
     // A decode step has few (token, KV head) units: its long lists are cut into block ranges
     // computed on different threads and merged afterwards. Any thread count gives the same bits,
     // and the result matches the reference.
