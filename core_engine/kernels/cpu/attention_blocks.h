@@ -89,11 +89,12 @@ inline void score_key_quad(const KeyRef* r, const float* qr, int64_t hd, float* 
         _mm_storeu_ps(out + k * out_stride, _mm_fmadd_ps(hsum4(acc[k][0], acc[k][1], acc[k][2], acc[k][3]), _mm_set1_ps(scale), bias));
 }
 
-// Rows [R0, NQ) against keys r[0..3], three rows at a time.
+// Rows [R0, NQ) against keys r[0..3], kQuadRows rows at a time (12 accumulators).
+constexpr int kQuadRows = 3;
 template <int R0, int NQ, bool K16>
 inline void score_rows_quad(const KeyRef* r, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
     if constexpr (R0 < NQ) {
-        constexpr int R = NQ - R0 < 3 ? NQ - R0 : 3;
+        constexpr int R = NQ - R0 < kQuadRows ? NQ - R0 : kQuadRows;
         score_key_quad<R, K16>(r, qr + R0 * hd, hd, out + R0 * out_stride, out_stride, scale);
         score_rows_quad<R0 + R, NQ, K16>(r, qr, hd, out, out_stride, scale);
     }
