@@ -1,7 +1,7 @@
 // The register-blocked pieces of the attention kernel (attention.cpp only; AVX2): a key's
-// resolved K/V rows, scores of up to kMaxAcc (query, head) rows per key, value passes over lane
-// groups, and a block's max and exponentiation. Each (row, key) score is one FMA chain over the
-// head's dimensions and one horizontal sum, whatever the number of rows sharing the key.
+// resolved K/V rows, scores of (query, head) rows against four keys per register tile, value
+// passes over lane groups, and a block's max and exponentiation. Each (row, key) score is one FMA
+// chain over the head's dimensions and one horizontal sum, whatever the rows and keys sharing it.
 #pragma once
 
 #include <immintrin.h>
@@ -100,9 +100,8 @@ inline void score_rows_quad(const KeyRef* r, const float* qr, int64_t hd, float*
     }
 }
 
-// Scores of NQ (query, head) rows against n keys: out[k·out_stride + j] = q_k · K_j · scale + bias_j,
-// each one FMA chain over the head's 8-lane chunks, hsum's horizontal sum and one fused
-// multiply-add, whether the key went in a group of four or alone.
+// One key against NQ rows, the same sums one at a time: the tail of a list, and groups of four
+// whose keys differ in element type.
 template <int NQ>
 void score_one_key(const KeyRef& r, const float* qr, int64_t hd, float* out, int64_t out_stride, float scale) {
     __m256 acc[NQ];
