@@ -9,16 +9,23 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${WB_BUILD_DIR:-$ROOT/build}"
 MODEL_DIR="$ROOT/models"
 
-# Debian packages the build needs:
+# Debian packages, for the build and for running (installed with --no-install-recommends, so
+# every package that is only a Recommends of another one is listed here itself):
 #   build-essential cmake ninja-build pkg-config  compiler and build tools
 #   libpcre2-dev                                  Unicode regexes for the BPE pre-tokenizers
 #   liblapack-dev                                 Cholesky/SVD for the latent attention factorization
 #   libsqlite3-dev                                the session database (history, runs, benchmarks)
 #   qt6-base-dev                                  Qt Widgets (the GUI) and Qt Test (test suites)
+#   libqt6opengl6-dev                             Qt6OpenGL, which CMake's Qt6Charts package requires
 #   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
-#   python3 python3-pip                           fetching the default model from PyPI (installer/fetch_model.sh)
+#   qt6-qpa-plugins                               running: the xcb (X11), wayland and offscreen platforms
+#   libxkbcommon-x11-0 xkb-data                   running: keyboard input under X11
+#   fonts-dejavu-core fontconfig                  running: a font to draw text with
+#   python3 python3-pip ca-certificates           fetching the default model from PyPI over TLS
 #   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
-PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev qt6-base-dev qt6-charts-dev python3 python3-pip libsimde-dev)
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev
+          qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data
+          fonts-dejavu-core fontconfig python3 python3-pip ca-certificates libsimde-dev)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 

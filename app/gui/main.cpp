@@ -1,12 +1,15 @@
 // `workbench`: the desktop GUI. Opens on the default model (or -m/--model PATH, or the model of a
 // -c/--config FILE in the CLI's EngineConfig JSON); without one it says how to get it and offers
-// File → Open. Everything else lives in ui/.
+// File → Open. `--smoke` checks the install through the same window (app/gui/smoke_run.h).
+// Everything else lives in ui/.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFile>
+#include <QTemporaryDir>
 #include <cstdio>
 #include <optional>
 
+#include "app/gui/smoke_run.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
@@ -14,6 +17,10 @@
 #include "workbench/engine.h"
 
 int main(int argc, char** argv) {
+    // Before QApplication: QSettings and the history must never see the user's files in a smoke run.
+    QTemporaryDir smokeState;
+    const bool smokeRun = smoke::requested(argc, argv);
+    if (smokeRun) smoke::isolateUserState(smokeState);
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("InferenceWorkbench"));
     QApplication::setApplicationName(QStringLiteral("workbench"));
@@ -34,6 +41,10 @@ int main(int argc, char** argv) {
                                         "-m overrides its model_path."),
                          QStringLiteral("FILE"));
     parser.addOption(config);
+    const QCommandLineOption smokeOption(QStringLiteral("smoke"),
+                                         QStringLiteral("Check the install: load the model, generate a few tokens "
+                                                        "through the window, print one line and exit (0: it works)."));
+    parser.addOption(smokeOption);
     parser.process(app);
 
     QString modelPath = parser.value(model);
@@ -56,6 +67,7 @@ int main(int argc, char** argv) {
     // The form takes the file's settings (over the saved ones); the load below uses them.
     if (fromFile) window.chatPage()->configPanel()->setEngineConfig(*fromFile);
     window.show();
-    window.startWithModel(modelPath);
+    if (smokeRun) smoke::start(window, modelPath);
+    else window.startWithModel(modelPath);
     return app.exec();
 }

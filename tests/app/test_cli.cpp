@@ -10,6 +10,7 @@
 
 #include <random>
 
+#include "tests/skip_missing.h"
 #include "workbench/store.h"
 
 namespace {
@@ -76,7 +77,7 @@ private slots:
     }
 
     void run_json_shape_and_answer() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "--json", "-t", "2"});
         QCOMPARE(o.exit_code, 0);
         QJsonParseError perr;
@@ -97,7 +98,7 @@ private slots:
     }
 
     void run_json_has_the_roofline_split() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", QString("word ").repeated(200), "-n", "4", "--ignore-eos", "--json", "-t", "2"});
         QCOMPARE(o.exit_code, 0);
         const auto roof = QJsonDocument::fromJson(o.out).object()["roofline"].toObject();
@@ -118,7 +119,7 @@ private slots:
     }
 
     void variant_flags_reach_the_engine() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "Once upon a time", "-n", "8", "--ignore-eos", "--json", "-t", "2",
                           "--attention", "cross_layer:group=2", "--kv-type", "k=q8_0,v=q4_0"});
         QCOMPARE(o.exit_code, 0);
@@ -143,7 +144,7 @@ private slots:
     }
 
     void sliding_window_runs_past_the_context() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         // A 128-token context: full attention stops there, a sliding window keeps going with a
         // cache that stays flat (blocks outside sinks + window are released).
         auto full = run_cli({"run", "-p", "Once upon a time", "-n", "300", "--ignore-eos", "--json", "-t", "2", "-c", "128"});
@@ -166,7 +167,7 @@ private slots:
     }
 
     void config_file_sets_the_engine_and_flags_override_it() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QTemporaryDir dir;
         QFile f(dir.filePath("config.json"));
         QVERIFY(f.open(QIODevice::WriteOnly));
@@ -188,7 +189,7 @@ private slots:
     }
 
     void k_quant_weights_fall_back_per_tensor() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "The capital of France is", "-n", "4", "--temp", "0", "--json", "-t", "2", "--weights", "q4_k"});
         QCOMPARE(o.exit_code, 0);
         QMap<QString, int> types;
@@ -200,7 +201,7 @@ private slots:
     }
 
     void undefined_metric_is_null() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", "Hi", "-n", "1", "--ignore-eos", "--json"});
         QCOMPARE(o.exit_code, 0);
         auto m = QJsonDocument::fromJson(o.out).object()["metrics"].toObject();
@@ -209,7 +210,7 @@ private slots:
     }
 
     void logits_json_shape() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"logits", "-p", "Hello world", "--top", "3", "--json"});
         QCOMPARE(o.exit_code, 0);
         auto obj = QJsonDocument::fromJson(o.out).object();
@@ -222,7 +223,7 @@ private slots:
     }
 
     void inspect_real_model() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"inspect", "--json"});
         QCOMPARE(o.exit_code, 0);
         auto obj = QJsonDocument::fromJson(o.out).object();
@@ -236,7 +237,7 @@ private slots:
     }
 
     void bench_json_rows() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"bench", "-p", "16", "-n", "4", "-r", "2", "-t", "2", "--json"});
         QCOMPARE(o.exit_code, 0);
         const auto rows = QJsonDocument::fromJson(o.out).array();
@@ -266,7 +267,7 @@ private slots:
 
     // llama-bench's -d: the tests run after that many tokens are in the cache, and say so.
     void bench_at_depth() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"bench", "-p", "8", "-n", "4", "-d", "300", "-r", "1", "-t", "2", "--json"});
         QCOMPARE(o.exit_code, 0);
         const auto rows = QJsonDocument::fromJson(o.out).array();
@@ -282,7 +283,7 @@ private slots:
     }
 
     void bench_batch_sweep_rows() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"bench", "-b", "1,4", "-p", "32", "-n", "8", "-t", "2", "--json"});
         QCOMPARE(o.exit_code, 0);
         const auto rows = QJsonDocument::fromJson(o.out).array();
@@ -305,7 +306,7 @@ private slots:
     }
 
     void batch_runs_a_prompt_file_and_reports_bad_lines() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QTemporaryDir dir;
         const QString prompts = dir.filePath("prompts.jsonl"), results = dir.filePath("results.jsonl");
         QFile f(prompts);
@@ -349,7 +350,7 @@ private slots:
     }
 
     void db_records_runs_benchmarks_and_evals_for_history() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QTemporaryDir dir;
         const QString db = dir.filePath("sub/history.db");  // its folder is created
         auto r = run_cli({"run", "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "-n", "8",
@@ -410,7 +411,7 @@ private slots:
     }
 
     void quantized_copy_still_answers() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QTemporaryDir dir;
         const QString out = dir.path() + "/q8.gguf";
         auto q = run_cli({"quantize", "-o", out, "--type", "q8_0"});
@@ -429,7 +430,7 @@ private slots:
     }
 
     void inspect_never_crashes_on_broken_files() {
-        if (!model_present()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QFile real(QStringLiteral(WB_DEFAULT_MODEL_PATH));
         QVERIFY(real.open(QIODevice::ReadOnly));
         const QByteArray head = real.read(4 << 20);

@@ -14,7 +14,10 @@ for f in ./usr/bin/workbench ./usr/bin/workbench-cli ./usr/share/inference-workb
   grep -qx "$f" <<<"$contents" || { echo "missing from the package: $f"; exit 1; }
 done
 if grep -q '\.gguf$' <<<"$contents"; then echo "the package must not carry model weights"; exit 1; fi
-dpkg-deb -f "$deb" Depends | grep -q libqt6charts6 || { echo "Depends lacks the Qt Charts runtime"; exit 1; }
+depends="$(dpkg-deb -f "$deb" Depends)"
+for d in libqt6charts6 qt6-qpa-plugins libxkbcommon-x11-0 fonts-dejavu-core ca-certificates; do
+  grep -q "$d" <<<"$depends" || { echo "Depends lacks $d (a package the app needs at run time)"; exit 1; }
+done
 size=$(stat -c %s "$deb")
 [ "$size" -lt $((20 * 1024 * 1024)) ] || { echo "package is $size bytes: too big"; exit 1; }
 echo "ok: $deb ($size bytes)"

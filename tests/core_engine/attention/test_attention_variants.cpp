@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "tests/skip_missing.h"
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -74,7 +75,7 @@ class TestAttentionVariants : public QObject {
 private slots:
     void initTestCase() {
         model_ = find_default_model();
-        if (model_.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (model_.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QFile f(QStringLiteral(WB_EVAL_TEXT));
         QVERIFY2(f.open(QIODevice::ReadOnly), "resources/eval text missing");
         EngineConfig c;

@@ -4,6 +4,7 @@
 // it alone, bit for bit: sharing changes memory, never results.
 #include <QTest>
 
+#include "tests/skip_missing.h"
 #include "attention/paged_kv.h"
 #include "gguf/gguf_file.h"
 #include "model/llama_model.h"
@@ -39,7 +40,7 @@ class TestPrefixSharing : public QObject {
 private slots:
     void initTestCase() {
         const std::string path = find_default_model();
-        if (path.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (path.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto f = GgufFile::open(path);
         QVERIFY(f.ok());
         file_ = std::move(f).value();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "tests/skip_missing.h"
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -63,7 +64,7 @@ class TestBatchGeneration : public QObject {
 
 private slots:
     void initTestCase() {
-        if (find_default_model().empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (find_default_model().empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         engine_ = load(1024, 8);
         const char* texts[] = {
             "What is the capital of France?",

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tests/skip_missing.h"
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -45,7 +46,7 @@ class TestKvBlockMap : public QObject {
     Q_OBJECT
 private slots:
     void initTestCase() {
-        if (find_default_model().empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (find_default_model().empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
     }
 
     void full_attention_holds_every_block() {

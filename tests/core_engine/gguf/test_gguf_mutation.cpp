@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "tests/skip_missing.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 
@@ -39,7 +40,7 @@ private slots:
     void truncations_of_real_header() {
         uint64_t data_offset = 0;
         auto header = real_header(data_offset);
-        if (header.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (header.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         std::mt19937_64 rng(1);
         int errors = 0;
         for (int i = 0; i < 300; ++i) {
@@ -56,7 +57,7 @@ private slots:
     void bit_flips_of_real_header() {
         uint64_t data_offset = 0;
         auto header = real_header(data_offset);
-        if (header.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (header.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         std::mt19937_64 rng(2);
         for (int i = 0; i < 400; ++i) {
             auto mutant = header;

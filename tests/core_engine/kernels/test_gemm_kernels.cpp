@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "tests/skip_missing.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_kernels.h"
 #include "kernels/cpu/matmul.h"
@@ -210,7 +211,7 @@ private slots:
         check_quant(gemm_quant_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
         check_float(gemm_float_avx512_emulated, "avx512 (emulated)", PackFamily::split_rows);
 #else
-        QSKIP("built without libsimde-dev (installer/bootstrap.sh installs it): the AVX-512/VNNI kernels are not emulated");
+        WB_SKIP_MISSING("built without libsimde-dev (installer/bootstrap.sh installs it): the AVX-512/VNNI kernels are not emulated");
 #endif
     }
 

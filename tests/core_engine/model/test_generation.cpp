@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tests/skip_missing.h"
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -46,7 +47,7 @@ class TestGeneration : public QObject {
 
 private slots:
     void initTestCase() {
-        if (find_default_model().empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (find_default_model().empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         engine_ = load(1024);
     }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "tests/skip_missing.h"
 #include "workbench/engine.h"
 
 using namespace workbench;
@@ -53,7 +54,7 @@ private slots:
         golden_ = load_golden();
         QVERIFY2(!golden_.isEmpty(), "golden file tests/data/oracle/SmolLM2-135M-Instruct.Q4_1.json is missing");
         const std::string path = find_default_model();
-        if (path.empty()) QSKIP("default model not present: run installer/bootstrap.sh");
+        if (path.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         EngineConfig config;
         config.model_path = path;
         config.n_ctx = 512;

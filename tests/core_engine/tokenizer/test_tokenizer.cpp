@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/skip_missing.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/tokenizer.h"
@@ -204,7 +205,7 @@ private slots:
     }
     void bpe_matches_llama_cpp() {
         QFETCH(QString, pre);
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         const QJsonObject golden = read_golden(pre);
         QVERIFY2(!golden.isEmpty(), "golden file missing or unreadable");
         QVERIFY(golden["cases"].toArray().size() >= 300);
@@ -255,7 +256,7 @@ private slots:
     }
 
     void plain_text_round_trips() {
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         auto tok = make(model_vocab());
         QVERIFY(tok);
         const QJsonObject golden = read_golden("smollm");
@@ -273,7 +274,7 @@ private slots:
     }
 
     void special_token_parsing_on_and_off() {
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         auto tok = make(model_vocab());
         QVERIFY(tok);
         const TokenId im_start = tok->find_token("<|im_start|>");
@@ -297,7 +298,7 @@ private slots:
     }
 
     void code_points_past_unicode_read_as_replacement() {
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         auto tok = make(model_vocab());
         QVERIFY(tok);
         // Lenient decoding turns these into values past U+10FFFF; llama.cpp aborts on them, we read
@@ -309,7 +310,7 @@ private slots:
     }
 
     void stream_decoder_never_splits_characters() {
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         auto tok = make(model_vocab());
         QVERIFY(tok);
         const std::vector<std::string> texts = {
@@ -449,7 +450,7 @@ private slots:
     }
 
     void gpt2_alias_matches_gpt_2() {
-        if (!model_vocab_) QSKIP(kNoModel);
+        if (!model_vocab_) WB_SKIP_MISSING(kNoModel);
         TokenizerVocab a = model_vocab();
         a.pre = "gpt2";
         TokenizerVocab b = model_vocab();
