@@ -19,12 +19,12 @@ MODEL_DIR="$ROOT/models"
 #   libqt6opengl6-dev                             Qt6OpenGL, which CMake's Qt6Charts package requires
 #   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
 #   qt6-qpa-plugins                               running: the xcb (X11), wayland and offscreen platforms
-#   libxkbcommon-x11-0 xkb-data                   running: keyboard input under X11
+#   libxkbcommon-x11-0 xkb-data libxkbcommon-dev  keyboard input under X11 (the -dev one for Qt's CMake check)
 #   fonts-dejavu-core fontconfig                  running: a font to draw text with
 #   python3 python3-pip ca-certificates           fetching the default model from PyPI over TLS
 #   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
 PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev
-          qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data
+          qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data libxkbcommon-dev
           fonts-dejavu-core fontconfig python3 python3-pip ca-certificates libsimde-dev)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }

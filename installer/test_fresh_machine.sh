@@ -9,7 +9,7 @@
 #
 #   installer/test_fresh_machine.sh            (as root; the root goes in build/fresh-root)
 #   WB_FRESH_ROOT=DIR   another folder for the root (it is deleted and made anew)
-#   WB_FRESH_KEEP=1     keep the root afterwards (to look inside it: chroot DIR)
+#   WB_FRESH_KEEP=1     keep the root after a pass too (a failed run always keeps it: chroot DIR)
 #
 # Budget: the whole run must end within 40 minutes (2,400 s) on 2 cores; it fails past that.
 # The one host-specific step: the root gets this host's DNS resolver, extra CA certificates and
@@ -118,7 +118,10 @@ in_root() {
   local passed=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb)
   [ -n "${CI:-}" ] && passed+=("CI=$CI")
   local v
-  for v in $(compgen -e | grep -E '^(PIP_|SSL_CERT_|REQUESTS_CA_BUNDLE$)' || true); do passed+=("$v=${!v}"); done
+  # PIP_FIND_LINKS names a wheel folder of this host's own, which the root does not have.
+  for v in $(compgen -e | grep -E '^(PIP_|SSL_CERT_|REQUESTS_CA_BUNDLE$)' | grep -vx PIP_FIND_LINKS || true); do
+    passed+=("$v=${!v}")
+  done
   unshare --mount --pid --fork --propagation private -- bash -c '
     set -e
     R="$1"; shift
@@ -142,23 +145,29 @@ run_tests() {
   return "${PIPESTATUS[0]}"
 }
 
-trap 'rm -rf "$LOGS"' EXIT
+# Everything runs from main, which bash reads whole before it starts: editing this file while it
+# runs cannot change what the running copy does.
+main() {
+  trap 'rm -rf "$LOGS"' EXIT
 
-run_stage "host tools (debootstrap, unshare)" host_tools
-run_stage "debootstrap --variant=minbase bookworm" make_root
-run_stage "host network settings (DNS, CA, pip)" host_network_settings
-run_stage "export HEAD (git archive)" export_repo
-run_stage "command 1: installer/bootstrap.sh" in_root 'installer/bootstrap.sh'
-run_stage "command 1: workbench --smoke (offscreen)" smoke offscreen 'QT_QPA_PLATFORM=offscreen build/bin/workbench --smoke'
-run_stage "harness: xvfb for the X11 run" in_root 'apt-get update -q && apt-get install -y -q --no-install-recommends xvfb xauth'
-run_stage "command 1: workbench --smoke (X11, xvfb-run)" smoke xcb 'unset QT_QPA_PLATFORM; xvfb-run -a build/bin/workbench --smoke'
-run_stage "command 2: bootstrap.sh && ctest" run_tests
+  run_stage "host tools (debootstrap, unshare)" host_tools
+  run_stage "debootstrap --variant=minbase bookworm" make_root
+  run_stage "host network settings (DNS, CA, pip)" host_network_settings
+  run_stage "export HEAD (git archive)" export_repo
+  run_stage "command 1: installer/bootstrap.sh" in_root 'installer/bootstrap.sh'
+  run_stage "command 1: workbench --smoke (offscreen)" smoke offscreen 'QT_QPA_PLATFORM=offscreen build/bin/workbench --smoke'
+  run_stage "harness: xvfb for the X11 run" in_root 'apt-get update -q && apt-get install -y -q --no-install-recommends xvfb xauth'
+  run_stage "command 1: workbench --smoke (X11, xvfb-run)" smoke xcb 'unset QT_QPA_PLATFORM; xvfb-run -a build/bin/workbench --smoke'
+  run_stage "command 2: bootstrap.sh && ctest" run_tests
 
-print_summary
-[ "${WB_FRESH_KEEP:-0}" = 1 ] && echo "kept: $FRESH" || remove_root
-# CTest's counts, last, for whoever reads the closing line.
-passed_line="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/ctest.out" | tail -n1)"
-total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$passed_line")
-failed=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$passed_line")
-skipped=$(grep -cE '\*\*\*Skipped|Not Run' "$LOGS/ctest.out" || true)
-echo "fresh-root: $(( total - failed - skipped )) passed, $failed failed, $skipped skipped"
+  print_summary
+  [ "${WB_FRESH_KEEP:-0}" = 1 ] && echo "kept: $FRESH" || remove_root
+  # CTest's counts, last, for whoever reads the closing line.
+  passed_line="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$LOGS/ctest.out" | tail -n1)"
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$passed_line")
+  failed=$(sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/' <<<"$passed_line")
+  skipped=$(grep -cE '\*\*\*Skipped' "$LOGS/ctest.out" || true)
+  echo "fresh-root: $(( total - failed - skipped )) passed, $failed failed, $skipped skipped"
+}
+
+main "$@"

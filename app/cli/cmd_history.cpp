@@ -42,7 +42,7 @@ void run_json(JsonWriter& j, const workbench::RunRecord& r) {
 
 int cmd_history(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
-        {"--db", "", true, "PATH  the session database (default: " + default_history_path() + ")"},
+        {"--db", "", true, "PATH  the session database (default: " + workbench::default_history_path() + ")"},
         {"--search", "-s", true, "TEXT  sessions with a message containing all these words"},
         {"--model-file", "", true, "NAME  only sessions on this model file name"},
         {"--variant", "", true, "SPEC  only sessions with this attention variant"},
@@ -56,7 +56,7 @@ int cmd_history(int argc, char** argv) {
     const int limit = ctx.args.get_int("--limit", 50, 1, 1 << 20, err);
     if (!err.empty()) return usage_error("history: " + err);
     workbench::StoreOptions options;
-    options.path = ctx.args.get("--db", default_history_path());
+    options.path = ctx.args.get("--db", workbench::default_history_path());
     options.read_only = true;
     auto store = workbench::Store::open(options);
     if (!store.ok()) return runtime_error(store.status().message());

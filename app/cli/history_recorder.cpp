@@ -9,13 +9,6 @@ namespace wbcli {
 
 FlagSpec db_flag() { return {"--db", "", true, "PATH  record this command's results in a session database (see `history`)"}; }
 
-std::string default_history_path() {
-    const char* xdg = std::getenv("XDG_DATA_HOME");
-    const char* home = std::getenv("HOME");
-    const std::string base = xdg && *xdg ? std::string(xdg) : home && *home ? std::string(home) + "/.local/share" : std::string(".");
-    return base + "/inference-workbench/history.db";
-}
-
 void HistoryRecorder::warn(const workbench::Status& s) const {
     std::cerr << "workbench-cli: warning: history not recorded: " << s.message() << "\n";
 }

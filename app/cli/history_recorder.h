@@ -13,8 +13,6 @@
 namespace wbcli {
 
 FlagSpec db_flag();
-// $XDG_DATA_HOME/inference-workbench/history.db (else ~/.local/share/...): the GUI's database too.
-std::string default_history_path();
 
 class HistoryRecorder {
 public:

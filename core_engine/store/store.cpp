@@ -1,6 +1,7 @@
 // Store: opening (file checks, WAL, migrations, the two connections) and every write, each a
 // small operation queued to the writer thread. Timestamps left 0 are taken when the call is made,
 // not when the batch commits, so they say when things happened.
+#include <cstdlib>
 #include <exception>
 #include <utility>
 
@@ -69,6 +70,14 @@ Result<std::unique_ptr<Connection>> open_writer(const StoreOptions& options) {
 }
 
 }  // namespace
+
+std::string default_history_path() {
+    if (const char* env = std::getenv("WORKBENCH_HISTORY_DB"); env && *env) return env;
+    const char* xdg = std::getenv("XDG_DATA_HOME");
+    const char* home = std::getenv("HOME");
+    const std::string base = xdg && *xdg ? std::string(xdg) : home && *home ? std::string(home) + "/.local/share" : ".";
+    return base + "/inference-workbench/history.db";
+}
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::~Store() = default;

@@ -21,8 +21,10 @@ struct Outcome {
     QByteArray out, err;
 };
 
-Outcome run_cli(const QStringList& args, int timeout_ms = 120000) {
+Outcome run_cli(const QStringList& args, int timeout_ms = 120000,
+               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(QStringLiteral(WB_CLI_PATH), args);
     p.closeWriteChannel();
     Outcome o;
@@ -408,6 +410,38 @@ private slots:
         auto missing = run_cli({"history", "--db", dir.filePath("absent.db")});
         QCOMPARE(missing.exit_code, 1);
         QVERIFY(missing.err.contains("absent.db"));
+    }
+
+    void history_finds_the_database_where_the_gui_does() {
+        // The GUI's resolution: $WORKBENCH_HISTORY_DB, else $XDG_DATA_HOME/inference-workbench/.
+        QTemporaryDir dir;
+        const QString db = dir.filePath("chosen.db");
+        {
+            workbench::StoreOptions o;
+            o.path = db.toStdString();
+            auto store = workbench::Store::open(o);
+            QVERIFY2(store.ok(), store.status().message().c_str());
+            auto config = (*store)->save_configuration(workbench::make_configuration(workbench::EngineConfig{}, "cpu"));
+            QVERIFY(config.ok());
+            workbench::SessionRecord session;
+            session.configuration_id = *config;
+            session.title = "kept where the GUI keeps it";
+            QVERIFY((*store)->create_session(session).ok());
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("WORKBENCH_HISTORY_DB", db);
+        env.insert("XDG_DATA_HOME", dir.filePath("elsewhere"));
+        auto h = run_cli({"history", "--json"}, 120000, env);
+        QCOMPARE(h.exit_code, 0);
+        const auto sessions = QJsonDocument::fromJson(h.out).array();
+        QCOMPARE(sessions.size(), 1);
+        QCOMPARE(sessions[0].toObject()["title"].toString(), QString("kept where the GUI keeps it"));
+        QVERIFY(run_cli({"history", "--help"}, 120000, env).out.contains(db.toUtf8()));
+
+        env.remove("WORKBENCH_HISTORY_DB");
+        auto xdg = run_cli({"history"}, 120000, env);
+        QCOMPARE(xdg.exit_code, 1);
+        QVERIFY2(xdg.err.contains(dir.filePath("elsewhere/inference-workbench/history.db").toUtf8()), xdg.err.constData());
     }
 
     void quantized_copy_still_answers() {

@@ -17,13 +17,7 @@ StoreClient::~StoreClient() {
     m_state->store.reset();
 }
 
-QString StoreClient::defaultPath() {
-    const QString env = qEnvironmentVariable("WORKBENCH_HISTORY_DB");
-    if (!env.isEmpty()) return env;
-    QString data = qEnvironmentVariable("XDG_DATA_HOME");
-    if (data.isEmpty()) data = QDir::homePath() + QStringLiteral("/.local/share");
-    return data + QStringLiteral("/inference-workbench/history.db");
-}
+QString StoreClient::defaultPath() { return QString::fromStdString(workbench::default_history_path()); }
 
 workbench::Status StoreClient::offStatus(const State& state) {
     return workbench::error(workbench::StatusCode::io_error, "history is off: " + state.offReason);

@@ -22,8 +22,8 @@ public:
     explicit StoreClient(QObject* parent = nullptr);
     ~StoreClient() override;  // waits for queued tasks, then closes the store (which flushes)
 
-    // $WORKBENCH_HISTORY_DB, else $XDG_DATA_HOME/inference-workbench/history.db, else
-    // ~/.local/share/inference-workbench/history.db (the CLI's `history` reads the same file).
+    // workbench::default_history_path(): $WORKBENCH_HISTORY_DB, else the XDG data folder's
+    // history.db (the CLI's `history` resolves it the same way).
     static QString defaultPath();
 
     // Opens (creating the folder and the file) on the store thread; emits opened or unavailable.

@@ -32,6 +32,11 @@ namespace workbench {
 
 using RowId = int64_t;   // 0: none
 
+// Where the GUI and `workbench-cli history` keep the session database: $WORKBENCH_HISTORY_DB,
+// else $XDG_DATA_HOME/inference-workbench/history.db, else ~/.local/share/inference-workbench/
+// history.db (relative to the working folder when HOME is unset too).
+std::string default_history_path();
+
 struct StoreOptions {
     std::string path;                 // the database file, created when absent
     bool read_only = false;           // browse only: no writer thread, writes return an error
