@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "app/gui/smoke_run.h"
+#include "smoke_run.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"

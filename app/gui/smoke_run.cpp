@@ -1,4 +1,4 @@
-#include "app/gui/smoke_run.h"
+#include "smoke_run.h"
 
 #include <QApplication>
 #include <QDoubleSpinBox>
