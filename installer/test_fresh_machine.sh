@@ -128,7 +128,12 @@ in_root() {
     mount -t proc proc "$R/proc"
     mount --rbind /dev "$R/dev"
     mount --rbind /sys "$R/sys"
-    exec chroot "$R" /usr/bin/env -i "$@"' _ "$FRESH" "${passed[@]}" \
+    # This shell stays PID 1 of the namespace (no exec): a program that sees PID 1 as its parent
+    # behaves as if orphaned (Xvfb then never tells xvfb-run it is ready), and when this shell
+    # ends, on a signal too, the kernel ends everything started inside.
+    trap "exit 143" TERM INT
+    chroot "$R" /usr/bin/env -i "$@" &
+    wait $!' _ "$FRESH" "${passed[@]}" \
     bash -c "cd $HOME_IN_ROOT && $1"
 }
 
