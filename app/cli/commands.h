@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "cli_args.h"
+#include "cli_flags.h"
 #include "workbench/engine.h"
 
 namespace wbcli {

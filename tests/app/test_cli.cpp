@@ -71,6 +71,23 @@ private slots:
         }
     }
 
+    void flags_name_what_is_wrong() {
+        // An unknown flag and a flag without its value are named; a repeated flag's last value wins
+        // (here a bad one, so the error shows which was taken); --name=value is one argument.
+        auto unknown = run_cli({"run", "-p", "x", "--bogus"});
+        QCOMPARE(unknown.exit_code, 2);
+        QVERIFY2(unknown.err.contains("--bogus") && unknown.err.contains("see --help"), unknown.err.constData());
+        auto no_value = run_cli({"logits", "-p"});
+        QCOMPARE(no_value.exit_code, 2);
+        QVERIFY2(no_value.err.contains("-p"), no_value.err.constData());
+        auto repeated = run_cli({"run", "-p", "x", "-t", "2", "--threads=abc"});
+        QCOMPARE(repeated.exit_code, 2);
+        QVERIFY2(repeated.err.contains("--threads: 'abc' is not an integer"), repeated.err.constData());
+        auto flag_value = run_cli({"inspect", "-m", "/nonexistent.gguf", "--json=yes"});
+        QCOMPARE(flag_value.exit_code, 2);
+        QCOMPARE(flag_value.err.count('\n'), 1);
+    }
+
     void missing_model_names_the_file() {
         auto o = run_cli({"run", "-m", "/nonexistent/model.gguf", "-p", "hi"});
         QCOMPARE(o.exit_code, 1);

@@ -1,39 +1,53 @@
-// Flag parsing: "--name value", "--name=value", "-n value"; boolean flags take no value.
-#include "cli_args.h"
+// FlagSpec tables → a CLI11 App per parse; CLI11's errors become our one-line messages.
+#include "cli_flags.h"
 
-#include <cerrno>
+#include <CLI/CLI.hpp>
+
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
 
 namespace wbcli {
 
+namespace {
+
+// "-t,--threads" from the spec's names.
+std::string cli11_names(const FlagSpec& spec) {
+    return spec.short_name.empty() ? spec.long_name : spec.short_name + "," + spec.long_name;
+}
+
+// The value's name in errors: the first word of the help ("N  threads ..." → "N").
+std::string value_name(const FlagSpec& spec) {
+    const std::string word = spec.help.substr(0, spec.help.find(' '));
+    return word.empty() ? std::string("VALUE") : word;
+}
+
+}  // namespace
+
 std::string Args::parse(int argc, char** argv, int first, const std::vector<FlagSpec>& specs) {
-    for (int i = first; i < argc; ++i) {
-        std::string arg = argv[i];
-        std::string value;
-        bool inline_value = false;
-        if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = arg.substr(eq + 1);
-            arg = arg.substr(0, eq);
-            inline_value = true;
-        }
-        const FlagSpec* spec = nullptr;
-        for (const auto& s : specs)
-            if (arg == s.long_name || (!s.short_name.empty() && arg == s.short_name)) spec = &s;
-        if (!spec) {
-            if (arg.rfind("-", 0) == 0) return "unknown option '" + arg + "' (see --help)";
-            return "unexpected argument '" + arg + "' (see --help)";
-        }
-        if (spec->takes_value) {
-            if (!inline_value) {
-                if (i + 1 >= argc) return "option " + spec->long_name + " needs a value";
-                value = argv[++i];
-            }
-        } else if (inline_value) {
-            return "option " + spec->long_name + " takes no value";
-        }
-        values_[spec->long_name] = value;
+    CLI::App app;
+    app.set_help_flag();  // --help is a FlagSpec like any other: the command prints usage_text()
+    std::vector<std::pair<const FlagSpec*, CLI::Option*>> options;
+    for (const FlagSpec& spec : specs) {
+        CLI::Option* option = spec.takes_value
+                                  ? app.add_option(cli11_names(spec), spec.help)
+                                        ->type_size(1)
+                                        ->type_name(value_name(spec))
+                                        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+                                  : app.add_flag(cli11_names(spec), spec.help)->disable_flag_override();
+        options.emplace_back(&spec, option);
+    }
+    // CLI11 takes arguments last-first from a vector, as its own parse(argc, argv) does.
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= first; --i) args.emplace_back(argv[i]);
+    try {
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        // "The following argument was not expected: --bogus", "--threads: 1 required TEXT missing"
+        return std::string(e.what()) + " (see --help)";
+    }
+    for (const auto& [spec, option] : options) {
+        if (option->count() == 0) continue;
+        values_[spec->long_name] = spec->takes_value ? option->as<std::string>() : std::string();
     }
     return {};
 }
@@ -46,10 +60,8 @@ std::string Args::get(const std::string& long_name, const std::string& fallback)
 int Args::get_int(const std::string& long_name, int fallback, int min, int max, std::string& err) const {
     if (!has(long_name)) return fallback;
     const std::string text = get(long_name);
-    char* end = nullptr;
-    errno = 0;
-    long v = std::strtol(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0' || errno == ERANGE || v < min || v > max) {
+    long long v = 0;
+    if (!CLI::detail::lexical_cast(text, v) || v < min || v > max) {
         if (err.empty()) err = long_name + ": '" + text + "' is not an integer from " + std::to_string(min) + " to " + std::to_string(max);
         return fallback;
     }
@@ -59,9 +71,8 @@ int Args::get_int(const std::string& long_name, int fallback, int min, int max, 
 double Args::get_double(const std::string& long_name, double fallback, double min, double max, std::string& err) const {
     if (!has(long_name)) return fallback;
     const std::string text = get(long_name);
-    char* end = nullptr;
-    double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v) || v < min || v > max) {
+    double v = 0;
+    if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) || v < min || v > max) {
         if (err.empty()) {
             std::ostringstream s;
             s << long_name << ": '" << text << "' is not a number from " << min << " to " << max;
@@ -75,16 +86,13 @@ double Args::get_double(const std::string& long_name, double fallback, double mi
 unsigned long long Args::get_u64(const std::string& long_name, unsigned long long fallback, std::string& err) const {
     if (!has(long_name)) return fallback;
     const std::string text = get(long_name);
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE) {
+    unsigned long long v = 0;
+    if (text.empty() || text[0] == '-' || !CLI::detail::lexical_cast(text, v)) {
         if (err.empty()) err = long_name + ": '" + text + "' is not a non-negative integer";
         return fallback;
     }
     return v;
 }
-
 std::string usage_text(const std::string& command, const std::string& synopsis, const std::vector<FlagSpec>& specs) {
     std::ostringstream s;
     s << "usage: workbench-cli " << command << " " << synopsis << "\n\noptions:\n";

@@ -1,5 +1,6 @@
-// A small, strict command-line parser for workbench-cli: flags are declared per subcommand, and
-// anything unknown or malformed is reported in one line naming the flag and the problem.
+// workbench-cli's flags: declared per subcommand as FlagSpec tables (which also print --help),
+// parsed by CLI11; anything unknown or malformed is reported in one line naming the flag and the
+// problem. Values are read back as text and converted with range checks by the typed getters.
 #pragma once
 
 #include <map>
@@ -18,7 +19,8 @@ struct FlagSpec {
 
 class Args {
 public:
-    // Parses argv[first..]. Returns an error message, or empty on success.
+    // Parses argv[first..] with CLI11 ("--name value", "--name=value", "-n value"; the last of a
+    // repeated flag wins). Returns an error message, or empty on success.
     std::string parse(int argc, char** argv, int first, const std::vector<FlagSpec>& specs);
 
     bool has(const std::string& long_name) const { return values_.count(long_name) > 0; }
