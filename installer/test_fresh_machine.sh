@@ -55,7 +55,7 @@ run_stage() {
   SUMMARY+=("$(printf '%-44s %5d s  %s' "$name" "$dt" "$([ $rc -eq 0 ] && echo ok || echo "FAILED (exit $rc)")")")
   if [ $rc -ne 0 ]; then
     local first
-    first="$(grep -m1 -E '(^|[^a-z_])(error|fatal|failed|FAILED|cannot|Could not|not found|No such|Unable)' "$log" || tail -n1 "$log")"
+    first="$(grep -m1 -E '(^|[^a-zA-Z_])(error|Error|ERROR|fatal|failed|FAILED|cannot|Could not|not found|No such|Unable)|^E: ' "$log" || tail -n1 "$log")"
     print_summary
     echo "test_fresh_machine: FAILED at stage '$name' (exit $rc); first failing line:" >&2
     echo "  $first" >&2
@@ -85,6 +85,7 @@ make_root() {
   mkdir -p "$FRESH"
   # In its own mount namespace: debootstrap's /proc and /sys mounts vanish with it, even if killed.
   unshare --mount --propagation private -- debootstrap --variant=minbase bookworm "$FRESH" "$MIRROR"
+  echo "root: Debian $(cat "$FRESH/etc/debian_version") (minbase), $(du -sh --one-file-system "$FRESH" | cut -f1)"
 }
 
 # The host-specific network settings (see the header).
