@@ -44,6 +44,23 @@ Outcome run_cli(const QStringList& args, int timeout_ms = 120000,
 
 bool model_present() { return QFile::exists(QStringLiteral(WB_DEFAULT_MODEL_PATH)); }
 
+// `text` against tests/data/json_shapes/NAME (made by the release before the JSON library
+// change); WB_WRITE_GOLDEN=1 rewrites the file instead.
+bool matches_golden(const char* name, const QByteArray& text, QString& why) {
+    QFile f(QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/") + QLatin1String(name));
+    if (qgetenv("WB_WRITE_GOLDEN") == "1") return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+    if (!f.open(QIODevice::ReadOnly)) return why = f.fileName() + ": " + f.errorString(), false;
+    const QByteArray golden = f.readAll();
+    if (golden == text) return true;
+    qsizetype at = 0;
+    while (at < golden.size() && at < text.size() && golden[at] == text[at]) ++at;
+    why = QStringLiteral("%1 differs at byte %2: golden '%3', now '%4'")
+              .arg(QLatin1String(name)).arg(at)
+              .arg(QString::fromUtf8(golden.mid(std::max<qsizetype>(0, at - 20), 60)))
+              .arg(QString::fromUtf8(text.mid(std::max<qsizetype>(0, at - 20), 60)));
+    return false;
+}
+
 }  // namespace
 
 class TestCli : public QObject {
@@ -459,6 +476,59 @@ private slots:
         auto xdg = run_cli({"history"}, 120000, env);
         QCOMPARE(xdg.exit_code, 1);
         QVERIFY2(xdg.err.contains(dir.filePath("elsewhere/inference-workbench/history.db").toUtf8()), xdg.err.constData());
+    }
+
+    void json_outputs_are_unchanged() {
+        // inspect --json on the default model (its path written as MODEL) and history --json on a
+        // database of fixed records: byte for byte as the release before the JSON library change.
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        auto inspect = run_cli({"inspect", "--json"});
+        QCOMPARE(inspect.exit_code, 0);
+        QByteArray normalized = inspect.out;
+        normalized.replace(QByteArray(WB_DEFAULT_MODEL_PATH), "MODEL");
+        QString why;
+        QVERIFY2(matches_golden("cli_inspect.json", normalized, why), qPrintable(why));
+
+        QTemporaryDir dir;
+        const QString db = dir.filePath("fixed.db");
+        {
+            workbench::StoreOptions o;
+            o.path = db.toStdString();
+            auto store = workbench::Store::open(o);
+            QVERIFY2(store.ok(), store.status().message().c_str());
+            workbench::EngineConfig config;
+            config.model_path = "/models/SmolLM2 \"quoted\".gguf";
+            config.attention = "sliding:window=64,sinks=4";
+            auto config_id = (*store)->save_configuration(workbench::make_configuration(config, "cpu"));
+            QVERIFY(config_id.ok());
+            auto session = (*store)->create_session({0, *config_id, "tab\there \xff", 1764547200000, 1764547260000});
+            QVERIFY(session.ok());
+            workbench::RunRecord run;
+            run.session_id = *session;
+            run.configuration_id = *config_id;
+            run.started_unix_ms = 1764547201000;
+            run.n_tokens_prompt = 12;
+            run.provenance.model_sha256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+            auto run_id = (*store)->begin_run(run);
+            QVERIFY(run_id.ok());
+            run.id = *run_id;
+            run.finished_unix_ms = 1764547202500;
+            run.n_tokens_generated = 8;
+            run.ttft_ms = 25.0;
+            run.decode_tok_s = 173.61234567891234;
+            run.itl_ms_p50 = 0.0001;
+            run.itl_ms_p99 = 123456.789;
+            run.kv_bytes = 368640;
+            run.stop_reason = "max_tokens";
+            QVERIFY((*store)->finish_run(run).ok());
+            QVERIFY((*store)->add_message({0, *session, 0, 0, "user", "Say \"hi\"", 1764547201000}).ok());
+            QVERIFY((*store)->flush().ok());
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("TZ", "UTC");  // history prints local times
+        auto history = run_cli({"history", "--db", db, "--json"}, 120000, env);
+        QCOMPARE(history.exit_code, 0);
+        QVERIFY2(matches_golden("cli_history.json", history.out, why), qPrintable(why));
     }
 
     void quantized_copy_still_answers() {

@@ -1,0 +1,150 @@
+// Every JSON shape the store writes or keys on, byte for byte against golden files made by the
+// release before the JSON library change (tests/data/json_shapes/): the EngineConfig JSON that the
+// configurations table is unique on, and a session's JSON, CSV and Markdown exports. The inputs
+// pin what a serializer may change: key order, escapes (quotes, backslash, control characters,
+// \b and \f, invalid UTF-8), and numbers (integral doubles, tiny and huge magnitudes, many
+// digits). WB_WRITE_GOLDEN=1 rewrites the files instead of comparing.
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <limits>
+
+#include "workbench/config.h"
+#include "workbench/store.h"
+
+using namespace workbench;
+
+namespace {
+
+QString golden_path(const char* name) { return QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/") + QLatin1String(name); }
+
+// Compares `text` with the golden file, or writes it under WB_WRITE_GOLDEN=1.
+bool matches_golden(const char* name, const std::string& text, QString& why) {
+    QFile f(golden_path(name));
+    if (qgetenv("WB_WRITE_GOLDEN") == "1") {
+        QDir().mkpath(QFileInfo(f).absolutePath());
+        if (!f.open(QIODevice::WriteOnly)) return why = f.errorString(), false;
+        f.write(text.data(), static_cast<qint64>(text.size()));
+        return true;
+    }
+    if (!f.open(QIODevice::ReadOnly)) return why = golden_path(name) + ": " + f.errorString(), false;
+    const QByteArray golden = f.readAll();
+    if (golden == QByteArray::fromStdString(text)) return true;
+    qsizetype at = 0;
+    while (at < golden.size() && at < static_cast<qsizetype>(text.size()) && golden[at] == text[static_cast<size_t>(at)]) ++at;
+    why = QStringLiteral("%1 differs at byte %2:\n  golden: %3\n  now:    %4")
+              .arg(QLatin1String(name))
+              .arg(at)
+              .arg(QString::fromUtf8(golden.mid(std::max<qsizetype>(0, at - 20), 60)))
+              .arg(QString::fromStdString(text.substr(static_cast<size_t>(std::max<qsizetype>(0, at - 20)), 60)));
+    return false;
+}
+
+#define WB_VERIFY_GOLDEN(name, text)                  \
+    do {                                              \
+        QString why;                                  \
+        QVERIFY2(matches_golden(name, text, why), qPrintable(why)); \
+    } while (0)
+
+EngineConfig tricky_config() {
+    EngineConfig c;
+    c.model_path = "/models/a \"quoted\" \\ back\tslash\x01\b\f/é😀 \xff\xfe.gguf";
+    c.n_threads = 2;
+    c.n_ctx = 4096;
+    c.weight_type = "q8_0";
+    c.attention = "sliding:window=1020,sinks=4";
+    c.kv_types = "k=q8_0,v=q4_0";
+    c.kv_budget_bytes = 9007199254740993ull;  // past 2^53: must stay an exact integer
+    c.n_seq_max = 8;
+    c.calibration_text = "line one\nline two\r\n";
+    return c;
+}
+
+std::vector<MetricSample> tricky_samples() {
+    std::vector<MetricSample> samples;
+    const double t_ms[] = {0.0, 0.1, 1.0 / 3.0, 100000.0, 1e21, 0.0001, 1.5e-7, 123456789.125};
+    for (int i = 0; i < 8; ++i) {
+        MetricSample s;
+        s.token_index = i;
+        s.t_ms = t_ms[i];
+        s.kv_bytes = 23040ull * static_cast<uint64_t>(i + 1);
+        s.kv_bytes_full = 1ull << 40;
+        if (i > 0) s.itl_ms = t_ms[i] - t_ms[i - 1];
+        if (i % 3 == 1) s.tok_s = 173.61234567891234;
+        samples.push_back(s);
+    }
+    return samples;
+}
+
+}  // namespace
+
+class TestJsonShapes : public QObject {
+    Q_OBJECT
+private slots:
+    void engine_config_json_is_unchanged() {
+        WB_VERIFY_GOLDEN("engine_config_default.json", engine_config_json(EngineConfig{}));
+        WB_VERIFY_GOLDEN("engine_config_tricky.json", engine_config_json(tricky_config()));
+    }
+
+    void session_exports_are_unchanged() {
+        QTemporaryDir dir;
+        StoreOptions options;
+        options.path = dir.filePath(QStringLiteral("shapes.db")).toStdString();
+        auto store = Store::open(options);
+        QVERIFY2(store.ok(), store.status().message().c_str());
+        Store& s = **store;
+        auto config = s.save_configuration(make_configuration(tricky_config(), "cpu"));
+        QVERIFY2(config.ok(), config.status().message().c_str());
+        SessionRecord session{0, *config, "a \"title\"\twith\x02 control", 1764547200000, 1764547260000};
+        auto session_id = s.create_session(session);
+        QVERIFY(session_id.ok());
+        RunRecord run;
+        run.session_id = *session_id;
+        run.configuration_id = *config;
+        run.started_unix_ms = 1764547201000;
+        run.n_tokens_prompt = 12;
+        run.provenance = {"b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "0.1.0", "abc1234",
+                          "CPU, with \"comma\"", "avx2 fma", "cpu", 2};
+        auto run_id = s.begin_run(run);
+        QVERIFY(run_id.ok());
+        run.id = *run_id;
+        run.finished_unix_ms = 1764547202500;
+        run.n_tokens_generated = 8;
+        run.ttft_ms = 25.0;
+        run.decode_tok_s = 173.61234567891234;
+        run.itl_ms_p50 = 5.5;
+        run.itl_ms_p90 = 0.0001;
+        run.itl_ms_p99 = std::numeric_limits<double>::infinity();  // not finite: null / empty
+        run.kv_bytes = 368640;
+        run.kv_bytes_peak = 368640;
+        run.kv_bytes_full = 368640;
+        run.kv_bytes_read_per_token = 23040;
+        run.stop_reason = "max_tokens";
+        QVERIFY(s.finish_run(run).ok());
+        QVERIFY(s.append_samples(*run_id, tricky_samples()).ok());
+        QVERIFY(s.add_message({0, *session_id, 0, 0, "user", "Say \"hi\",\nplease \\ \b\f\x1f", 1764547201000}).ok());
+        QVERIFY(s.add_message({0, *session_id, *run_id, 0, "assistant", "hi \xff\xc3 there é😀", 1764547202500}).ok());
+        QVERIFY(s.flush().ok());
+
+        auto stored = s.load_configuration(*config);
+        QVERIFY(stored.ok());
+        WB_VERIFY_GOLDEN("stored_configuration.json", stored->config_json);
+        auto json = s.export_session_json(*session_id);
+        QVERIFY(json.ok());
+        WB_VERIFY_GOLDEN("session_export.json", *json);
+        auto runs_csv = s.export_runs_csv(*session_id);
+        QVERIFY(runs_csv.ok());
+        WB_VERIFY_GOLDEN("session_runs.csv", *runs_csv);
+        auto samples_csv = s.export_samples_csv(*session_id);
+        QVERIFY(samples_csv.ok());
+        WB_VERIFY_GOLDEN("session_samples.csv", *samples_csv);
+        auto markdown = s.export_session_markdown(*session_id);
+        QVERIFY(markdown.ok());
+        WB_VERIFY_GOLDEN("session_export.md", *markdown);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestJsonShapes)
+#include "test_json_shapes.moc"
