@@ -4,6 +4,7 @@
 // (when it arrives after the start, for load patterns). A bad line
 // gets its own error and the rest still run. Completions go to --out as JSON lines as they
 // finish; the summary prints vLLM `bench serve`'s aggregates.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -19,8 +20,15 @@
 namespace wbcli {
 namespace {
 
-using workbench::JsonValue;
-using workbench::parse_json;
+using nlohmann::json;
+
+// A member of an object, or nullptr when absent.
+const json* member(const json& v, const char* key) {
+    const auto it = v.find(key);
+    return it == v.end() ? nullptr : &*it;
+}
+// A number's value, or NaN for anything else (so every range check below refuses it).
+double number(const json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
 
 struct Line {
     int number = 0;                  // 1-based line in the file
@@ -29,48 +37,51 @@ struct Line {
 };
 
 // Reads one line's object into a request; returns the error, or empty.
-std::string read_line(const JsonValue& v, workbench::Engine& engine, const workbench::GenerationRequest& defaults,
+std::string read_line(const json& v, workbench::Engine& engine, const workbench::GenerationRequest& defaults,
                       int n_samples, bool chat, workbench::BatchRequest& out) {
     if (!v.is_object()) return "expected a JSON object";
     out.generation = defaults;
     out.n_samples = n_samples;
-    if (const JsonValue* m = v.find("max_tokens")) {
-        if (!m->is_number() || m->num() < 0 || m->num() > 1e6 || m->num() != static_cast<int>(m->num()))
-            return "'max_tokens' must be a whole number from 0 to 1000000";
-        out.generation.max_tokens = static_cast<int32_t>(m->num());
+    if (const json* m = member(v, "max_tokens")) {
+        const double x = number(*m);
+        if (!(x >= 0 && x <= 1e6) || x != static_cast<int>(x)) return "'max_tokens' must be a whole number from 0 to 1000000";
+        out.generation.max_tokens = static_cast<int32_t>(x);
     }
-    if (const JsonValue* t = v.find("temperature")) {
-        if (!t->is_number() || t->num() < 0 || t->num() > 100) return "'temperature' must be a number from 0 to 100";
-        out.generation.sampling.temperature = static_cast<float>(t->num());
+    if (const json* t = member(v, "temperature")) {
+        const double x = number(*t);
+        if (!(x >= 0 && x <= 100)) return "'temperature' must be a number from 0 to 100";
+        out.generation.sampling.temperature = static_cast<float>(x);
     }
-    if (const JsonValue* a = v.find("arrival_ms")) {
-        if (!a->is_number() || a->num() < 0 || a->num() > 8.64e7) return "'arrival_ms' must be a number of milliseconds from 0 to 86400000";
-        out.arrival_ms = a->num();
+    if (const json* a = member(v, "arrival_ms")) {
+        const double x = number(*a);
+        if (!(x >= 0 && x <= 8.64e7)) return "'arrival_ms' must be a number of milliseconds from 0 to 86400000";
+        out.arrival_ms = x;
     }
-    if (const JsonValue* n = v.find("n")) {
-        if (!n->is_number() || n->num() < 1 || n->num() > 1024 || n->num() != static_cast<int>(n->num()))
-            return "'n' must be a whole number from 1 to 1024";
-        out.n_samples = static_cast<int32_t>(n->num());
+    if (const json* n = member(v, "n")) {
+        const double x = number(*n);
+        if (!(x >= 1 && x <= 1024) || x != static_cast<int>(x)) return "'n' must be a whole number from 1 to 1024";
+        out.n_samples = static_cast<int32_t>(x);
     }
-    const JsonValue* prompt = v.find("prompt");
-    const JsonValue* messages = v.find("messages");
+    const json* prompt = member(v, "prompt");
+    const json* messages = member(v, "messages");
     if (prompt && messages) return "give 'prompt' or 'messages', not both";
     if (prompt) {
         if (!prompt->is_string()) return "'prompt' must be a string";
-        const std::string text = chat ? engine.render_chat({{"user", prompt->str()}}, true) : prompt->str();
+        const std::string user = prompt->get<std::string>();
+        const std::string text = chat ? engine.render_chat({{"user", user}}, true) : user;
         out.prompt = engine.tokenize(text, true, true);
         return {};
     }
     if (!messages) return "needs 'prompt' (a string) or 'messages' (an array of {\"role\", \"content\"})";
-    if (!messages->is_array() || messages->arr().empty()) return "'messages' must be a non-empty array";
+    if (!messages->is_array() || messages->empty()) return "'messages' must be a non-empty array";
     std::vector<workbench::ChatMessage> chat_messages;
-    for (size_t i = 0; i < messages->arr().size(); ++i) {
-        const JsonValue& m = messages->arr()[i];
-        const JsonValue* role = m.find("role");
-        const JsonValue* content = m.find("content");
+    for (size_t i = 0; i < messages->size(); ++i) {
+        const json& m = (*messages)[i];
+        const json* role = m.is_object() ? member(m, "role") : nullptr;
+        const json* content = m.is_object() ? member(m, "content") : nullptr;
         if (!role || !role->is_string() || !content || !content->is_string())
             return "messages[" + std::to_string(i) + "] needs string 'role' and 'content'";
-        chat_messages.push_back({role->str(), content->str()});
+        chat_messages.push_back({role->get<std::string>(), content->get<std::string>()});
     }
     out.prompt = engine.tokenize(engine.render_chat(chat_messages, true), true, true);
     return {};
@@ -165,10 +176,9 @@ int cmd_batch(int argc, char** argv) {
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         Line line;
         line.number = number;
-        JsonValue v;
-        std::string perr;
-        if (!parse_json(text, v, perr)) line.error = "not valid JSON (" + perr + ")";
-        else line.error = read_line(v, engine, defaults, samples, ctx.args.has("--chat"), line.request);
+        const auto v = workbench::parse_json(text);
+        if (!v.ok()) line.error = "not valid JSON (" + v.status().message() + ")";
+        else line.error = read_line(*v, engine, defaults, samples, ctx.args.has("--chat"), line.request);
         lines.push_back(std::move(line));
     }
     if (lines.empty()) return runtime_error(path + ": no prompts (one JSON object per line)");

@@ -27,15 +27,15 @@ std::string engine_config_json(const EngineConfig& config) {
 }
 
 Result<EngineConfig> engine_config_from_json(std::string_view json) {
-    JsonValue v;
-    std::string err;
-    if (!parse_json(json, v, err)) return error(StatusCode::invalid_argument, "configuration JSON: " + err);
+    auto parsed = parse_json(json);
+    if (!parsed.ok()) return error(StatusCode::invalid_argument, "configuration JSON: " + parsed.status().message());
+    const nlohmann::json& v = *parsed;
     if (!v.is_object()) return error(StatusCode::invalid_argument, "configuration JSON: expected an object of EngineConfig fields");
     EngineConfig c;
     auto bad = [](const std::string& key, const std::string& what) {
         return error(StatusCode::invalid_argument, "configuration JSON: '" + key + "' " + what);
     };
-    for (const auto& [key, value] : v.obj()) {
+    for (const auto& [key, value] : v.items()) {
         std::string* text = key == "model_path"         ? &c.model_path
                             : key == "weight_type"      ? &c.weight_type
                             : key == "attention"        ? &c.attention
@@ -44,15 +44,14 @@ Result<EngineConfig> engine_config_from_json(std::string_view json) {
                                                         : nullptr;
         if (text) {
             if (!value.is_string()) return bad(key, "must be a string");
-            *text = value.str();
+            *text = value.get<std::string>();
             continue;
         }
         const bool integer_field = key == "n_threads" || key == "n_ctx" || key == "kv_budget_bytes" || key == "n_seq_max";
         if (!integer_field) return bad(key, "is not an EngineConfig field (model_path, n_threads, n_ctx, weight_type, attention, kv_types, "
                                             "kv_budget_bytes, n_seq_max, calibration_text)");
-        if (!value.is_number() || value.num() < 0 || value.num() != std::floor(value.num()) || value.num() > 9.0e15)
-            return bad(key, "must be a non-negative whole number");
-        const double n = value.num();
+        const double n = value.is_number() ? value.get<double>() : -1.0;
+        if (n < 0 || n != std::floor(n) || n > 9.0e15) return bad(key, "must be a non-negative whole number");
         if (key == "kv_budget_bytes") {
             c.kv_budget_bytes = static_cast<uint64_t>(n);
             continue;

@@ -1,4 +1,4 @@
-// libFuzzer target: arbitrary bytes through the JSON reader and the EngineConfig reader (the
+// libFuzzer target: arbitrary bytes through parse_json (nlohmann-json) and the EngineConfig reader (the
 // CLI's and GUI's --config files, batch prompt lines). Any crash, hang or sanitizer report is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -9,9 +9,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    workbench::JsonValue v;
-    std::string err;
-    if (workbench::parse_json(text, v, err) && v.is_object()) (void)v.find("prompt");
+    if (auto v = workbench::parse_json(text); v.ok() && v->is_object()) (void)v->find("prompt");
     (void)workbench::engine_config_from_json(text);
     return 0;
 }

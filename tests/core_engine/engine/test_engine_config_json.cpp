@@ -59,14 +59,26 @@ private slots:
     }
 
     void json_reader_handles_escapes_and_unicode() {
-        JsonValue v;
-        std::string err;
-        QVERIFY(parse_json("{\"s\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\", \"n\": -1.5e2, \"t\": [true, false, null]}", v, err));
-        QCOMPARE(v.find("s")->str(), std::string("a\"b\\c\xc3\xa9\xf0\x9f\x98\x80"));
-        QCOMPARE(v.find("n")->num(), -150.0);
-        QCOMPARE(v.find("t")->arr().size(), size_t{3});
-        QVERIFY(!parse_json("{\"s\": \"raw\ncontrol\"}", v, err));
-        QVERIFY(err.find("control") != std::string::npos);
+        auto v = parse_json("{\"s\": \"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\", \"n\": -1.5e2, \"t\": [true, false, null]}");
+        QVERIFY2(v.ok(), v.status().message().c_str());
+        QCOMPARE((*v)["s"].get<std::string>(), std::string("a\"b\\c\xc3\xa9\xf0\x9f\x98\x80"));
+        QCOMPARE((*v)["n"].get<double>(), -150.0);
+        QCOMPARE((*v)["t"].size(), size_t{3});
+        auto control = parse_json("{\"s\": \"raw\ncontrol\"}");
+        QVERIFY(!control.ok());
+        QCOMPARE(control.status().code(), StatusCode::invalid_argument);
+        QVERIFY2(control.status().message().find("at byte ") == 0, control.status().message().c_str());
+        QVERIFY(control.status().message().find("control character") != std::string::npos);
+        // Deep nesting parses without recursion; invalid UTF-8 and trailing text are refused.
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        QVERIFY(parse_json(deep).ok());
+        QVERIFY(!parse_json("\"\xff\"").ok());
+        QVERIFY(!parse_json("{} x").ok());
+        // A number past double's range is an error, not an exception (found by fuzz_json).
+        auto huge = parse_json("666e6666666");
+        QVERIFY(!huge.ok());
+        QVERIFY2(huge.status().message().find("number overflow") != std::string::npos, huge.status().message().c_str());
+        QVERIFY(!engine_config_from_json("{\"n_ctx\": 1e999}").ok());
     }
 };
 
