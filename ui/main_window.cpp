@@ -405,15 +405,29 @@ void MainWindow::dropEvent(QDropEvent* event) {
     loadModel(path);
 }
 
-void MainWindow::onLoadFailed(const QString& message) {
+void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
     ConfigPanel* config = m_chat->configPanel();
     config->setLoading(false);
-    config->setLoadedModel(std::nullopt, m_client->config());
-    m_models->showError(m_modelPath, message);
-    m_chat->showBanner(tr("Could not load %1: %2").arg(QFileInfo(m_modelPath).fileName(), message), true);
-    m_chat->addNote(message, true);
-    m_statusModel->setText(tr("no model"));
-    m_statusWeights->clear();
+    const QString failed = QFileInfo(m_modelPath).fileName();
+    const auto& kept = m_client->modelInfo();
+    if (modelKept && kept) {
+        // The model from before still serves: the chat goes on with it, as it was.
+        config->setLoadedModel(kept, m_client->config());
+        m_modelPath = QString::fromStdString(kept->path);
+        const QString name = kept->name.empty() ? QFileInfo(m_modelPath).fileName() : QString::fromStdString(kept->name);
+        m_models->showModel(*kept);
+        m_chat->showBanner(tr("Could not load %1: %2 Still using %3.").arg(failed, message, name), true);
+        m_chat->addNote(tr("Could not load %1: %2 Still using %3 as it was loaded.").arg(failed, message, name), true);
+        m_statusModel->setText(name);
+        m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(kept->weight_type)));
+    } else {
+        config->setLoadedModel(std::nullopt, m_client->config());
+        m_models->showError(m_modelPath, message);
+        m_chat->showBanner(tr("Could not load %1: %2").arg(failed, message), true);
+        m_chat->addNote(message, true);
+        m_statusModel->setText(tr("no model"));
+        m_statusWeights->clear();
+    }
     m_reloading = false;
     if (m_continue) {
         emit sessionContinued(m_continue->sessionId, false);

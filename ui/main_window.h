@@ -76,7 +76,7 @@ private:
     void buildActions();
     void buildStatusBar();
     void onModelLoaded(const workbench::ModelInfo& info);
-    void onLoadFailed(const QString& message);
+    void onLoadFailed(const QString& message, bool modelKept);
     void refreshMemory();
     void rememberRecent(const QString& path);
     void saveSettings() const;

@@ -67,7 +67,7 @@ void start(MainWindow& window, const QString& modelPath) {
     temperature->setValue(0);
     maxTokens->setValue(kMaxTokens);
 
-    QObject::connect(client, &EngineClient::loadFailed, &window, [path](const QString& message) {
+    QObject::connect(client, &EngineClient::loadFailed, &window, [path](const QString& message, bool) {
         finish(1, QStringLiteral("FAILED to load %1: %2").arg(path, message));
     });
     QObject::connect(client, &EngineClient::modelLoaded, &window, [chat](const workbench::ModelInfo&) {

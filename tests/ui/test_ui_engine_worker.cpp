@@ -108,7 +108,7 @@ private slots:
         QVERIFY2(summary.metrics.n_generated < 400, qPrintable(QString::number(summary.metrics.n_generated)));
     }
 
-    void corruptFileIsAMessage() {
+    void corruptFileIsAMessageAndTheModelStays() {
         QTemporaryDir dir;
         const QString path = dir.filePath("corrupt.gguf");
         QFile f(path);
@@ -119,16 +119,46 @@ private slots:
         f.write(bytes);
         f.close();
 
+        loadDefault();
         QSignalSpy failed(m_client, &EngineClient::loadFailed);
+        QSignalSpy loaded(m_client, &EngineClient::modelLoaded);
         m_client->loadModel(smallConfig(path));
         QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
         const QString message = failed.at(0).at(0).toString();
-        QVERIFY(!message.isEmpty());
         QVERIFY2(message.contains("corrupt.gguf"), qPrintable(message));
+        // Refused before the loaded model was freed: it still answers, with its own settings.
+        QVERIFY(failed.at(0).at(1).toBool());
+        QCOMPARE(loaded.count(), 0);
+        QVERIFY(m_client->isLoaded());
+        QCOMPARE(QString::fromStdString(m_client->modelInfo()->path), uitest::modelPath());
+        QCOMPARE(QString::fromStdString(m_client->config().model_path), uitest::modelPath());
+        QVERIFY(!m_client->modelSha256().isEmpty());
+        QSignalSpy finished(m_client, &EngineClient::replyFinished);
+        QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4)));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+
+        // Without keepOnFailure (Compare's rows) the failure leaves no model, and the worker lives on.
+        m_client->loadModel(smallConfig(path), false);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, uitest::kTimeoutMs);
+        QVERIFY(!failed.at(1).at(1).toBool());
         QVERIFY(!m_client->isLoaded());
         QVERIFY(!m_client->sendChat({{"user", "hello"}}, greedy(4)));
-        // The worker survived: a good model loads and answers.
         loadDefault();
+    }
+
+    void settingsThatCannotLoadFallBackToTheLoadedOnes() {
+        // A readable file whose load fails (settings the engine refuses): the settings that
+        // worked load again, and the chat goes on with them.
+        loadDefault();
+        workbench::EngineConfig refused = smallConfig(uitest::modelPath());
+        refused.attention = "nonsense";
+        QSignalSpy failed(m_client, &EngineClient::loadFailed);
+        m_client->loadModel(refused);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        QVERIFY2(failed.at(0).at(0).toString().contains("unknown variant"), qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY(failed.at(0).at(1).toBool());
+        QVERIFY(m_client->isLoaded());
+        QCOMPARE(m_client->config().attention, std::string("full"));
         QSignalSpy finished(m_client, &EngineClient::replyFinished);
         QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4)));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);

@@ -20,13 +20,22 @@ EngineClient::EngineClient(QObject* parent) : QObject(parent) {
             Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::modelLoaded, this, [this](const workbench::ModelInfo& info) {
         m_info = info;
+        m_keptInfo.reset();
         setBusy(false, m_generating);
         emit modelLoaded(info);
     }, Qt::QueuedConnection);
-    connect(m_worker, &EngineWorker::loadFailed, this, [this](const QString& message) {
-        m_info.reset();
+    connect(m_worker, &EngineWorker::loadFailed, this, [this](const QString& message, bool modelKept) {
+        if (modelKept && m_keptInfo) {
+            m_info = m_keptInfo;
+            m_config = m_keptConfig;
+            m_modelSha256 = m_keptSha256;
+        } else {
+            m_info.reset();
+            modelKept = false;
+        }
+        m_keptInfo.reset();
         setBusy(false, m_generating);
-        emit loadFailed(message);
+        emit loadFailed(message, modelKept);
     }, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::tokensArrived, this, &EngineClient::tokensArrived, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::samplesArrived, this, &EngineClient::samplesArrived, Qt::QueuedConnection);
@@ -53,14 +62,21 @@ EngineClient::~EngineClient() {
     m_thread.wait();
 }
 
-void EngineClient::loadModel(const workbench::EngineConfig& config) {
+void EngineClient::loadModel(const workbench::EngineConfig& config, bool keepOnFailure) {
     stop();  // a running reply ends first; the load is queued behind it
+    // Kept for a load that fails back to the model loaded now (see loadFailed); a load queued
+    // behind another keeps the model from before both.
+    if (m_info) {
+        m_keptInfo = m_info;
+        m_keptConfig = m_config;
+        m_keptSha256 = m_modelSha256;
+    }
     m_config = config;
     m_config.on_load_progress = nullptr;  // the worker sets its own, on its thread
     m_info.reset();
     m_modelSha256.clear();
     setBusy(true, m_generating);
-    emit requestLoad(m_config);
+    emit requestLoad(m_config, keepOnFailure);
 }
 
 bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) {
@@ -80,6 +96,7 @@ void EngineClient::resetConversation() { emit requestReset(); }
 void EngineClient::unload() {
     stop();
     m_info.reset();
+    m_keptInfo.reset();
     emit requestUnload();
 }
 

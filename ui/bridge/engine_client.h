@@ -20,7 +20,9 @@ public:
     explicit EngineClient(QObject* parent = nullptr);
     ~EngineClient() override;
 
-    void loadModel(const workbench::EngineConfig& config);
+    // A load that fails leaves the model loaded before in place (loadFailed's modelKept), unless
+    // keepOnFailure is false.
+    void loadModel(const workbench::EngineConfig& config, bool keepOnFailure = true);
     // False (and nothing sent) when no model is loaded or a reply or load is running.
     bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request);
     // Halts the running reply within one decode step; it still ends with replyFinished.
@@ -43,7 +45,8 @@ signals:
     void loadStarted(const QString& path);
     void loadProgress(const QString& step, double fraction);
     void modelLoaded(const workbench::ModelInfo& info);
-    void loadFailed(const QString& message);
+    // modelKept: the model loaded before still serves (modelInfo() and config() are its again).
+    void loadFailed(const QString& message, bool modelKept);
     void tokensArrived(const QString& text);
     void samplesArrived(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);
@@ -54,7 +57,7 @@ signals:
     void ceilingsMeasured(const MachineCeilings& ceilings);
 
     // To the worker (queued: it lives on m_thread).
-    void requestLoad(const workbench::EngineConfig& config);
+    void requestLoad(const workbench::EngineConfig& config, bool keepOnFailure);
     void requestChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     void requestReset();
     void requestUnload();
@@ -67,6 +70,10 @@ private:
     std::optional<workbench::ModelInfo> m_info;
     workbench::EngineConfig m_config;
     QString m_modelSha256;
+    // The loaded model's, while a load that may fail back to it runs.
+    std::optional<workbench::ModelInfo> m_keptInfo;
+    workbench::EngineConfig m_keptConfig;
+    QString m_keptSha256;
     CancelFlag m_cancel;
     bool m_loading = false;
     bool m_generating = false;

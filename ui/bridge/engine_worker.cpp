@@ -5,6 +5,7 @@
 #include <QSettings>
 #include <string>
 
+#include "workbench/model_file.h"
 #include "workbench/store.h"
 
 void registerEngineTypes() {
@@ -26,10 +27,7 @@ EngineWorker::EngineWorker(QObject* parent) : QObject(parent) {}
 // Runs on the worker thread (QThread::finished → deleteLater), so the Engine dies where it lived.
 EngineWorker::~EngineWorker() = default;
 
-void EngineWorker::loadModel(const workbench::EngineConfig& requested) {
-    emit loadStarted(QString::fromStdString(requested.model_path));
-    // The old model goes first: two models at once could double the memory of a large one.
-    m_engine.reset();
+workbench::Result<std::unique_ptr<workbench::Engine>> EngineWorker::loadWithProgress(const workbench::EngineConfig& requested) {
     workbench::EngineConfig config = requested;
     int lastPercent = -1;
     config.on_load_progress = [this, &lastPercent](const std::string& step, float fraction) {
@@ -39,12 +37,42 @@ void EngineWorker::loadModel(const workbench::EngineConfig& requested) {
         lastPercent = percent;
         emit loadProgress(QString::fromStdString(step), fraction);
     };
-    auto loaded = workbench::Engine::load(config);
+    return workbench::Engine::load(config);
+}
+
+void EngineWorker::loadModel(const workbench::EngineConfig& requested, bool keepOnFailure) {
+    emit loadStarted(QString::fromStdString(requested.model_path));
+    // A file that is not a readable GGUF (corrupt, truncated, not a model) is refused while the
+    // working model still serves: reading its header and tensor table costs next to nothing.
+    if (m_engine && keepOnFailure) {
+        if (auto summary = workbench::summarize_model_file(requested.model_path); !summary.ok()) {
+            emit loadFailed(QString::fromStdString(summary.status().message()), true);
+            return;
+        }
+    }
+    // The old model goes before the new one loads: two at once could double the memory of a large one.
+    std::optional<workbench::EngineConfig> previous;
+    if (m_engine && keepOnFailure) previous = m_engineConfig;
+    m_engine.reset();
+    auto loaded = loadWithProgress(requested);
     if (!loaded.ok()) {
-        emit loadFailed(QString::fromStdString(loaded.status().message()));
+        const QString message = QString::fromStdString(loaded.status().message());
+        // The new settings cannot load (an architecture we lack, a KV budget too small, memory):
+        // the configuration that worked loads again, so the chat goes on.
+        if (previous) {
+            if (auto back = loadWithProgress(*previous); back.ok()) {
+                m_engine = std::move(back).value();
+                m_engineConfig = *previous;
+                emit loadFailed(message, true);
+                return;
+            }
+        }
+        emit loadFailed(message, false);
         return;
     }
     m_engine = std::move(loaded).value();
+    m_engineConfig = requested;
+    m_engineConfig.on_load_progress = nullptr;
     emit modelDigest(modelDigestFor(requested.model_path));
     emit modelLoaded(m_engine->model_info());
     emit ceilingsMeasured(ceilings());
@@ -164,4 +192,7 @@ void EngineWorker::resetConversation() {
     if (m_engine) m_engine->reset();
 }
 
-void EngineWorker::unloadModel() { m_engine.reset(); }
+void EngineWorker::unloadModel() {
+    m_engine.reset();
+    m_engineConfig = {};
+}

@@ -19,8 +19,12 @@ public:
     static constexpr int kBatchMs = 40;  // how often streamed text reaches the GUI
 
 public slots:
-    // Unloads any model, then loads config.model_path. Emits modelLoaded or loadFailed.
-    void loadModel(const workbench::EngineConfig& config);
+    // Loads config.model_path in place of the loaded model. Emits modelLoaded, or loadFailed with
+    // modelKept true when the model loaded before still serves: a file that cannot be read as GGUF
+    // is refused before the old model is freed, and when the load itself fails the old
+    // configuration is loaded again. With keepOnFailure false (Compare, whose rows replace each
+    // other) the old model is freed first and a failure leaves none.
+    void loadModel(const workbench::EngineConfig& config, bool keepOnFailure);
     // Generates the assistant's reply to `messages`. Emits tokensArrived/samplesArrived while it
     // runs, then replyFinished (also when stopped) or replyFailed.
     void sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
@@ -35,7 +39,7 @@ signals:
     // The loaded file's SHA-256 (run provenance), sent just before modelLoaded; empty if unreadable.
     void modelDigest(const QString& sha256);
     void modelLoaded(const workbench::ModelInfo& info);
-    void loadFailed(const QString& message);
+    void loadFailed(const QString& message, bool modelKept);
     void tokensArrived(const QString& text);
     void samplesArrived(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);
@@ -52,6 +56,10 @@ private:
     MachineCeilings ceilings();
     QString modelDigestFor(const std::string& path);
 
+    // Loads `config` with progress reports; the engine or its error.
+    workbench::Result<std::unique_ptr<workbench::Engine>> loadWithProgress(const workbench::EngineConfig& config);
+
     std::unique_ptr<workbench::Engine> m_engine;
+    workbench::EngineConfig m_engineConfig;  // what m_engine was loaded with
     QString m_digestKey, m_digest;  // the last file hashed (path, size, mtime) and its SHA-256
 };

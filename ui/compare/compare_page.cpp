@@ -361,7 +361,7 @@ void ComparePage::nextConfiguration() {
         return;
     }
     setStatus(tr("Configuration %1 of %2: loading…").arg(m_current + 1).arg(m_configs.size()));
-    m_engine->loadModel(m_configs[m_current]);
+    m_engine->loadModel(m_configs[m_current], false);  // a failed row is reported, not replaced by the last
 }
 
 void ComparePage::sendPrompt() {
