@@ -1,13 +1,16 @@
 // The Benchmark page on the real default model and a temporary database: a sweep over batches 1
 // and 2 with tiny sizes fills the results table and both charts, saves a row per batch, and lists
-// the saved rows with the machine and configuration. Skipped while the engine's measurements
+// the saved rows with the machine and configuration; a failed run keeps the earlier results and
+// Stop is offered only while something runs. Skipped while the engine's measurements
 // (workbench/measure.h) are not in this build; the batch-size parsing is checked regardless.
+#include <QFile>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QLineSeries>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "tests/ui/ui_test_support.h"
@@ -74,6 +77,46 @@ private slots:
         for (int r = 0; r < page->saved()->rowCount(); ++r) tests << page->saved()->item(r, 3)->text();
         QVERIFY2(tests.contains("pp16") && tests.contains("tg4"), qPrintable(tests.join(", ")));
         delete m_window;
+    }
+
+    void aFailedRunKeepsTheEarlierResults() {
+        if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
+        // The chat runs a copy of the model; once the copy is deleted the benchmark's own load fails
+        // (the chat's engine keeps its mapping), which is how a failed run looks to the page.
+        QTemporaryDir dir;
+        const QString copy = dir.filePath("copy.gguf");
+        QVERIFY(QFile::copy(uitest::modelPath(), copy));
+        MainWindow window;
+        window.show();
+        window.findChild<QSpinBox*>("contextSpin")->setValue(256);
+        QSignalSpy loaded(window.client(), &EngineClient::modelLoaded);
+        window.startWithModel(copy);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        window.showPage("Benchmark");
+        BenchmarkPage* page = window.benchmarkPage();
+        QVERIFY(!page->stopButton()->isEnabled());  // nothing runs yet
+        page->promptTokens()->setValue(16);
+        page->genTokens()->setValue(4);
+        page->repetitions()->setValue(1);
+        QSignalSpy done(page, &BenchmarkPage::runFinished);
+        QTest::mouseClick(window.findChild<QPushButton*>("benchRunSpeed"), Qt::LeftButton);
+        QVERIFY(page->stopButton()->isEnabled());
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        QCOMPARE(page->speedResults()->rowCount(), 2);
+        QVERIFY(!page->stopButton()->isEnabled());
+        const QString ppBefore = page->speedResults()->item(0, 1)->text();
+
+        QVERIFY(QFile::remove(copy));
+        QTest::mouseClick(window.findChild<QPushButton*>("benchRunSpeed"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, 2 * uitest::kTimeoutMs);
+        QVERIFY2(page->statusText().contains("copy.gguf"), qPrintable(page->statusText()));
+        QCOMPARE(page->speedResults()->rowCount(), 2);  // the earlier pp/tg rows stay
+        QCOMPARE(page->speedResults()->item(0, 1)->text(), ppBefore);
+
+        // A good model loaded in the chat clears the stale message.
+        window.loadModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 2, uitest::kTimeoutMs);
+        QVERIFY2(page->statusText().isEmpty(), qPrintable(page->statusText()));
     }
 };
 

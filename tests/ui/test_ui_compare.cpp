@@ -54,6 +54,26 @@ private slots:
     }
     void cleanupTestCase() { delete m_window; }
 
+    void runNeedsALoadedModel() {
+        // A window whose only load failed has a model path but no model: Run is not offered, and
+        // a click says why once instead of failing every row.
+        QTemporaryDir dir;
+        const QString broken = dir.filePath("broken.gguf");
+        QFile f(broken);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("GGUF but not really");
+        f.close();
+        MainWindow bare;
+        bare.show();
+        QSignalSpy failed(bare.client(), &EngineClient::loadFailed);
+        bare.loadModel(broken);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        bare.showPage("Compare");
+        QVERIFY(!bare.findChild<QPushButton*>("compareRun")->isEnabled());
+        bare.comparePage()->run();
+        QVERIFY(!bare.comparePage()->isRunning());
+    }
+
     void twoConfigurationsSideBySide() {
         m_window->showPage("Compare");
         CompareConfigForm* form = page()->form();

@@ -1,5 +1,7 @@
 #include "ui/benchmark/benchmark_page.h"
 
+#include <utility>
+
 #include <QDateTime>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -16,6 +18,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <utility>
 
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/measure_worker.h"
@@ -142,10 +145,16 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
         m_progress->setVisible(false);
         m_run->setEnabled(true);
         m_runSpeed->setEnabled(true);
+        m_stop->setEnabled(false);
         m_runEnded = true;
         if (m_pendingSaves == 0) emit runFinished();
     });
     connect(m_store, &StoreClient::opened, this, &BenchmarkPage::refreshSaved);
+    // A message about an earlier model (a file that failed) is stale once the chat loads one.
+    connect(m_chat, &EngineClient::modelLoaded, this, [this] {
+        if (!m_measure->isBusy()) setStatus(QString());
+    });
+    m_stop->setEnabled(false);
 }
 
 void BenchmarkPage::showEvent(QShowEvent* event) {
@@ -178,7 +187,7 @@ QList<int> BenchmarkPage::parseBatches(const QString& text) {
 
 bool BenchmarkPage::startRun() {
     if (m_measure->isBusy()) return false;
-    if (m_chat->config().model_path.empty()) {
+    if (!m_chat->isLoaded()) {
         setStatus(tr("Load a model first (benchmarks run the chat's model and configuration)."));
         return false;
     }
@@ -190,13 +199,14 @@ bool BenchmarkPage::startRun() {
     m_progress->setVisible(true);
     m_run->setEnabled(false);
     m_runSpeed->setEnabled(false);
+    m_stop->setEnabled(true);
     m_runEnded = false;
     return true;
 }
 
 void BenchmarkPage::runSpeed() {
     if (!startRun()) return;
-    m_speed->setRowCount(0);
+    m_newSpeedRun = true;  // the earlier rows stay until this run has one of its own
     m_measure->speed(m_runConfig, m_nPrompt->value(), m_nGen->value(), m_reps->value());
 }
 
@@ -207,13 +217,7 @@ void BenchmarkPage::run() {
         return;
     }
     if (!startRun()) return;
-    m_results->setRowCount(0);
-    m_throughput->clear();
-    m_latency->clear();
-    m_throughputLine = m_throughput->addLine(tr("total tok/s"));
-    m_throughput->addLine(tr("generated tok/s"));
-    m_ttftLine = m_latency->addLine(tr("TTFT"));
-    m_tpotLine = m_latency->addLine(tr("TPOT"));
+    m_newSweep = true;  // the earlier sweep stays until this one has a point of its own
     m_measure->benchmark(m_runConfig, batches, m_nPrompt->value(), m_nGen->value());
 }
 
@@ -221,9 +225,19 @@ void BenchmarkPage::stop() { m_measure->stop(); }
 
 void BenchmarkPage::onPoint(const BenchPoint& p) {
     if (!p.test.isEmpty()) {  // a pp/tg test
+        if (std::exchange(m_newSpeedRun, false)) m_speed->setRowCount(0);
         addRow(m_speed, {p.test, QString::number(p.totalTokS, 'f', 1), QString::number(p.stddevTokS, 'f', 1), QString::number(p.nThreads)});
         save(p);
         return;
+    }
+    if (std::exchange(m_newSweep, false)) {
+        m_results->setRowCount(0);
+        m_throughput->clear();
+        m_latency->clear();
+        m_throughputLine = m_throughput->addLine(tr("total tok/s"));
+        m_throughput->addLine(tr("generated tok/s"));
+        m_ttftLine = m_latency->addLine(tr("TTFT"));
+        m_tpotLine = m_latency->addLine(tr("TPOT"));
     }
     addRow(m_results, {QString::number(p.batch), QString::number(p.totalTokS, 'f', 1), QString::number(p.promptTokS, 'f', 1),
                        QString::number(p.genTokS, 'f', 1), QString::number(p.ttftMs, 'f', 1),

@@ -37,6 +37,7 @@ public:
     QTableWidget* speedResults() const { return m_speed; }
     QSpinBox* repetitions() const { return m_reps; }
     QTableWidget* saved() const { return m_saved; }
+    QPushButton* stopButton() const { return m_stop; }
     OverlayChart* throughputChart() const { return m_throughput; }
     OverlayChart* latencyChart() const { return m_latency; }
     bool isRunning() const;
@@ -85,4 +86,5 @@ private:
     int m_pendingSaves = 0;
     int m_savedCount = 0;
     bool m_runEnded = true;
+    bool m_newSpeedRun = false, m_newSweep = false;  // a run's first row replaces the earlier run's
 };

@@ -183,6 +183,7 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     });
     connect(m_chat, &EngineClient::busyChanged, this, &ComparePage::updateButtons);
     connect(m_chat, &EngineClient::modelLoaded, this, &ComparePage::updateButtons);
+    connect(m_chat, &EngineClient::loadFailed, this, &ComparePage::updateButtons);
     updateButtons();
     refreshPresets();
     setStatus(tr("Pick configurations, write a prompt (or a set), Run."));
@@ -300,7 +301,7 @@ void ComparePage::chooseAndLoadPromptSet() {
 }
 
 void ComparePage::updateButtons() {
-    const bool model = !m_chat->config().model_path.empty();
+    const bool model = m_chat->isLoaded();  // a failed load leaves a path but no model
     const bool busy = m_running || m_measure->isBusy();
     m_run->setEnabled(model && !busy);
     m_evaluate->setEnabled(model && !busy);
@@ -309,7 +310,7 @@ void ComparePage::updateButtons() {
 
 void ComparePage::run() {
     if (m_running || m_measure->isBusy()) return;
-    if (m_chat->config().model_path.empty()) {
+    if (!m_chat->isLoaded()) {
         setStatus(tr("Load a model first (the comparison runs on the chat's model)."));
         return;
     }
