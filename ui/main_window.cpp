@@ -15,6 +15,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -110,6 +111,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         config.attention = QStringLiteral("sliding:window=%1,sinks=4").arg(std::max(64, info->n_ctx / 2 / 16 * 16)).toStdString();
         m_chat->configPanel()->setEngineConfig(config);
         m_reloading = true;
+        // The button that asked for the reload turns off while it runs, and Qt would hand its focus
+        // to the next field in the panel (Temperature); the next thing to do is write.
+        m_chat->input()->setFocus(Qt::OtherFocusReason);
         loadModel(m_modelPath);
     });
     m_fetcher = new ModelFetcher(this);
@@ -134,6 +138,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             return;
         }
         m_reloading = true;
+        // The button that asked for the reload turns off while it runs, and Qt would hand its focus
+        // to the next field in the panel (Temperature); the next thing to do is write.
+        m_chat->input()->setFocus(Qt::OtherFocusReason);
         loadModel(m_modelPath);
     });
     connect(m_client, &EngineClient::loadStarted, m_models, &ModelsPage::showLoading);

@@ -142,6 +142,25 @@ private slots:
         QCOMPARE(parsed->group, 3);
     }
 
+    void contextPastTheTrainedLengthIsWarnedBeforeApply() {
+        ConfigPanel panel;
+        auto* warning = panel.findChild<QLabel*>("contextWarning");
+        QVERIFY(warning);
+        panel.setLoadedModel(smolInfo(), panel.engineConfig(QString()));
+        auto* context = panel.findChild<QSpinBox*>("contextSpin");
+        for (int ok : {0, 4096, 8192}) {
+            context->setValue(ok);
+            QVERIFY2(warning->isHidden(), qPrintable(QString::number(ok)));
+        }
+        context->setValue(999999);
+        QVERIFY(!warning->isHidden());
+        QVERIFY2(warning->text().contains("past the 8192 tokens"), qPrintable(warning->text()));
+        // Full attention at f16: 23040 bytes for each of the 999999 tokens.
+        QVERIFY2(warning->text().contains("21.46 GiB"), qPrintable(warning->text()));
+        context->setValue(2048);
+        QVERIFY(warning->isHidden());
+    }
+
     void panelShowsPredictionAndOffersReloadOnlyForLoadSettings() {
         ConfigPanel panel;
         auto* apply = panel.findChild<QPushButton*>("applyButton");

@@ -198,6 +198,8 @@ private slots:
         QCOMPARE(QString::fromStdString(info.attention), QStringLiteral("sliding:window=64,sinks=4"));
         QCOMPARE(apply->text(), QStringLiteral("Applied"));
         QCOMPARE(static_cast<double>(info.kv_bytes_per_token), kBytesPerToken);
+        // Focus went to the message box, not to the next field of the panel.
+        QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(chat()->input()));
 
         // A prompt longer than the window, then a reply long enough to watch the cache.
         setSampling(48);

@@ -148,6 +148,12 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_prediction->setWordWrap(true);
     m_prediction->setTextFormat(Qt::RichText);
     outer->addWidget(m_prediction);
+    m_contextWarning = new QLabel(this);
+    m_contextWarning->setObjectName(QStringLiteral("contextWarning"));
+    m_contextWarning->setWordWrap(true);
+    m_contextWarning->setStyleSheet(QStringLiteral("color: #b26a00;"));
+    m_contextWarning->setVisible(false);
+    outer->addWidget(m_contextWarning);
     m_measured = new QLabel(this);
     m_measured->setObjectName(QStringLiteral("measuredLabel"));
     m_measured->setWordWrap(true);
@@ -403,8 +409,23 @@ void ConfigPanel::refresh() {
         if (params.kind == QLatin1String("heavy"))
             text += tr("<br>Heavy reads at most k pooled entries plus the recent tokens.");
         m_prediction->setText(text);
+        // Past the trained length the positions are ones the model never saw: say so before Apply.
+        const int requested = m_context->value();
+        const bool pastTrained = m_info->n_ctx_train > 0 && requested > m_info->n_ctx_train;
+        m_contextWarning->setVisible(pastTrained);
+        if (pastTrained) {
+            const KvPrediction whole = kvprediction::predict(shape, params, m_kType->currentText(), m_vType->currentText(), requested);
+            m_contextWarning->setText(
+                tr("Context %1 is past the %2 tokens this model was trained on: positions beyond %2 are "
+                   "extrapolated, and replies there usually lose coherence. The KV pool is sized for the "
+                   "whole context at load: %3.")
+                    .arg(requested)
+                    .arg(m_info->n_ctx_train)
+                    .arg(fmt::bytes(whole.bytesVariant)));
+        }
     } else {
         m_prediction->setText(tr("Load a model to see the predicted KV bytes."));
+        m_contextWarning->setVisible(false);
     }
 
     const bool pending = differsFromApplied();

@@ -92,6 +92,7 @@ private:
     QSpinBox* m_maxTokens = nullptr;
 
     std::optional<workbench::ModelInfo> m_info;
+    QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
     workbench::EngineConfig m_applied;
     bool m_loading = false;
 };
