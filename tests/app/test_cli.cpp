@@ -10,6 +10,7 @@
 
 #include <random>
 
+#include "tests/golden_file.h"
 #include "tests/skip_missing.h"
 #include "workbench/store.h"
 
@@ -43,23 +44,6 @@ Outcome run_cli(const QStringList& args, int timeout_ms = 120000,
 }
 
 bool model_present() { return QFile::exists(QStringLiteral(WB_DEFAULT_MODEL_PATH)); }
-
-// `text` against tests/data/json_shapes/NAME (made by the release before the JSON library
-// change); WB_WRITE_GOLDEN=1 rewrites the file instead.
-bool matches_golden(const char* name, const QByteArray& text, QString& why) {
-    QFile f(QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/") + QLatin1String(name));
-    if (qgetenv("WB_WRITE_GOLDEN") == "1") return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
-    if (!f.open(QIODevice::ReadOnly)) return why = f.fileName() + ": " + f.errorString(), false;
-    const QByteArray golden = f.readAll();
-    if (golden == text) return true;
-    qsizetype at = 0;
-    while (at < golden.size() && at < text.size() && golden[at] == text[at]) ++at;
-    why = QStringLiteral("%1 differs at byte %2: golden '%3', now '%4'")
-              .arg(QLatin1String(name)).arg(at)
-              .arg(QString::fromUtf8(golden.mid(std::max<qsizetype>(0, at - 20), 60)))
-              .arg(QString::fromUtf8(text.mid(std::max<qsizetype>(0, at - 20), 60)));
-    return false;
-}
 
 }  // namespace
 
@@ -486,8 +470,7 @@ private slots:
         QCOMPARE(inspect.exit_code, 0);
         QByteArray normalized = inspect.out;
         normalized.replace(QByteArray(WB_DEFAULT_MODEL_PATH), "MODEL");
-        QString why;
-        QVERIFY2(matches_golden("cli_inspect.json", normalized, why), qPrintable(why));
+        WB_VERIFY_GOLDEN("cli_inspect.json", normalized.toStdString());
 
         QTemporaryDir dir;
         const QString db = dir.filePath("fixed.db");
@@ -528,7 +511,7 @@ private slots:
         env.insert("TZ", "UTC");  // history prints local times
         auto history = run_cli({"history", "--db", db, "--json"}, 120000, env);
         QCOMPARE(history.exit_code, 0);
-        QVERIFY2(matches_golden("cli_history.json", history.out, why), qPrintable(why));
+        WB_VERIFY_GOLDEN("cli_history.json", history.out.toStdString());
     }
 
     void quantized_copy_still_answers() {

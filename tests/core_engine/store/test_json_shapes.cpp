@@ -4,49 +4,18 @@
 // pin what a serializer may change: key order, escapes (quotes, backslash, control characters,
 // \b and \f, invalid UTF-8), and numbers (integral doubles, tiny and huge magnitudes, many
 // digits). WB_WRITE_GOLDEN=1 rewrites the files instead of comparing.
-#include <QDir>
-#include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <limits>
 
+#include "tests/golden_file.h"
 #include "workbench/config.h"
 #include "workbench/store.h"
 
 using namespace workbench;
 
 namespace {
-
-QString golden_path(const char* name) { return QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/") + QLatin1String(name); }
-
-// Compares `text` with the golden file, or writes it under WB_WRITE_GOLDEN=1.
-bool matches_golden(const char* name, const std::string& text, QString& why) {
-    QFile f(golden_path(name));
-    if (qgetenv("WB_WRITE_GOLDEN") == "1") {
-        QDir().mkpath(QFileInfo(f).absolutePath());
-        if (!f.open(QIODevice::WriteOnly)) return why = f.errorString(), false;
-        f.write(text.data(), static_cast<qint64>(text.size()));
-        return true;
-    }
-    if (!f.open(QIODevice::ReadOnly)) return why = golden_path(name) + ": " + f.errorString(), false;
-    const QByteArray golden = f.readAll();
-    if (golden == QByteArray::fromStdString(text)) return true;
-    qsizetype at = 0;
-    while (at < golden.size() && at < static_cast<qsizetype>(text.size()) && golden[at] == text[static_cast<size_t>(at)]) ++at;
-    why = QStringLiteral("%1 differs at byte %2:\n  golden: %3\n  now:    %4")
-              .arg(QLatin1String(name))
-              .arg(at)
-              .arg(QString::fromUtf8(golden.mid(std::max<qsizetype>(0, at - 20), 60)))
-              .arg(QString::fromStdString(text.substr(static_cast<size_t>(std::max<qsizetype>(0, at - 20)), 60)));
-    return false;
-}
-
-#define WB_VERIFY_GOLDEN(name, text)                  \
-    do {                                              \
-        QString why;                                  \
-        QVERIFY2(matches_golden(name, text, why), qPrintable(why)); \
-    } while (0)
 
 EngineConfig tricky_config() {
     EngineConfig c;
