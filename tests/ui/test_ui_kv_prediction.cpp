@@ -161,6 +161,27 @@ private slots:
         QVERIFY(warning->isHidden());
     }
 
+    void aBudgetBelowTheContextIsWarnedBeforeApply() {
+        ConfigPanel panel;
+        auto* warning = panel.findChild<QLabel*>("budgetWarning");
+        QVERIFY(warning);
+        panel.setLoadedModel(smolInfo(), panel.engineConfig(QString()));
+        panel.findChild<QSpinBox*>("contextSpin")->setValue(2048);
+        auto* budget = panel.findChild<QSpinBox*>("kvBudgetSpin");
+        QVERIFY(warning->isHidden());  // no budget: the pool is what the context needs
+        budget->setValue(4);           // full attention at 2048 tokens holds 45 MiB
+        QVERIFY(!warning->isHidden());
+        QVERIFY2(warning->text().contains("KV budget (4 MiB)") && warning->text().contains("at least 45 MiB"),
+                 qPrintable(warning->text()));
+        budget->setValue(45);
+        QVERIFY(warning->isHidden());
+        // A sliding window needs far less: the same 4 MiB is enough for it.
+        budget->setValue(4);
+        panel.findChild<QComboBox*>("attentionCombo")->setCurrentText("sliding");
+        panel.findChild<QSpinBox*>("slidingWindow")->setValue(64);
+        QVERIFY2(warning->isHidden(), qPrintable(warning->text()));
+    }
+
     void panelShowsPredictionAndOffersReloadOnlyForLoadSettings() {
         ConfigPanel panel;
         auto* apply = panel.findChild<QPushButton*>("applyButton");

@@ -12,6 +12,7 @@
 #include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "ui/format.h"
 
@@ -154,6 +155,12 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_contextWarning->setStyleSheet(QStringLiteral("color: #b26a00;"));
     m_contextWarning->setVisible(false);
     outer->addWidget(m_contextWarning);
+    m_budgetWarning = new QLabel(this);
+    m_budgetWarning->setObjectName(QStringLiteral("budgetWarning"));
+    m_budgetWarning->setWordWrap(true);
+    m_budgetWarning->setStyleSheet(QStringLiteral("color: #b26a00;"));
+    m_budgetWarning->setVisible(false);
+    outer->addWidget(m_budgetWarning);
     m_measured = new QLabel(this);
     m_measured->setObjectName(QStringLiteral("measuredLabel"));
     m_measured->setWordWrap(true);
@@ -423,9 +430,26 @@ void ConfigPanel::refresh() {
                     .arg(m_info->n_ctx_train)
                     .arg(fmt::bytes(whole.bytesVariant)));
         }
+        // A budget below what the whole context needs stops a conversation part way: say so now,
+        // with the field's own name, rather than when a turn fails.
+        const double budget = static_cast<double>(static_cast<uint64_t>(m_kvBudget->value()) << 20);
+        const bool short_ = budget > 0 && p.bytesVariant > budget;
+        m_budgetWarning->setVisible(short_);
+        if (short_) {
+            const int neededMiB = static_cast<int>(std::ceil(p.bytesVariant / (1 << 20)));
+            m_budgetWarning->setText(
+                tr("The KV budget (%1 MiB) is below what this configuration holds at %2 tokens (%3): a "
+                   "conversation will stop before the context is full. Set KV budget to at least %4 MiB, "
+                   "or to \"what the context needs\".")
+                    .arg(m_kvBudget->value())
+                    .arg(ctx)
+                    .arg(fmt::bytes(p.bytesVariant))
+                    .arg(neededMiB));
+        }
     } else {
         m_prediction->setText(tr("Load a model to see the predicted KV bytes."));
         m_contextWarning->setVisible(false);
+        m_budgetWarning->setVisible(false);
     }
 
     const bool pending = differsFromApplied();

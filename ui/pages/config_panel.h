@@ -93,6 +93,7 @@ private:
 
     std::optional<workbench::ModelInfo> m_info;
     QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
+    QLabel* m_budgetWarning = nullptr;   // the KV budget holds less than the context needs
     workbench::EngineConfig m_applied;
     bool m_loading = false;
 };
