@@ -159,6 +159,27 @@ private slots:
                  chat()->history()[1].content.c_str());
     }
 
+    void newChatDuringAReplyStartsClean() {
+        // New chat while a reply streams: the samples still on their way from the engine belong to
+        // the old conversation; neither the gauge nor the charts may take them.
+        chat()->newChat();
+        setSampling(400);
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        int pieces = 0;
+        auto c = connect(m_window->client(), &EngineClient::tokensArrived, this, [&] {
+            if (++pieces == 2) chat()->newChat();
+        });
+        chat()->input()->setPlainText("Write a long story about a dragon who learns to read.");
+        QTest::keyClick(chat()->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        disconnect(c);
+        QTest::qWait(2 * 40);  // a batch of samples sent just before the stop has had time to arrive
+        QCOMPARE(chat()->contextTokens(), 0);
+        QCOMPARE(chat()->transcript()->messageCount(), 0);
+        QCOMPARE(chat()->metricsPanel()->kvChart()->inUseSeries()->count(), 0);
+        QCOMPARE(chat()->metricsPanel()->rateChart()->rateSeries()->count(), 0);
+    }
+
     void escapeStopsAReply() {
         chat()->newChat();
         QCOMPARE(chat()->transcript()->messageCount(), 0);

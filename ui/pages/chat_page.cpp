@@ -160,7 +160,9 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_split->setStretchFactor(0, 1);
     m_split->setStretchFactor(1, 0);
 
-    connect(m_client, &EngineClient::tokensArrived, this, [this](const QString& text) { m_view->appendStream(text); });
+    connect(m_client, &EngineClient::tokensArrived, this, [this](const QString& text) {
+        if (m_replyStreaming) m_view->appendStream(text);
+    });
     connect(m_client, &EngineClient::samplesArrived, this, &ChatPage::onSamples);
     connect(m_client, &EngineClient::blockMapArrived, m_metrics, &MetricsPanel::showBlockMap);
     connect(m_client, &EngineClient::rooflineArrived, m_metrics, &MetricsPanel::showRoofline);
@@ -312,7 +314,8 @@ void ChatPage::newChat() {
 }
 
 void ChatPage::onSamples(const QList<TokenSample>& samples) {
-    if (samples.isEmpty()) return;
+    // Samples still queued from a reply whose conversation was cleared (New chat) are dropped.
+    if (samples.isEmpty() || !m_replyStreaming) return;
     if (m_recorder) m_recorder->addSamples(samples);
     m_metrics->addSamples(samples);
     m_contextTokens = samples.last().nTokensContext;
