@@ -15,7 +15,7 @@ TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode spe
     m_latency->setPen(QPen(QColor(0xff, 0x7f, 0x0e), 1));
     chart()->addSeries(m_rate);
     chart()->addSeries(m_latency);
-    m_axisX = makeAxis(tr("seconds"), Qt::AlignBottom, QStringLiteral("%.0f"));
+    m_axisX = makeAxis(tr("seconds generating"), Qt::AlignBottom, QStringLiteral("%.0f"));
     m_axisRate = makeAxis(tr("tok/s"), Qt::AlignLeft, QStringLiteral("%d"));
     m_axisLatency = makeAxis(tr("ms"), Qt::AlignRight, QStringLiteral("%d"));
     m_rate->attachAxis(m_axisX);

@@ -1,5 +1,5 @@
 // Decode speed over the session: tokens per second (a moving average over the last few gaps) and
-// the inter-token latency of each token, against seconds since the conversation began. Takes the
+// the inter-token latency of each token, against the seconds the conversation spent generating. Takes the
 // gap before each decoded token in milliseconds; the first token of a reply (its gap is the
 // prefill) is the caller's to leave out.
 #pragma once
@@ -13,7 +13,7 @@ class QScatterSeries;
 class QValueAxis;
 
 struct TokenRateSample {
-    double seconds = 0;  // since the conversation began
+    double seconds = 0;  // of generation, since the conversation began
     double gapMs = 0;    // since the previous token
 };
 

@@ -180,6 +180,25 @@ private slots:
         QCOMPARE(chat()->metricsPanel()->rateChart()->rateSeries()->count(), 0);
     }
 
+    void decodeChartCountsOnlyTimeSpentGenerating() {
+        // Idle time between turns is not on the rate chart's axis: two replies a second and a half
+        // apart end at the sum of their durations, and the second starts where the first ended.
+        chat()->newChat();
+        setSampling(12);
+        const ReplySummary first = sendAndWait(QStringLiteral("Name a colour."), false);
+        const QLineSeries* rate = chat()->metricsPanel()->rateChart()->rateSeries();
+        const int firstPoints = rate->count();
+        QVERIFY(firstPoints > 0);
+        const double firstEnd = rate->at(firstPoints - 1).x();
+        QTest::qWait(1500);
+        const ReplySummary second = sendAndWait(QStringLiteral("Name another one."), false);
+        QVERIFY(rate->count() > firstPoints);
+        QVERIFY(rate->at(firstPoints).x() >= firstEnd);
+        const double total = (first.metrics.total_ms + second.metrics.total_ms) / 1000.0;
+        QVERIFY2(rate->at(rate->count() - 1).x() <= total + 0.05,
+                 qPrintable(QStringLiteral("%1 > %2").arg(rate->at(rate->count() - 1).x()).arg(total)));
+    }
+
     void escapeStopsAReply() {
         chat()->newChat();
         QCOMPARE(chat()->transcript()->messageCount(), 0);

@@ -40,7 +40,6 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     pictureLayout->addWidget(m_blockMap, 1);
     pictureLayout->addWidget(m_roofline, 1);
     m_tabs->addTab(pictures, tr("KV block map · roofline"));
-    m_session.start();
 }
 
 void MetricsPanel::showBlockMap(const BlockMapSnapshot& map) {
@@ -68,7 +67,9 @@ void MetricsPanel::setCeilings(const MachineCeilings& c, bool quantizedWeights) 
                             quantizedWeights ? tr("int8") : tr("fp32"));
 }
 
-void MetricsPanel::beginReply() { m_replyStartSeconds = m_session.elapsed() / 1000.0; }
+// The rate chart's time is time spent generating: each reply starts where the last one ended, so
+// minutes of reading between turns neither stretch the axis nor draw a long line across it.
+void MetricsPanel::beginReply() { m_replyStartSeconds = m_generatingSeconds; }
 
 void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
     QList<KvChartSample> kv;
@@ -87,6 +88,7 @@ void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
 void MetricsPanel::endReply(const ReplySummary& summary) {
     if (summary.metrics.n_generated > 0) m_turns->addTurn(summary.metrics.ttft_ms);
     m_rate->endReply();
+    m_generatingSeconds = m_replyStartSeconds + summary.metrics.total_ms / 1000.0;
 }
 
 void MetricsPanel::clearAll() {
@@ -94,7 +96,7 @@ void MetricsPanel::clearAll() {
     m_blockMap->clear();
     m_turns->clear();
     m_rate->clear();
-    m_session.restart();
+    m_generatingSeconds = 0;
     m_replyStartSeconds = 0;
 }
 

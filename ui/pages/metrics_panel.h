@@ -3,7 +3,6 @@
 // into the charts' plain numbers; the charts themselves (widgets/) know nothing of the engine.
 #pragma once
 
-#include <QElapsedTimer>
 #include <QWidget>
 
 #include "ui/bridge/engine_types.h"
@@ -45,6 +44,6 @@ private:
     KvBlockMapView* m_blockMap = nullptr;
     RooflinePlot* m_roofline = nullptr;
     QTabWidget* m_tabs = nullptr;
-    QElapsedTimer m_session;       // the time axis of the rate chart
+    double m_generatingSeconds = 0;  // the rate chart's time axis: seconds spent in replies so far
     double m_replyStartSeconds = 0;
 };
