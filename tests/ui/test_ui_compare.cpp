@@ -54,6 +54,21 @@ private slots:
     }
     void cleanupTestCase() { delete m_window; }
 
+    void everyRowIsCheckedBeforeTheFirstRuns() {
+        m_window->showPage("Compare");
+        CompareConfigForm* form = page()->form();
+        form->setRow(0, true, "full", "f16");
+        form->setRow(1, true, "full", "f16");
+        form->setRow(2, true, "full", "f16");
+        form->setRow(3, true, "sliding:window=abc", "f16");
+        page()->prompt()->setPlainText("Hi");
+        page()->run();
+        QVERIFY(!page()->isRunning());
+        QVERIFY2(page()->statusText().contains("Configuration 4 cannot run") && page()->statusText().contains("abc"),
+                 qPrintable(page()->statusText()));
+        form->setRow(3, false, "full", "f16");
+    }
+
     void runNeedsALoadedModel() {
         // A window whose only load failed has a model path but no model: Run is not offered, and
         // a click says why once instead of failing every row.

@@ -42,11 +42,13 @@ workbench::Result<std::unique_ptr<workbench::Engine>> EngineWorker::loadWithProg
 
 void EngineWorker::loadModel(const workbench::EngineConfig& requested, bool keepOnFailure) {
     emit loadStarted(QString::fromStdString(requested.model_path));
-    // A file that is not a readable GGUF (corrupt, truncated, not a model) is refused while the
-    // working model still serves: reading its header and tensor table costs next to nothing.
+    // Settings that cannot parse and a file that is not a readable GGUF (corrupt, truncated, not a
+    // model) are refused while the working model still serves: both checks cost next to nothing.
     if (m_engine && keepOnFailure) {
-        if (auto summary = workbench::summarize_model_file(requested.model_path); !summary.ok()) {
-            emit loadFailed(QString::fromStdString(summary.status().message()), true);
+        workbench::Status refused = workbench::check_engine_config(requested);
+        if (refused.ok()) refused = workbench::summarize_model_file(requested.model_path).status();
+        if (!refused.ok()) {
+            emit loadFailed(QString::fromStdString(refused.message()), true);
             return;
         }
     }

@@ -320,6 +320,12 @@ void ComparePage::run() {
         setStatus(tr("Tick at least one configuration and write a prompt."));
         return;
     }
+    // Every row is checked before the first runs: a typo in the last row must not wait for the rest.
+    for (int i = 0; i < m_configs.size(); ++i)
+        if (const workbench::Status s = workbench::check_engine_config(m_configs[i]); !s.ok()) {
+            setStatus(tr("Configuration %1 cannot run: %2").arg(i + 1).arg(QString::fromStdString(s.message())));
+            return;
+        }
     m_cells = QList<QList<Cell>>(m_configs.size(), QList<Cell>(m_prompts.size()));
     m_figures.clear();
     m_quality.clear();

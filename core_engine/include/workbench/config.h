@@ -33,6 +33,10 @@ struct EngineConfig {
 // database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
 // "kv_budget_bytes", "n_seq_max", "calibration_text"} (callbacks are not saved).
 std::string engine_config_json(const EngineConfig& config);
+// What can be checked without the model file: the attention spec, the K/V types and the weight
+// type parse. invalid_argument naming the field and what is wrong; model-dependent limits (a
+// latent rank, a layer range) are checked at load.
+Status check_engine_config(const EngineConfig& config);
 // Reads that JSON; absent fields keep their defaults. invalid_argument naming the field for an
 // unknown field or a wrong type or range, and the byte offset for malformed JSON.
 Result<EngineConfig> engine_config_from_json(std::string_view json);

@@ -2,6 +2,8 @@
 // naming them; malformed JSON names the byte.
 #include <QTest>
 
+#include <tuple>
+
 #include "workbench/config.h"
 #include "workbench/json.h"
 
@@ -56,6 +58,27 @@ private slots:
         QVERIFY(malformed.status().message().find("at byte") != std::string::npos);
         QVERIFY(!engine_config_from_json("[1, 2]").ok());
         QVERIFY(!engine_config_from_json(std::string(200, '[')).ok());   // deep nesting is refused, not a crash
+    }
+
+    void check_names_what_cannot_parse() {
+        EngineConfig c;
+        QVERIFY(check_engine_config(c).ok());
+        c.attention = "sliding:window=1020,sinks=4";
+        c.kv_types = "k=q8_0,v=q4_0";
+        c.weight_type = "q8_0";
+        QVERIFY(check_engine_config(c).ok());
+        c.attention = "latent:rank=5000";  // the model decides the rank's limit, at load
+        QVERIFY(check_engine_config(c).ok());
+        for (auto [field, value, named] : {std::tuple{"attention", "sliding:window=abc", "abc"},
+                                           std::tuple{"kv", "q9", "q9"}, std::tuple{"weights", "q7_z", "q7_z"}}) {
+            EngineConfig bad;
+            if (std::string(field) == "attention") bad.attention = value;
+            else if (std::string(field) == "kv") bad.kv_types = value;
+            else bad.weight_type = value;
+            const Status s = check_engine_config(bad);
+            QCOMPARE(s.code(), StatusCode::invalid_argument);
+            QVERIFY2(s.message().find(named) != std::string::npos, s.message().c_str());
+        }
     }
 
     void json_reader_handles_escapes_and_unicode() {
