@@ -207,7 +207,9 @@ Result<std::vector<SessionSummary>> list_sessions_on(Connection& conn, const Ses
         "(SELECT avg(r.decode_tok_s) FROM runs r WHERE r.session_id = s.id) "
         "FROM sessions s LEFT JOIN configurations c ON c.id = s.configuration_id "
         "WHERE (?1 = '' OR c.model = ?1) AND (?2 = '' OR c.variant = ?2) "
-        "AND (?3 = 0 OR s.created_unix_ms >= ?3) AND (?4 = 0 OR s.created_unix_ms < ?4) ";
+        "AND (?3 = 0 OR s.created_unix_ms >= ?3) AND (?4 = 0 OR s.created_unix_ms < ?4) "
+        "AND (?8 = 1 OR NOT EXISTS (SELECT 1 FROM runs r JOIN comparison_runs cr ON cr.run_id = r.id "
+        "WHERE r.session_id = s.id)) ";
     // Two statements rather than one with "?5 = '' OR": FTS5 rejects an empty MATCH string.
     if (!match.empty())
         sql += "AND s.id IN (SELECT m.session_id FROM messages_fts f JOIN messages m ON m.id = f.rowid "
@@ -218,6 +220,7 @@ Result<std::vector<SessionSummary>> list_sessions_on(Connection& conn, const Ses
     stmt.bind(4, filter.created_to_unix_ms);
     if (!match.empty()) stmt.bind(5, match);
     stmt.bind(6, static_cast<int64_t>(filter.limit > 0 ? filter.limit : -1)).bind(7, static_cast<int64_t>(filter.offset));
+    stmt.bind(8, static_cast<int64_t>(filter.include_comparisons ? 1 : 0));
     std::vector<SessionSummary> sessions;
     for (;;) {
         WB_ASSIGN_OR_RETURN(bool has_row, stmt.next());

@@ -34,6 +34,7 @@
 #include "ui/history/comparison_list.h"
 #include "ui/history/history_page.h"
 #include "ui/main_window.h"
+#include "ui/models/session_table_model.h"
 #include "widgets/overlay_chart.h"
 #include "widgets/token_stream_view.h"
 
@@ -138,6 +139,16 @@ private slots:
         QCOMPARE(list->table()->columnCount(), 2);
         QVERIFY(list->outputsText().contains("sliding:window=32,sinks=4"));
         QVERIFY2(!list->outputsText().contains("(no output)"), qPrintable(list->outputsText()));
+        // ... and it is not among the chat sessions.
+        history->tabs()->setCurrentIndex(0);
+        QSignalSpy listed(history, &HistoryPage::listLoaded);
+        history->refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(listed.count() >= 1, uitest::kTimeoutMs);
+        SessionTableModel* sessions = history->sessions();
+        for (int r = 0; r < sessions->rowCount(); ++r) {
+            const QString title = sessions->data(sessions->index(r, SessionTableModel::Title)).toString();
+            QVERIFY2(!title.startsWith("Compare:"), qPrintable(title));
+        }
     }
 
     void evaluateQualityAddsColumns() {

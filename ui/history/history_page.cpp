@@ -173,6 +173,7 @@ workbench::SessionFilter HistoryPage::currentFilter() const {
     f.search_text = m_search->text().trimmed().toStdString();
     f.model = m_model->currentData().toString().toStdString();
     f.variant = m_variant->currentData().toString().toStdString();
+    f.include_comparisons = false;  // they have their own tab
     const int days = kDateDays[std::clamp(m_date->currentIndex(), 0, 3)];
     if (days > 0) {
         const QDateTime from = QDateTime(QDate::currentDate().addDays(1 - days), QTime(0, 0));

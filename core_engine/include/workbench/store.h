@@ -166,6 +166,7 @@ struct SessionFilter {
     int64_t created_from_unix_ms = 0;      // inclusive; 0: open
     int64_t created_to_unix_ms = 0;        // exclusive; 0: open
     std::string search_text;               // words that must all appear in one of its messages
+    bool include_comparisons = true;       // false: leave out the sessions that hold a Compare run
     int32_t limit = 0, offset = 0;         // 0: no limit
 };
 

@@ -540,6 +540,16 @@ private slots:
         QCOMPARE(store->load_samples(runs[1])->size(), size_t(4));
         QCOMPARE(store->load_comparison(*comparison_id)->run_ids, std::vector<RowId>{runs[1]});
         QCOMPARE(store->list_sessions()->size(), size_t(1));
+        // The History page's list leaves out sessions holding a comparison's runs; a plain one stays.
+        auto plain = store->create_session({});  // returns once committed
+        WB_VERIFY_OK(plain);
+        SessionFilter chats;
+        chats.include_comparisons = false;
+        auto listed = store->list_sessions(chats);
+        WB_VERIFY_OK(listed);
+        QCOMPARE(listed->size(), size_t(1));
+        QCOMPARE((*listed)[0].id, *plain);
+        QCOMPARE(store->list_sessions()->size(), size_t(2));
     }
 
     void exports_contain_the_session() {
