@@ -18,15 +18,22 @@ OverlayChart::OverlayChart(const QString& title, const QString& xTitle, const QS
     m_axisY = makeAxis(yTitle, Qt::AlignLeft, QStringLiteral("%g"));
 }
 
-int OverlayChart::addLine(const QString& name) {
+int OverlayChart::addLine(const QString& name, const QString& rightAxisTitle) {
     auto* s = new QLineSeries(this);
     s->setName(name);
     s->setPen(QPen(kColors[m_lines.size() % std::size(kColors)], 2));
     s->setPointsVisible(m_pointsVisible);
     chart()->addSeries(s);
     s->attachAxis(m_axisX);
-    s->attachAxis(m_axisY);
+    const bool right = !rightAxisTitle.isEmpty();
+    if (right) {
+        if (!m_axisRight) m_axisRight = makeAxis(rightAxisTitle, Qt::AlignRight, QStringLiteral("%g"));
+        m_axisRight->setTitleText(rightAxisTitle);
+        m_axisRight->setVisible(true);
+    }
+    s->attachAxis(right ? m_axisRight : m_axisY);
     m_lines.append(s);
+    m_onRight.append(right);
     return static_cast<int>(m_lines.size()) - 1;
 }
 
@@ -35,12 +42,14 @@ void OverlayChart::appendPoints(int line, const QList<QPointF>& points) {
     if (!s || points.isEmpty()) return;
     s->append(points);
     if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    const bool right = m_onRight.value(line);
+    double& maxY = right ? m_maxRight : m_maxY;
     for (const QPointF& p : points) {
         m_maxX = std::max(m_maxX, p.x());
-        m_maxY = std::max(m_maxY, p.y());
+        maxY = std::max(maxY, p.y());
     }
     growToFit(m_axisX, m_maxX, 1);
-    growToFit(m_axisY, m_maxY, 0.1);
+    growToFit(right ? m_axisRight : m_axisY, maxY, 0.1);
 }
 
 void OverlayChart::setPointsVisible(bool visible) {
@@ -54,7 +63,12 @@ void OverlayChart::clear() {
         delete s;
     }
     m_lines.clear();
-    m_maxX = m_maxY = 0;
+    m_onRight.clear();
+    m_maxX = m_maxY = m_maxRight = 0;
     m_axisX->setRange(0, 1);
     m_axisY->setRange(0, 1);
+    if (m_axisRight) {
+        m_axisRight->setRange(0, 1);
+        m_axisRight->setVisible(false);  // until a line asks for it again
+    }
 }

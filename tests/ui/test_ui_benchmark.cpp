@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QValueAxis>
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/benchmark/benchmark_page.h"
@@ -56,6 +57,10 @@ private slots:
         QVERIFY(page->results()->item(0, 1)->text().toDouble() > 0);
         QCOMPARE(page->throughputChart()->line(0)->count(), 2);
         QCOMPARE(page->latencyChart()->line(1)->count(), 2);
+        // TPOT (a few ms) on an axis of its own, not flattened against TTFT's.
+        QVERIFY(page->latencyChart()->rightAxis());
+        QVERIFY(page->latencyChart()->line(1)->attachedAxes().contains(page->latencyChart()->rightAxis()));
+        QVERIFY(!page->latencyChart()->line(0)->attachedAxes().contains(page->latencyChart()->rightAxis()));
         QCOMPARE(page->savedCount(), 2);
         QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() == 2, uitest::kTimeoutMs);
         QVERIFY(page->saved()->item(0, 2)->text().contains("SmolLM2"));
