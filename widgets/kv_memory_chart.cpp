@@ -21,12 +21,12 @@ KvMemoryChart::KvMemoryChart(QWidget* parent) : MetricChartView(tr("KV cache vs 
     m_allocated->setPen(QPen(QColor(0xd6, 0x27, 0x28), 1, Qt::DotLine));
     // Full attention's dashes are drawn over "in use": under full attention the two coincide.
     for (QLineSeries* s : {m_inUse, m_full, m_allocated}) chart()->addSeries(s);
-    m_axisX = makeAxis(tr("tokens in context"), Qt::AlignBottom, QStringLiteral("%d"));
-    m_axisY = makeAxis(tr("MiB"), Qt::AlignLeft, QStringLiteral("%.1f"));
+    m_axisX = makeAxis(tr("tokens in context"), Qt::AlignBottom);
+    m_axisY = makeAxis(tr("MiB"), Qt::AlignLeft);
     for (QLineSeries* s : {m_inUse, m_full, m_allocated}) {
         s->attachAxis(m_axisX);
         s->attachAxis(m_axisY);
-    }
+    }    clear();  // the empty chart's ranges, as after New chat
 }
 
 void KvMemoryChart::appendSamples(const QList<KvChartSample>& samples) {
@@ -71,7 +71,7 @@ void KvMemoryChart::clear() {
     m_full->clear();
     m_allocated->clear();
     m_maxTokens = m_maxDataMiB = 0;
-    m_axisX->setRange(0, 16);
-    m_axisY->setRange(0, 0.1);
+    setNiceRange(m_axisX, 16);
+    setNiceRange(m_axisY, 0.1);
     m_allocated->setName(tr("pool"));
 }

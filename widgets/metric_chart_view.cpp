@@ -29,7 +29,7 @@ MetricChartView::MetricChartView(const QString& title, QWidget* parent) : QChart
     setMinimumSize(220, 180);
 }
 
-QValueAxis* MetricChartView::makeAxis(const QString& title, Qt::Alignment alignment, const QString& labelFormat) {
+QValueAxis* MetricChartView::makeAxis(const QString& title, Qt::Alignment alignment) {
     auto* axis = new QValueAxis(this);
     axis->setTitleText(title);
     QFont f = axis->titleFont();
@@ -39,17 +39,25 @@ QValueAxis* MetricChartView::makeAxis(const QString& title, Qt::Alignment alignm
     QFont lf = axis->labelsFont();
     lf.setPointSizeF(lf.pointSizeF() * 0.8);
     axis->setLabelsFont(lf);
-    axis->setLabelFormat(labelFormat);
-    axis->setRange(0, 1);
     chart()->addAxis(axis, alignment);
+    setNiceRange(axis, 1);
     return axis;
 }
 
 bool MetricChartView::growToFit(QValueAxis* axis, double value, double minimumMax) {
     const double wanted = std::max(minimumMax, value * 1.15);
     if (axis->max() >= wanted && axis->max() <= wanted * 4) return false;
-    // Round numbers for the ticks (0, 0.5, 1, 1.5 rather than 0, 1.3, 2.5, 3.8).
-    axis->setRange(0, wanted);
-    axis->applyNiceNumbers();
+    setNiceRange(axis, wanted);
     return true;
+}
+
+void MetricChartView::setNiceRange(QValueAxis* axis, double max) {
+    // Round numbers for the ticks (0, 0.5, 1, 1.5 rather than 0, 1.3, 2.5, 3.8).
+    axis->setRange(0, max > 0 ? max : 1);
+    axis->applyNiceNumbers();
+    const double step = (axis->max() - axis->min()) / std::max(1, axis->tickCount() - 1);
+    int decimals = 0;
+    while (decimals < 4 && std::abs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
+        ++decimals;
+    axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
 }

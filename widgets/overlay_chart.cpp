@@ -14,8 +14,8 @@ const QColor kColors[] = {QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QC
 
 OverlayChart::OverlayChart(const QString& title, const QString& xTitle, const QString& yTitle, QWidget* parent)
     : MetricChartView(title, parent) {
-    m_axisX = makeAxis(xTitle, Qt::AlignBottom, QStringLiteral("%g"));
-    m_axisY = makeAxis(yTitle, Qt::AlignLeft, QStringLiteral("%g"));
+    m_axisX = makeAxis(xTitle, Qt::AlignBottom);
+    m_axisY = makeAxis(yTitle, Qt::AlignLeft);
 }
 
 int OverlayChart::addLine(const QString& name, const QString& rightAxisTitle) {
@@ -27,7 +27,7 @@ int OverlayChart::addLine(const QString& name, const QString& rightAxisTitle) {
     s->attachAxis(m_axisX);
     const bool right = !rightAxisTitle.isEmpty();
     if (right) {
-        if (!m_axisRight) m_axisRight = makeAxis(rightAxisTitle, Qt::AlignRight, QStringLiteral("%g"));
+        if (!m_axisRight) m_axisRight = makeAxis(rightAxisTitle, Qt::AlignRight);
         m_axisRight->setTitleText(rightAxisTitle);
         m_axisRight->setVisible(true);
     }
@@ -65,10 +65,10 @@ void OverlayChart::clear() {
     m_lines.clear();
     m_onRight.clear();
     m_maxX = m_maxY = m_maxRight = 0;
-    m_axisX->setRange(0, 1);
-    m_axisY->setRange(0, 1);
+    setNiceRange(m_axisX, 1);
+    setNiceRange(m_axisY, 1);
     if (m_axisRight) {
-        m_axisRight->setRange(0, 1);
+        setNiceRange(m_axisRight, 1);
         m_axisRight->setVisible(false);  // until a line asks for it again
     }
 }

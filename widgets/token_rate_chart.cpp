@@ -15,13 +15,13 @@ TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode spe
     m_latency->setPen(QPen(QColor(0xff, 0x7f, 0x0e), 1));
     chart()->addSeries(m_rate);
     chart()->addSeries(m_latency);
-    m_axisX = makeAxis(tr("seconds generating"), Qt::AlignBottom, QStringLiteral("%.0f"));
-    m_axisRate = makeAxis(tr("tok/s"), Qt::AlignLeft, QStringLiteral("%d"));
-    m_axisLatency = makeAxis(tr("ms"), Qt::AlignRight, QStringLiteral("%d"));
+    m_axisX = makeAxis(tr("seconds generating"), Qt::AlignBottom);
+    m_axisRate = makeAxis(tr("tok/s"), Qt::AlignLeft);
+    m_axisLatency = makeAxis(tr("ms"), Qt::AlignRight);
     m_rate->attachAxis(m_axisX);
     m_rate->attachAxis(m_axisRate);
     m_latency->attachAxis(m_axisX);
-    m_latency->attachAxis(m_axisLatency);
+    m_latency->attachAxis(m_axisLatency);    clear();  // the empty chart's ranges, as after New chat
 }
 
 void TokenRateChart::appendSamples(const QList<TokenRateSample>& samples) {
@@ -55,7 +55,7 @@ void TokenRateChart::clear() {
     m_latency->clear();
     m_window.clear();
     m_maxSeconds = m_maxRate = m_maxLatency = 0;
-    m_axisX->setRange(0, 5);
-    m_axisRate->setRange(0, 10);
-    m_axisLatency->setRange(0, 10);
+    setNiceRange(m_axisX, 5);
+    setNiceRange(m_axisRate, 10);
+    setNiceRange(m_axisLatency, 10);
 }

@@ -19,9 +19,12 @@ TurnLatencyChart::TurnLatencyChart(QWidget* parent) : MetricChartView(tr("Time t
     f.setBold(false);
     m_axisX->setTitleFont(f);
     chart()->addAxis(m_axisX, Qt::AlignBottom);
-    m_axisY = makeAxis(tr("ms"), Qt::AlignLeft, QStringLiteral("%d"));
+    m_axisY = makeAxis(tr("ms"), Qt::AlignLeft);
     m_series->attachAxis(m_axisX);
     m_series->attachAxis(m_axisY);
+    setNiceRange(m_axisY, 10);
+    // An empty category axis draws its title in the chart's top-left corner: shown with the first turn.
+    m_axisX->setVisible(false);
 }
 
 void TurnLatencyChart::addTurn(double ttftMs) {
@@ -32,6 +35,7 @@ void TurnLatencyChart::addTurn(double ttftMs) {
     }
     const int turn = m_axisX->count() == 0 ? 1 : m_axisX->categories().last().toInt() + 1;
     m_axisX->append(QString::number(turn));
+    m_axisX->setVisible(true);
     m_ttft->append(ttftMs);
     m_maxMs = std::max(m_maxMs, ttftMs);
     growToFit(m_axisY, m_maxMs, 10);
@@ -41,5 +45,6 @@ void TurnLatencyChart::clear() {
     m_ttft->remove(0, m_ttft->count());
     m_axisX->clear();
     m_maxMs = 0;
-    m_axisY->setRange(0, 10);
+    setNiceRange(m_axisY, 10);
+    m_axisX->setVisible(false);
 }
