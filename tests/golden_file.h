@@ -1,6 +1,8 @@
-// Golden files under tests/data/json_shapes/: a text compared byte for byte with the file that
-// the release before the JSON library change wrote; WB_WRITE_GOLDEN=1 rewrites the file instead
-// (run it only when a change of bytes is meant, and say so in the commit).
+// Golden files under tests/data/json_shapes/: a text compared byte for byte with the file. They
+// were written by release 0.1.0's own writers and rewritten once for nlohmann-json, whose bytes
+// differ only in \b/\f escapes, invalid UTF-8 and a few number spellings (that commit lists
+// them); WB_WRITE_GOLDEN=1 rewrites the files instead (only when a change of bytes is meant, and
+// say so in the commit).
 #pragma once
 
 #include <QByteArray>

@@ -14,13 +14,13 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_writer.h"
 #include "workbench/json.h"
 
 namespace wbcli {
 namespace {
 
-using nlohmann::json;
+using json = workbench::Json;
+using workbench::json_rounded;
 
 // A member of an object, or nullptr when absent.
 const json* member(const json& v, const char* key) {
@@ -87,9 +87,9 @@ std::string read_line(const json& v, workbench::Engine& engine, const workbench:
     return {};
 }
 
-void write_stats(JsonWriter& j, const char* name, const workbench::LatencyStats& s) {
-    j.key(name).begin_object().key("mean").value(s.mean).key("p50").value(s.p50).key("p90").value(s.p90).key("p99").value(s.p99);
-    j.key("n").value(s.n).end_object();
+json stats_json(const workbench::LatencyStats& s) {
+    return {{"mean", json_rounded(s.mean)}, {"p50", json_rounded(s.p50)}, {"p90", json_rounded(s.p90)},
+            {"p99", json_rounded(s.p99)}, {"n", s.n}};
 }
 
 void print_stats(const char* title, const char* name, const workbench::LatencyStats& s) {
@@ -196,9 +196,7 @@ int cmd_batch(int argc, char** argv) {
             ++n_bad;
             std::cerr << "workbench-cli: " << path << ":" << l.number << ": " << l.error << " (skipped)\n";
             if (out) {
-                JsonWriter j;
-                j.begin_object().key("line").value(l.number).key("error").value(l.error).end_object();
-                *out << j.str() << "\n";
+                *out << workbench::dump_json({{"line", l.number}, {"error", l.error}}) << "\n";
             }
             continue;
         }
@@ -222,22 +220,25 @@ int cmd_batch(int argc, char** argv) {
         const int line = line_of[static_cast<size_t>(ev.request)];
         if (ev.kind == Kind::failed) std::cerr << (tty ? "\r" : "") << "workbench-cli: " << path << ":" << line << ": " << ev.error << "\n";
         if (out) {
-            JsonWriter j;
-            j.begin_object().key("line").value(line).key("sample").value(ev.sample);
+            json j = {{"line", line}, {"sample", ev.sample}};
             if (ev.kind == Kind::failed) {
-                j.key("error").value(ev.error);
+                j["error"] = ev.error;
             } else {
                 const workbench::RequestMetrics& m = ev.metrics;
-                j.key("text").value(ev.text).key("stop_reason").value(workbench::stop_reason_name(ev.stop_reason));
-                j.key("n_prompt_tokens").value(m.n_prompt_tokens).key("n_prompt_cached").value(m.n_prompt_cached);
-                j.key("n_output_tokens").value(m.n_output_tokens).key("queue_ms").value(m.queue_ms).key("ttft_ms").value(m.ttft_ms);
-                j.key("tpot_ms").value(m.tpot_ms).key("e2e_ms").value(m.e2e_ms).key("preemptions").value(m.n_preemptions);
-                j.key("itl_ms").begin_array();
-                for (double g : m.itl_ms) j.value(g);
-                j.end_array();
+                j["text"] = ev.text;
+                j["stop_reason"] = workbench::stop_reason_name(ev.stop_reason);
+                j["n_prompt_tokens"] = m.n_prompt_tokens;
+                j["n_prompt_cached"] = m.n_prompt_cached;
+                j["n_output_tokens"] = m.n_output_tokens;
+                j["queue_ms"] = json_rounded(m.queue_ms);
+                j["ttft_ms"] = json_rounded(m.ttft_ms);
+                j["tpot_ms"] = json_rounded(m.tpot_ms);
+                j["e2e_ms"] = json_rounded(m.e2e_ms);
+                j["preemptions"] = m.n_preemptions;
+                json& gaps = j["itl_ms"] = json::array();
+                for (double g : m.itl_ms) gaps.push_back(json_rounded(g));
             }
-            j.end_object();
-            *out << j.str() << "\n" << std::flush;
+            *out << workbench::dump_json(j) << "\n" << std::flush;
         }
         if (tty) {
             const int width = 30;
@@ -255,19 +256,24 @@ int cmd_batch(int argc, char** argv) {
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) record_batch(*recorder, path, *result);
 
     if (ctx.args.has("--json")) {
-        JsonWriter j;
-        j.begin_object().key("completed").value(m.n_completed).key("failed").value(n_failed);
-        j.key("duration_s").value(m.duration_ms / 1000.0).key("total_input_tokens").value(m.n_prompt_tokens);
-        j.key("total_output_tokens").value(m.n_output_tokens).key("request_throughput").value(m.request_throughput);
-        j.key("output_throughput").value(m.output_tok_s).key("total_token_throughput").value(m.total_tok_s);
-        write_stats(j, "ttft_ms", m.ttft_ms);
-        write_stats(j, "tpot_ms", m.tpot_ms);
-        write_stats(j, "itl_ms", m.itl_ms);
-        write_stats(j, "e2e_ms", m.e2e_ms);
-        j.key("steps").value(m.n_steps).key("preemptions").value(m.n_preemptions).key("max_running").value(m.max_running);
-        j.key("kv_bytes_peak").value(m.kv_bytes_peak).key("concurrency").value(concurrency).key("max_batch_tokens").value(max_batch_tokens);
-        j.end_object();
-        std::cout << j.str() << "\n";
+        print_json_line({{"completed", m.n_completed},
+                         {"failed", n_failed},
+                         {"duration_s", json_rounded(m.duration_ms / 1000.0)},
+                         {"total_input_tokens", m.n_prompt_tokens},
+                         {"total_output_tokens", m.n_output_tokens},
+                         {"request_throughput", json_rounded(m.request_throughput)},
+                         {"output_throughput", json_rounded(m.output_tok_s)},
+                         {"total_token_throughput", json_rounded(m.total_tok_s)},
+                         {"ttft_ms", stats_json(m.ttft_ms)},
+                         {"tpot_ms", stats_json(m.tpot_ms)},
+                         {"itl_ms", stats_json(m.itl_ms)},
+                         {"e2e_ms", stats_json(m.e2e_ms)},
+                         {"steps", m.n_steps},
+                         {"preemptions", m.n_preemptions},
+                         {"max_running", m.max_running},
+                         {"kv_bytes_peak", m.kv_bytes_peak},
+                         {"concurrency", concurrency},
+                         {"max_batch_tokens", max_batch_tokens}});
     } else {
         std::printf("Completions:                     %d (%d failed)\n", m.n_completed, n_failed);
         std::printf("Duration (s):                    %.2f\n", m.duration_ms / 1000.0);

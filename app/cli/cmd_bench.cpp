@@ -1,7 +1,8 @@
 // `bench`: llama-bench's methodology on our engine. pp<N>: a prompt of N random tokens prefilled
 // into an empty cache; tg<N>: N tokens decoded one at a time from an empty cache. Each test runs
 // once to warm up, then -r times; the figure is mean ± stddev of tokens/s. Rows print as a
-// markdown table, or with --json as llama-bench's JSON array (plus gb_s and roofline_pct).
+// markdown table, or with --json as a JSON array of llama-bench's rows (workbench/bench_row.h:
+// its fields in its order, then ours: gb_s, roofline_pct, RSS, kernels, …).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -13,33 +14,18 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_writer.h"
+#include "workbench/bench_row.h"
 #include "workbench/measure.h"
 
 namespace wbcli {
 namespace {
 
+// One test's result: the JSON row's figures, and its mean and spread for the table.
 struct Row {
-    std::string test;
-    int n_prompt = 0, n_gen = 0, n_depth = 0;
+    workbench::BenchRow bench;
     double avg_ts = 0, stddev_ts = 0;
-    std::vector<double> samples_ts;
-    double gb_s = 0;          // weight + KV bytes read per second (tg), 0 when not meaningful
-    double roofline_pct = 0;  // median over tg runs of each run's GB/s against the probe just before it
     uint64_t rss_bytes = 0;   // largest resident memory seen after a run of the test (before any probe)
 };
-
-std::string params_label(uint64_t n) {
-    char buf[32];
-    if (n >= 1000000000ull) std::snprintf(buf, sizeof buf, "%.1fB", static_cast<double>(n) / 1e9);
-    else std::snprintf(buf, sizeof buf, "%.0fM", static_cast<double>(n) / 1e6);
-    return buf;
-}
-
-std::string upper(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
 
 }  // namespace
 
@@ -93,7 +79,7 @@ int cmd_bench(int argc, char** argv) {
     workbench::Engine& engine = *ctx.engine;
     const auto& info = engine.model_info();
     const bool json = ctx.args.has("--json");
-    const std::string model_type = info.arch + " " + params_label(info.n_params) + " " + upper(info.weight_type);
+    const std::string model_type = workbench::bench_model_type(info);
     auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config);
     if (!batches.empty()) return bench_batch_sweep(engine, batches, n_prompt, n_gen, reps_sweep, json, model_type, recorder.get());
     // One warm-up, then `reps` timed runs from an empty cache (workbench/measure.h, shared with
@@ -103,6 +89,7 @@ int cmd_bench(int argc, char** argv) {
     // was that moment: on a shared host the probe itself moves by a third between minutes.
     auto run_test = [&](workbench::SpeedTestKind kind, int n_tokens, Row& r, std::vector<double>* probe_gb_s) -> workbench::Status {
         uint64_t rss = 0;
+        r.bench.test_time_unix_ms = workbench::unix_time_ms();
         auto test = workbench::measure_speed(
             engine, kind, n_tokens, reps, 1234, [&](int64_t done, int64_t total) {
                 if (!json) std::cerr << "." << std::flush;
@@ -112,9 +99,13 @@ int cmd_bench(int argc, char** argv) {
             },
             nullptr, n_depth);
         if (!test.ok()) return test.status();
-        r.test = test->test;
-        r.n_depth = n_depth;
-        r.samples_ts = test->samples_tok_s;
+        r.bench.test = test->test;
+        r.bench.n_prompt = test->n_prompt;
+        r.bench.n_gen = test->n_gen;
+        r.bench.n_depth = n_depth;
+        r.bench.n_batch = kind == workbench::SpeedTestKind::prompt ? n_tokens : 1;  // a prompt in one call; tg token by token
+        r.bench.samples_ts = test->samples_tok_s;
+        r.bench.rss_bytes = rss;
         r.avg_ts = test->avg_tok_s;
         r.stddev_ts = test->stddev_tok_s;
         r.rss_bytes = rss;
@@ -128,24 +119,23 @@ int cmd_bench(int argc, char** argv) {
     std::vector<Row> rows;
     if (n_prompt > 0) {
         Row r;
-        r.n_prompt = n_prompt;
         if (auto s = run_test(workbench::SpeedTestKind::prompt, n_prompt, r, nullptr); !s.ok()) return runtime_error(s.message());
         rows.push_back(r);
     }
     if (n_gen > 0) {
         Row r;
-        r.n_gen = n_gen;
         std::vector<double> probes;
         if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r, &probes); !s.ok()) return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_depth + (n_gen + 1) / 2.0);
         const double bytes_per_token = static_cast<double>(info.decode_weight_bytes) + kv_read;
-        r.gb_s = bytes_per_token * r.avg_ts / 1e9;
+        r.bench.gb_s = bytes_per_token * r.avg_ts / 1e9;
         // Roofline share: the median over runs of each run's rate against the probe just before it.
         std::vector<double> shares;
-        for (size_t i = 0; i < r.samples_ts.size() && i < probes.size(); ++i)
-            if (probes[i] > 0) shares.push_back(100.0 * bytes_per_token * r.samples_ts[i] / 1e9 / probes[i]);
-        r.roofline_pct = median(shares);
+        const std::vector<double>& samples = r.bench.samples_ts;
+        for (size_t i = 0; i < samples.size() && i < probes.size(); ++i)
+            if (probes[i] > 0) shares.push_back(100.0 * bytes_per_token * samples[i] / 1e9 / probes[i]);
+        r.bench.roofline_pct = median(shares);
         if (!json)
             std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << ", "
                       << info.n_threads << " threads), probed before each tg run: median " << median(probes) << " GB/s (min "
@@ -154,34 +144,19 @@ int cmd_bench(int argc, char** argv) {
         rows.push_back(r);
     }
 
-    auto label = [](const Row& r) { return r.test + (r.n_depth > 0 ? " @ d" + std::to_string(r.n_depth) : std::string()); };
-    auto row_json = [&](const Row& r) {
-        JsonWriter j;
-        j.begin_object();
-        j.key("test").value(r.test).key("n_prompt").value(r.n_prompt).key("n_gen").value(r.n_gen).key("n_depth").value(r.n_depth);
-        j.key("n_threads").value(info.n_threads).key("avg_ts").value(r.avg_ts).key("stddev_ts").value(r.stddev_ts);
-        j.key("samples_ts").begin_array();
-        for (double v : r.samples_ts) j.value(v);
-        j.end_array();
-        j.key("model_type").value(model_type).key("model_size").value(info.weight_bytes).key("model_n_params").value(info.n_params);
-        j.key("backend").value("CPU").key("build_commit").value(workbench::engine_version());
-        j.key("rss_bytes").value(r.rss_bytes);
-        j.key("cpu_info").value(info.cpu_features).key("kernels").value(info.cpu_kernels);
-        if (r.n_gen > 0) j.key("gb_s").value(r.gb_s).key("roofline_pct").value(r.roofline_pct);
-        else j.key("gb_s").null().key("roofline_pct").null();
-        j.end_object();
-        return j.str();
+    auto label = [](const Row& r) {
+        return r.bench.test + (r.bench.n_depth > 0 ? " @ d" + std::to_string(r.bench.n_depth) : std::string());
     };
-    std::vector<std::string> objects;
-    for (const auto& r : rows) objects.push_back(row_json(r));
+    workbench::Json objects = workbench::Json::array();
+    for (const auto& r : rows) objects.push_back(workbench::bench_row_json(r.bench, info));
     if (recorder) {
         for (size_t i = 0; i < rows.size(); ++i)
-            recorder->save_benchmark(label(rows[i]), rows[i].n_prompt, rows[i].n_gen, 1, info.n_threads,
-                                     rows[i].avg_ts, rows[i].stddev_ts, objects[i]);
+            recorder->save_benchmark(label(rows[i]), rows[i].bench.n_prompt, rows[i].bench.n_gen, 1, info.n_threads, rows[i].avg_ts,
+                                     rows[i].stddev_ts, workbench::dump_json(objects[i]));
         recorder->finish();
     }
     if (json) {
-        print_json_array(objects);
+        print_json_line(objects);
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";
@@ -191,7 +166,7 @@ int cmd_bench(int argc, char** argv) {
         std::printf("| %s | %s | %.2f M | CPU | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
                     static_cast<double>(info.n_params) / 1e6, info.n_threads,
                     label(r).c_str(), r.avg_ts, r.stddev_ts);
-        if (r.n_gen > 0) std::printf(" %.1f | %.0f%% |", r.gb_s, r.roofline_pct);
+        if (r.bench.gb_s) std::printf(" %.1f | %.0f%% |", *r.bench.gb_s, r.bench.roofline_pct.value_or(0));
         else std::printf(" | |");
         std::printf(" %s |\n", format_bytes(r.rss_bytes).c_str());
     }

@@ -13,7 +13,6 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_writer.h"
 #include "workbench/measure.h"
 
 namespace wbcli {
@@ -104,26 +103,24 @@ int cmd_eval(int argc, char** argv) {
     const workbench::QualityReport& q = *quality;
     const double ppl = q.perplexity, ppl_base = q.perplexity_baseline, dppl = q.delta_ppl_pct;
     {
-        JsonWriter j;
-        j.begin_object();
-        j.key("file").value(path);
-        j.key("ctx").value(n_ctx);
-        j.key("windows").value(static_cast<int64_t>(n_windows));
-        j.key("tokens_scored").value(q.n_tokens_scored);
-        j.key("attention").value(info.attention);
-        j.key("kv_type").value(info.kv_types);
-        j.key("weights").value(info.weight_type);
-        j.key("ppl").value(ppl);
-        j.key("ppl_baseline").value(ppl_base);
-        j.key("delta_ppl_pct").value(dppl);
-        j.key("kl_mean").value(q.kl_mean);
-        j.key("top1_agreement").value(q.top1_agreement);
-        j.key("kv_bytes_peak").value(kv_peak);
-        j.key("kv_bytes_full").value(kv_full);
-        j.key("kv_bytes_read_per_token").value(read_per_token);
-        j.key("kv_bytes_read_full").value(read_full);
-        j.key("decode_tok_s").value(decode_tok_s);
-        j.end_object();
+        using workbench::json_rounded;
+        const workbench::Json j = {{"file", path},
+                                   {"ctx", n_ctx},
+                                   {"windows", n_windows},
+                                   {"tokens_scored", q.n_tokens_scored},
+                                   {"attention", info.attention},
+                                   {"kv_type", info.kv_types},
+                                   {"weights", info.weight_type},
+                                   {"ppl", json_rounded(ppl)},
+                                   {"ppl_baseline", json_rounded(ppl_base)},
+                                   {"delta_ppl_pct", json_rounded(dppl)},
+                                   {"kl_mean", json_rounded(q.kl_mean)},
+                                   {"top1_agreement", json_rounded(q.top1_agreement)},
+                                   {"kv_bytes_peak", kv_peak},
+                                   {"kv_bytes_full", kv_full},
+                                   {"kv_bytes_read_per_token", read_per_token},
+                                   {"kv_bytes_read_full", read_full},
+                                   {"decode_tok_s", json_rounded(decode_tok_s)}};
         if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
             workbench::EvaluationRecord e;
             e.configuration_id = recorder->configuration_id();
@@ -133,12 +130,12 @@ int cmd_eval(int argc, char** argv) {
             e.perplexity = ppl;
             e.kl_mean = q.kl_mean;
             e.top1_agreement = q.top1_agreement;
-            e.json = j.str();
+            e.json = workbench::dump_json(j);
             if (auto id = recorder->store().save_evaluation(e); !id.ok()) recorder->warn(id.status());
             recorder->finish();
         }
         if (json) {
-            std::cout << j.str() << "\n";
+            print_json_line(j);
             return 0;
         }
     }

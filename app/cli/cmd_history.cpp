@@ -6,7 +6,6 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_writer.h"
 
 namespace wbcli {
 namespace {
@@ -27,15 +26,23 @@ std::string opt(const std::optional<double>& v, const char* fmt) {
     return buf;
 }
 
-void run_json(JsonWriter& j, const workbench::RunRecord& r) {
-    j.begin_object().key("id").value(r.id).key("started").value(when(r.started_unix_ms));
-    j.key("finished").value(r.finished_unix_ms ? when(r.finished_unix_ms) : std::string());
-    j.key("prompt_tokens").value(r.n_tokens_prompt).key("generated_tokens").value(r.n_tokens_generated);
-    j.key("ttft_ms").value(r.ttft_ms).key("decode_tok_s").value(r.decode_tok_s);
-    j.key("itl_ms_p50").value(r.itl_ms_p50).key("itl_ms_p90").value(r.itl_ms_p90).key("itl_ms_p99").value(r.itl_ms_p99);
-    j.key("kv_bytes_peak").value(r.kv_bytes_peak).key("stop_reason").value(r.stop_reason);
-    j.key("model_sha256").value(r.provenance.model_sha256).key("app_commit").value(r.provenance.app_commit);
-    j.key("threads").value(r.provenance.n_threads).end_object();
+workbench::Json run_json(const workbench::RunRecord& r) {
+    using workbench::json_rounded;
+    return {{"id", r.id},
+            {"started", when(r.started_unix_ms)},
+            {"finished", r.finished_unix_ms ? when(r.finished_unix_ms) : std::string()},
+            {"prompt_tokens", r.n_tokens_prompt},
+            {"generated_tokens", r.n_tokens_generated},
+            {"ttft_ms", json_rounded(r.ttft_ms)},
+            {"decode_tok_s", json_rounded(r.decode_tok_s)},
+            {"itl_ms_p50", json_rounded(r.itl_ms_p50)},
+            {"itl_ms_p90", json_rounded(r.itl_ms_p90)},
+            {"itl_ms_p99", json_rounded(r.itl_ms_p99)},
+            {"kv_bytes_peak", r.kv_bytes_peak},
+            {"stop_reason", r.stop_reason},
+            {"model_sha256", r.provenance.model_sha256},
+            {"app_commit", r.provenance.app_commit},
+            {"threads", r.provenance.n_threads}};
 }
 
 }  // namespace
@@ -69,20 +76,25 @@ int cmd_history(int argc, char** argv) {
     if (!sessions.ok()) return runtime_error(sessions.status().message());
 
     const bool json = ctx.args.has("--json");
-    JsonWriter j;
-    if (json) j.begin_array();
+    workbench::Json listing = workbench::Json::array();
     for (const auto& s : *sessions) {
         auto runs = (*store)->load_runs(s.id);
         if (!runs.ok()) return runtime_error(runs.status().message());
         if (json) {
-            j.begin_object().key("id").value(s.id).key("title").value(s.title).key("model").value(s.model).key("variant").value(s.variant);
-            j.key("config").value(s.config_summary).key("turns").value(s.n_turns);
-            j.key("prompt_tokens").value(s.n_tokens_prompt).key("generated_tokens").value(s.n_tokens_generated);
-            j.key("mean_decode_tok_s").value(s.mean_decode_tok_s);
-            j.key("created").value(when(s.created_unix_ms)).key("updated").value(when(s.updated_unix_ms));
-            j.key("runs").begin_array();
-            for (const auto& r : *runs) run_json(j, r);
-            j.end_array().end_object();
+            workbench::Json session = {{"id", s.id},
+                                       {"title", s.title},
+                                       {"model", s.model},
+                                       {"variant", s.variant},
+                                       {"config", s.config_summary},
+                                       {"turns", s.n_turns},
+                                       {"prompt_tokens", s.n_tokens_prompt},
+                                       {"generated_tokens", s.n_tokens_generated},
+                                       {"mean_decode_tok_s", workbench::json_rounded(s.mean_decode_tok_s)},
+                                       {"created", when(s.created_unix_ms)},
+                                       {"updated", when(s.updated_unix_ms)},
+                                       {"runs", workbench::Json::array()}};
+            for (const auto& r : *runs) session["runs"].push_back(run_json(r));
+            listing.push_back(std::move(session));
             continue;
         }
         std::printf("#%lld  %s  %s\n      %s · %s · %d turns · %lld+%lld tokens · decode %s\n", static_cast<long long>(s.id),
@@ -96,8 +108,7 @@ int cmd_history(int argc, char** argv) {
                         opt(r.itl_ms_p99, "%.1f ms").c_str(), r.stop_reason.c_str());
     }
     if (json) {
-        j.end_array();
-        std::cout << j.str() << "\n";
+        print_json_line(listing);
     } else if (sessions->empty()) {
         std::cerr << "no sessions" << (filter.search_text.empty() ? "" : " match '" + filter.search_text + "'") << " in " << options.path << "\n";
     }

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "commands.h"
-#include "json_writer.h"
 #include "workbench/model_file.h"
 
 namespace wbcli {
@@ -52,44 +51,42 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
 }
 
 void print_json(const workbench::ModelFileSummary& s, const workbench::ModelInfo* info, const std::string& load_error) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("path").value(s.path).key("gguf_version").value(static_cast<int64_t>(s.gguf_version));
-    j.key("file_bytes").value(s.file_bytes).key("n_params").value(s.n_params);
-    j.key("loadable").value(info != nullptr);
-    if (!info) j.key("load_error").value(load_error);
+    using workbench::Json;
+    Json j;
+    j["path"] = s.path;
+    j["gguf_version"] = s.gguf_version;
+    j["file_bytes"] = s.file_bytes;
+    j["n_params"] = s.n_params;
+    j["loadable"] = info != nullptr;
+    if (!info) j["load_error"] = load_error;
     if (info) {
-        j.key("name").value(info->name).key("arch").value(info->arch);
-        j.key("hparams").begin_object();
-        j.key("n_vocab").value(info->n_vocab).key("n_ctx_train").value(info->n_ctx_train).key("n_embd").value(info->n_embd);
-        j.key("n_layer").value(info->n_layer).key("n_head").value(info->n_head).key("n_head_kv").value(info->n_head_kv);
-        j.key("head_dim").value(info->head_dim).key("n_ff").value(info->n_ff);
-        j.key("rope_freq_base").value(static_cast<double>(info->rope_freq_base)).key("rms_eps").value(static_cast<double>(info->rms_eps));
-        j.key("tied_output").value(info->tied_output);
-        j.end_object();
-        j.key("tokenizer").begin_object();
-        j.key("model").value(info->tokenizer_model).key("pre").value(info->tokenizer_pre);
-        j.key("bos_id").value(info->bos_id).key("eos_id").value(info->eos_id);
-        j.key("chat_template").value(info->chat_template_family);
-        j.end_object();
-        j.key("kv_bytes_per_token").value(info->kv_bytes_per_token);
-        j.key("weight_types").begin_array();
-        for (const auto& t : info->tensor_types)
-            j.begin_object().key("type").value(t.type).key("n_tensors").value(t.n_tensors).key("bytes").value(t.n_bytes).end_object();
-        j.end_array();
+        j["name"] = info->name;
+        j["arch"] = info->arch;
+        j["hparams"] = {{"n_vocab", info->n_vocab},
+                        {"n_ctx_train", info->n_ctx_train},
+                        {"n_embd", info->n_embd},
+                        {"n_layer", info->n_layer},
+                        {"n_head", info->n_head},
+                        {"n_head_kv", info->n_head_kv},
+                        {"head_dim", info->head_dim},
+                        {"n_ff", info->n_ff},
+                        {"rope_freq_base", workbench::json_rounded(info->rope_freq_base)},
+                        {"rms_eps", workbench::json_rounded(info->rms_eps)},
+                        {"tied_output", info->tied_output}};
+        j["tokenizer"] = {{"model", info->tokenizer_model},
+                          {"pre", info->tokenizer_pre},
+                          {"bos_id", info->bos_id},
+                          {"eos_id", info->eos_id},
+                          {"chat_template", info->chat_template_family}};
+        j["kv_bytes_per_token"] = info->kv_bytes_per_token;
+        Json& types = j["weight_types"] = Json::array();
+        for (const auto& t : info->tensor_types) types.push_back({{"type", t.type}, {"n_tensors", t.n_tensors}, {"bytes", t.n_bytes}});
     }
-    j.key("metadata").begin_object();
-    for (const auto& [k, v] : s.metadata) j.key(k).value(v);
-    j.end_object();
-    j.key("tensors").begin_array();
-    for (const auto& t : s.tensors) {
-        j.begin_object().key("name").value(t.name).key("type").value(t.type).key("shape").begin_array();
-        for (auto d : t.shape) j.value(d);
-        j.end_array().key("bytes").value(t.n_bytes).end_object();
-    }
-    j.end_array();
-    j.end_object();
-    std::cout << j.str() << "\n";
+    Json& metadata = j["metadata"] = Json::object();
+    for (const auto& [k, v] : s.metadata) metadata[k] = v;
+    Json& tensors = j["tensors"] = Json::array();
+    for (const auto& t : s.tensors) tensors.push_back({{"name", t.name}, {"type", t.type}, {"shape", t.shape}, {"bytes", t.n_bytes}});
+    print_json_line(j);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <numeric>
 
 #include "commands.h"
-#include "json_writer.h"
 
 namespace wbcli {
 
@@ -32,10 +31,8 @@ int cmd_logits(int argc, char** argv) {
     const int64_t n_vocab = ctx.engine->model_info().n_vocab;
     const int k = static_cast<int>(std::min<int64_t>(top, n_vocab));
 
-    JsonWriter j;
-    j.begin_object().key("tokens").begin_array();
-    for (auto t : tokens) j.value(static_cast<int64_t>(t));
-    j.end_array().key("positions").begin_array();
+    using workbench::Json;
+    Json positions = Json::array();
     std::vector<int32_t> order(static_cast<size_t>(n_vocab));
     for (size_t pos = 0; pos < tokens.size(); ++pos) {
         const float* row = logits->data() + pos * n_vocab;
@@ -43,12 +40,11 @@ int cmd_logits(int argc, char** argv) {
         std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
             return row[a] != row[b] ? row[a] > row[b] : a < b;
         });
-        j.begin_object().key("pos").value(static_cast<int64_t>(pos)).key("top").begin_array();
-        for (int i = 0; i < k; ++i) j.begin_array().value(static_cast<int64_t>(order[i])).value(static_cast<double>(row[order[i]])).end_array();
-        j.end_array().end_object();
+        Json top = Json::array();
+        for (int i = 0; i < k; ++i) top.push_back(Json::array({order[i], workbench::json_rounded(row[order[i]])}));
+        positions.push_back({{"pos", pos}, {"top", std::move(top)}});
     }
-    j.end_array().end_object();
-    std::cout << j.str() << "\n";
+    print_json_line({{"tokens", tokens}, {"positions", std::move(positions)}});
     return 0;
 }
 

@@ -5,62 +5,51 @@
 
 #include "commands.h"
 #include "history_recorder.h"
-#include "json_writer.h"
+#include "workbench/json.h"
 
 namespace wbcli {
 namespace {
 
-void roofline_json(JsonWriter& j, const char* name, const std::optional<workbench::StepRoofline>& step) {
-    j.key(name);
-    if (!step) {
-        j.null();
-        return;
-    }
-    j.begin_object().key("tokens").value(step->n_tokens);
-    for (auto [part, p] : {std::pair{"matmul", &step->matmul}, {"attention", &step->attention}}) {
-        j.key(part).begin_object().key("ops").value(p->ops).key("bytes").value(p->bytes).key("seconds").value(p->seconds);
-        j.key("ops_per_byte").value(p->bytes > 0 ? p->ops / p->bytes : 0.0);
-        j.key("gops").value(p->seconds > 0 ? p->ops / p->seconds / 1e9 : 0.0).end_object();
-    }
-    j.end_object();
+using workbench::Json;
+using workbench::json_rounded;
+
+Json roofline_json(const std::optional<workbench::StepRoofline>& step) {
+    if (!step) return nullptr;
+    Json j;
+    j["tokens"] = step->n_tokens;
+    for (auto [part, p] : {std::pair{"matmul", &step->matmul}, {"attention", &step->attention}})
+        j[part] = {{"ops", json_rounded(p->ops)},
+                   {"bytes", json_rounded(p->bytes)},
+                   {"seconds", json_rounded(p->seconds)},
+                   {"ops_per_byte", json_rounded(p->bytes > 0 ? p->ops / p->bytes : 0.0)},
+                   {"gops", json_rounded(p->seconds > 0 ? p->ops / p->seconds / 1e9 : 0.0)}};
+    return j;
 }
 
 void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo& info, const workbench::Engine::RooflineSnapshot& roof) {
     const auto& m = r.metrics;
-    JsonWriter j;
-    j.begin_object();
-    j.key("text").value(r.text);
-    j.key("tokens").begin_array();
-    for (auto t : r.tokens) j.value(static_cast<int64_t>(t));
-    j.end_array();
-    j.key("prompt_tokens").value(static_cast<int64_t>(m.n_prompt_tokens));
-    j.key("stop_reason").value(workbench::stop_reason_name(r.stop_reason));
-    j.key("attention").value(info.attention);
-    j.key("kv_type").value(info.kv_types);
-    j.key("weights").value(info.weight_type);
-    j.key("weight_types").begin_array();
-    for (const auto& t : info.weight_types)
-        j.begin_object().key("type").value(t.type).key("tensors").value(static_cast<int64_t>(t.n_tensors)).key("bytes").value(t.n_bytes).end_object();
-    j.end_array();
-    j.key("metrics").begin_object();
-    if (m.n_generated > 0) j.key("ttft_ms").value(m.ttft_ms);
-    else j.key("ttft_ms").null();
-    j.key("prefill_tok_s").value(m.prefill_tok_s);
-    j.key("decode_tok_s").value(m.decode_tok_s);
-    j.key("itl_ms_p50").value(m.itl_ms_p50);
-    j.key("kv_bytes").value(m.kv_bytes);
-    j.key("kv_bytes_peak").value(m.kv_bytes_peak);
-    j.key("kv_bytes_allocated").value(m.kv_bytes_allocated);
-    j.key("kv_bytes_full").value(m.kv_bytes_full);
-    j.key("kv_bytes_read_per_token").value(m.kv_bytes_read_per_token);
-    j.key("context_tokens").value(static_cast<int64_t>(m.n_context_tokens));
-    j.end_object();
-    j.key("roofline").begin_object();
-    roofline_json(j, "prefill", roof.prefill);
-    roofline_json(j, "decode", roof.decode);
-    j.end_object();
-    j.end_object();
-    std::cout << j.str() << "\n";
+    Json j;
+    j["text"] = r.text;
+    j["tokens"] = r.tokens;
+    j["prompt_tokens"] = m.n_prompt_tokens;
+    j["stop_reason"] = workbench::stop_reason_name(r.stop_reason);
+    j["attention"] = info.attention;
+    j["kv_type"] = info.kv_types;
+    j["weights"] = info.weight_type;
+    Json& weight_types = j["weight_types"] = Json::array();
+    for (const auto& t : info.weight_types) weight_types.push_back({{"type", t.type}, {"tensors", t.n_tensors}, {"bytes", t.n_bytes}});
+    j["metrics"] = {{"ttft_ms", m.n_generated > 0 ? json_rounded(m.ttft_ms) : Json(nullptr)},
+                    {"prefill_tok_s", json_rounded(m.prefill_tok_s)},
+                    {"decode_tok_s", json_rounded(m.decode_tok_s)},
+                    {"itl_ms_p50", json_rounded(m.itl_ms_p50)},
+                    {"kv_bytes", m.kv_bytes},
+                    {"kv_bytes_peak", m.kv_bytes_peak},
+                    {"kv_bytes_allocated", m.kv_bytes_allocated},
+                    {"kv_bytes_full", m.kv_bytes_full},
+                    {"kv_bytes_read_per_token", m.kv_bytes_read_per_token},
+                    {"context_tokens", m.n_context_tokens}};
+    j["roofline"] = {{"prefill", roofline_json(roof.prefill)}, {"decode", roofline_json(roof.decode)}};
+    print_json_line(j);
 }
 
 // A session of one turn: the prompt, the reply and its run.

@@ -8,6 +8,7 @@
 
 #include "cli_flags.h"
 #include "workbench/engine.h"
+#include "workbench/json.h"
 
 namespace wbcli {
 
@@ -45,6 +46,8 @@ int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches
 int usage_error(const std::string& message);
 int runtime_error(const std::string& message);
 std::string format_bytes(uint64_t bytes);
+// `value` as one line of compact JSON on stdout (--json output).
+void print_json_line(const workbench::Json& value);
 
 }  // namespace wbcli
 

@@ -10,6 +10,8 @@
 
 namespace wbcli {
 
+void print_json_line(const workbench::Json& value) { std::cout << workbench::dump_json(value) << "\n"; }
+
 int usage_error(const std::string& message) {
     std::cerr << "workbench-cli: " << message << "\n";
     return 2;

@@ -4,32 +4,29 @@
 #include <cmath>
 #include <limits>
 
-#include "store/store_text.h"
 #include "workbench/config.h"
 #include "workbench/json.h"
 
 namespace workbench {
 
 std::string engine_config_json(const EngineConfig& config) {
-    std::string out;
-    store::JsonObject object(out);
-    object.field("model_path", config.model_path)
-        .field("n_threads", static_cast<int64_t>(config.n_threads))
-        .field("n_ctx", static_cast<int64_t>(config.n_ctx))
-        .field("weight_type", config.weight_type)
-        .field("attention", config.attention)
-        .field("kv_types", config.kv_types)
-        .field("kv_budget_bytes", static_cast<int64_t>(config.kv_budget_bytes))
-        .field("n_seq_max", static_cast<int64_t>(config.n_seq_max))
-        .field("calibration_text", config.calibration_text);
-    object.close();
-    return out;
+    Json object;
+    object["model_path"] = config.model_path;
+    object["n_threads"] = config.n_threads;
+    object["n_ctx"] = config.n_ctx;
+    object["weight_type"] = config.weight_type;
+    object["attention"] = config.attention;
+    object["kv_types"] = config.kv_types;
+    object["kv_budget_bytes"] = config.kv_budget_bytes;
+    object["n_seq_max"] = config.n_seq_max;
+    object["calibration_text"] = config.calibration_text;
+    return dump_json(object);
 }
 
 Result<EngineConfig> engine_config_from_json(std::string_view json) {
     auto parsed = parse_json(json);
     if (!parsed.ok()) return error(StatusCode::invalid_argument, "configuration JSON: " + parsed.status().message());
-    const nlohmann::json& v = *parsed;
+    const Json& v = *parsed;
     if (!v.is_object()) return error(StatusCode::invalid_argument, "configuration JSON: expected an object of EngineConfig fields");
     EngineConfig c;
     auto bad = [](const std::string& key, const std::string& what) {

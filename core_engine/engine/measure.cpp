@@ -144,7 +144,7 @@ Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, 
         return error(StatusCode::resource_exhausted, "throughput: the KV pool ran out at batch " + std::to_string(batch) +
                                                          " (size the pool for batch · (prompt + generated) tokens)");
     ThroughputPoint p;
-    p.batch = batch, p.n_prompt = n_prompt, p.n_gen = n_gen;
+    p.batch = batch, p.n_prompt = n_prompt, p.n_gen = n_gen, p.max_batch_tokens = o.max_batch_tokens;
     const double t_pp = first_token_last / 1000.0, t_tg = (last_token - first_token_last) / 1000.0;
     if (t_pp > 0) p.pp_tok_s = static_cast<double>(batch) * n_prompt / t_pp;
     if (t_tg > 0) p.tg_tok_s = static_cast<double>(batch) * n_gen / t_tg;
@@ -191,12 +191,9 @@ Result<SpeedTest> measure_speed(Engine& engine, SpeedTestKind kind, int32_t n_to
         if (run >= 0) out.samples_tok_s.push_back(static_cast<double>(n_tokens) / sec);
         if (progress) progress(run + 2, repetitions + 1);
     }
-    double sum = 0;
-    for (double v : out.samples_tok_s) sum += v;
-    out.avg_tok_s = sum / static_cast<double>(out.samples_tok_s.size());
-    double var = 0;
-    for (double v : out.samples_tok_s) var += (v - out.avg_tok_s) * (v - out.avg_tok_s);
-    out.stddev_tok_s = out.samples_tok_s.size() > 1 ? std::sqrt(var / static_cast<double>(out.samples_tok_s.size() - 1)) : 0;
+    const MeanStddev spread = mean_stddev(out.samples_tok_s);
+    out.avg_tok_s = spread.mean;
+    out.stddev_tok_s = spread.stddev;
     return out;
 }
 

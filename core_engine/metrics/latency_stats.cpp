@@ -26,4 +26,15 @@ LatencyStats latency_stats(std::vector<double> values) {
     return s;
 }
 
+MeanStddev mean_stddev(const std::vector<double>& values) {
+    MeanStddev out;
+    if (values.empty()) return out;
+    const double n = static_cast<double>(values.size());
+    out.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+    double var = 0;
+    for (double v : values) var += (v - out.mean) * (v - out.mean);
+    out.stddev = values.size() > 1 ? std::sqrt(var / (n - 1)) : 0;
+    return out;
+}
+
 }  // namespace workbench

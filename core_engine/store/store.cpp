@@ -8,6 +8,7 @@
 #include "store/store_impl.h"
 #include "store/store_schema.h"
 #include "store/store_text.h"
+#include "workbench/json.h"
 
 namespace workbench {
 
@@ -118,23 +119,43 @@ void Store::clear_error() {
 
 // --- writes that return an id ---
 
+namespace {
+
+// The row that holds `config_json` for `backend`: by its text, or else by its parsed value, so a
+// row written before the JSON library change (whose escapes or number spellings differ, e.g.
+// "\u0008" for "\b") is found rather than saved a second time.
+Result<std::optional<int64_t>> find_configuration(Connection& conn, const std::string& backend, const std::string& config_json) {
+    WB_ASSIGN_OR_RETURN(Statement exact, conn.prepare("SELECT id FROM configurations WHERE backend = ?1 AND config_json = ?2"));
+    exact.bind(1, backend).bind(2, config_json);
+    WB_ASSIGN_OR_RETURN(bool found, exact.next());
+    if (found) return std::optional<int64_t>(exact.column_int(0));
+    auto wanted = parse_json(config_json);
+    if (!wanted.ok()) return std::optional<int64_t>();
+    WB_ASSIGN_OR_RETURN(Statement all, conn.prepare("SELECT id, config_json FROM configurations WHERE backend = ?1 ORDER BY id"));
+    all.bind(1, backend);
+    while (true) {
+        WB_ASSIGN_OR_RETURN(bool more, all.next());
+        if (!more) return std::optional<int64_t>();
+        auto stored = parse_json(all.column_text(1));
+        if (stored.ok() && *stored == *wanted) return std::optional<int64_t>(all.column_int(0));
+    }
+}
+
+}  // namespace
+
 Result<RowId> Store::save_configuration(const ConfigurationRecord& config) {
     if (!impl_->writer) return impl_->read_only_error();
     const int64_t created = store::now_unix_ms();
     return impl_->writer->call([config, created](Connection& conn) -> Result<int64_t> {
+        WB_ASSIGN_OR_RETURN(std::optional<int64_t> existing, find_configuration(conn, config.backend, config.config_json));
+        if (existing) return *existing;
         WB_ASSIGN_OR_RETURN(Statement insert,
                             conn.prepare("INSERT INTO configurations (model, backend, variant, kv_dtype, weight_type, "
-                                         "config_json, created_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) "
-                                         "ON CONFLICT (backend, config_json) DO NOTHING"));
+                                         "config_json, created_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
         insert.bind(1, config.model).bind(2, config.backend).bind(3, config.variant).bind(4, config.kv_dtype);
         insert.bind(5, config.weight_type).bind(6, config.config_json).bind(7, created);
         WB_RETURN_IF_ERROR(while_doing(insert.run(), "saving a configuration"));
-        WB_ASSIGN_OR_RETURN(Statement find,
-                            conn.prepare("SELECT id FROM configurations WHERE backend = ?1 AND config_json = ?2"));
-        find.bind(1, config.backend).bind(2, config.config_json);
-        WB_ASSIGN_OR_RETURN(bool found, find.next());
-        if (!found) return error(StatusCode::internal, conn.path() + ": a saved configuration is missing");
-        return find.column_int(0);
+        return conn.last_insert_id();
     });
 }
 

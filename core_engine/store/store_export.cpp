@@ -7,11 +7,11 @@
 #include "store/store_impl.h"
 #include "store/store_schema.h"
 #include "store/store_text.h"
+#include "workbench/json.h"
 
 namespace workbench {
 
 using store::Connection;
-using store::JsonObject;
 
 namespace {
 
@@ -22,43 +22,45 @@ Result<std::optional<ConfigurationRecord>> session_configuration(Connection& con
     return std::optional<ConfigurationRecord>(std::move(config));
 }
 
-void append_id(JsonObject& object, std::string_view key, RowId id) {
-    if (id == 0) object.key(key) += "null";
-    else object.field(key, id);
+// A row id, or null where the row has none (0).
+Json id_or_null(RowId id) { return id == 0 ? Json(nullptr) : Json(id); }
+
+Json run_json(const RunRecord& run, const std::vector<MetricSample>& samples) {
+    Json o;
+    o["id"] = run.id;
+    o["configuration_id"] = id_or_null(run.configuration_id);
+    o["started_unix_ms"] = run.started_unix_ms;
+    o["finished_unix_ms"] = run.finished_unix_ms;
+    o["n_tokens_prompt"] = run.n_tokens_prompt;
+    o["n_tokens_generated"] = run.n_tokens_generated;
+    o["ttft_ms"] = json_number(run.ttft_ms);
+    o["prefill_tok_s"] = json_number(run.prefill_tok_s);
+    o["decode_tok_s"] = json_number(run.decode_tok_s);
+    o["itl_ms_p50"] = json_number(run.itl_ms_p50);
+    o["itl_ms_p90"] = json_number(run.itl_ms_p90);
+    o["itl_ms_p99"] = json_number(run.itl_ms_p99);
+    o["kv_bytes"] = run.kv_bytes;
+    o["kv_bytes_peak"] = run.kv_bytes_peak;
+    o["kv_bytes_full"] = run.kv_bytes_full;
+    o["kv_bytes_read_per_token"] = run.kv_bytes_read_per_token;
+    o["stop_reason"] = run.stop_reason;
+    const RunProvenance& p = run.provenance;
+    o["provenance"] = {{"model_sha256", p.model_sha256}, {"app_version", p.app_version}, {"app_commit", p.app_commit},
+                       {"cpu_model", p.cpu_model},       {"cpu_features", p.cpu_features}, {"backend", p.backend},
+                       {"n_threads", p.n_threads}};
+    Json& array = o["samples"] = Json::array();
+    for (const MetricSample& s : samples)
+        array.push_back({{"token_index", s.token_index}, {"t_ms", json_number(s.t_ms)}, {"kv_bytes", s.kv_bytes},
+                         {"kv_bytes_full", s.kv_bytes_full}, {"itl_ms", json_number(s.itl_ms)}, {"tok_s", json_number(s.tok_s)}});
+    return o;
 }
 
-void append_run_json(std::string& out, const RunRecord& run, const std::vector<MetricSample>& samples) {
-    JsonObject o(out);
-    o.field("id", run.id);
-    append_id(o, "configuration_id", run.configuration_id);
-    o.field("started_unix_ms", run.started_unix_ms).field("finished_unix_ms", run.finished_unix_ms);
-    o.field("n_tokens_prompt", static_cast<int64_t>(run.n_tokens_prompt));
-    o.field("n_tokens_generated", static_cast<int64_t>(run.n_tokens_generated));
-    o.field("ttft_ms", run.ttft_ms).field("prefill_tok_s", run.prefill_tok_s).field("decode_tok_s", run.decode_tok_s);
-    o.field("itl_ms_p50", run.itl_ms_p50).field("itl_ms_p90", run.itl_ms_p90).field("itl_ms_p99", run.itl_ms_p99);
-    o.field("kv_bytes", static_cast<int64_t>(run.kv_bytes)).field("kv_bytes_peak", static_cast<int64_t>(run.kv_bytes_peak));
-    o.field("kv_bytes_full", static_cast<int64_t>(run.kv_bytes_full));
-    o.field("kv_bytes_read_per_token", static_cast<int64_t>(run.kv_bytes_read_per_token));
-    o.field("stop_reason", run.stop_reason);
-    JsonObject p(o.key("provenance"));
-    p.field("model_sha256", run.provenance.model_sha256).field("app_version", run.provenance.app_version);
-    p.field("app_commit", run.provenance.app_commit).field("cpu_model", run.provenance.cpu_model);
-    p.field("cpu_features", run.provenance.cpu_features).field("backend", run.provenance.backend);
-    p.field("n_threads", static_cast<int64_t>(run.provenance.n_threads));
-    p.close();
-    std::string& array = o.key("samples");
-    array += '[';
-    for (size_t i = 0; i < samples.size(); ++i) {
-        if (i > 0) array += ',';
-        const MetricSample& s = samples[i];
-        JsonObject so(array);
-        so.field("token_index", static_cast<int64_t>(s.token_index)).field("t_ms", s.t_ms);
-        so.field("kv_bytes", static_cast<int64_t>(s.kv_bytes)).field("kv_bytes_full", static_cast<int64_t>(s.kv_bytes_full));
-        so.field("itl_ms", s.itl_ms).field("tok_s", s.tok_s);
-        so.close();
-    }
-    array += ']';
-    o.close();
+// The stored EngineConfig text as JSON; null when the row holds none, a string when it does not
+// parse (a row written by hand), so the export still says what is there.
+Json stored_json(const std::string& text) {
+    if (text.empty()) return nullptr;
+    auto parsed = parse_json(text);
+    return parsed.ok() ? *std::move(parsed) : Json(text);
 }
 
 std::string format_fixed(double value, int decimals) {
@@ -85,45 +87,31 @@ Result<std::string> Store::export_session_json(RowId session_id) const {
         WB_ASSIGN_OR_RETURN(std::optional<ConfigurationRecord> config, session_configuration(conn, session));
         WB_ASSIGN_OR_RETURN(std::vector<MessageRecord> messages, store::read_messages(conn, session_id));
         WB_ASSIGN_OR_RETURN(std::vector<RunRecord> runs, store::read_runs(conn, session_id));
-        std::string out;
-        JsonObject root(out);
-        root.field("format", "inference-workbench-session");
-        root.field("schema_version", static_cast<int64_t>(store::current_schema_version()));
-        JsonObject s(root.key("session"));
-        s.field("id", session.id).field("title", session.title);
-        s.field("created_unix_ms", session.created_unix_ms).field("updated_unix_ms", session.updated_unix_ms);
-        s.field("created_utc", store::format_utc(session.created_unix_ms));
-        s.close();
-        if (config) {
-            JsonObject c(root.key("configuration"));
-            c.field("id", config->id).field("model", config->model).field("backend", config->backend);
-            c.field("variant", config->variant).field("kv_dtype", config->kv_dtype);
-            c.field("weight_type", config->weight_type).raw("engine_config", config->config_json);
-            c.close();
-        } else {
-            root.key("configuration") += "null";
+        Json root;
+        root["format"] = "inference-workbench-session";
+        root["schema_version"] = store::current_schema_version();
+        root["session"] = {{"id", session.id},
+                           {"title", session.title},
+                           {"created_unix_ms", session.created_unix_ms},
+                           {"updated_unix_ms", session.updated_unix_ms},
+                           {"created_utc", store::format_utc(session.created_unix_ms)}};
+        if (config)
+            root["configuration"] = {{"id", config->id},         {"model", config->model},
+                                     {"backend", config->backend}, {"variant", config->variant},
+                                     {"kv_dtype", config->kv_dtype}, {"weight_type", config->weight_type},
+                                     {"engine_config", stored_json(config->config_json)}};
+        else
+            root["configuration"] = nullptr;
+        Json& message_array = root["messages"] = Json::array();
+        for (const MessageRecord& m : messages)
+            message_array.push_back({{"seq", m.seq}, {"role", m.role}, {"text", m.text}, {"run_id", id_or_null(m.run_id)},
+                                     {"created_unix_ms", m.created_unix_ms}});
+        Json& run_array = root["runs"] = Json::array();
+        for (const RunRecord& run : runs) {
+            WB_ASSIGN_OR_RETURN(std::vector<MetricSample> samples, store::read_samples(conn, run.id));
+            run_array.push_back(run_json(run, samples));
         }
-        std::string& message_array = root.key("messages");
-        message_array += '[';
-        for (size_t i = 0; i < messages.size(); ++i) {
-            if (i > 0) message_array += ',';
-            JsonObject m(message_array);
-            m.field("seq", static_cast<int64_t>(messages[i].seq)).field("role", messages[i].role);
-            m.field("text", messages[i].text);
-            append_id(m, "run_id", messages[i].run_id);
-            m.field("created_unix_ms", messages[i].created_unix_ms);
-            m.close();
-        }
-        message_array += ']';
-        std::string& run_array = root.key("runs");
-        run_array += '[';
-        for (size_t i = 0; i < runs.size(); ++i) {
-            if (i > 0) run_array += ',';
-            WB_ASSIGN_OR_RETURN(std::vector<MetricSample> samples, store::read_samples(conn, runs[i].id));
-            append_run_json(run_array, runs[i], samples);
-        }
-        run_array += ']';
-        root.close();
+        std::string out = dump_json(root);
         out += '\n';
         return out;
     });
@@ -169,7 +157,7 @@ Result<std::string> Store::export_samples_csv(RowId session_id) const {
             WB_ASSIGN_OR_RETURN(std::vector<MetricSample> samples, store::read_samples(conn, r.id));
             for (const MetricSample& s : samples) {
                 out += std::to_string(r.id) + ',' + std::to_string(s.token_index) + ',';
-                store::append_number(out, s.t_ms);
+                store::append_csv_number(out, s.t_ms);
                 out += ',' + std::to_string(s.kv_bytes) + ',' + std::to_string(s.kv_bytes_full) + ',';
                 store::append_csv_number(out, s.itl_ms);
                 out += ',';

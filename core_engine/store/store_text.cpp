@@ -1,7 +1,5 @@
-// JSON, CSV and time formatting for the store's exports. Pure functions: no SQLite, no state.
+// CSV and time formatting for the store's exports. Pure functions: no SQLite, no state.
 #include "store/store_text.h"
-
-#include "workbench/json.h"
 
 #include <charconv>
 #include <chrono>
@@ -12,10 +10,6 @@
 namespace workbench::store {
 
 void append_number(std::string& out, double value) {
-    if (!std::isfinite(value)) {
-        out += "null";
-        return;
-    }
     char buf[32];
     const auto result = std::to_chars(buf, buf + sizeof buf, value);
     out.append(buf, result.ptr);
@@ -25,40 +19,6 @@ void append_number(std::string& out, int64_t value) {
     char buf[24];
     const auto result = std::to_chars(buf, buf + sizeof buf, value);
     out.append(buf, result.ptr);
-}
-
-std::string& JsonObject::key(std::string_view key) {
-    if (!first_) out_ += ',';
-    first_ = false;
-    append_json_string(out_, key);
-    out_ += ':';
-    return out_;
-}
-
-JsonObject& JsonObject::field(std::string_view k, std::string_view text) {
-    append_json_string(key(k), text);
-    return *this;
-}
-
-JsonObject& JsonObject::field(std::string_view k, int64_t value) {
-    append_number(key(k), value);
-    return *this;
-}
-
-JsonObject& JsonObject::field(std::string_view k, double value) {
-    append_number(key(k), value);
-    return *this;
-}
-
-JsonObject& JsonObject::field(std::string_view k, const std::optional<double>& value) {
-    if (value) append_number(key(k), *value);
-    else key(k) += "null";
-    return *this;
-}
-
-JsonObject& JsonObject::raw(std::string_view k, std::string_view json) {
-    key(k).append(json.empty() ? std::string_view("null") : json);
-    return *this;
 }
 
 void append_csv_field(std::string& out, std::string_view text) {

@@ -8,6 +8,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <cmath>
+
 #include <random>
 
 #include "tests/golden_file.h"
@@ -271,11 +273,22 @@ private slots:
             QVERIFY(row["avg_ts"].toDouble() > 0);
             QVERIFY(row["stddev_ts"].toDouble() >= 0);
             QCOMPARE(row["n_threads"].toInt(), 2);
-            QCOMPARE(row["backend"].toString(), QString("CPU"));
+            QCOMPARE(row["backends"].toString(), QString("CPU"));
             QVERIFY(row["model_type"].toString().contains("Q4_1"));
+            QVERIFY(row["model_filename"].toString().endsWith(".gguf"));
             QVERIFY(row["model_n_params"].toDouble() > 1e8);
-            QVERIFY(row["cpu_info"].toString().contains("AVX2"));
+            QVERIFY(row["cpu_features"].toString().contains("AVX2"));
             QVERIFY(!row["kernels"].toString().isEmpty());
+            // llama-bench's figures from the same runs: two samples, their mean and spread, and the runs' times.
+            const auto samples = row["samples_ts"].toArray();
+            QCOMPARE(samples.size(), 2);
+            const double a = samples[0].toDouble(), b = samples[1].toDouble();
+            QVERIFY(std::fabs(row["avg_ts"].toDouble() - (a + b) / 2) <= 1e-6 * (a + b));
+            QVERIFY(std::fabs(row["stddev_ts"].toDouble() - std::fabs(a - b) / std::sqrt(2.0)) <= 1e-6 * (a + b));
+            const int tokens = row["n_prompt"].toInt() + row["n_gen"].toInt();
+            QVERIFY(std::fabs(row["samples_ns"].toArray()[0].toDouble() - tokens * 1e9 / a) <= 1);
+            QVERIFY(!row["test_time"].toString().isEmpty());
+            QVERIFY(!row["cpu_info"].toString().isEmpty());  // the CPU by name, as llama-bench says it
         }
         QVERIFY(pp["gb_s"].isNull());
         QVERIFY(tg["gb_s"].toDouble() > 0 && tg["roofline_pct"].toDouble() > 0);

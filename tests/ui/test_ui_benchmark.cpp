@@ -14,6 +14,8 @@
 #include <QTest>
 #include <QValueAxis>
 
+#include <cmath>
+
 #include "tests/ui/ui_test_support.h"
 #include "ui/benchmark/benchmark_page.h"
 #include "ui/bridge/engine_client.h"
@@ -21,6 +23,8 @@
 #include "ui/bridge/store_client.h"
 #include "ui/main_window.h"
 #include "widgets/overlay_chart.h"
+#include "workbench/bench_row.h"
+#include "workbench/store.h"
 
 class TestBenchmark : public QObject {
     Q_OBJECT
@@ -82,6 +86,38 @@ private slots:
         for (int r = 0; r < page->saved()->rowCount(); ++r) tests << page->saved()->item(r, 3)->text();
         QVERIFY2(tests.contains("pp16") && tests.contains("tg4"), qPrintable(tests.join(", ")));
         delete m_window;
+        m_window = nullptr;
+
+        // The saved rows are the CLI's (workbench/bench_row.h): llama-bench's fields in its order,
+        // the repetitions' samples with their spread, and the model file's digest added.
+        workbench::StoreOptions options;
+        options.path = workbench::default_history_path();
+        options.read_only = true;
+        auto store = workbench::Store::open(options);
+        QVERIFY2(store.ok(), store.status().message().c_str());
+        auto rows = (*store)->list_benchmarks();
+        QVERIFY(rows.ok());
+        std::vector<std::string> expected_keys;
+        const workbench::Json reference_row = workbench::bench_row_json({}, {});
+        for (const auto& [key, value] : reference_row.items()) expected_keys.push_back(key);
+        expected_keys.push_back("model_sha256");
+        int speed_rows = 0;
+        for (const workbench::BenchmarkRecord& record : *rows) {
+            auto row = workbench::parse_json(record.json);
+            QVERIFY2(row.ok(), record.json.c_str());
+            std::vector<std::string> keys;
+            for (const auto& [key, value] : row->items()) keys.push_back(key);
+            QVERIFY2(keys == expected_keys, record.json.c_str());
+            QCOMPARE(QString::fromStdString((*row)["model_sha256"].get<std::string>()).size(), 64);
+            if (record.test_name != "pp16" && record.test_name != "tg4") continue;
+            ++speed_rows;
+            const auto& samples = (*row)["samples_ts"];
+            QCOMPARE(samples.size(), size_t(2));
+            const double a = samples[0].get<double>(), b = samples[1].get<double>();
+            QVERIFY(std::fabs((*row)["stddev_ts"].get<double>() - std::fabs(a - b) / std::sqrt(2.0)) <= 1e-6 * (a + b));
+            QVERIFY(std::fabs(record.stddev_ts - std::fabs(a - b) / std::sqrt(2.0)) <= 1e-6 * (a + b));
+        }
+        QCOMPARE(speed_rows, 2);
     }
 
     void aFailedRunKeepsTheEarlierResults() {

@@ -24,6 +24,7 @@
 #include "ui/bridge/measure_worker.h"
 #include "ui/bridge/store_client.h"
 #include "ui/format.h"
+#include "workbench/json.h"
 #include "widgets/overlay_chart.h"
 
 namespace {
@@ -254,16 +255,13 @@ void BenchmarkPage::save(const BenchPoint& p) {
         setStatus(tr("Not saved: history is off (%1).").arg(m_store->offReason()));
         return;
     }
-    // The row as the engine reported it, with where it ran: the list shows the machine.
-    QJsonObject row = QJsonDocument::fromJson(p.json.toUtf8()).object();
-    const workbench::RunProvenance machine = workbench::app_provenance();
-    row.insert(QStringLiteral("cpu_model"), QString::fromStdString(machine.cpu_model));
-    row.insert(QStringLiteral("cpu_features"), QString::fromStdString(m_runInfo.cpu_features));
-    row.insert(QStringLiteral("app_version"), QString::fromStdString(machine.app_version));
-    row.insert(QStringLiteral("app_commit"), QString::fromStdString(machine.app_commit));
-    row.insert(QStringLiteral("model_sha256"), m_chat->modelSha256());
-    row.insert(QStringLiteral("attention"), QString::fromStdString(m_runInfo.attention));
-    row.insert(QStringLiteral("kv_type"), QString::fromStdString(m_runInfo.kv_types));
+    // The row as the engine reported it (machine and configuration included), with the model file's digest.
+    auto row = workbench::parse_json(p.json.toStdString());
+    if (!row.ok() || !row->is_object()) {
+        setStatus(tr("Not saved: the benchmark row is not a JSON object (%1).").arg(QString::fromStdString(row.status().message())));
+        return;
+    }
+    (*row)["model_sha256"] = m_chat->modelSha256().toStdString();
     workbench::BenchmarkRecord record;
     record.test_name = (p.test.isEmpty() ? QStringLiteral("pp%1+tg%2").arg(p.nPrompt).arg(p.nGen) : p.test).toStdString();
     record.n_prompt = p.nPrompt;
@@ -271,7 +269,8 @@ void BenchmarkPage::save(const BenchPoint& p) {
     record.n_batch = p.batch;
     record.n_threads = p.nThreads ? p.nThreads : m_runInfo.n_threads;
     record.avg_ts = p.totalTokS;
-    record.json = QJsonDocument(row).toJson(QJsonDocument::Compact).toStdString();
+    record.stddev_ts = p.stddevTokS;
+    record.json = workbench::dump_json(*row);
     const workbench::ConfigurationRecord configuration = workbench::make_configuration(m_runConfig, "cpu");
     ++m_pendingSaves;
     m_store->call<workbench::RowId>(
@@ -314,7 +313,9 @@ void BenchmarkPage::refreshSaved() {
             std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.id > b.id; });
             for (const workbench::BenchmarkRecord& b : rows) {
                 const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(b.json)).object();
-                const QString machine = j.value(QStringLiteral("cpu_model")).toString();
+                // cpu_info: llama-bench's name for the CPU; rows saved before it said cpu_model.
+                QString machine = j.value(QStringLiteral("cpu_info")).toString();
+                if (machine.isEmpty()) machine = j.value(QStringLiteral("cpu_model")).toString();
                 QString configuration;
                 auto c = result->configurations.find(b.configuration_id);
                 if (c != result->configurations.end())

@@ -1,13 +1,13 @@
 // The measurements through workbench/measure.h, turned into the pages' value types and the JSON
-// rows the CLI prints. Where an engine lacks the header (an older checkout), the calls say so
+// rows the CLI prints (benchmark rows from workbench/bench_row.h, the one builder both use). Where an engine lacks the header (an older checkout), the calls say so
 // instead and the pages show the message.
-#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
 #include "ui/bridge/measure_types.h"
 
 #if __has_include("workbench/measure.h")
+#include "workbench/bench_row.h"
 #include "workbench/measure.h"
 #define WB_HAVE_MEASURE 1
 #else
@@ -62,6 +62,7 @@ workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, wor
 
 workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch, int nPrompt, int nGen, uint64_t seed,
                                            const std::atomic<bool>* cancel) {
+    const int64_t started = workbench::unix_time_ms();
     auto point = workbench::measure_batch_throughput(engine, batch, nPrompt, nGen, static_cast<uint32_t>(seed), cancel);
     if (!point.ok()) return point.status();
     const workbench::ModelInfo& info = engine.model_info();
@@ -77,31 +78,27 @@ workbench::Result<BenchPoint> measureBatch(workbench::Engine& engine, int batch,
     p.ttftMs = point->pp_tok_s > 0 ? 1000.0 * point->batch * point->n_prompt / point->pp_tok_s : 0;
     p.tpotMs = point->decode_step_ms_p50;
     p.kvBytesPeak = point->kv_bytes_peak;
-    // The keys of `workbench-cli bench -b --json`, one repetition.
-    QJsonObject j;
-    j.insert(QStringLiteral("test"), QStringLiteral("pp%1+tg%2").arg(nPrompt).arg(nGen));
-    j.insert(QStringLiteral("n_prompt"), nPrompt);
-    j.insert(QStringLiteral("n_gen"), nGen);
-    j.insert(QStringLiteral("batch"), batch);
-    j.insert(QStringLiteral("n_threads"), info.n_threads);
-    j.insert(QStringLiteral("avg_ts"), point->total_tok_s);
-    j.insert(QStringLiteral("stddev_ts"), 0);
-    j.insert(QStringLiteral("pp_tok_s"), point->pp_tok_s);
-    j.insert(QStringLiteral("tg_tok_s"), point->tg_tok_s);
-    j.insert(QStringLiteral("tpot_ms_p50"), point->decode_step_ms_p50);
-    j.insert(QStringLiteral("model_size"), static_cast<qint64>(info.weight_bytes));
-    j.insert(QStringLiteral("model_n_params"), static_cast<qint64>(info.n_params));
-    j.insert(QStringLiteral("backend"), QStringLiteral("CPU"));
-    j.insert(QStringLiteral("build_commit"), QString::fromLatin1(workbench::engine_version()));
-    j.insert(QStringLiteral("kv_bytes_peak"), static_cast<qint64>(point->kv_bytes_peak));
-    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
-    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
-    p.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    // The row `workbench-cli bench -b --json` prints, of one repetition.
+    workbench::BenchRow row;
+    row.test = "pp" + std::to_string(nPrompt) + "+tg" + std::to_string(nGen);
+    row.n_prompt = nPrompt;
+    row.n_gen = nGen;
+    row.batch = batch;
+    row.n_batch = point->max_batch_tokens;
+    row.test_time_unix_ms = started;
+    row.samples_ts = {point->total_tok_s};
+    row.pp_tok_s = point->pp_tok_s;
+    row.tg_tok_s = point->tg_tok_s;
+    row.tpot_ms_p50 = point->decode_step_ms_p50;
+    row.kv_bytes_peak = point->kv_bytes_peak;
+    row.rss_bytes = workbench::process_resident_bytes();
+    p.json = QString::fromStdString(workbench::dump_json(workbench::bench_row_json(row, info)));
     return p;
 }
 
 workbench::Result<BenchPoint> measureSpeed(workbench::Engine& engine, bool prompt, int nTokens, int repetitions,
                                            const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
+    const int64_t started = workbench::unix_time_ms();
     auto test = workbench::measure_speed(
         engine, prompt ? workbench::SpeedTestKind::prompt : workbench::SpeedTestKind::generation, nTokens, repetitions, 1234,
         [&progress](int64_t done, int64_t total) {
@@ -119,24 +116,16 @@ workbench::Result<BenchPoint> measureSpeed(workbench::Engine& engine, bool promp
     p.totalTokS = test->avg_tok_s;
     p.stddevTokS = test->stddev_tok_s;
     (prompt ? p.promptTokS : p.genTokS) = test->avg_tok_s;
-    // The keys of `workbench-cli bench --json` (llama-bench's names).
-    QJsonObject j;
-    j.insert(QStringLiteral("test"), p.test);
-    j.insert(QStringLiteral("n_prompt"), p.nPrompt);
-    j.insert(QStringLiteral("n_gen"), p.nGen);
-    j.insert(QStringLiteral("n_threads"), info.n_threads);
-    j.insert(QStringLiteral("avg_ts"), test->avg_tok_s);
-    j.insert(QStringLiteral("stddev_ts"), test->stddev_tok_s);
-    QJsonArray samples;
-    for (double v : test->samples_tok_s) samples.append(v);
-    j.insert(QStringLiteral("samples_ts"), samples);
-    j.insert(QStringLiteral("model_size"), static_cast<qint64>(info.weight_bytes));
-    j.insert(QStringLiteral("model_n_params"), static_cast<qint64>(info.n_params));
-    j.insert(QStringLiteral("backend"), QStringLiteral("CPU"));
-    j.insert(QStringLiteral("build_commit"), QString::fromLatin1(workbench::engine_version()));
-    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
-    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
-    p.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    // The row `workbench-cli bench --json` prints.
+    workbench::BenchRow row;
+    row.test = test->test;
+    row.n_prompt = test->n_prompt;
+    row.n_gen = test->n_gen;
+    row.n_batch = prompt ? nTokens : 1;
+    row.test_time_unix_ms = started;
+    row.samples_ts = test->samples_tok_s;
+    row.rss_bytes = workbench::process_resident_bytes();
+    p.json = QString::fromStdString(workbench::dump_json(workbench::bench_row_json(row, info)));
     return p;
 }
 

@@ -54,6 +54,7 @@ struct ThroughputPoint {
     double decode_step_ms_p50 = 0;  // median decode step: each sequence's time per output token
     double total_tok_s = 0;         // batch · (n_prompt + n_gen) / whole time
     uint64_t kv_bytes_peak = 0;
+    int32_t max_batch_tokens = 0;   // tokens one step carried at most (prompt chunks and decodes)
 };
 Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen,
                                                  uint32_t seed = 1234, const std::atomic<bool>* cancel = nullptr);

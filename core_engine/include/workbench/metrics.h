@@ -59,6 +59,13 @@ struct LatencyStats {
 };
 LatencyStats latency_stats(std::vector<double> values);
 
+// Mean and sample standard deviation (n − 1; 0 for fewer than two values), as llama-bench
+// reports repeated runs.
+struct MeanStddev {
+    double mean = 0, stddev = 0;
+};
+MeanStddev mean_stddev(const std::vector<double>& values);
+
 // A whole batch.
 struct BatchMetrics {
     int32_t n_completed = 0, n_failed = 0;

@@ -1,6 +1,7 @@
-// Every JSON shape the store writes or keys on, byte for byte against golden files made by the
-// release before the JSON library change (tests/data/json_shapes/): the EngineConfig JSON that the
-// configurations table is unique on, and a session's JSON, CSV and Markdown exports. The inputs
+// Every JSON shape the store writes or keys on, byte for byte against golden files
+// (tests/data/json_shapes/, see tests/golden_file.h): the EngineConfig JSON that the
+// configurations table is unique on, and a session's JSON, CSV and Markdown exports; and a
+// configuration row in 0.1.0's bytes, which saving the same configuration must find. The inputs
 // pin what a serializer may change: key order, escapes (quotes, backslash, control characters,
 // \b and \f, invalid UTF-8), and numbers (integral doubles, tiny and huge magnitudes, many
 // digits). WB_WRITE_GOLDEN=1 rewrites the files instead of comparing.
@@ -9,6 +10,7 @@
 
 #include <limits>
 
+#include "store_test_util.h"
 #include "tests/golden_file.h"
 #include "workbench/config.h"
 #include "workbench/store.h"
@@ -112,6 +114,51 @@ private slots:
         auto markdown = s.export_session_markdown(*session_id);
         QVERIFY(markdown.ok());
         WB_VERIFY_GOLDEN("session_export.md", *markdown);
+    }
+
+    // A configuration row as release 0.1.0 wrote it (its own JSON writer: "\u0008" for "\b",
+    // "\ufffd" for invalid UTF-8) is found by its value when the new text misses it, so opening an
+    // old database and saving the same configuration adds no second row.
+    void a_configuration_saved_by_the_previous_release_is_not_saved_again() {
+        QFile old_text(QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/stored_configuration_0.1.0.json"));
+        QVERIFY(old_text.open(QIODevice::ReadOnly));
+        const std::string previous = old_text.readAll().toStdString();
+        const ConfigurationRecord config = make_configuration(tricky_config(), "cpu");
+        QVERIFY(config.config_json != previous);  // the bytes did change
+        QTemporaryDir dir;
+        StoreOptions options;
+        options.path = dir.filePath(QStringLiteral("previous.db")).toStdString();
+        RowId old_id = 0;
+        {
+            auto store = Store::open(options);
+            QVERIFY2(store.ok(), store.status().message().c_str());
+            auto id = (*store)->save_configuration(config);
+            QVERIFY(id.ok());
+            old_id = *id;
+        }
+        {
+            store_test::RawDb db(options.path);
+            sqlite3_stmt* update = nullptr;
+            QCOMPARE(sqlite3_prepare_v2(db.handle(), "UPDATE configurations SET config_json = ?1", -1, &update, nullptr), SQLITE_OK);
+            sqlite3_bind_text(update, 1, previous.data(), static_cast<int>(previous.size()), SQLITE_TRANSIENT);
+            QCOMPARE(sqlite3_step(update), SQLITE_DONE);
+            sqlite3_finalize(update);
+            QCOMPARE(db.text("SELECT config_json FROM configurations"), previous);
+        }
+        auto store = Store::open(options);
+        QVERIFY2(store.ok(), store.status().message().c_str());
+        auto again = (*store)->save_configuration(config);
+        QVERIFY2(again.ok(), again.status().message().c_str());
+        QCOMPARE(*again, old_id);
+        auto other = (*store)->save_configuration(make_configuration(EngineConfig{}, "cpu"));
+        QVERIFY(other.ok());
+        QVERIFY(*other != old_id);  // a different configuration still gets its own row
+        auto same_text_other_backend = (*store)->save_configuration(make_configuration(tricky_config(), "cuda"));
+        QVERIFY(same_text_other_backend.ok());
+        QVERIFY(*same_text_other_backend != old_id);
+        auto listed = (*store)->list_configurations();
+        QVERIFY(listed.ok());
+        QCOMPARE(listed->size(), size_t(3));
     }
 };
 
