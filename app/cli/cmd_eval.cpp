@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "history_recorder.h"
+#include "workbench/bench_row.h"
 #include "workbench/measure.h"
 
 namespace wbcli {
@@ -103,24 +104,13 @@ int cmd_eval(int argc, char** argv) {
     const workbench::QualityReport& q = *quality;
     const double ppl = q.perplexity, ppl_base = q.perplexity_baseline, dppl = q.delta_ppl_pct;
     {
-        using workbench::json_rounded;
-        const workbench::Json j = {{"file", path},
-                                   {"ctx", n_ctx},
-                                   {"windows", n_windows},
-                                   {"tokens_scored", q.n_tokens_scored},
-                                   {"attention", info.attention},
-                                   {"kv_type", info.kv_types},
-                                   {"weights", info.weight_type},
-                                   {"ppl", json_rounded(ppl)},
-                                   {"ppl_baseline", json_rounded(ppl_base)},
-                                   {"delta_ppl_pct", json_rounded(dppl)},
-                                   {"kl_mean", json_rounded(q.kl_mean)},
-                                   {"top1_agreement", json_rounded(q.top1_agreement)},
-                                   {"kv_bytes_peak", kv_peak},
-                                   {"kv_bytes_full", kv_full},
-                                   {"kv_bytes_read_per_token", read_per_token},
-                                   {"kv_bytes_read_full", read_full},
-                                   {"decode_tok_s", json_rounded(decode_tok_s)}};
+        workbench::Json j = {{"file", path}};
+        j.update(workbench::evaluation_row_json(q, info, n_ctx));
+        j["kv_bytes_peak"] = kv_peak;  // the decode run's too
+        j["kv_bytes_full"] = kv_full;
+        j["kv_bytes_read_per_token"] = read_per_token;
+        j["kv_bytes_read_full"] = read_full;
+        j["decode_tok_s"] = workbench::json_rounded(decode_tok_s);
         if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
             workbench::EvaluationRecord e;
             e.configuration_id = recorder->configuration_id();

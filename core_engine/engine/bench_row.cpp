@@ -1,5 +1,5 @@
 // bench_row_json: llama-bench's JSON row (tools/llama-bench: its test record's fields) for our
-// measurements. Knobs llama.cpp has and this CPU engine does not (GPU layers, split mode, CPU
+// measurements; evaluation_row_json: a quality report's. Knobs llama.cpp has and this CPU engine does not (GPU layers, split mode, CPU
 // masks, polling) carry the values llama-bench prints for a CPU-only run with its defaults.
 #include "workbench/bench_row.h"
 
@@ -118,6 +118,22 @@ Json bench_row_json(const BenchRow& row, const ModelInfo& info) {
     j["kv_bytes_peak"] = optional_count(row.kv_bytes_peak);
     j["rss_bytes"] = optional_count(row.rss_bytes);
     return j;
+}
+
+Json evaluation_row_json(const QualityReport& report, const ModelInfo& info, int32_t n_ctx) {
+    return {{"ctx", n_ctx},
+            {"windows", report.n_windows},
+            {"tokens_scored", report.n_tokens_scored},
+            {"attention", info.attention},
+            {"kv_type", info.kv_types},
+            {"weights", info.weight_type},
+            {"ppl", json_rounded(report.perplexity)},
+            {"ppl_baseline", json_rounded(report.perplexity_baseline)},
+            {"delta_ppl_pct", json_rounded(report.delta_ppl_pct)},
+            {"kl_mean", json_rounded(report.kl_mean)},
+            {"top1_agreement", json_rounded(report.top1_agreement)},
+            {"kv_bytes_peak", report.kv_bytes_peak},
+            {"kv_bytes_full", report.kv_bytes_full}};
 }
 
 }  // namespace workbench

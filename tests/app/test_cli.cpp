@@ -14,6 +14,7 @@
 
 #include "tests/golden_file.h"
 #include "tests/skip_missing.h"
+#include "workbench/json.h"
 #include "workbench/store.h"
 
 namespace {
@@ -398,6 +399,17 @@ private slots:
         text.close();
         auto e = run_cli({"eval", "-f", text.fileName(), "--ctx", "128", "--decode", "0", "-t", "2", "--db", db, "--json"});
         QCOMPARE(e.exit_code, 0);
+        // eval --json's keys, in order (the GUI's saved evaluations share its builder, less file and decode).
+        auto eval_row = workbench::parse_json(e.out.toStdString());
+        QVERIFY(eval_row.ok());
+        std::vector<std::string> eval_keys;
+        for (const auto& [key, value] : eval_row->items()) eval_keys.push_back(key);
+        const std::vector<std::string> expected_eval_keys = {
+            "file", "ctx", "windows", "tokens_scored", "attention", "kv_type", "weights", "ppl", "ppl_baseline", "delta_ppl_pct",
+            "kl_mean", "top1_agreement", "kv_bytes_peak", "kv_bytes_full", "kv_bytes_read_per_token", "kv_bytes_read_full",
+            "decode_tok_s"};
+        QVERIFY(eval_keys == expected_eval_keys);
+        QCOMPARE((*eval_row)["ctx"].get<int>(), 128);
 
         auto h = run_cli({"history", "--db", db, "--json"});
         QCOMPARE(h.exit_code, 0);

@@ -1,8 +1,6 @@
 // The measurements through workbench/measure.h, turned into the pages' value types and the JSON
 // rows the CLI prints (benchmark rows from workbench/bench_row.h, the one builder both use). Where an engine lacks the header (an older checkout), the calls say so
 // instead and the pages show the message.
-#include <QJsonDocument>
-#include <QJsonObject>
 
 #include "ui/bridge/measure_types.h"
 
@@ -40,23 +38,8 @@ workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, wor
     f.klMean = report->kl_mean;
     f.top1 = report->top1_agreement;
     f.nTokens = static_cast<int>(report->n_tokens_scored);
-    const workbench::ModelInfo& info = engine.model_info();
-    // The keys `workbench-cli eval --json` prints, so saved evaluations read alike.
-    QJsonObject j;
-    j.insert(QStringLiteral("ctx"), nCtx);
-    j.insert(QStringLiteral("windows"), report->n_windows);
-    j.insert(QStringLiteral("tokens_scored"), static_cast<qint64>(report->n_tokens_scored));
-    j.insert(QStringLiteral("attention"), QString::fromStdString(info.attention));
-    j.insert(QStringLiteral("kv_type"), QString::fromStdString(info.kv_types));
-    j.insert(QStringLiteral("weights"), QString::fromStdString(info.weight_type));
-    j.insert(QStringLiteral("ppl"), report->perplexity);
-    j.insert(QStringLiteral("ppl_baseline"), report->perplexity_baseline);
-    j.insert(QStringLiteral("delta_ppl_pct"), report->delta_ppl_pct);
-    j.insert(QStringLiteral("kl_mean"), report->kl_mean);
-    j.insert(QStringLiteral("top1_agreement"), report->top1_agreement);
-    j.insert(QStringLiteral("kv_bytes_peak"), static_cast<qint64>(report->kv_bytes_peak));
-    j.insert(QStringLiteral("kv_bytes_full"), static_cast<qint64>(report->kv_bytes_full));
-    f.json = QString::fromUtf8(QJsonDocument(j).toJson(QJsonDocument::Compact));
+    // The row `workbench-cli eval --json` prints, less its file and decode figures.
+    f.json = QString::fromStdString(workbench::dump_json(workbench::evaluation_row_json(*report, engine.model_info(), nCtx)));
     return f;
 }
 

@@ -1,7 +1,8 @@
-// A benchmark result as one JSON row: llama-bench's fields, in its order and with its meaning,
-// so a row of ours and a row of `llama-bench -o json` on the same file read alike; then the
-// workbench's own figures. The CLI's `bench --json`, the rows it stores with --db and the GUI's
-// Benchmark page all build their rows here.
+// Measurements as JSON rows, built once for the CLI and the GUI. A benchmark row: llama-bench's
+// fields, in its order and with its meaning, so a row of ours and a row of `llama-bench -o json`
+// on the same file read alike; then the workbench's own figures (`bench --json`, the rows stored
+// with --db, the GUI's Benchmark page). An evaluation row: a quality report's figures (`eval
+// --json`, saved evaluations from the CLI and from Compare).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "workbench/engine.h"
 #include "workbench/json.h"
+#include "workbench/measure.h"
 
 namespace workbench {
 
@@ -33,6 +35,10 @@ int64_t bench_row_tokens(const BenchRow& row);
 // The row: avg_ts and stddev_ts (mean and sample standard deviation) from samples_ts, avg_ns and
 // samples_ns from the same runs in nanoseconds; the model, machine and configuration from `info`.
 Json bench_row_json(const BenchRow& row, const ModelInfo& info);
+
+// ctx, windows, tokens_scored, attention, kv_type, weights, ppl, ppl_baseline, delta_ppl_pct,
+// kl_mean, top1_agreement, kv_bytes_peak, kv_bytes_full.
+Json evaluation_row_json(const QualityReport& report, const ModelInfo& info, int32_t n_ctx);
 
 // Now, as test_time_unix_ms takes it.
 int64_t unix_time_ms();
