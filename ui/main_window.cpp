@@ -14,6 +14,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -35,6 +37,7 @@
 #include "ui/pages/metrics_panel.h"
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
+#include "widgets/token_stream_view.h"
 
 namespace {
 
@@ -218,16 +221,51 @@ void MainWindow::buildActions() {
     m_stopAction->setShortcut(QKeySequence(Qt::Key_Escape));
     // Esc must reach the action wherever focus is (the input box, a chart, the config panel).
     m_stopAction->setShortcutContext(Qt::WindowShortcut);
-    chat->addAction(tr("&Regenerate"), m_chat, &ChatPage::regenerate);
-    chat->addAction(tr("&Edit last message"), m_chat, &ChatPage::editLast);
+    chat->addAction(tr("&Regenerate"), m_chat, &ChatPage::regenerate)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    chat->addAction(tr("&Edit last message"), m_chat, &ChatPage::editLast)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    chat->addAction(tr("&Copy last reply"), this, [this] {
+        const QString reply = m_chat->lastReply();
+        if (reply.isEmpty()) return statusBar()->showMessage(tr("No reply to copy yet."), 4000);
+        QGuiApplication::clipboard()->setText(reply);
+        statusBar()->showMessage(tr("Copied the last reply (%n characters).", nullptr, static_cast<int>(reply.size())), 4000);
+    })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+
+    // Ctrl+1 … Ctrl+5: the sidebar's pages in order.
+    QMenu* go = menuBar()->addMenu(tr("&Go"));
+    int number = 1;
+    for (const PageEntry& page : kPages) {
+        const QString name = QString::fromLatin1(page.name);
+        go->addAction(tr(page.name), this, [this, name] { showPage(name); })
+            ->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + number++)));
+    }
+
+    connect(m_chat->transcript(), &TokenStreamView::copied, this, [this](const QString& text) {
+        statusBar()->showMessage(tr("Copied %n characters.", nullptr, static_cast<int>(text.size())), 4000);
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+        QMessageBox::information(this, tr("Keyboard shortcuts"), shortcutList());
+    })->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About"), this, [this] {
         QMessageBox::about(this, tr("About Inference Workbench"),
                            tr("Inference Workbench %1\nEngine %2\n\nA desktop workbench around its own LLM inference "
                               "engine: chat, attention variants, KV and weight quantization, and what each costs.")
                                .arg(QStringLiteral(WB_VERSION), QString::fromLatin1(workbench::engine_version())));
     });
+}
+
+QString MainWindow::shortcutList() const {
+    // Read from the menus themselves, so the list cannot drift from what the keys do.
+    QStringList lines;
+    for (QAction* menu : menuBar()->actions()) {
+        if (!menu->menu()) continue;
+        for (QAction* a : menu->menu()->actions())
+            if (!a->shortcut().isEmpty())
+                lines << QStringLiteral("%1\t%2 → %3")
+                             .arg(a->shortcut().toString(QKeySequence::NativeText), menu->text().remove('&'), a->text().remove('&'));
+    }
+    return lines.join('\n');
 }
 
 void MainWindow::buildStatusBar() {

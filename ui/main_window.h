@@ -1,5 +1,6 @@
 // The main window: a sidebar (Chat, Compare, History, Models, Benchmark), the pages, the menus and
-// shortcuts (Ctrl+N new chat, Esc stop, Ctrl+O open model, Ctrl+Q quit), and the status bar
+// shortcuts (Ctrl+N new chat, Esc stop, Ctrl+R regenerate, Ctrl+E edit, Ctrl+Shift+C copy the
+// last reply, Ctrl+1…5 the pages, Ctrl+O open model, Ctrl+Q quit; Help lists them), and the status bar
 // (model, backend, weights, process memory, tokens in context). It owns the EngineClient and the
 // StoreClient (the session database, opened at start; when it cannot open, a notice says
 // "history is off" and the chat runs without it), records the chat through a HistoryRecorder,
@@ -54,6 +55,7 @@ public:
     QAction* stopAction() const { return m_stopAction; }
     QString modelPath() const { return m_modelPath; }
     QString statusText() const;  // the status bar's fields, joined (for tests and the log)
+    QString shortcutList() const;  // "Ctrl+R\tChat → Regenerate" per line, from the menus
 
 public slots:
     void openModel();

@@ -1,42 +1,64 @@
 #include "widgets/token_stream_view.h"
 
-#include <QFontDatabase>
+#include <QClipboard>
+#include <QDesktopServices>
+#include <QGuiApplication>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextDocument>
-#include <QTextDocumentFragment>
+#include <QUrl>
+
+#include "widgets/markdown_html.h"
 
 namespace {
 
-// Markdown's code blocks and inline code as monospace, whatever the importer chose.
-void monospaceCode(QTextDocument& doc) {
-    const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-    for (QTextBlock b = doc.begin(); b.isValid(); b = b.next()) {
-        const bool code = b.blockFormat().hasProperty(QTextFormat::BlockCodeFence) ||
-                          b.blockFormat().hasProperty(QTextFormat::BlockCodeLanguage);
-        if (!code) continue;
-        QTextCursor c(b);
-        c.select(QTextCursor::BlockUnderCursor);
-        QTextCharFormat f;
-        f.setFontFamilies({mono.family()});
-        f.setFontFixedPitch(true);
-        c.mergeCharFormat(f);
-        QTextBlockFormat bf;
-        bf.setBackground(QColor(0xf3, 0xf3, 0xf3));
-        c.mergeBlockFormat(bf);
-    }
-}
+// Code on a light grey with a darker head line; inline code on the same grey.
+const char* kStyleSheet =
+    "td.code { background-color: #f4f4f4; font-family: monospace; }"
+    "td.code-head { background-color: #e6e6e6; color: #555555; font-size: small; }"
+    "code { background-color: #eeeeee; font-family: monospace; }"
+    "pre { font-family: monospace; margin: 0; }"
+    "table.md { border-collapse: collapse; }"
+    "a.copy { color: #7a7a7a; text-decoration: none; font-size: small; }";
+
+QString copyCodePrefix(int index) { return QStringLiteral("copy-code:%1.").arg(index); }
 
 }  // namespace
 
 TokenStreamView::TokenStreamView(QWidget* parent) : QTextBrowser(parent) {
-    setOpenExternalLinks(true);
+    setOpenLinks(false);  // followLink decides: copy links stay here, web links go to the browser
     setReadOnly(true);
     document()->setDocumentMargin(10);
+    document()->setDefaultStyleSheet(QString::fromLatin1(kStyleSheet));
+    connect(this, &QTextBrowser::anchorClicked, this, &TokenStreamView::followLink);
+    m_streamRender.setSingleShot(true);
+    m_streamRender.setInterval(kStreamRenderMs);
+    connect(&m_streamRender, &QTimer::timeout, this, &TokenStreamView::renderStreamTail);
+}
+
+QString TokenStreamView::codeBlockOf(int index, int block) const {
+    const QStringList& blocks = index == m_entries.size() && m_streaming ? m_streamCodeBlocks : m_entries.value(index).codeBlocks;
+    return blocks.value(block);
+}
+
+void TokenStreamView::followLink(const QUrl& url) {
+    QString text;
+    if (url.scheme() == QLatin1String("copy-message")) {
+        text = textOf(url.path().toInt());
+    } else if (url.scheme() == QLatin1String("copy-code")) {
+        const QStringList parts = url.path().split('.');
+        text = codeBlockOf(parts.value(0).toInt(), parts.value(1).toInt());
+    } else {
+        if (url.scheme() == QLatin1String("http") || url.scheme() == QLatin1String("https") || url.scheme() == QLatin1String("mailto"))
+            QDesktopServices::openUrl(url);
+        return;
+    }
+    QGuiApplication::clipboard()->setText(text);
+    emit copied(text);
 }
 
 void TokenStreamView::addMessage(Role role, const QString& text, const QString& footer) {
-    m_entries.append({role, text, footer});
+    m_entries.append({role, text, footer, {}});
     if (m_streaming) {
         // Keep the stream last: render the new entry before it.
         render();
@@ -44,26 +66,39 @@ void TokenStreamView::addMessage(Role role, const QString& text, const QString& 
     }
     QTextCursor c(document());
     c.movePosition(QTextCursor::End);
-    renderEntry(c, m_entries.last());
+    renderEntry(c, m_entries.last(), static_cast<int>(m_entries.size() - 1));
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
 }
 
 void TokenStreamView::beginStream() {
     m_streaming = true;
     m_streamText.clear();
+    m_streamCodeBlocks.clear();
     QTextCursor c(document());
     c.movePosition(QTextCursor::End);
-    insertHeader(c, Role::Assistant);
+    insertHeader(c, Role::Assistant, -1);
+    m_streamStart = c.position();
 }
 
 void TokenStreamView::appendStream(const QString& chunk) {
     if (!m_streaming || chunk.isEmpty()) return;
     m_streamText += chunk;
+    // Rendering Markdown per token would cost a whole reply's parse per token; a few times a
+    // second reads as live.
+    if (!m_streamRender.isActive()) m_streamRender.start();
+}
+
+void TokenStreamView::renderStreamTail() {
+    if (!m_streaming) return;
     QScrollBar* bar = verticalScrollBar();
     const bool atBottom = bar->value() >= bar->maximum() - 4;
     QTextCursor c(document());
-    c.movePosition(QTextCursor::End);
-    c.insertText(chunk, QTextCharFormat());
+    c.setPosition(m_streamStart);
+    c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
+    c.removeSelectedText();
+    const MarkdownHtml md = markdownToHtml(m_streamText, copyCodePrefix(static_cast<int>(m_entries.size())));
+    m_streamCodeBlocks = md.codeBlocks;
+    c.insertHtml(md.html);
     // Follow the stream unless the reader scrolled up to look at something.
     if (atBottom) bar->setValue(bar->maximum());
 }
@@ -71,18 +106,21 @@ void TokenStreamView::appendStream(const QString& chunk) {
 void TokenStreamView::finishStream(const QString& finalText, const QString& footer) {
     if (!m_streaming) return;
     m_streaming = false;
+    m_streamRender.stop();
     m_streamText.clear();
-    m_entries.append({Role::Assistant, finalText, footer});
-    // The streamed plain text gives way to the rendered message. Rendering the whole transcript
-    // again is the simplest exact way (a few hundred messages at most; once per reply, never per
-    // token).
+    m_streamCodeBlocks.clear();
+    m_entries.append({Role::Assistant, finalText, footer, {}});
+    // Rendering the whole transcript again is the simplest exact way (a few hundred messages at
+    // most; once per reply, never per token).
     render();
 }
 
 void TokenStreamView::abortStream() {
     if (!m_streaming) return;
     m_streaming = false;
+    m_streamRender.stop();
     m_streamText.clear();
+    m_streamCodeBlocks.clear();
     render();
 }
 
@@ -94,22 +132,25 @@ void TokenStreamView::removeFrom(int index) {
 void TokenStreamView::clearMessages() {
     m_entries.clear();
     m_streaming = false;
+    m_streamRender.stop();
     m_streamText.clear();
+    m_streamCodeBlocks.clear();
     render();
 }
 
 void TokenStreamView::render() {
     document()->clear();
     QTextCursor c(document());
-    for (const Entry& e : m_entries) renderEntry(c, e);
+    for (int i = 0; i < m_entries.size(); ++i) renderEntry(c, m_entries[i], i);
     if (m_streaming) {
-        insertHeader(c, Role::Assistant);
-        c.insertText(m_streamText, QTextCharFormat());
+        insertHeader(c, Role::Assistant, -1);
+        m_streamStart = c.position();
+        renderStreamTail();
     }
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
 }
 
-void TokenStreamView::insertHeader(QTextCursor& c, Role role) {
+void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
     if (c.position() > 0) c.insertBlock(QTextBlockFormat(), QTextCharFormat());
     QTextBlockFormat bf;
     bf.setTopMargin(c.position() > 0 ? 10 : 0);
@@ -124,17 +165,19 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role) {
     case Role::Error: label = tr("Error"); f.setForeground(QColor(0xb0, 0x20, 0x20)); break;
     }
     c.insertText(label, f);
+    if (index >= 0 && (role == Role::User || role == Role::Assistant)) {
+        c.insertText(QStringLiteral("   "), QTextCharFormat());
+        c.insertHtml(QStringLiteral("<a class=\"copy\" href=\"copy-message:%1\">%2</a>").arg(index).arg(tr("Copy")));
+    }
     c.insertBlock(QTextBlockFormat(), QTextCharFormat());
 }
 
-void TokenStreamView::renderEntry(QTextCursor& c, const Entry& e) {
-    insertHeader(c, e.role);
+void TokenStreamView::renderEntry(QTextCursor& c, Entry& e, int index) {
+    insertHeader(c, e.role, index);
     if (e.role == Role::Assistant || e.role == Role::User) {
-        QTextDocument md;
-        md.setDefaultFont(document()->defaultFont());
-        md.setMarkdown(e.text);
-        monospaceCode(md);
-        c.insertFragment(QTextDocumentFragment(&md));
+        const MarkdownHtml md = markdownToHtml(e.text, copyCodePrefix(index));
+        e.codeBlocks = md.codeBlocks;
+        c.insertHtml(md.html);
     } else {
         QTextCharFormat f;
         if (e.role == Role::Error) f.setForeground(QColor(0xb0, 0x20, 0x20));

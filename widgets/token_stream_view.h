@@ -1,16 +1,20 @@
-// A chat transcript that streams: finished messages are rendered as Markdown (code blocks in a
-// monospace font), the reply being generated grows as plain text at the end, chunk by chunk,
-// and is rendered as Markdown once it finishes. Each message may carry a footer line (metrics).
-// Plain strings in, nothing engine-specific.
+// A chat transcript that streams. Messages render as Markdown (widgets/markdown_html: CommonMark
+// with tables, code highlighted by language), the reply being generated too, re-rendered as it
+// grows (at most every kStreamRenderMs), so an open code fence shows as code, never as ```. Each
+// message has a Copy link beside its role and each code block one above it; each message may
+// carry a footer line (metrics). Plain strings in, nothing engine-specific.
 #pragma once
 
 #include <QList>
+#include <QStringList>
 #include <QTextBrowser>
+#include <QTimer>
 
 class TokenStreamView : public QTextBrowser {
     Q_OBJECT
 public:
     enum class Role { User, Assistant, Note, Error };
+    static constexpr int kStreamRenderMs = 50;
 
     explicit TokenStreamView(QWidget* parent = nullptr);
 
@@ -30,18 +34,30 @@ public:
     QString streamText() const { return m_streamText; }
     QString footerOf(int index) const { return m_entries.value(index).footer; }
     QString textOf(int index) const { return m_entries.value(index).text; }
+    // Code block `block` of message `index` (the stream's is messageCount()), as its Copy link copies it.
+    QString codeBlockOf(int index, int block) const;
+    // What a link in the transcript does: copy a message or a code block, or open a web link.
+    void followLink(const QUrl& url);
+
+signals:
+    void copied(const QString& text);
 
 private:
     struct Entry {
         Role role;
         QString text;
         QString footer;
+        QStringList codeBlocks;
     };
     void render();
-    void renderEntry(QTextCursor& cursor, const Entry& entry);
-    void insertHeader(QTextCursor& cursor, Role role);
+    void renderEntry(QTextCursor& cursor, Entry& entry, int index);
+    void insertHeader(QTextCursor& cursor, Role role, int index);
+    void renderStreamTail();
 
     QList<Entry> m_entries;
     QString m_streamText;
+    QStringList m_streamCodeBlocks;
+    int m_streamStart = 0;       // where the streamed reply's body begins in the document
     bool m_streaming = false;
+    QTimer m_streamRender;
 };

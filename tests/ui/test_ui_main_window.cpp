@@ -9,6 +9,8 @@
 #include <QComboBox>
 #include <QFile>
 #include <QLineSeries>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QListWidget>
 #include <QMimeData>
 #include <QPlainTextEdit>
@@ -157,6 +159,26 @@ private slots:
         QCOMPARE(chat()->history().size(), size_t{2});
         QVERIFY2(QString::fromStdString(chat()->history()[1].content).contains("Rome"),
                  chat()->history()[1].content.c_str());
+    }
+
+    // The keys Help lists do what it says: Ctrl+Shift+C copies the last reply, Ctrl+R
+    // regenerates it, Ctrl+<n> opens the n-th page.
+    void shortcutsDoWhatHelpLists() {
+        const QString list = m_window->shortcutList();
+        for (const char* line : {"Ctrl+R\tChat → Regenerate", "Ctrl+E\tChat → Edit last message", "Ctrl+Shift+C\tChat → Copy last reply",
+                                 "Ctrl+3\tGo → History", "Ctrl+N\tChat → New chat"})
+            QVERIFY2(list.contains(QString::fromUtf8(line)), qPrintable(list));
+        QGuiApplication::clipboard()->clear();
+        QTest::keyClick(m_window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(QGuiApplication::clipboard()->text(), QString::fromStdString(chat()->history()[1].content));
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QTest::keyClick(m_window, Qt::Key_R, Qt::ControlModifier);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(chat()->history().size(), size_t{2});
+        QTest::keyClick(m_window, Qt::Key_4, Qt::ControlModifier);
+        QVERIFY(m_window->modelsPage()->isVisible());
+        QTest::keyClick(m_window, Qt::Key_1, Qt::ControlModifier);
+        QVERIFY(chat()->isVisible());
     }
 
     void newChatDuringAReplyStartsClean() {

@@ -396,3 +396,9 @@ void ChatPage::updateButtons() {
     m_regenerate->setEnabled(ready && !m_history.empty());
     m_edit->setEnabled(!m_client->isBusy() && !m_history.empty());
 }
+
+QString ChatPage::lastReply() const {
+    for (auto it = m_history.rbegin(); it != m_history.rend(); ++it)
+        if (it->role == "assistant") return QString::fromStdString(it->content);
+    return {};
+}

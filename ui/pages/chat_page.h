@@ -32,6 +32,7 @@ public:
     QSplitter* mainSplitter() const { return m_split; }
     QSplitter* chatSplitter() const { return m_chatSplit; }
     const ChatHistory& history() const { return m_history; }
+    QString lastReply() const;  // the conversation's last assistant message; empty when none
     QString systemPrompt() const;
     void setSystemPrompt(const QString& text);
 

@@ -1,0 +1,111 @@
+// The chat transcript's Markdown (cmark-gfm, code highlighted by source-highlight) and its copy
+// links, offscreen: fenced code is highlighted by its language and never shows its fences, not
+// even while a reply streams with the fence still open; a paragraph before a code block stays
+// plain text; inline code is monospace; raw HTML shows as text; Copy links copy the message or
+// the code block.
+#include <QClipboard>
+#include <QGuiApplication>
+#include <QSignalSpy>
+#include <QTest>
+#include <QTextBlock>
+#include <QTextTable>
+
+#include "widgets/markdown_html.h"
+#include "widgets/token_stream_view.h"
+
+namespace {
+
+// The block holding `text`, or an invalid block.
+QTextBlock blockWith(const QTextDocument& doc, const QString& text) {
+    for (QTextBlock b = doc.begin(); b.isValid(); b = b.next())
+        if (b.text().contains(text)) return b;
+    return {};
+}
+
+bool insideTable(const QTextDocument& doc, const QTextBlock& block) {
+    QTextCursor c(const_cast<QTextDocument*>(&doc));
+    c.setPosition(block.position());
+    return c.currentTable() != nullptr;
+}
+
+}  // namespace
+
+class TestTokenStreamView : public QObject {
+    Q_OBJECT
+private slots:
+    void code_is_highlighted_by_its_language() {
+        const MarkdownHtml md = markdownToHtml(QStringLiteral("Intro line.\n\n```cpp\nint main() { return 0; }\n```\n"), "copy-code:0.");
+        QCOMPARE(md.codeBlocks, QStringList{QStringLiteral("int main() { return 0; }")});
+        QVERIFY2(md.html.contains("<font color="), qPrintable(md.html));  // source-highlight's spans
+        QVERIFY(!md.html.contains("```"));
+        QVERIFY(md.html.contains("href=\"copy-code:0.0\""));
+        QVERIFY(!highlightLanguageFor("cpp").isEmpty());
+        QVERIFY(!highlightLanguageFor("Python").isEmpty());
+        QVERIFY(highlightLanguageFor("no-such-language").isEmpty());
+        // An unknown language is still a code block, just not coloured.
+        const MarkdownHtml plain = markdownToHtml(QStringLiteral("```no-such-language\na < b\n```"), "copy-code:0.");
+        QCOMPARE(plain.codeBlocks, QStringList{QStringLiteral("a < b")});
+        QVERIFY(plain.html.contains("a &lt; b") && !plain.html.contains("<font color="));
+    }
+
+    void raw_html_is_text_and_tables_render() {
+        const MarkdownHtml md = markdownToHtml(QStringLiteral("<script>alert(1)</script>\n\nsay <b>hi</b>\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"), "c:");
+        QVERIFY2(!md.html.contains("<script>") && md.html.contains("&lt;script&gt;"), qPrintable(md.html));
+        QVERIFY(!md.html.contains("<b>hi</b>"));
+        QVERIFY(md.html.contains("<table>") && md.html.contains("<td>2</td>"));
+    }
+
+    void paragraph_before_code_stays_plain_and_inline_code_is_monospace() {
+        TokenStreamView view;
+        view.addMessage(TokenStreamView::Role::Assistant, QStringLiteral("Use `std::vector` here:\n\n```python\nprint('hi')\n```"));
+        const QTextDocument& doc = *view.document();
+        const QTextBlock intro = blockWith(doc, "here:");
+        QVERIFY(intro.isValid());
+        QVERIFY(!insideTable(doc, intro));  // the code's box starts after the paragraph
+        const QTextBlock code = blockWith(doc, "print('hi')");
+        QVERIFY(code.isValid());
+        QVERIFY(insideTable(doc, code));
+        QVERIFY(!doc.toPlainText().contains("```"));
+        bool monospaceInline = false;
+        for (auto it = intro.begin(); !it.atEnd(); ++it)
+            if (it.fragment().text().contains("std::vector"))
+                monospaceInline = it.fragment().charFormat().fontFixedPitch() ||
+                                  it.fragment().charFormat().fontFamilies().toStringList().join(',').contains("mono", Qt::CaseInsensitive);
+        QVERIFY(monospaceInline);
+    }
+
+    void a_streaming_reply_never_shows_an_open_fence() {
+        TokenStreamView view;
+        view.addMessage(TokenStreamView::Role::User, QStringLiteral("Print hi"));
+        view.beginStream();
+        view.appendStream(QStringLiteral("Here:\n```python\nprint("));
+        view.appendStream(QStringLiteral("'hi')"));
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("print('hi')"), 2000);
+        QVERIFY(!view.document()->toPlainText().contains("```"));
+        QCOMPARE(view.codeBlockOf(view.messageCount(), 0), QStringLiteral("print('hi')"));
+        QVERIFY(insideTable(*view.document(), blockWith(*view.document(), "print('hi')")));
+        view.finishStream(QStringLiteral("Here:\n```python\nprint('hi')\n```"), QStringLiteral("5 tokens"));
+        QVERIFY(!view.isStreaming());
+        QCOMPARE(view.codeBlockOf(1, 0), QStringLiteral("print('hi')"));
+        QVERIFY(view.document()->toPlainText().contains("5 tokens"));
+    }
+
+    void copy_links_copy_the_message_and_the_code() {
+        TokenStreamView view;
+        const QString reply = QStringLiteral("Two blocks:\n\n```\nfirst\n```\n\n```sh\necho second\n```");
+        view.addMessage(TokenStreamView::Role::Assistant, reply);
+        QSignalSpy copied(&view, &TokenStreamView::copied);
+        view.followLink(QUrl(QStringLiteral("copy-code:0.1")));
+        view.followLink(QUrl(QStringLiteral("copy-message:0")));
+        QCOMPARE(copied.count(), 2);
+        QCOMPARE(copied.at(0).at(0).toString(), QStringLiteral("echo second"));
+        QCOMPARE(copied.at(1).at(0).toString(), reply);
+        QCOMPARE(QGuiApplication::clipboard()->text(), reply);
+        // The links are in the document, where a click reaches followLink.
+        QString html = view.document()->toHtml();
+        QVERIFY(html.contains("copy-message:0") && html.contains("copy-code:0.0") && html.contains("copy-code:0.1"));
+    }
+};
+
+QTEST_MAIN(TestTokenStreamView)
+#include "test_token_stream_view.moc"
