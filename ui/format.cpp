@@ -11,7 +11,7 @@ QString bytes(double n) {
     return QStringLiteral("%1 B").arg(static_cast<qulonglong>(n));
 }
 
-QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason) {
+QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason, std::optional<quint64> seed) {
     QStringList parts;
     parts << QStringLiteral("%1 tokens").arg(m.n_generated);
     parts << QStringLiteral("TTFT %1 ms").arg(m.ttft_ms, 0, 'f', 0);
@@ -19,6 +19,7 @@ QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopRe
     parts << (m.decode_tok_s ? QStringLiteral("%1 tok/s").arg(*m.decode_tok_s, 0, 'f', 1) : QStringLiteral("— tok/s"));
     parts << QStringLiteral("prompt %1 (%2 reused)").arg(m.n_prompt_tokens).arg(m.n_prompt_reused);
     parts << QStringLiteral("KV %1 (full %2)").arg(bytes(static_cast<double>(m.kv_bytes)), bytes(static_cast<double>(m.kv_bytes_full)));
+    if (seed) parts << QStringLiteral("seed %1").arg(*seed);
     parts << stopReason;
     return parts.join(QStringLiteral(" · "));
 }

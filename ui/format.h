@@ -3,6 +3,7 @@
 
 #include <QString>
 #include <cstdint>
+#include <optional>
 
 #include "workbench/metrics.h"
 
@@ -10,7 +11,8 @@ namespace fmt {
 
 // "512 B", "22.5 KiB", "90.0 MiB", "1.25 GiB".
 QString bytes(double n);
-// The per-reply footer: "24 tokens · TTFT 85 ms · 45.2 tok/s · KV 1.20 MiB (full 1.20 MiB) · max_tokens".
-QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason);
+// The per-reply footer: "24 tokens · TTFT 85 ms · 45.2 tok/s · KV 1.20 MiB (full 1.20 MiB) · seed 7 · max_tokens"
+// (no seed part when it is unknown: a run recorded before seeds were kept).
+QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopReason, std::optional<quint64> seed = {});
 
 }  // namespace fmt

@@ -53,13 +53,14 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
 }
 
 // A session of one turn: the prompt, the reply and its run.
-void record_run(HistoryRecorder& rec, const std::string& prompt, const workbench::GenerationResult& r) {
+void record_run(HistoryRecorder& rec, const std::string& prompt, const workbench::GenerationResult& r, uint64_t seed) {
     workbench::Store& store = rec.store();
     workbench::SessionRecord session;
     session.configuration_id = rec.configuration_id();
     auto session_id = store.create_session(session);
     if (!session_id.ok()) return rec.warn(session_id.status());
     workbench::RunRecord run = rec.new_run(*session_id);
+    run.seed = static_cast<int64_t>(seed);
     auto run_id = store.begin_run(run);
     if (!run_id.ok()) return rec.warn(run_id.status());
     run.id = *run_id;
@@ -121,7 +122,7 @@ int cmd_run(int argc, char** argv) {
     auto recorder = HistoryRecorder::open_if_asked(ctx.args, *ctx.engine, ctx.config);
     auto result = ctx.engine->generate(prompt, req, stream);
     if (!result.ok()) return runtime_error(result.status().message());
-    if (recorder) record_run(*recorder, ctx.args.get("--prompt"), *result);
+    if (recorder) record_run(*recorder, ctx.args.get("--prompt"), *result, req.sampling.seed);
     if (json) {
         print_json(*result, ctx.engine->model_info(), ctx.engine->last_step_roofline());
         return 0;

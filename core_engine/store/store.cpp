@@ -182,13 +182,14 @@ Result<RowId> Store::begin_run(const RunRecord& run) {
                          "n_tokens_prompt, n_tokens_generated, ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, "
                          "itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, kv_bytes_full, kv_bytes_read_per_token, "
                          "stop_reason, model_sha256, app_version, app_commit, cpu_model, cpu_features, backend, "
-                         "n_threads) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
-                         "?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"));
+                         "n_threads, seed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+                         "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"));
         stmt.bind_id(1, start.session_id).bind_id(2, start.configuration_id).bind(3, start.started_unix_ms);
         bind_outcome(stmt, 4, start);
         const RunProvenance& p = start.provenance;
         stmt.bind(18, p.model_sha256).bind(19, p.app_version).bind(20, p.app_commit).bind(21, p.cpu_model);
         stmt.bind(22, p.cpu_features).bind(23, p.backend).bind(24, p.n_threads);
+        if (start.seed) stmt.bind(25, *start.seed);
         WB_RETURN_IF_ERROR(while_doing(stmt.run(), "starting a run"));
         return conn.last_insert_id();
     });

@@ -50,6 +50,7 @@ public:
     uint64_t column_u64(int index) const { return static_cast<uint64_t>(sqlite3_column_int64(stmt_, index)); }
     double column_double(int index) const { return sqlite3_column_double(stmt_, index); }
     std::optional<double> column_optional(int index) const;
+    bool column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
     std::string column_text(int index) const;
 
 private:

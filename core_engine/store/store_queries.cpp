@@ -17,7 +17,7 @@ constexpr const char* kRunColumns =
     "id, session_id, configuration_id, started_unix_ms, finished_unix_ms, n_tokens_prompt, n_tokens_generated, "
     "ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, "
     "kv_bytes_full, kv_bytes_read_per_token, stop_reason, model_sha256, app_version, app_commit, cpu_model, "
-    "cpu_features, backend, n_threads";
+    "cpu_features, backend, n_threads, seed";
 
 RunRecord run_from_row(const Statement& row) {
     RunRecord run;
@@ -46,6 +46,7 @@ RunRecord run_from_row(const Statement& row) {
     run.provenance.cpu_features = row.column_text(22);
     run.provenance.backend = row.column_text(23);
     run.provenance.n_threads = static_cast<int32_t>(row.column_int(24));
+    if (!row.column_is_null(25)) run.seed = row.column_int(25);
     return run;
 }
 

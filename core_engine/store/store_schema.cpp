@@ -171,8 +171,13 @@ CREATE TABLE presets (
 );
 )sql";
 
+// Version 5: the sampling seed a run drew (NULL for runs recorded before, or without one).
+constexpr const char* kMigration5 = R"sql(
+ALTER TABLE runs ADD COLUMN seed INTEGER;
+)sql";
+
 const std::vector<const char*>& migrations() {
-    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4};
+    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
     return list;
 }
 

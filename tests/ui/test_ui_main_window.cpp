@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QLineSeries>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QListWidget>
@@ -34,6 +35,7 @@
 #include "widgets/token_rate_chart.h"
 #include "widgets/token_stream_view.h"
 #include "widgets/turn_latency_chart.h"
+#include "workbench/store.h"
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -56,6 +58,25 @@ class TestMainWindow : public QObject {
     void setSampling(int maxTokens) {
         child<QDoubleSpinBox>("temperatureSpin")->setValue(0);
         child<QSpinBox>("maxTokensSpin")->setValue(maxTokens);
+    }
+
+    // The seed of the newest run in the window's history database (-1 when none has one yet).
+    int64_t lastStoredSeed() const {
+        workbench::StoreOptions options;
+        options.path = workbench::default_history_path();
+        options.read_only = true;
+        auto store = workbench::Store::open(options);
+        if (!store.ok()) return -1;
+        auto sessions = (*store)->list_sessions({});
+        if (!sessions.ok() || sessions->empty()) return -1;
+        int64_t newest = 0, seed = -1;
+        for (const auto& s : *sessions) {
+            auto runs = (*store)->load_runs(s.id);
+            if (!runs.ok()) continue;
+            for (const auto& r : *runs)
+                if (r.id > newest) newest = r.id, seed = r.seed.value_or(-1);
+        }
+        return seed;
     }
 
     // Types `text` (or pastes it, when long) and presses Enter; returns the finished reply.
@@ -179,6 +200,39 @@ private slots:
         QVERIFY(m_window->modelsPage()->isVisible());
         QTest::keyClick(m_window, Qt::Key_1, Qt::ControlModifier);
         QVERIFY(chat()->isVisible());
+    }
+
+    // Issue 24, defect 4: with the seed not fixed (the default) each regeneration draws a new
+    // seed, shown in the footer and kept with the run; fixing it repeats the reply just seen.
+    void regenerateDrawsAFreshSeedUnlessFixed() {
+        chat()->newChat();
+        QVERIFY(!child<QCheckBox>("fixedSeedCheck")->isChecked());
+        QVERIFY(!child<QSpinBox>("seedSpin")->isEnabled());
+        child<QDoubleSpinBox>("temperatureSpin")->setValue(1.0);
+        child<QSpinBox>("maxTokensSpin")->setValue(12);
+        const ReplySummary first = sendAndWait("Tell me a short story about a cat.", false);
+        auto regenerate = [&] {
+            QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+            QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
+            if (!QTest::qWaitFor([&] { return finished.count() == 1; }, uitest::kTimeoutMs)) qFatal("no reply within the timeout");
+            return finished.at(0).at(0).value<ReplySummary>();
+        };
+        const ReplySummary second = regenerate();
+        QVERIFY(first.seed != second.seed);
+        const TokenStreamView* view = chat()->transcript();
+        const QString footer = view->footerOf(view->messageCount() - 1);
+        QVERIFY2(footer.contains(QStringLiteral("seed %1").arg(second.seed)), qPrintable(footer));
+        QCOMPARE(static_cast<quint64>(child<QSpinBox>("seedSpin")->value()), second.seed);  // the drawn seed, on show
+        // Fixed: the seed on show is used, and the same reply comes back.
+        child<QCheckBox>("fixedSeedCheck")->setChecked(true);
+        QVERIFY(child<QSpinBox>("seedSpin")->isEnabled());
+        const ReplySummary third = regenerate();
+        QCOMPARE(third.seed, second.seed);
+        QCOMPARE(third.text, second.text);
+        // The run is stored with its seed.
+        QTRY_VERIFY_WITH_TIMEOUT(lastStoredSeed() == static_cast<int64_t>(third.seed), uitest::kTimeoutMs);
+        child<QCheckBox>("fixedSeedCheck")->setChecked(false);
+        setSampling(24);
     }
 
     void newChatDuringAReplyStartsClean() {

@@ -36,6 +36,7 @@ struct ReplySummary {
     workbench::GenerationMetrics metrics;
     workbench::StopReason stopReason = workbench::StopReason::max_tokens;
     QString stopReasonName;  // "end_of_generation", "max_tokens", "stop_string", "context_full", "cancelled"
+    quint64 seed = 0;        // the sampling seed the reply was drawn with
 };
 
 // The conversation's KV blocks per layer (workbench::KvBlockState values, row-major).

@@ -174,6 +174,7 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
     summary.metrics = result->metrics;
     summary.stopReason = result->stop_reason;
     summary.stopReasonName = QString::fromLatin1(workbench::stop_reason_name(result->stop_reason));
+    summary.seed = request.sampling.seed;
     emit replyFinished(summary);
 }
 

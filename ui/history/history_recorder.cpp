@@ -111,6 +111,7 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
     run.provenance = m_provenance;
     workbench::apply_metrics(run, summary.metrics);
     run.stop_reason = summary.stopReasonName.toStdString();
+    run.seed = static_cast<int64_t>(summary.seed);
     std::vector<double> gaps;
     for (const TokenSample& s : m_samples)
         if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);

@@ -72,6 +72,7 @@ QString SessionDetail::runFooter(const workbench::RunRecord& run) {
     parts << tr("prompt %1").arg(run.n_tokens_prompt);
     parts << tr("KV %1 (full %2)").arg(fmt::bytes(static_cast<double>(run.kv_bytes)),
                                        fmt::bytes(static_cast<double>(run.kv_bytes_full)));
+    if (run.seed) parts << tr("seed %1").arg(*run.seed);
     parts << QString::fromStdString(run.stop_reason);
     return parts.join(QStringLiteral(" · "));
 }

@@ -327,7 +327,8 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
     m_replyStreaming = false;
     m_viewIndex.append(m_view->messageCount());
     m_history.push_back({"assistant", summary.text.toStdString()});
-    m_view->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
+    m_view->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName, summary.seed));
+    m_config->noteSeedUsed(summary.seed);
     m_metrics->endReply(summary);
     if (m_recorder) m_recorder->replyFinished(summary);
     m_contextTokens = summary.metrics.n_context_tokens;

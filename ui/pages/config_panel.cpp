@@ -1,12 +1,15 @@
 #include "ui/pages/config_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRandomGenerator>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStackedWidget>
@@ -268,8 +271,24 @@ QWidget* ConfigPanel::buildSamplingGroup() {
                            tr("Drop tokens below p × the top token's probability. 0: off."));
     m_repeatPenalty = addDoubleSpin(form, tr("Repetition penalty"), QStringLiteral("repeatPenaltySpin"), 0.01, 10, 0.05,
                                     1.0, tr("Penalize tokens seen in the last 64 (llama.cpp semantics). 1: off."));
-    m_seed = addSpin(form, tr("Seed"), QStringLiteral("seedSpin"), 0, 2147483647, 0,
-                     tr("Random seed: the same seed, settings and conversation give the same reply."));
+    // Off by default: every reply and every regeneration draws a fresh seed (shown in its footer
+    // and kept with the run), so Regenerate gives another reply; on, the seed below is used.
+    auto* seedRow = new QWidget(this);
+    auto* seedLayout = new QHBoxLayout(seedRow);
+    seedLayout->setContentsMargins(0, 0, 0, 0);
+    m_seed = new QSpinBox(seedRow);
+    m_seed->setObjectName(QStringLiteral("seedSpin"));
+    m_seed->setRange(0, kMaxSeed);
+    m_seed->setToolTip(tr("Random seed: the same seed, settings and conversation give the same reply. "
+                          "While the seed is not fixed this shows the one the last reply drew."));
+    m_fixedSeed = new QCheckBox(tr("fixed"), seedRow);
+    m_fixedSeed->setObjectName(QStringLiteral("fixedSeedCheck"));
+    m_fixedSeed->setToolTip(tr("Use this seed for every reply. Off: each reply and regeneration draws a new one."));
+    seedLayout->addWidget(m_seed, 1);
+    seedLayout->addWidget(m_fixedSeed);
+    form->addRow(tr("Seed"), seedRow);
+    m_seed->setEnabled(false);
+    connect(m_fixedSeed, &QCheckBox::toggled, m_seed, &QWidget::setEnabled);
     m_maxTokens = addSpin(form, tr("Max tokens"), QStringLiteral("maxTokensSpin"), 1, 1 << 20, 512,
                           tr("Most tokens per reply."));
     return box;
@@ -350,8 +369,14 @@ workbench::GenerationRequest ConfigPanel::generationRequest() const {
     r.sampling.top_p = static_cast<float>(m_topP->value());
     r.sampling.min_p = static_cast<float>(m_minP->value());
     r.sampling.repeat_penalty = static_cast<float>(m_repeatPenalty->value());
-    r.sampling.seed = static_cast<uint64_t>(m_seed->value());
+    r.sampling.seed = m_fixedSeed->isChecked() ? static_cast<uint64_t>(m_seed->value())
+                                               : static_cast<uint64_t>(QRandomGenerator::global()->bounded(kMaxSeed + 1));
     return r;
+}
+
+void ConfigPanel::noteSeedUsed(quint64 seed) {
+    // Shows the drawn seed, so fixing it now repeats the reply just seen.
+    if (!m_fixedSeed->isChecked() && seed <= static_cast<quint64>(kMaxSeed)) m_seed->setValue(static_cast<int>(seed));
 }
 
 void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info, const workbench::EngineConfig& applied) {
@@ -464,6 +489,7 @@ void ConfigPanel::saveSettings(QSettings& s) const {
     for (const QSpinBox* spin : findChildren<QSpinBox*>()) s.setValue(spin->objectName(), spin->value());
     for (const QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>()) s.setValue(spin->objectName(), spin->value());
     for (const QComboBox* combo : findChildren<QComboBox*>()) s.setValue(combo->objectName(), combo->currentIndex());
+    s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
     s.endGroup();
 }
 
@@ -478,6 +504,7 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         // The backend combo's disabled entries stay unselectable whatever was saved.
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
     }
+    m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
     s.endGroup();
     refresh();
 }

@@ -29,7 +29,10 @@ public:
 
     // The load-time settings as the engine takes them, for `modelPath`.
     workbench::EngineConfig engineConfig(const QString& modelPath) const;
+    // The next reply's request; its seed is drawn fresh unless the seed is fixed.
     workbench::GenerationRequest generationRequest() const;
+    // A reply finished with `seed`: shown in the seed field while the seed is not fixed.
+    void noteSeedUsed(quint64 seed);
     AttentionParams attentionParams() const;
     // Sets the load-time fields to `config` (History → Continue reloads with a stored one).
     // False when the form cannot express it (its spec reads back differently).
@@ -88,7 +91,9 @@ private:
     QDoubleSpinBox* m_topP = nullptr;
     QDoubleSpinBox* m_minP = nullptr;
     QDoubleSpinBox* m_repeatPenalty = nullptr;
+    static constexpr int kMaxSeed = 2147483647;
     QSpinBox* m_seed = nullptr;
+    QCheckBox* m_fixedSeed = nullptr;
     QSpinBox* m_maxTokens = nullptr;
 
     std::optional<workbench::ModelInfo> m_info;

@@ -97,6 +97,7 @@ struct RunRecord {
     uint64_t kv_bytes = 0, kv_bytes_peak = 0, kv_bytes_full = 0, kv_bytes_read_per_token = 0;
     std::string stop_reason;       // stop_reason_name(): "max_tokens", ...
     RunProvenance provenance;
+    std::optional<int64_t> seed;   // the sampling seed; none for runs recorded before schema 5
 };
 
 // One point of a run's time series (the charts): one per generated token, or coarser.

@@ -76,6 +76,7 @@ private slots:
         run.configuration_id = *config;
         run.started_unix_ms = 1764547201000;
         run.n_tokens_prompt = 12;
+        run.seed = 3000000000;  // past int32
         run.provenance = {"b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "0.1.0", "abc1234",
                           "CPU, with \"comma\"", "avx2 fma", "cpu", 2};
         auto run_id = s.begin_run(run);

@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 4);
+        QCOMPARE(Store::schema_version(), 5);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 4LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 5LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -86,6 +86,7 @@ private slots:
             WB_VERIFY_OK(runs);
             QCOMPARE(runs->size(), size_t(1));
             QCOMPARE((*runs)[0].decode_tok_s.value_or(0), 12.5);
+            QVERIFY(!(*runs)[0].seed);  // recorded before runs had a seed
             auto samples = store->load_samples(1);
             WB_VERIFY_OK(samples);
             QCOMPARE(samples->size(), size_t(1));
@@ -110,6 +111,16 @@ private slots:
             WB_VERIFY_OK(presets);
             QCOMPARE(presets->size(), size_t(1));
             QCOMPARE(q((*presets)[0].configuration.model), QString("old.gguf"));
+            RunRecord seeded;
+            seeded.session_id = 1;
+            seeded.seed = 4242;
+            auto seeded_id = store->begin_run(seeded);
+            WB_VERIFY_OK(seeded_id);
+            WB_VERIFY_OK(store->flush());
+            auto with_seed = store->load_runs(1);
+            WB_VERIFY_OK(with_seed);
+            QCOMPARE(with_seed->size(), size_t(2));
+            QCOMPARE(with_seed->back().seed.value_or(-1), int64_t(4242));
         }
     }
 
@@ -576,7 +587,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 4);
+        QCOMPARE(root["schema_version"].toInt(), 5);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();
