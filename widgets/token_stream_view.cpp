@@ -7,6 +7,7 @@
 #include <QTextBlock>
 #include <QTextDocument>
 #include <QUrl>
+#include <algorithm>
 
 #include "widgets/markdown_html.h"
 
@@ -55,6 +56,32 @@ void TokenStreamView::followLink(const QUrl& url) {
     }
     QGuiApplication::clipboard()->setText(text);
     emit copied(text);
+}
+
+int TokenStreamView::highlightWords(const QStringList& words) {
+    m_highlightWords.clear();
+    for (const QString& w : words)
+        if (!w.trimmed().isEmpty()) m_highlightWords << w.trimmed();
+    applyHighlights(true);
+    return highlightCount();
+}
+
+void TokenStreamView::applyHighlights(bool scrollToFirst) {
+    // Extra selections colour the text without touching the document, so copying a message
+    // still copies its text alone.
+    QList<QTextEdit::ExtraSelection> marks;
+    QTextCharFormat mark;
+    mark.setBackground(QColor(0xff, 0xe0, 0x66));
+    mark.setForeground(Qt::black);
+    for (const QString& word : m_highlightWords)
+        for (QTextCursor c = document()->find(word); !c.isNull(); c = document()->find(word, c))
+            marks.append({c, mark});
+    std::sort(marks.begin(), marks.end(), [](const auto& a, const auto& b) { return a.cursor.position() < b.cursor.position(); });
+    setExtraSelections(marks);
+    if (scrollToFirst && !marks.isEmpty()) {
+        setTextCursor(marks.first().cursor);
+        ensureCursorVisible();
+    }
 }
 
 void TokenStreamView::addMessage(Role role, const QString& text, const QString& footer) {
@@ -148,6 +175,7 @@ void TokenStreamView::render() {
         renderStreamTail();
     }
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    if (!m_highlightWords.isEmpty()) applyHighlights(false);
 }
 
 void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {

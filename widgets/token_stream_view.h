@@ -38,6 +38,10 @@ public:
     QString codeBlockOf(int index, int block) const;
     // What a link in the transcript does: copy a message or a code block, or open a web link.
     void followLink(const QUrl& url);
+    // Marks every occurrence of these words (case-insensitive) and scrolls to the first; kept
+    // across re-renders until set again (empty: none). Returns the number of marks.
+    int highlightWords(const QStringList& words);
+    int highlightCount() const { return static_cast<int>(extraSelections().size()); }
 
 signals:
     void copied(const QString& text);
@@ -57,6 +61,8 @@ private:
     QList<Entry> m_entries;
     QString m_streamText;
     QStringList m_streamCodeBlocks;
+    QStringList m_highlightWords;
+    void applyHighlights(bool scrollToFirst);
     int m_streamStart = 0;       // where the streamed reply's body begins in the document
     bool m_streaming = false;
     QTimer m_streamRender;

@@ -80,6 +80,10 @@ private slots:
         QCOMPARE(page->speedResults()->item(1, 0)->text(), QStringLiteral("tg4"));
         QVERIFY(page->speedResults()->item(0, 1)->text().toDouble() > 0);
         QVERIFY(page->speedResults()->item(1, 1)->text().toDouble() > 0);
+        // Both rows in full view (issue 24, defect 10: the table was two rows high, header included).
+        QTableWidget* speed = page->speedResults();
+        QVERIFY2(speed->rowViewportPosition(1) + speed->rowHeight(1) <= speed->viewport()->height(),
+                 qPrintable(QStringLiteral("row 1 ends at %1 of %2").arg(speed->rowViewportPosition(1) + speed->rowHeight(1)).arg(speed->viewport()->height())));
         QCOMPARE(page->savedCount(), 4);
         QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() == 4, uitest::kTimeoutMs);
         QStringList tests;

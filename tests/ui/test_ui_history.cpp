@@ -162,6 +162,22 @@ private slots:
         QCOMPARE(history()->table()->model()->rowCount(), 2);
     }
 
+
+    // Issue 24, defect 10: the transcript takes half the detail's width, not a narrow column,
+    // and the words searched for are marked in it.
+    void transcriptIsWideAndMarksTheSearchedWords() {
+        m_window->resize(1600, 1000);
+        QCoreApplication::processEvents();
+        SessionDetail* d = history()->detail();
+        QTRY_VERIFY2_WITH_TIMEOUT(d->transcript()->width() >= 0.4 * d->width(),
+                                  qPrintable(QStringLiteral("%1 of %2").arg(d->transcript()->width()).arg(d->width())), uitest::kTimeoutMs);
+        QCOMPARE(d->transcript()->highlightCount(), 0);
+        QCOMPARE(search("giraffes"), 1);
+        QVERIFY(d->transcript()->highlightCount() >= 1);
+        QCOMPARE(d->transcript()->extraSelections().first().cursor.selectedText().toLower(), QStringLiteral("giraffes"));
+        QCOMPARE(search(""), 2);
+        QCOMPARE(d->transcript()->highlightCount(), 0);
+    }
     void continueReopensAndRecordsIntoTheSameSession() {
         // The chat runs another configuration: Continue must reload the session's.
         m_window->showPage("Chat");

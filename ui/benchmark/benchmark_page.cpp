@@ -127,7 +127,11 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     split->addWidget(m_speed);
     split->addWidget(m_results);
     split->addWidget(savedBox);
-    split->setSizes({330, 90, 160, 220});
+    // pp and tg (and a depth's two more) in full view, never a two-row slit.
+    m_speed->setMinimumHeight(m_speed->horizontalHeader()->sizeHint().height() + 3 * m_speed->verticalHeader()->defaultSectionSize() +
+                              2 * m_speed->frameWidth() + 4);
+    split->setChildrenCollapsible(false);
+    split->setSizes({330, m_speed->minimumHeight(), 160, 220});
     layout->addWidget(split, 1);
 
     connect(m_run, &QPushButton::clicked, this, &BenchmarkPage::run);

@@ -24,6 +24,7 @@
 #include "ui/history/comparison_list.h"
 #include "ui/history/session_detail.h"
 #include "ui/models/session_table_model.h"
+#include "widgets/token_stream_view.h"
 
 namespace {
 
@@ -85,6 +86,7 @@ QWidget* HistoryPage::buildSessionsTab() {
     m_searchDelay->setInterval(250);
     connect(m_searchDelay, &QTimer::timeout, this, &HistoryPage::refresh);
     connect(m_search, &QLineEdit::textChanged, m_searchDelay, qOverload<>(&QTimer::start));
+    connect(m_search, &QLineEdit::textChanged, this, &HistoryPage::markSearchedWords);
     for (QComboBox* c : {m_model, m_variant, m_date})
         connect(c, &QComboBox::activated, this, &HistoryPage::refresh);
 
@@ -249,6 +251,11 @@ void HistoryPage::selectSession(workbench::RowId sessionId) {
     m_table->scrollTo(index);
 }
 
+void HistoryPage::markSearchedWords() {
+    // The words searched for, marked where they occur in the session on show.
+    m_detail->transcript()->highlightWords(m_search->text().split(QLatin1Char(' '), Qt::SkipEmptyParts));
+}
+
 void HistoryPage::onSelectionChanged() {
     updateButtons();
     const workbench::RowId id = selectedSessionId();
@@ -263,6 +270,7 @@ void HistoryPage::onSelectionChanged() {
                                    }
                                    m_shownId = id;
                                    m_detail->showSession(*result);
+                                   markSearchedWords();
                                    emit sessionShown(id);
                                });
 }

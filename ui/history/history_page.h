@@ -67,6 +67,7 @@ private:
     workbench::SessionFilter currentFilter() const;
     void loadFilterChoices();
     void onSelectionChanged();
+    void markSearchedWords();
     void askExport(ExportKind kind);
     void askDelete();
     void updateButtons();

@@ -1,7 +1,7 @@
 #include "ui/history/session_detail.h"
 
 #include <QDateTime>
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -46,19 +46,23 @@ SessionDetail::SessionDetail(QWidget* parent) : QWidget(parent) {
     auto* split = new QSplitter(Qt::Horizontal, this);
     m_view = new TokenStreamView(split);
     m_view->setObjectName(QStringLiteral("historyTranscript"));
+    // The transcript is what people read: half the width, never a narrow column. The charts
+    // share the other half, KV on top (its x axis is the longest), TTFT and decode below.
+    m_view->setMinimumWidth(360);
     auto* charts = new QWidget(split);
-    auto* row = new QHBoxLayout(charts);
-    row->setContentsMargins(0, 0, 0, 0);
+    auto* grid = new QGridLayout(charts);
+    grid->setContentsMargins(0, 0, 0, 0);
     m_kv = new KvMemoryChart(charts);
     m_turns = new TurnLatencyChart(charts);
     m_rate = new TokenRateChart(charts);
-    row->addWidget(m_kv, 3);
-    row->addWidget(m_turns, 2);
-    row->addWidget(m_rate, 3);
+    grid->addWidget(m_kv, 0, 0, 1, 2);
+    grid->addWidget(m_turns, 1, 0);
+    grid->addWidget(m_rate, 1, 1);
     split->addWidget(m_view);
     split->addWidget(charts);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    split->setSizes({1000, 1000});  // half and half from the start, not from the size hints
     layout->addWidget(split, 1);
     clear(tr("Select a session to read it and replay its charts."));
 }
