@@ -370,7 +370,7 @@ workbench::GenerationRequest ConfigPanel::generationRequest() const {
     r.sampling.min_p = static_cast<float>(m_minP->value());
     r.sampling.repeat_penalty = static_cast<float>(m_repeatPenalty->value());
     r.sampling.seed = m_fixedSeed->isChecked() ? static_cast<uint64_t>(m_seed->value())
-                                               : static_cast<uint64_t>(QRandomGenerator::global()->bounded(kMaxSeed + 1));
+                                               : static_cast<uint64_t>(QRandomGenerator::global()->bounded(qint64{kMaxSeed} + 1));
     return r;
 }
 
