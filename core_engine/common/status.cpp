@@ -14,6 +14,7 @@ const char* status_code_name(StatusCode code) {
         case StatusCode::resource_exhausted: return "resource exhausted";
         case StatusCode::io_error: return "I/O error";
         case StatusCode::cancelled: return "cancelled";
+        case StatusCode::unavailable: return "unavailable";
         case StatusCode::internal: return "internal error";
     }
     return "unknown";

@@ -1,86 +1,21 @@
-// The batch loop: the scheduler plans a step, the model runs every planned sequence in one
-// forward pass, then each finished prompt or decode samples its next token. Sequences of a batch
-// use ids from 1 up (0 stays the chat's), and their blocks go back to the pool (as a cached
-// prefix) the moment they finish. Timing for the per-request metrics is taken here.
+// run_batch as a client of the step loop: each request is submitted at its arrival time, the
+// loop is stepped until every one has ended, and the completions' metrics (computed by the loop)
+// are aggregated with vLLM's definitions.
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <unordered_map>
 
 #include "engine/engine_impl.h"
-#include "engine/stop_string_filter.h"
-#include "sampling/sampler.h"
-#include "scheduler/scheduler.h"
 
 namespace workbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Samples of one prompt draw differently, reproducibly: sample s uses seed + s.
-SamplingParams sample_params(SamplingParams p, int32_t sample) {
-    p.seed += static_cast<uint64_t>(sample);
-    return p;
-}
-
-// One completion: a sample of a request, with its own sequence in the cache.
-struct Completion {
-    Completion(const GenerationRequest& g, int32_t r, int32_t s)
-        : gen(g), filter(g.stop_strings, emit), sampler(sample_params(g.sampling, s)) {
-        out.request = r;
-        out.sample = s;
-    }
-    const GenerationRequest& gen;
-    std::string shown;                 // text released by the filter since the last event
-    TextCallback emit = [this](std::string_view t) { shown += t; };
-    StopStringFilter filter;
-    Utf8StreamDecoder utf8;
-    Sampler sampler;
-    SeqId seq = 0;
-    int32_t sched = -1;                // scheduler id; -1 until it is queued
-    std::vector<TokenId> tokens;       // prompt + sampled: what the sequence holds once all has run
-    int32_t n_prompt = 0;
-    double arrival_ms = 0, scheduled_ms = -1;
-    std::vector<double> token_ms;
-    std::vector<Completion*> forks;    // samples that start from this one's prompt (fork)
-    bool done = false;
-    BatchResult::Completion out;
-};
-
-BatchEvent event(BatchEvent::Kind kind, const BatchResult::Completion& c) {
-    BatchEvent ev;
-    ev.kind = kind;
-    ev.request = c.request;
-    ev.sample = c.sample;
-    return ev;
-}
-
-// What a decode-only step and a prompt token cost, learnt from the steps so far (moving
-// averages), to size prompt chunks so a step that carries them stays under a time budget.
-class StepCostModel {
-public:
-    void observe(double step_ms, int32_t n_prompt_tokens) {
-        if (n_prompt_tokens == 0) {
-            decode_ms_ = decode_ms_ < 0 ? step_ms : 0.7 * decode_ms_ + 0.3 * step_ms;
-            return;
-        }
-        const double per_token = std::max(0.0, step_ms - std::max(0.0, decode_ms_)) / n_prompt_tokens;
-        token_ms_ = token_ms_ < 0 ? per_token : 0.7 * token_ms_ + 0.3 * per_token;
-    }
-    // Prompt tokens the next step may carry beside n_decoding decodes; -1: no cap.
-    int32_t prompt_budget(double max_step_ms, int32_t n_decoding) const {
-        if (max_step_ms == 0 || n_decoding == 0) return -1;   // off, or no stream to keep smooth
-        if (decode_ms_ < 0 || token_ms_ <= 0) return kProbeTokens;
-        const double target = max_step_ms > 0 ? max_step_ms : 2.0 * decode_ms_;
-        return std::max(1, static_cast<int32_t>((target - decode_ms_) / token_ms_));
-    }
-
-private:
-    static constexpr int32_t kProbeTokens = 16;   // a first chunk small enough to measure safely
-    double decode_ms_ = -1, token_ms_ = -1;
-};
-
-bool variant_forks(AttentionKind k) {
-    return k == AttentionKind::full || k == AttentionKind::topk || k == AttentionKind::cross_layer;
+bool same_options(const BatchOptions& a, const BatchOptions& b) {
+    return a.max_batch_tokens == b.max_batch_tokens && a.max_running == b.max_running &&
+           a.prefill_before_decode == b.prefill_before_decode && a.max_step_ms == b.max_step_ms;
 }
 
 }  // namespace
@@ -88,254 +23,145 @@ bool variant_forks(AttentionKind k) {
 Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests, const BatchOptions& options,
                                       const BatchEventCallback& on_event, const std::atomic<bool>* cancel) {
     Impl& e = *impl_;
-    if (options.max_batch_tokens < 1 || options.max_running < 1)
-        return error(StatusCode::invalid_argument, "batch: max_batch_tokens and max_running must be at least 1 (got " +
-                                                       std::to_string(options.max_batch_tokens) + ", " + std::to_string(options.max_running) + ")");
+    const BatchOptions before = e.loop->options();
+    const bool own_options = !same_options(before, options);
+    if (own_options) WB_RETURN_IF_ERROR(set_loop_options(options));
     const auto t0 = Clock::now();
     auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
     auto emit = [&](BatchEvent ev) {
         ev.t_ms = now_ms();
         if (on_event) on_event(ev);
     };
-    const bool bounded = !e.kv->unbounded_context();
-    const bool forks = variant_forks(e.kv->spec().kind);
 
-    // A chunk never exceeds what one step may add to a sequence (a sliding window's pool is sized for it).
-    Scheduler sched({.max_batch_tokens = options.max_batch_tokens, .max_running = options.max_running,
-                     .max_chunk_tokens = PagedKv::kMaxStepTokens, .prefill_before_decode = options.prefill_before_decode});
-    std::vector<std::unique_ptr<Completion>> all;
-    std::vector<Completion*> by_sched;     // scheduler id → completion
-    std::vector<Completion*> arrivals;     // queued in arrival order, each a request's first sample (or every sample)
-    size_t next_arrival = 0;               // arrivals before it are queued in the scheduler
+    // Each request is submitted when it arrives, stamped with its arrival time.
+    std::vector<size_t> order(requests.size());
+    for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return requests[a].arrival_ms < requests[b].arrival_ms; });
+    std::vector<std::vector<BatchResult::Completion>> out(requests.size());
+    std::vector<RequestHandle> handles(requests.size(), 0);
+    std::unordered_map<RequestHandle, int32_t> request_of;
+    size_t next = 0;
     BatchResult result;
     BatchMetrics& bm = result.metrics;
-
-    auto finish = [&](Completion& c, StopReason why) {
-        if (c.done) return;
-        c.done = true;
-        if (c.sched >= 0) sched.finish(c.sched);
-        e.kv->free(c.seq);
-        if (why != StopReason::stop_string) {
-            c.filter.push(c.utf8.flush());
-            c.filter.finish();
+    auto on_request_event = [&](const RequestEvent& rev) {
+        const int32_t r = request_of.at(rev.request);
+        BatchResult::Completion& c = out[static_cast<size_t>(r)][static_cast<size_t>(rev.sample)];
+        BatchEvent ev;
+        ev.request = r;
+        ev.sample = rev.sample;
+        switch (rev.kind) {
+            case RequestEvent::Kind::token:
+                ev.kind = BatchEvent::Kind::token;
+                ev.token = rev.token;
+                ev.logits = rev.logits;
+                ev.text = rev.text;
+                break;
+            case RequestEvent::Kind::finished:
+                c.ok = true;
+                c.text = rev.text;
+                c.tokens = rev.tokens;
+                c.stop_reason = rev.stop_reason;
+                c.metrics = rev.metrics;
+                ev.kind = BatchEvent::Kind::finished;
+                ev.text = c.text;
+                ev.stop_reason = c.stop_reason;
+                ev.metrics = c.metrics;
+                break;
+            case RequestEvent::Kind::failed:
+                c.ok = false;
+                c.error = "request " + std::to_string(r) + ": " + rev.status.message();
+                ev.kind = BatchEvent::Kind::failed;
+                ev.error = c.error;
+                break;
+            case RequestEvent::Kind::prompt_logits:
+                return;
         }
-        c.out.ok = true;
-        c.out.text = c.filter.text();
-        c.out.tokens.assign(c.tokens.begin() + c.n_prompt, c.tokens.end());
-        c.out.stop_reason = why;
-        RequestMetrics& m = c.out.metrics;
-        m.n_prompt_tokens = c.n_prompt;
-        m.n_output_tokens = static_cast<int32_t>(c.out.tokens.size());
-        m.queue_ms = c.scheduled_ms < 0 ? 0 : c.scheduled_ms - c.arrival_ms;
-        m.n_preemptions = c.sched >= 0 ? sched.n_preemptions(c.sched) : 0;
-        if (!c.token_ms.empty()) {
-            m.ttft_ms = c.token_ms.front() - c.arrival_ms;
-            m.e2e_ms = c.token_ms.back() - c.arrival_ms;
-            for (size_t i = 1; i < c.token_ms.size(); ++i) m.itl_ms.push_back(c.token_ms[i] - c.token_ms[i - 1]);
-            if (c.token_ms.size() > 1) m.tpot_ms = (m.e2e_ms - m.ttft_ms) / static_cast<double>(c.token_ms.size() - 1);
-        } else {
-            m.e2e_ms = now_ms() - c.arrival_ms;
-        }
-        BatchEvent ev = event(BatchEvent::Kind::finished, c.out);
-        ev.text = c.out.text;
-        ev.stop_reason = why;
-        ev.metrics = m;
         emit(std::move(ev));
     };
-    auto fail = [&](Completion& c, const std::string& why) {
-        if (c.done) return;
-        c.done = true;
-        if (c.sched >= 0) sched.finish(c.sched);
-        e.kv->free(c.seq);
-        c.out.ok = false;
-        c.out.error = why;
-        BatchEvent ev = event(BatchEvent::Kind::failed, c.out);
-        ev.error = why;
-        emit(std::move(ev));
-        // Samples waiting on this prompt run it themselves.
-        arrivals.insert(arrivals.begin() + static_cast<std::ptrdiff_t>(next_arrival), c.forks.begin(), c.forks.end());
-        c.forks.clear();
-    };
-
-    // Completions, checked before anything runs.
-    SeqId next_seq = Impl::kChatSequence + 1;
-    for (size_t r = 0; r < requests.size(); ++r) {
-        const BatchRequest& req = requests[r];
-        Completion* first = nullptr;
-        for (int32_t s = 0; s < std::max(1, req.n_samples); ++s) {
-            auto c = std::make_unique<Completion>(req.generation, static_cast<int32_t>(r), s);
-            c->seq = next_seq++;
-            c->tokens = req.prompt;
-            c->n_prompt = static_cast<int32_t>(req.prompt.size());
-            c->arrival_ms = std::max(0.0, req.arrival_ms);
-            for (TokenId t : req.prompt) c->sampler.accept(t);
-            Completion* cp = c.get();
-            all.push_back(std::move(c));
-            std::string bad;
-            if (req.prompt.empty()) bad = "the prompt is empty";
-            else if (req.n_samples < 1) bad = "n_samples must be at least 1 (got " + std::to_string(req.n_samples) + ")";
-            else if (req.generation.max_tokens < 0) bad = "max_tokens must not be negative";
-            else if (bounded && static_cast<int64_t>(req.prompt.size()) >= e.n_ctx)
-                bad = "the prompt has " + std::to_string(req.prompt.size()) + " tokens but the context holds " + std::to_string(e.n_ctx);
-            else
-                for (TokenId t : req.prompt)
-                    if (t < 0 || t >= e.info.n_vocab) {
-                        bad = "token id " + std::to_string(t) + " is outside the vocabulary";
-                        break;
-                    }
-            if (!bad.empty()) {
-                fail(*cp, "request " + std::to_string(r) + ": " + bad);
-                continue;
-            }
-            if (req.generation.max_tokens == 0) {
-                finish(*cp, StopReason::max_tokens);
-                continue;
-            }
-            if (forks && first) first->forks.push_back(cp);
-            else arrivals.push_back(cp);
-            if (!first) first = cp;
-        }
-    }
-    std::stable_sort(arrivals.begin(), arrivals.end(), [](const Completion* a, const Completion* b) { return a->arrival_ms < b->arrival_ms; });
-
-    // Admission asks the pool for room: the first chunk plus a block for each running sequence.
-    const int64_t block = e.kv->n_tokens_per_block();
-    auto admit = [&](int32_t id, int32_t n_first) -> int32_t {
-        Completion& c = *by_sched[static_cast<size_t>(id)];
-        if (sched.n_running() > 0 && e.kv->n_free_tokens() < n_first + block * (sched.n_running() + 1)) return -1;
-        if (c.scheduled_ms < 0) c.scheduled_ms = now_ms();
-        const int32_t cached = e.kv->adopt_cached_prefix(c.seq, c.tokens);
-        if (c.token_ms.empty()) c.out.metrics.n_prompt_cached = std::max(c.out.metrics.n_prompt_cached, cached);
-        return cached;
-    };
-    // A token for `c` from `logits`: stream it, then stop or queue it to run.
-    auto take_token = [&](Completion& c, std::span<const float> logits) {
-        const TokenId token = c.sampler.sample(logits);
-        c.sampler.accept(token);
-        c.tokens.push_back(token);
-        c.token_ms.push_back(now_ms());
-        const bool stop_string = c.filter.push(c.utf8.push(e.tokenizer->token_to_piece(token, false)));
-        BatchEvent ev = event(BatchEvent::Kind::token, c.out);
-        ev.token = token;
-        ev.text = std::move(c.shown);
-        c.shown.clear();
-        emit(std::move(ev));
-        const int32_t n_out = static_cast<int32_t>(c.tokens.size()) - c.n_prompt;
-        if (!c.gen.ignore_eos && e.tokenizer->is_eog(token)) return finish(c, StopReason::end_of_generation);
-        if (stop_string) return finish(c, StopReason::stop_string);
-        if (n_out >= c.gen.max_tokens) return finish(c, StopReason::max_tokens);
-        if (bounded && static_cast<int64_t>(c.tokens.size()) > e.n_ctx) return finish(c, StopReason::context_full);
-        sched.append_token(c.sched);
-    };
-
-    std::vector<BatchSequence> step;
-    std::vector<float> logits;
-    StepCostModel costs;
-    while (true) {
+    auto submit_arrived = [&] {
         const double now = now_ms();
-        while (next_arrival < arrivals.size() && arrivals[next_arrival]->arrival_ms <= now) {
-            Completion& c = *arrivals[next_arrival++];
-            if (c.done) continue;
-            c.sched = sched.add(static_cast<int32_t>(c.tokens.size()));
-            by_sched.push_back(&c);
+        while (next < order.size() && std::max(0.0, requests[order[next]].arrival_ms) <= now) {
+            const size_t r = order[next++];
+            const BatchRequest& req = requests[r];
+            out[r].resize(static_cast<size_t>(std::max(1, req.n_samples)));
+            for (size_t s = 0; s < out[r].size(); ++s) out[r][s].request = static_cast<int32_t>(r), out[r][s].sample = static_cast<int32_t>(s);
+            EngineRequest er;
+            er.prompt = req.prompt;
+            er.generation = req.generation;
+            er.n_samples = req.n_samples;
+            er.arrival = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(std::max(0.0, req.arrival_ms)));
+            // The handle is known before the loop reports anything: events come from step().
+            handles[r] = e.loop->submit(std::move(er), on_request_event);
+            request_of[handles[r]] = static_cast<int32_t>(r);
         }
-        if (cancel && cancel->load(std::memory_order_relaxed)) break;
-        if (sched.idle()) {
-            if (next_arrival == arrivals.size()) break;
-            // In slices, so a cancel is seen while the next request has not arrived yet.
-            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(std::min(50.0, arrivals[next_arrival]->arrival_ms - now)));
-            continue;
+    };
+    bool cancelled = false;
+    while (true) {
+        submit_arrived();
+        if (!cancelled && cancel && cancel->load(std::memory_order_relaxed)) {
+            cancelled = true;
+            for (RequestHandle h : handles)
+                if (h) e.loop->cancel(h);
         }
-        const std::vector<StepItem> items = sched.plan(admit, costs.prompt_budget(options.max_step_ms, sched.n_decoding()));
-        if (items.empty()) {
-            if (sched.n_running() == 0 && next_arrival == arrivals.size()) break;  // cannot happen: admission never blocks an empty batch
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-            continue;
-        }
-        step.clear();
-        for (const StepItem& it : items) {
-            Completion& c = *by_sched[static_cast<size_t>(it.request)];
-            const int32_t done = sched.n_cached(it.request);
-            step.push_back({c.seq, std::span(c.tokens).subspan(static_cast<size_t>(done), static_cast<size_t>(it.n_tokens)), it.completes});
-        }
-        const auto t_step = Clock::now();
-        const Status st = e.model->forward_batch(step, *e.kv, logits, *e.pool);
-        if (!st.ok()) {
-            if (st.code() == StatusCode::resource_exhausted || st.code() == StatusCode::out_of_range) {
-                // No KV room: pause the youngest and recompute it later; alone, it cannot fit.
-                const int32_t victim = sched.preempt_youngest();
-                if (victim >= 0) {
-                    e.kv->free(by_sched[static_cast<size_t>(victim)]->seq);
-                    ++bm.n_preemptions;
-                } else {
-                    fail(*by_sched[static_cast<size_t>(items.front().request)], st.message());
-                }
-                continue;
-            }
-            for (const StepItem& it : items) fail(*by_sched[static_cast<size_t>(it.request)], st.message());
-            continue;
-        }
-        int32_t n_prompt_tokens = 0;
-        for (const StepItem& it : items) n_prompt_tokens += it.n_tokens > 1 || !it.completes ? it.n_tokens : 0;
-        costs.observe(std::chrono::duration<double, std::milli>(Clock::now() - t_step).count(), n_prompt_tokens);
-        sched.absorb(items);
-        e.note_step(std::all_of(items.begin(), items.end(), [](const StepItem& it) { return it.n_tokens == 1; }));
-        ++bm.n_steps;
-        bm.max_running = std::max(bm.max_running, sched.n_running());
-        const uint64_t in_use = e.kv->usage().bytes_in_use;
-        bm.kv_bytes_peak = std::max(bm.kv_bytes_peak, in_use);
-        int32_t n_step_tokens = 0;
-        for (const StepItem& it : items) n_step_tokens += it.n_tokens;
-        {
+        if (cancelled && !e.loop->has_requests()) break;
+        const StepReport step = e.loop->step();
+        if (step.ran) {
+            ++bm.n_steps;
+            bm.max_running = std::max(bm.max_running, step.n_running);
+            bm.kv_bytes_peak = std::max(bm.kv_bytes_peak, step.kv_bytes_in_use);
+            bm.n_preemptions += step.n_preemptions;
             BatchEvent ev;
             ev.kind = BatchEvent::Kind::step;
-            ev.n_running = sched.n_running();
-            ev.n_step_tokens = n_step_tokens;
-            ev.kv_bytes_in_use = in_use;
+            ev.n_running = step.n_running;
+            ev.n_step_tokens = step.n_step_tokens;
+            ev.kv_bytes_in_use = step.kv_bytes_in_use;
             emit(std::move(ev));
+            continue;
         }
-        size_t row = 0;
-        for (const StepItem& it : items) {
-            if (!it.completes) continue;
-            Completion& c = *by_sched[static_cast<size_t>(it.request)];
-            const std::span<const float> lg(logits.data() + (row++) * static_cast<size_t>(e.info.n_vocab), static_cast<size_t>(e.info.n_vocab));
-            // The prompt has run: its other samples start from a copy-on-write fork of it.
-            for (Completion* f : c.forks) {
-                if (!e.kv->fork(c.seq, f->seq).ok()) {
-                    arrivals.insert(arrivals.begin() + static_cast<std::ptrdiff_t>(next_arrival), f);  // runs its own prompt
-                    continue;
-                }
-                f->sched = sched.add_running(static_cast<int32_t>(f->tokens.size()));
-                by_sched.push_back(f);
-                f->scheduled_ms = c.scheduled_ms;
-                f->out.metrics.n_prompt_cached = f->n_prompt;
-                take_token(*f, lg);
-            }
-            c.forks.clear();
-            take_token(c, lg);
+        bm.n_preemptions += step.n_preemptions;
+        if (step.n_preemptions > 0) continue;
+        if (!e.loop->has_requests()) {
+            if (cancelled || next == order.size()) break;
+            // In slices, so a cancel is seen while the next request has not arrived yet.
+            std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(
+                std::clamp(requests[order[next]].arrival_ms - now_ms(), 0.0, 50.0)));
+            continue;
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    for (auto& c : all)
-        if (!c->done) finish(*c, StopReason::cancelled);
+    // Requests that never arrived before a cancel end cancelled, unrun.
+    for (size_t r = 0; r < requests.size(); ++r)
+        if (!handles[r]) {
+            out[r].resize(static_cast<size_t>(std::max(1, requests[r].n_samples)));
+            for (size_t s = 0; s < out[r].size(); ++s) {
+                BatchResult::Completion& c = out[r][s];
+                c.request = static_cast<int32_t>(r), c.sample = static_cast<int32_t>(s), c.ok = true;
+                c.stop_reason = StopReason::cancelled;
+                c.metrics.n_prompt_tokens = static_cast<int32_t>(requests[r].prompt.size());
+            }
+        }
+    if (own_options) e.loop->set_options(before);
 
     // Aggregates, vLLM's definitions.
     bm.duration_ms = now_ms();
     std::vector<double> ttft, tpot, itl, e2e;
-    std::vector<bool> counted(requests.size(), false);
-    for (auto& c : all) {
-        result.completions.push_back(c->out);
-        if (!c->out.ok) {
-            ++bm.n_failed;
-            continue;
+    for (size_t r = 0; r < requests.size(); ++r) {
+        bool counted = false;
+        for (const BatchResult::Completion& c : out[r]) {
+            result.completions.push_back(c);
+            if (!c.ok) {
+                ++bm.n_failed;
+                continue;
+            }
+            const RequestMetrics& m = c.metrics;
+            ++bm.n_completed;
+            if (!counted) bm.n_prompt_tokens += m.n_prompt_tokens;
+            counted = true;
+            bm.n_output_tokens += m.n_output_tokens;
+            if (m.n_output_tokens > 0) ttft.push_back(m.ttft_ms), e2e.push_back(m.e2e_ms);
+            if (m.tpot_ms) tpot.push_back(*m.tpot_ms);
+            itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());
         }
-        const RequestMetrics& m = c->out.metrics;
-        ++bm.n_completed;
-        if (!counted[static_cast<size_t>(c->out.request)]) bm.n_prompt_tokens += m.n_prompt_tokens;
-        counted[static_cast<size_t>(c->out.request)] = true;
-        bm.n_output_tokens += m.n_output_tokens;
-        if (m.n_output_tokens > 0) ttft.push_back(m.ttft_ms), e2e.push_back(m.e2e_ms);
-        if (m.tpot_ms) tpot.push_back(*m.tpot_ms);
-        itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());
     }
     const double seconds = bm.duration_ms / 1000.0;
     if (seconds > 0) {

@@ -7,6 +7,7 @@
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/thread_pool.h"
 #include "attention/paged_kv.h"
+#include "engine/step_loop.h"
 #include "model/llama_model.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -25,7 +26,10 @@ struct Engine::Impl {
     static constexpr SeqId kChatSequence = 0;
     int32_t n_ctx = 0;
     std::vector<TokenId> cached;   // the chat sequence's tokens in `kv`, in position order
-    std::vector<float> logits;     // scratch for forward()
+    std::unique_ptr<StepLoop> loop;   // every request runs through it
+    // Steps the loop until `handle` has no unfinished completion; `cancel` is passed on as a
+    // cancel of the request.
+    void run_until_done(RequestHandle handle, const bool& done, const std::atomic<bool>* cancel);
     Engine::RooflineSnapshot roofline;   // the last prompt and decode steps
     // Files the model's last step under prompt or decode.
     void note_step(bool decode) { (decode ? roofline.decode : roofline.prefill) = model->last_step_roofline(); }

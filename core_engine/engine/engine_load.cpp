@@ -161,6 +161,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     }
     impl->info = describe(*impl);
     impl->info.latent_error = std::move(latent_error);
+    impl->loop = std::make_unique<StepLoop>(*impl);
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 

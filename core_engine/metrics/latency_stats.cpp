@@ -38,3 +38,31 @@ MeanStddev mean_stddev(const std::vector<double>& values) {
 }
 
 }  // namespace workbench
+
+namespace workbench {
+
+GenerationMetrics generation_metrics(const RequestMetrics& m) {
+    GenerationMetrics g;
+    g.n_prompt_tokens = m.n_prompt_tokens;
+    g.n_prompt_reused = m.n_prompt_cached;
+    g.n_generated = m.n_output_tokens;
+    g.ttft_ms = m.ttft_ms;
+    g.prefill_ms = m.prefill_ms;
+    const int32_t n_prefilled = m.n_prompt_tokens - m.n_prompt_cached;
+    if (m.prefill_ms > 0 && n_prefilled > 0) g.prefill_tok_s = n_prefilled / (m.prefill_ms / 1000.0);
+    if (!m.itl_ms.empty()) {
+        const double decode_ms = std::accumulate(m.itl_ms.begin(), m.itl_ms.end(), 0.0);
+        if (decode_ms > 0) g.decode_tok_s = static_cast<double>(m.itl_ms.size()) / (decode_ms / 1000.0);
+        g.itl_ms_p50 = latency_stats(m.itl_ms).p50;
+    }
+    g.total_ms = m.e2e_ms;
+    g.kv_bytes = m.kv_bytes;
+    g.kv_bytes_peak = m.kv_bytes_peak;
+    g.kv_bytes_allocated = m.kv_bytes_allocated;
+    g.kv_bytes_full = m.kv_bytes_full;
+    g.kv_bytes_read_per_token = m.kv_bytes_read_per_token;
+    g.n_context_tokens = m.n_context_tokens;
+    return g;
+}
+
+}  // namespace workbench

@@ -128,7 +128,7 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
     for (const BatchSequence& b : batch) {
         if (b.tokens.empty()) return error(StatusCode::invalid_argument, "forward: sequence " + std::to_string(b.seq) + " has no tokens in the batch");
         WB_RETURN_IF_ERROR(check_tokens(b.tokens, kv));
-        n_wanted += b.want_logits;
+        n_wanted += b.all_logits ? static_cast<int64_t>(b.tokens.size()) : b.want_logits;
     }
     logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
     if (kv.spec().kind == AttentionKind::latent && batch.size() > 1) {
@@ -144,7 +144,8 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
                 for (size_t j = 0; j < i; ++j) (void)kv.keep_prefix(batch[j].seq, before[j]);
                 return s;
             }
-            if (b.want_logits) std::copy(one.begin(), one.end(), logits.begin() + (w++) * hp_.n_vocab);
+            std::copy(one.begin(), one.end(), logits.begin() + w * hp_.n_vocab);
+            w += static_cast<int64_t>(one.size()) / hp_.n_vocab;
         }
         return Status::ok_status();
     }
@@ -154,8 +155,12 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
     logit_rows_.clear();
     for (const BatchSequence& b : batch) {
         steps.push_back({b.seq, b.tokens});
+        const int64_t first = static_cast<int64_t>(batch_tokens_.size());
         batch_tokens_.insert(batch_tokens_.end(), b.tokens.begin(), b.tokens.end());
-        if (b.want_logits) logit_rows_.push_back(static_cast<int64_t>(batch_tokens_.size()) - 1);
+        if (b.all_logits)
+            for (int64_t r = first; r < static_cast<int64_t>(batch_tokens_.size()); ++r) logit_rows_.push_back(r);
+        else if (b.want_logits)
+            logit_rows_.push_back(static_cast<int64_t>(batch_tokens_.size()) - 1);
     }
     WB_RETURN_IF_ERROR(kv.begin_step(steps));
     forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool);

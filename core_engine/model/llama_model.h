@@ -30,6 +30,7 @@ struct BatchSequence {
     SeqId seq = 0;
     std::span<const TokenId> tokens;
     bool want_logits = false;   // the logits after its last token (a prompt's last chunk, a decode)
+    bool all_logits = false;    // the logits after every one of its tokens (scoring a prompt)
 };
 
 class LlamaModel {

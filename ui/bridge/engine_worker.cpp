@@ -140,16 +140,15 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
         flush();
         lastFlushNs = now;
     };
-    // Once per sampled token, on this thread between decode steps: reading the cache's usage here
-    // is safe and sees exactly the tokens so far; the engine's own timestamp makes gaps exact.
+    // Once per sampled token, with the engine's own KV figures and timestamp (gaps are exact).
     double lastTokenMs = 0;
+    const uint64_t kvAllocated = m_engine->model_info().kv_bytes_allocated;
     auto onToken = [&](const workbench::TokenInfo& t) {
-        const workbench::KvUsageReport usage = m_engine->kv_usage();
         TokenSample s;
-        s.nTokensContext = usage.n_tokens;   // what the bytes below hold (this token runs next)
-        s.kvBytesInUse = usage.bytes_in_use;
-        s.kvBytesFull = usage.bytes_full;
-        s.kvBytesAllocated = usage.bytes_allocated;
+        s.nTokensContext = t.kv_tokens;   // what the bytes below hold (this token runs next)
+        s.kvBytesInUse = t.kv_bytes_in_use;
+        s.kvBytesFull = t.kv_bytes_full;
+        s.kvBytesAllocated = kvAllocated;
         s.msSinceRequest = clock.nsecsElapsed() / 1e6;
         s.firstOfReply = t.index == 0;
         if (!s.firstOfReply) s.gapMs = t.t_ms - lastTokenMs;

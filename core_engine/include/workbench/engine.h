@@ -1,7 +1,9 @@
 // The engine API: load a GGUF model, tokenize, render chats, generate with streaming, and read
 // logits. Every call returns Status/Result; nothing throws across this boundary. An Engine is
-// owned and called by one thread at a time (the CLI's main thread, the GUI's worker thread);
-// `cancel` may be set from any thread and is checked between decode steps.
+// owned and called by one thread, the engine's thread (the CLI's main thread, the GUI's worker,
+// the server's loop); submit, cancel and wait_for_requests may be called from any thread, and
+// tokenize, detokenize and render_chat are safe to call concurrently with the engine's thread.
+// Every way of generating is a client of the one step loop (workbench/request.h).
 #pragma once
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,6 +19,7 @@
 
 #include "workbench/config.h"
 #include "workbench/metrics.h"
+#include "workbench/request.h"
 #include "workbench/status.h"
 #include "workbench/types.h"
 
@@ -73,9 +77,6 @@ struct KvBlockMap {
     KvBlockState at(int32_t layer, int32_t block) const { return cells[static_cast<size_t>(layer * n_blocks + block)]; }
 };
 
-enum class StopReason { end_of_generation, max_tokens, stop_string, context_full, cancelled };
-const char* stop_reason_name(StopReason reason);
-
 struct GenerationResult {
     std::string text;                  // generated text (a matched stop string removed)
     std::vector<TokenId> tokens;       // generated ids
@@ -95,6 +96,7 @@ struct BatchEvent {
     int32_t request = 0;           // index into the batch's requests
     int32_t sample = 0;            // which of its n_samples
     TokenId token = -1;
+    std::span<const float> logits; // token: what it was drawn from (valid during the call only)
     std::string text;
     double t_ms = 0;               // since the batch started
     StopReason stop_reason = StopReason::max_tokens;
@@ -130,6 +132,11 @@ struct TokenInfo {
     int32_t index = 0;          // 0 for the first generated token
     double t_ms = 0;            // since the call started
     int32_t n_context = 0;      // tokens in the sequence, this one included
+    std::span<const float> logits;   // what the token was drawn from (valid during the call only)
+    // The KV pool as the step that produced the token left it: bytes held, what full attention
+    // would hold, and the conversation's tokens in it (this token runs next).
+    uint64_t kv_bytes_in_use = 0, kv_bytes_full = 0;
+    int32_t kv_tokens = 0;
 };
 using TokenCallback = std::function<void(const TokenInfo& info)>;
 
@@ -174,6 +181,23 @@ public:
     Result<BatchResult> run_batch(const std::vector<BatchRequest>& requests, const BatchOptions& options,
                                   const BatchEventCallback& on_event = {}, const std::atomic<bool>* cancel = nullptr);
 
+    // The step loop. A submitted request joins the running batch at the next step; its events
+    // come from step(), on the engine's thread, through `on_event`. cancel ends every unfinished
+    // completion of the request (stop reason cancelled) at the next step.
+    RequestHandle submit(EngineRequest request, RequestEventCallback on_event);
+    void cancel(RequestHandle request);
+    // One plan → execute → absorb step over every request in flight.
+    StepReport step();
+    // Whether any request is submitted, waiting or running.
+    bool has_requests() const;
+    // Blocks until a request is submitted or cancelled, or `timeout` passes.
+    void wait_for_requests(std::chrono::milliseconds timeout);
+    // The loop's batching limits; changed only while no request is in flight
+    // (failed_precondition otherwise; invalid_argument for a limit below 1).
+    Status set_loop_options(const BatchOptions& options);
+    const BatchOptions& loop_options() const;
+    LoopCounters loop_counters() const;
+
     // Logits at every position of `tokens`, [n_tokens × n_vocab], computed from an empty cache.
     Result<std::vector<float>> logits_all(const std::vector<TokenId>& tokens);
 
@@ -204,7 +228,7 @@ public:
 
 private:
     explicit Engine(std::unique_ptr<Impl> impl);
-    Status append(const std::vector<TokenId>& tokens, bool all_logits, std::vector<float>& out);
+    Status append(const std::vector<TokenId>& tokens, std::vector<float>* all_logits);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -37,7 +37,16 @@ struct RequestMetrics {
     std::vector<double> itl_ms;        // every gap between consecutive tokens
     double e2e_ms = 0;                 // arrival → last token
     int32_t n_preemptions = 0;         // times it was paused for KV room and recomputed
+    double prefill_ms = 0;             // first prompt step began → the step that completed the prompt ended
+    // KV: the pool's bytes in use at most while it ran and reserved; its sequence at the end
+    // (bytes held, what full attention would hold, what the last step's attention read, tokens).
+    uint64_t kv_bytes_peak = 0, kv_bytes_allocated = 0;
+    uint64_t kv_bytes = 0, kv_bytes_full = 0, kv_bytes_read_per_token = 0;
+    int32_t n_context_tokens = 0;
 };
+
+// One request's figures in the single-generation form (chat, run): derived from the loop's.
+GenerationMetrics generation_metrics(const RequestMetrics& m);
 
 // One part of a forward step on the roofline: operations (a multiply-add counts 2), the bytes
 // that part had to read (weights once per step; KV entries once per step), and its time.

@@ -20,6 +20,7 @@ enum class StatusCode {
     resource_exhausted, // memory or KV budget
     io_error,           // read/write/mmap failures
     cancelled,          // the caller asked to stop
+    unavailable,        // busy now (the conversation, the loop's options): try again later
     internal,           // a broken invariant: a bug
 };
 

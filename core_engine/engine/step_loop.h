@@ -1,0 +1,79 @@
+// The engine's one step loop: plan (the scheduler picks which sequences advance by how many
+// tokens) → execute (the model runs them in one forward pass) → absorb (sample, stream, stop,
+// metrics). Requests join through a thread-safe inbox and leave when they finish, fail or are
+// cancelled; their events are reported from step() on the engine's thread. Internal to the engine.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "kv_cache/kv_cache_manager.h"
+#include "scheduler/scheduler.h"
+#include "workbench/engine.h"
+#include "workbench/request.h"
+
+namespace workbench {
+
+class StepLoop {
+public:
+    explicit StepLoop(Engine::Impl& engine);
+    ~StepLoop();
+
+    // Any thread.
+    RequestHandle submit(EngineRequest request, RequestEventCallback on_event);
+    void cancel(RequestHandle request);
+    void wait_for_requests(std::chrono::milliseconds timeout);
+
+    // The engine's thread.
+    StepReport step();
+    bool has_requests() const;
+    void set_options(const BatchOptions& options);
+    const BatchOptions& options() const { return options_; }
+    const LoopCounters& counters() const { return counters_; }
+    // Cancels every request (the engine is going away or resets the conversation).
+    void cancel_all();
+
+private:
+    struct Completion;
+    struct Submitted {
+        RequestHandle handle;
+        EngineRequest request;
+        RequestEventCallback on_event;
+    };
+    using Clock = std::chrono::steady_clock;
+
+    void take_inbox();
+    void start(Submitted& submitted);
+    int32_t admit(int32_t sched_id, int32_t n_first);
+    void take_token(Completion& c, std::span<const float> logits);
+    void finish(Completion& c, StopReason why);
+    void fail(Completion& c, Status why);
+    void release(Completion& c);
+    void emit(Completion& c, RequestEvent& ev);
+    double since(Clock::time_point t) const;
+
+    Engine::Impl& e_;
+    BatchOptions options_;
+    std::unique_ptr<Scheduler> sched_;
+    std::vector<Completion*> by_sched_;   // scheduler id → completion (null once it is gone)
+    std::unordered_map<RequestHandle, std::vector<std::unique_ptr<Completion>>> live_;
+    std::vector<RequestHandle> ended_;     // requests whose every completion is done: dropped after the step
+    SeqId next_seq_ = 1;                   // 0 is the conversation's
+    bool conversation_busy_ = false;
+    LoopCounters counters_;
+    struct StepCosts;
+    std::unique_ptr<StepCosts> costs_;
+    std::vector<float> logits_;
+
+    mutable std::mutex inbox_mutex_;
+    std::condition_variable inbox_ready_;
+    std::vector<Submitted> inbox_;
+    std::vector<RequestHandle> cancels_;
+    RequestHandle next_handle_ = 1;
+};
+
+}  // namespace workbench
