@@ -130,14 +130,6 @@ bool StepLoop::has_requests() const {
     return !inbox_.empty() || !cancels_.empty() || !live_.empty();
 }
 
-void StepLoop::cancel_all() {
-    take_inbox();
-    for (auto& [h, cs] : live_)
-        for (auto& c : cs) finish(*c, StopReason::cancelled);
-    live_.clear();
-    ended_.clear();
-}
-
 void StepLoop::emit(Completion& c, RequestEvent& ev) {
     ev.request = c.handle;
     ev.sample = c.sample;

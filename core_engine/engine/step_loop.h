@@ -34,8 +34,6 @@ public:
     void set_options(const BatchOptions& options);
     const BatchOptions& options() const { return options_; }
     const LoopCounters& counters() const { return counters_; }
-    // Cancels every request (the engine is going away or resets the conversation).
-    void cancel_all();
 
 private:
     struct Completion;
