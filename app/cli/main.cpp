@@ -19,7 +19,8 @@ void print_help() {
                  "  quantize  write a copy of a model with its weight matrices in another type\n"
                  "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n"
                  "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
-                 "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n\n"
+                 "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n"
+                 "  serve     an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /metrics) on the model\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -48,5 +49,6 @@ int main(int argc, char** argv) {
     if (command == "eval") return wbcli::cmd_eval(argc, argv);
     if (command == "batch") return wbcli::cmd_batch(argc, argv);
     if (command == "history") return wbcli::cmd_history(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history; see --help)");
+    if (command == "serve") return wbcli::cmd_serve(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history, serve; see --help)");
 }

@@ -1,0 +1,105 @@
+// `serve`: the OpenAI-compatible HTTP server (app/server/) on the loaded model. It listens first
+// and loads second, so /health answers 503 while the model loads; then the main thread runs the
+// engine's step loop until SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <pthread.h>
+
+#include "commands.h"
+#include "server/api_server.h"
+
+namespace wbcli {
+namespace {
+
+std::string file_stem(const std::string& path) {
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".gguf") == 0) name.resize(name.size() - 5);
+    return name;
+}
+
+}  // namespace
+
+int cmd_serve(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--host", "", true, "ADDR  address to listen on (default 127.0.0.1: this machine only)"},
+        {"--port", "", true, "N  port (default 8080; 0: any free port, printed at start)"},
+        {"--api-key", "", true, "KEY  require 'Authorization: Bearer KEY' on /v1/ (default: $WORKBENCH_API_KEY, else none)"},
+        {"--served-model-name", "", true, "NAME  the model's name in requests and /v1/models (default: the file's name without .gguf)"},
+        {"--max-running", "", true, "N  sequences decoding together (default 32)"},
+        {"--max-connections", "", true, "N  open connections; beyond it 503 with Retry-After (default 256)"},
+        {"--max-body", "", true, "MiB  largest request body (default 8)"},
+        {"--max-messages", "", true, "N  most messages in a chat request (default 1024)"},
+        {"--max-n", "", true, "N  most completions per request, 'n' (default 16)"},
+        {"--timeout", "", true, "S  a silent client's read/write timeout in seconds (default 10)"},
+        {"--parallel-contexts", "", true, "N  KV pool size in full contexts when no --kv-budget is given (default 4)"},
+    };
+    add_engine_flags(flags);
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "serve", "serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [options]", flags, ctx, false);
+        rc >= 0)
+        return rc;
+    std::string err;
+    wbserver::ServeOptions o;
+    o.host = ctx.args.get("--host", o.host);
+    o.port = ctx.args.get_int("--port", o.port, 0, 65535, err);
+    const char* env_key = std::getenv("WORKBENCH_API_KEY");
+    o.api_key = ctx.args.get("--api-key", env_key ? env_key : "");
+    o.max_running = ctx.args.get_int("--max-running", o.max_running, 1, 4096, err);
+    o.max_connections = ctx.args.get_int("--max-connections", o.max_connections, 1, 4096, err);
+    o.max_body_bytes = static_cast<size_t>(ctx.args.get_int("--max-body", 8, 1, 1024, err)) << 20;
+    o.limits.max_messages = ctx.args.get_int("--max-messages", o.limits.max_messages, 1, 1 << 20, err);
+    o.limits.max_n = ctx.args.get_int("--max-n", o.limits.max_n, 1, 1024, err);
+    o.read_timeout_s = o.write_timeout_s = ctx.args.get_int("--timeout", o.read_timeout_s, 1, 3600, err);
+    const int contexts = ctx.args.get_int("--parallel-contexts", 4, 1, 1024, err);
+    if (!err.empty()) return usage_error("serve: " + err);
+    int rc;
+    workbench::EngineConfig config = ctx.config;
+    config.model_path = resolve_model_path(ctx.args, rc);
+    if (rc >= 0) return rc;
+    config.n_seq_max = contexts;
+    const std::string model_name = ctx.args.get("--served-model-name", file_stem(config.model_path));
+
+    // SIGINT/SIGTERM are taken by a watcher thread (every thread started from here inherits the
+    // mask); a write to a client that has gone must fail, not kill the process.
+    std::signal(SIGPIPE, SIG_IGN);
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+    std::unique_ptr<workbench::Engine> engine;   // declared first: outlives the server's threads
+    wbserver::ApiServer server(o);
+    auto port = server.start();
+    if (!port.ok()) return runtime_error(port.status().message());
+    std::printf("workbench-cli serve: listening on http://%s:%d (loading %s)\n", o.host.c_str(), *port, config.model_path.c_str());
+    std::fflush(stdout);
+    std::thread watcher([&] {
+        const timespec tick{0, 200'000'000};
+        while (!server.stopping())
+            if (sigtimedwait(&stop_signals, nullptr, &tick) > 0) server.stop();
+    });
+    auto loaded = workbench::Engine::load(config);
+    if (!loaded.ok()) {
+        server.stop();
+        watcher.join();
+        return runtime_error(loaded.status().message());
+    }
+    engine = std::move(loaded).value();
+    const workbench::ModelInfo& info = engine->model_info();
+    if (!info.chat_template_warning.empty()) std::cerr << "workbench-cli: warning: " << info.chat_template_warning << "\n";
+    std::printf("workbench-cli serve: ready: model '%s', context %d, KV pool %s, %d threads; /v1/chat/completions, /v1/completions, "
+                "/v1/models, /health, /metrics%s\n",
+                model_name.c_str(), info.n_ctx, format_bytes(info.kv_bytes_allocated).c_str(), info.n_threads,
+                o.api_key.empty() ? "" : " (API key required on /v1/)");
+    std::fflush(stdout);
+    server.serve(*engine, model_name);
+    watcher.join();
+    std::printf("workbench-cli serve: stopped\n");
+    return 0;
+}
+
+}  // namespace wbcli

@@ -1,0 +1,59 @@
+// The OpenAI-compatible HTTP server over one Engine (cpp-httplib): GET /health, /v1/models,
+// /metrics; POST /v1/completions, /v1/chat/completions (streamed as server-sent events or
+// whole). Every request is submitted to the engine's one step loop, so all of them run
+// concurrently in its batch; a streaming client that goes away cancels its sequence.
+// Threads: start() spawns the HTTP threads; serve() runs the step loop on the calling thread,
+// the engine's, until stop() (any thread). Errors are values; nothing here exits the process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "openai_request.h"
+#include "server_metrics.h"
+#include "workbench/engine.h"
+#include "workbench/status.h"
+
+namespace wbserver {
+
+struct ServeOptions {
+    std::string host = "127.0.0.1";     // loopback unless told otherwise
+    int port = 8080;                    // 0: any free port (start() returns it)
+    std::string api_key;                // empty: no key asked for
+    int32_t max_connections = 256;      // open connections (a stream holds one for its life); beyond: 503
+    int32_t max_running = 32;           // sequences decoding together in the step loop
+    size_t max_body_bytes = 8u << 20;
+    RequestLimits limits;
+    int read_timeout_s = 10;            // a silent client: each read waits at most this
+    int write_timeout_s = 10;           // a client that stops reading
+    int keep_alive_s = 5;               // an idle kept-alive connection
+    int body_deadline_s = 30;           // a whole request body, however slowly it trickles in
+    int heartbeat_ms = 2000;            // a stream with nothing to send sends an SSE comment (and so notices a gone client)
+};
+
+class ApiServer {
+public:
+    explicit ApiServer(ServeOptions options);
+    ~ApiServer();   // stops and joins the HTTP threads
+    ApiServer(const ApiServer&) = delete;
+    ApiServer& operator=(const ApiServer&) = delete;
+
+    // Binds and starts answering (/health says 503 until serve() has an engine). Returns the
+    // port; unavailable naming the address when it cannot bind.
+    workbench::Result<int> start();
+    // The engine's thread: runs the step loop for HTTP requests until stop(). `engine` must
+    // outlive this ApiServer (HTTP threads tokenize with it until they are joined).
+    void serve(workbench::Engine& engine, const std::string& model_name);
+    // Any thread, idempotent.
+    void stop();
+    bool stopping() const;
+    const ServerMetrics& metrics() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wbserver

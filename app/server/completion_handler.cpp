@@ -1,0 +1,296 @@
+// From a checked body to tokens (the model's chat template for messages), the context limits,
+// one submit to the step loop, and the answer: whole, or chunk by chunk as the loop's events
+// arrive. A stream whose write fails (the client went away) cancels its request, which frees
+// its sequences' KV at the loop's next step.
+#include "completion_handler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <memory>
+
+#include "openai_response.h"
+#include "request_channel.h"
+
+namespace wbserver {
+namespace {
+
+using workbench::Json;
+using workbench::StatusCode;
+
+ApiError bad(std::string param, std::string message, std::string code = "") {
+    ApiError e;
+    e.param = std::move(param);
+    e.message = std::move(message);
+    e.code = std::move(code);
+    return e;
+}
+
+// A completion the loop refused or could not run.
+ApiError engine_error(const workbench::Status& s) {
+    ApiError e;
+    e.message = s.message();
+    switch (s.code()) {
+        case StatusCode::invalid_argument:
+        case StatusCode::out_of_range: e.http_status = 400; break;
+        case StatusCode::unavailable:
+        case StatusCode::resource_exhausted:
+            e.http_status = 503;
+            e.type = "server_error";
+            break;
+        default:
+            e.http_status = 500;
+            e.type = "server_error";
+    }
+    return e;
+}
+
+ApiError shutting_down() {
+    ApiError e;
+    e.http_status = 503;
+    e.type = "server_error";
+    e.message = "the server is shutting down";
+    return e;
+}
+
+// The prompt's token ids, checked against the vocabulary and the context.
+std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const CompletionContext& ctx, const ApiRequest& r) {
+    const workbench::ModelInfo& info = ctx.engine.model_info();
+    std::vector<workbench::TokenId> tokens;
+    const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
+    if (r.endpoint == Endpoint::chat_completions) {
+        tokens = ctx.engine.tokenize(ctx.engine.render_chat(r.messages, true), true, true);
+    } else if (r.prompt_tokens) {
+        tokens = *r.prompt_tokens;
+        for (size_t i = 0; i < tokens.size(); ++i)
+            if (tokens[i] >= info.n_vocab)
+                return bad("prompt", "'prompt[" + std::to_string(i) + "]' is token id " + std::to_string(tokens[i]) +
+                                         "; the model's vocabulary has " + std::to_string(info.n_vocab) + " tokens");
+    } else {
+        tokens = ctx.engine.tokenize(r.prompt_text, true, true);
+    }
+    if (tokens.empty()) return bad(param, std::string("'") + param + "' gives no tokens");
+    const int64_t n_prompt = static_cast<int64_t>(tokens.size());
+    if (n_prompt >= info.n_ctx)
+        return bad(param,
+                   "the prompt has " + std::to_string(n_prompt) + " tokens; this model's context holds " + std::to_string(info.n_ctx) +
+                       " and at least one must be left to generate",
+                   "context_length_exceeded");
+    return tokens;
+}
+
+workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiRequest& r, std::vector<workbench::TokenId> prompt,
+                                        std::optional<ApiError>& error) {
+    workbench::EngineRequest out;
+    const int32_t n_ctx = ctx.engine.model_info().n_ctx;
+    const int32_t room = n_ctx - static_cast<int32_t>(prompt.size());
+    if (r.max_tokens && *r.max_tokens > room && ctx.engine.model_info().context_bounded)
+        error = bad("max_tokens", "'max_tokens' is " + std::to_string(*r.max_tokens) + " but the prompt's " +
+                                                          std::to_string(prompt.size()) + " tokens leave " + std::to_string(room) +
+                                                          " of the context's " + std::to_string(n_ctx),
+                    "context_length_exceeded");
+    out.prompt = std::move(prompt);
+    out.generation.max_tokens = r.max_tokens.value_or(room);
+    out.generation.sampling = r.sampling;
+    out.generation.stop_strings = r.stop;
+    out.generation.ignore_eos = r.ignore_eos;
+    out.n_samples = r.n;
+    out.top_logprobs = r.logprobs ? r.top_logprobs : -1;
+    return out;
+}
+
+// The loop's events → the channel, on the engine's thread.
+workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> channel, workbench::Engine& engine, ServerMetrics& metrics) {
+    return [channel, &engine, &metrics](const workbench::RequestEvent& ev) {
+        ChannelEvent out;
+        out.sample = ev.sample;
+        switch (ev.kind) {
+            case workbench::RequestEvent::Kind::token:
+                if (ev.text.empty() && !ev.logprob) return;
+                out.text = ev.text;
+                if (ev.logprob) {
+                    out.logprob = TokenLogprobText{engine.token_text(ev.token), *ev.logprob};
+                    for (const auto& alt : ev.top_logprobs) out.top_logprobs.push_back({engine.token_text(alt.token), alt.logprob});
+                }
+                break;
+            case workbench::RequestEvent::Kind::finished:
+                out.kind = ChannelEvent::Kind::finished;
+                out.text = ev.text;
+                out.stop_reason = ev.stop_reason;
+                out.n_output_tokens = ev.metrics.n_output_tokens;
+                metrics.record_finished(ev.metrics);
+                break;
+            case workbench::RequestEvent::Kind::failed:
+                out.kind = ChannelEvent::Kind::failed;
+                out.status = ev.status;
+                break;
+            case workbench::RequestEvent::Kind::prompt_logits: return;
+        }
+        channel->push(std::move(out));
+    };
+}
+
+void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const ResponseHeader& header, int32_t n_prompt,
+                  workbench::RequestHandle handle, RequestChannel& channel, httplib::Response& res) {
+    std::vector<ChoiceState> choices(static_cast<size_t>(r.n));
+    std::optional<ApiError> failure;
+    for (;;) {
+        const bool ended = channel.all_ended();   // before take: the events taken then include the last
+        for (ChannelEvent& ev : channel.take(std::chrono::milliseconds(ended ? 0 : 200))) {
+            ChoiceState& c = choices[static_cast<size_t>(ev.sample)];
+            switch (ev.kind) {
+                case ChannelEvent::Kind::token:
+                    if (ev.logprob) c.tokens.push_back(std::move(ev));
+                    break;
+                case ChannelEvent::Kind::finished:
+                    c.text = std::move(ev.text);
+                    c.finish_reason = finish_reason(ev.stop_reason);
+                    c.n_output_tokens = ev.n_output_tokens;
+                    break;
+                case ChannelEvent::Kind::failed:
+                    if (!failure) failure = engine_error(ev.status);
+                    break;
+            }
+        }
+        if (ended) break;
+        if (ctx.stopping) {
+            ctx.engine.cancel(handle);
+            return send_error(res, shutting_down());
+        }
+    }
+    if (failure) return send_error(res, *failure);
+    res.set_content(workbench::dump_json(completion_json(header, choices, r.logprobs, n_prompt)), "application/json");
+}
+
+// A stream's state between the provider's calls (HTTP thread) and its release.
+struct StreamState {
+    ApiRequest request;
+    ResponseHeader header;
+    int32_t n_prompt = 0;
+    workbench::RequestHandle handle = 0;
+    std::shared_ptr<RequestChannel> channel;
+    workbench::Engine* engine = nullptr;
+    const std::atomic<bool>* stopping = nullptr;
+    int heartbeat_ms = 2000;
+    std::vector<size_t> streamed;      // bytes of text sent per choice
+    std::vector<bool> role_sent, ended;
+    int32_t n_completion = 0;
+    bool finished = false;             // [DONE] written
+};
+
+// The SSE text for a batch of events; sets `st.finished` once every choice ended.
+std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
+    std::string out;
+    const bool chat = st.header.endpoint == Endpoint::chat_completions;
+    const bool usage_null = st.request.include_usage;
+    auto send_text = [&](int32_t i, const std::string& text, const Json& logprobs) {
+        const bool role = chat && !st.role_sent[static_cast<size_t>(i)];
+        out += sse(chunk_json(st.header, i, &text, role, logprobs, "", usage_null));
+        st.role_sent[static_cast<size_t>(i)] = true;
+        st.streamed[static_cast<size_t>(i)] += text.size();
+    };
+    for (ChannelEvent& ev : events) {
+        const size_t i = static_cast<size_t>(ev.sample);
+        if (st.ended[i]) continue;
+        if (ev.kind == ChannelEvent::Kind::token) {
+            const Json logprobs = logprobs_json(st.header.endpoint, {&ev}, st.request.logprobs, st.streamed[i]);
+            send_text(ev.sample, ev.text, logprobs);
+        } else if (ev.kind == ChannelEvent::Kind::finished) {
+            // Text held back until the end (an unfinished stop-string prefix, a last partial character).
+            if (ev.text.size() > st.streamed[i]) send_text(ev.sample, ev.text.substr(st.streamed[i]), nullptr);
+            else if (chat && !st.role_sent[i]) send_text(ev.sample, "", nullptr);
+            out += sse(chunk_json(st.header, ev.sample, nullptr, false, nullptr, finish_reason(ev.stop_reason), usage_null));
+            st.n_completion += ev.n_output_tokens;
+            st.ended[i] = true;
+        } else {
+            out += sse(error_json(engine_error(ev.status)));
+            st.ended[i] = true;
+        }
+    }
+    if (std::all_of(st.ended.begin(), st.ended.end(), [](bool e) { return e; })) {
+        if (st.request.include_usage) out += sse(usage_chunk_json(st.header, st.n_prompt, st.n_completion));
+        out += "data: [DONE]\n\n";
+        st.finished = true;
+    }
+    return out;
+}
+
+void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader header, int32_t n_prompt, workbench::RequestHandle handle,
+                   std::shared_ptr<RequestChannel> channel, httplib::Response& res) {
+    auto st = std::make_shared<StreamState>();
+    const size_t n = static_cast<size_t>(r.n);
+    st->request = std::move(r);
+    st->header = std::move(header);
+    st->n_prompt = n_prompt;
+    st->handle = handle;
+    st->channel = std::move(channel);
+    st->engine = &ctx.engine;
+    st->stopping = &ctx.stopping;
+    st->heartbeat_ms = ctx.options.heartbeat_ms;
+    st->streamed.assign(n, 0);
+    st->role_sent.assign(n, false);
+    st->ended.assign(n, false);
+    res.set_header("Cache-Control", "no-cache");
+    res.set_header("X-Accel-Buffering", "no");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [st](size_t, httplib::DataSink& sink) {
+            if (st->finished) {
+                sink.done();
+                return true;
+            }
+            std::vector<ChannelEvent> events = st->channel->take(std::chrono::milliseconds(st->heartbeat_ms));
+            if (events.empty()) {
+                if (*st->stopping) {
+                    const std::string out = sse(error_json(shutting_down())) + "data: [DONE]\n\n";
+                    sink.write(out.data(), out.size());
+                    st->finished = true;
+                    sink.done();
+                    return true;
+                }
+                static const std::string kHeartbeat = ": keep-alive\n\n";
+                return sink.write(kHeartbeat.data(), kHeartbeat.size());
+            }
+            const std::string out = stream_text(*st, events);
+            if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+            if (st->finished) sink.done();
+            return true;
+        },
+        [st](bool success) {
+            // The client left before the end (or a write failed): stop spending steps on it.
+            if (!success || !st->finished) st->engine->cancel(st->handle);
+        });
+}
+
+}  // namespace
+
+void send_error(httplib::Response& res, const ApiError& error) {
+    res.status = error.http_status;
+    res.set_content(workbench::dump_json(error_json(error)), "application/json");
+}
+
+void handle_completion(const CompletionContext& ctx, Endpoint endpoint, const std::string& body, httplib::Response& res) {
+    auto parsed = parse_api_request(body, endpoint, ctx.options.limits);
+    if (auto* e = std::get_if<ApiError>(&parsed)) return send_error(res, *e);
+    ApiRequest& r = std::get<ApiRequest>(parsed);
+    if (!r.model.empty() && r.model != ctx.model_name) {
+        ApiError e = bad("model", "the model '" + r.model + "' does not exist; this server serves '" + ctx.model_name + "'", "model_not_found");
+        e.http_status = 404;
+        return send_error(res, e);
+    }
+    auto tokens = prompt_tokens(ctx, r);
+    if (auto* e = std::get_if<ApiError>(&tokens)) return send_error(res, *e);
+    const int32_t n_prompt = static_cast<int32_t>(std::get<0>(tokens).size());
+    std::optional<ApiError> limit;
+    workbench::EngineRequest request = engine_request(ctx, r, std::move(std::get<0>(tokens)), limit);
+    if (limit) return send_error(res, *limit);
+    if (ctx.stopping) return send_error(res, shutting_down());
+
+    ResponseHeader header{new_response_id(endpoint), static_cast<int64_t>(std::time(nullptr)), ctx.model_name, endpoint};
+    auto channel = std::make_shared<RequestChannel>(r.n);
+    const workbench::RequestHandle handle = ctx.engine.submit(std::move(request), forward_events(channel, ctx.engine, ctx.metrics));
+    if (r.stream) return answer_stream(ctx, std::move(r), std::move(header), n_prompt, handle, std::move(channel), res);
+    answer_whole(ctx, r, header, n_prompt, handle, *channel, res);
+}
+
+}  // namespace wbserver
