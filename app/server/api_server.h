@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -43,8 +44,9 @@ public:
     // port; unavailable naming the address when it cannot bind.
     workbench::Result<int> start();
     // The engine's thread: runs the step loop for HTTP requests until stop(). `engine` must
-    // outlive this ApiServer (HTTP threads tokenize with it until they are joined).
-    void serve(workbench::Engine& engine, const std::string& model_name);
+    // outlive this ApiServer (HTTP threads tokenize with it until they are joined). `on_ready`
+    // is called once requests are taken (/health says 200 from then on).
+    void serve(workbench::Engine& engine, const std::string& model_name, const std::function<void()>& on_ready = {});
     // Any thread, idempotent.
     void stop();
     bool stopping() const;

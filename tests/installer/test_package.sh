@@ -15,7 +15,7 @@ for f in ./usr/bin/workbench ./usr/bin/workbench-cli ./usr/share/inference-workb
 done
 if grep -q '\.gguf$' <<<"$contents"; then echo "the package must not carry model weights"; exit 1; fi
 depends="$(dpkg-deb -f "$deb" Depends)"
-for d in libqt6charts6 qt6-qpa-plugins libxkbcommon-x11-0 fonts-dejavu-core ca-certificates libcmark-gfm-extensions0 libsource-highlight4v5; do
+for d in libqt6charts6 qt6-qpa-plugins libxkbcommon-x11-0 fonts-dejavu-core ca-certificates libcmark-gfm-extensions0 libsource-highlight4v5 libcpp-httplib0.11 libqt6network6; do
   grep -q "$d" <<<"$depends" || { echo "Depends lacks $d (a package the app needs at run time)"; exit 1; }
 done
 size=$(stat -c %s "$deb")
