@@ -37,6 +37,7 @@
 #include "ui/pages/metrics_panel.h"
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
+#include "ui/pages/server_page.h"
 #include "widgets/token_stream_view.h"
 
 namespace {
@@ -63,6 +64,7 @@ constexpr PageEntry kPages[] = {
     {"History", "Past conversations and comparisons: search, replay, continue, export."},
     {"Models", "The loaded model and recently opened files."},
     {"Benchmark", "Throughput and latency against batch size."},
+    {"Server", "Serve the chat's model to other programs through the OpenAI-compatible API."},
 };
 
 bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b) {
@@ -92,9 +94,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_history = new HistoryPage(m_store, m_pages);
     m_compare = new ComparePage(m_client, m_store, m_pages);
     m_benchmark = new BenchmarkPage(m_client, m_store, m_pages);
+    m_server = new ServerPage(m_client, m_pages);
     for (QWidget* page : {static_cast<QWidget*>(m_chat), static_cast<QWidget*>(m_compare),
                           static_cast<QWidget*>(m_history), static_cast<QWidget*>(m_models),
-                          static_cast<QWidget*>(m_benchmark)})
+                          static_cast<QWidget*>(m_benchmark), static_cast<QWidget*>(m_server)})
         m_pages->addWidget(page);
     row->addWidget(m_sidebar);
     row->addWidget(m_pages, 1);
@@ -196,6 +199,7 @@ void MainWindow::buildSidebar() {
         else if (name == QLatin1String("History")) m_pages->setCurrentWidget(m_history);
         else if (name == QLatin1String("Models")) m_pages->setCurrentWidget(m_models);
         else if (name == QLatin1String("Benchmark")) m_pages->setCurrentWidget(m_benchmark);
+        else if (name == QLatin1String("Server")) m_pages->setCurrentWidget(m_server);
     });
     m_sidebar->setCurrentRow(0);
 }
@@ -230,7 +234,7 @@ void MainWindow::buildActions() {
         statusBar()->showMessage(tr("Copied the last reply (%n characters).", nullptr, static_cast<int>(reply.size())), 4000);
     })->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
 
-    // Ctrl+1 … Ctrl+5: the sidebar's pages in order.
+    // Ctrl+1 … Ctrl+6: the sidebar's pages in order.
     QMenu* go = menuBar()->addMenu(tr("&Go"));
     int number = 1;
     for (const PageEntry& page : kPages) {

@@ -1,6 +1,6 @@
-// The main window: a sidebar (Chat, Compare, History, Models, Benchmark), the pages, the menus and
-// shortcuts (Ctrl+N new chat, Esc stop, Ctrl+R regenerate, Ctrl+E edit, Ctrl+Shift+C copy the
-// last reply, Ctrl+1…5 the pages, Ctrl+O open model, Ctrl+Q quit; Help lists them), and the status bar
+// The main window: a sidebar (Chat, Compare, History, Models, Benchmark, Server), the pages, the menus
+// and shortcuts (Ctrl+N new chat, Esc stop, Ctrl+R regenerate, Ctrl+E edit, Ctrl+Shift+C copy the
+// last reply, Ctrl+1…6 the pages, Ctrl+O open model, Ctrl+Q quit; Help lists them), and the status bar
 // (model, backend, weights, process memory, tokens in context). It owns the EngineClient and the
 // StoreClient (the session database, opened at start; when it cannot open, a notice says
 // "history is off" and the chat runs without it), records the chat through a HistoryRecorder,
@@ -22,6 +22,7 @@ class HistoryRecorder;
 class ModelFetcher;
 class ModelsPage;
 class StoreClient;
+class ServerPage;
 class QAction;
 class QLabel;
 class QListWidget;
@@ -49,6 +50,7 @@ public:
     HistoryPage* historyPage() const { return m_history; }
     ComparePage* comparePage() const { return m_compare; }
     BenchmarkPage* benchmarkPage() const { return m_benchmark; }
+    ServerPage* serverPage() const { return m_server; }
     StoreClient* store() const { return m_store; }
     HistoryRecorder* recorder() const { return m_recorder; }
     QListWidget* sidebar() const { return m_sidebar; }
@@ -95,6 +97,7 @@ private:
     HistoryPage* m_history = nullptr;
     ComparePage* m_compare = nullptr;
     BenchmarkPage* m_benchmark = nullptr;
+    ServerPage* m_server = nullptr;
     StoreClient* m_store = nullptr;
     HistoryRecorder* m_recorder = nullptr;
     QStringList m_shownStoreErrors;  // each write failure is shown once

@@ -49,6 +49,15 @@ private:
     httplib::ThreadPool pool_;
 };
 
+// httplib 0.11 listens with a backlog of 5; 64 clients reconnecting at once overflow that, and
+// the kernel then drops handshakes. Listening again on the bound socket raises it (Linux).
+class HttpServer : public httplib::Server {
+public:
+    void raise_backlog(int backlog) {
+        if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
+    }
+};
+
 struct Route {
     const char* path;
     const char* allow;   // the Allow header
@@ -108,7 +117,7 @@ struct ApiServer::Impl {
 
     ServeOptions options;
     ServerMetrics metrics;
-    httplib::Server http;
+    HttpServer http;
     std::thread listener;
     std::atomic<bool> stopping{false};
     std::atomic<workbench::Engine*> engine{nullptr};
@@ -234,7 +243,9 @@ void ApiServer::Impl::install_routes() {
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
         res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
     });
-    for (const auto& [path, endpoint] : {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/v1/chat/completions", Endpoint::chat_completions}}) {
+    for (const auto& route : {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/v1/chat/completions", Endpoint::chat_completions}}) {
+        const char* path = route.first;
+        const Endpoint endpoint = route.second;   // a plain variable: lambdas capture it (not a structured binding)
         // A body (Content-Length or chunked): read under the size and time limits.
         http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
             std::string body;
@@ -281,6 +292,7 @@ workbench::Result<int> ApiServer::start() {
         return workbench::error(workbench::StatusCode::unavailable,
                                 "cannot listen on " + o.host + ":" + std::to_string(o.port) +
                                     " (is another server on that port, or is the address not this machine's?)");
+    impl_->http.raise_backlog(1024);
     impl_->listener = std::thread([this] { impl_->http.listen_after_bind(); });
     return port;
 }

@@ -113,7 +113,7 @@ private slots:
 
     void sidebarOffersEveryPage() {
         QListWidget* bar = m_window->sidebar();
-        QCOMPARE(bar->count(), 5);
+        QCOMPARE(bar->count(), 6);
         for (int i = 0; i < bar->count(); ++i) {
             QListWidgetItem* item = bar->item(i);
             const bool enabled = item->flags() & Qt::ItemIsEnabled;

@@ -27,8 +27,9 @@ namespace wbtest {
 class ServeProcess {
 public:
     ~ServeProcess() { stop(); }
-    // Starts the server and waits for its ready line; false (with the output in `log`) if not.
-    bool start(const QStringList& extra_args, int timeout_ms = 60000) {
+    // Starts the server and waits for its ready line (or only its listening line); false (with
+    // the output in `log`) if not.
+    bool start(const QStringList& extra_args, int timeout_ms = 60000, bool wait_until_ready = true) {
         QStringList args = {"serve", "--port", "0", "-m", QStringLiteral(WB_DEFAULT_MODEL_PATH)};
         args += extra_args;
         process_.setProcessChannelMode(QProcess::SeparateChannels);
@@ -40,6 +41,7 @@ public:
             log += process_.readAllStandardError().toStdString();
             std::smatch m;
             if (port == 0 && std::regex_search(log, m, std::regex("listening on http://127\\.0\\.0\\.1:([0-9]+)"))) port = std::stoi(m[1]);
+            if (!wait_until_ready && port > 0) return true;
             if (log.find("serve: ready:") != std::string::npos) return port > 0;
             if (process_.state() == QProcess::NotRunning) return false;
         }

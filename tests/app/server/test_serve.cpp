@@ -348,6 +348,25 @@ private slots:
         QCOMPARE(guarded.stop(), 0);
     }
 
+    void health_says_503_while_the_model_loads() {
+        // Converting the weights at load takes long enough to ask in between.
+        ServeProcess loading;
+        QVERIFY2(loading.start({"--weights", "f32"}, 60000, false), loading.log.c_str());
+        int status = 0;
+        const Json body = parse(get(loading, "/health", &status));
+        QCOMPARE(status, 503);
+        QCOMPARE_JSON(body["status"], Json("loading"));
+        int completion = 0;
+        post(loading, "/v1/completions", {{"prompt", "x"}}, &completion);
+        QCOMPARE(completion, 503);
+        for (int i = 0; i < 600 && status != 200; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            get(loading, "/health", &status);
+        }
+        QCOMPARE(status, 200);
+        QCOMPARE(loading.stop(), 0);
+    }
+
     void a_port_in_use_is_a_clear_error() {
         ServeProcess second;
         QVERIFY(!second.start({"--port", QString::number(server_.port)}, 20000));
