@@ -87,10 +87,6 @@ std::string read_line(const json& v, workbench::Engine& engine, const workbench:
     return {};
 }
 
-json stats_json(const workbench::LatencyStats& s) {
-    return {{"mean", json_rounded(s.mean)}, {"p50", json_rounded(s.p50)}, {"p90", json_rounded(s.p90)},
-            {"p99", json_rounded(s.p99)}, {"n", s.n}};
-}
 
 void print_stats(const char* title, const char* name, const workbench::LatencyStats& s) {
     std::printf("---------- %s ----------\n", title);
@@ -256,24 +252,14 @@ int cmd_batch(int argc, char** argv) {
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) record_batch(*recorder, path, *result);
 
     if (ctx.args.has("--json")) {
-        print_json_line({{"completed", m.n_completed},
-                         {"failed", n_failed},
-                         {"duration_s", json_rounded(m.duration_ms / 1000.0)},
-                         {"total_input_tokens", m.n_prompt_tokens},
-                         {"total_output_tokens", m.n_output_tokens},
-                         {"request_throughput", json_rounded(m.request_throughput)},
-                         {"output_throughput", json_rounded(m.output_tok_s)},
-                         {"total_token_throughput", json_rounded(m.total_tok_s)},
-                         {"ttft_ms", stats_json(m.ttft_ms)},
-                         {"tpot_ms", stats_json(m.tpot_ms)},
-                         {"itl_ms", stats_json(m.itl_ms)},
-                         {"e2e_ms", stats_json(m.e2e_ms)},
-                         {"steps", m.n_steps},
-                         {"preemptions", m.n_preemptions},
-                         {"max_running", m.max_running},
-                         {"kv_bytes_peak", m.kv_bytes_peak},
-                         {"concurrency", concurrency},
-                         {"max_batch_tokens", max_batch_tokens}});
+        json out = batch_metrics_json(m, n_failed);
+        out["steps"] = m.n_steps;
+        out["preemptions"] = m.n_preemptions;
+        out["max_running"] = m.max_running;
+        out["kv_bytes_peak"] = m.kv_bytes_peak;
+        out["concurrency"] = concurrency;
+        out["max_batch_tokens"] = max_batch_tokens;
+        print_json_line(out);
     } else {
         std::printf("Completions:                     %d (%d failed)\n", m.n_completed, n_failed);
         std::printf("Duration (s):                    %.2f\n", m.duration_ms / 1000.0);

@@ -30,6 +30,8 @@ struct Row {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]).rfind("--remote", 0) == 0) return bench_remote(argc, argv);
     std::vector<FlagSpec> flags = {
         {"--n-prompt", "-p", true, "N  prompt tokens for the pp test (default 512; 0 skips it)"},
         {"--n-gen", "-n", true, "N  generated tokens for the tg test (default 128; 0 skips it)"},
@@ -38,6 +40,7 @@ int cmd_bench(int argc, char** argv) {
         {"--batch", "-b", true, "LIST  batch sizes, e.g. 1,2,4,8,16,32: one throughput row each (all prompts, then all decode together)"},
         {"--json", "", false, "print a JSON array of rows (llama-bench field names)"},
         db_flag(),
+        {"--remote", "", true, "URL  measure a remote OpenAI-compatible server instead, as vllm bench serve does (bench --remote URL --help)"},
     };
     const std::string synopsis = "[-p 512] [-n 128] [-d 0] [-r 5] [-b 1,2,4,...] [-t N] [--weights TYPE] [--json]";
     add_engine_flags(flags);

@@ -39,6 +39,9 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
 // error message printed, exit code in `rc`) when there is none.
 std::string resolve_model_path(const Args& args, int& rc);
 
+// bench --remote URL: a remote server measured as `vllm bench serve` measures (cmd_bench_remote.cpp).
+int bench_remote(int argc, char** argv);
+
 // bench -b: one throughput row per batch size (cmd_bench_batch.cpp).
 class HistoryRecorder;
 int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches, int n_prompt, int n_gen, int reps, bool json,
@@ -49,6 +52,9 @@ int runtime_error(const std::string& message);
 std::string format_bytes(uint64_t bytes);
 // `value` as one line of compact JSON on stdout (--json output).
 void print_json_line(const workbench::Json& value);
+// A batch's aggregates as batch --json and bench --remote --json print them (latencies in ms:
+// mean, p50, p90, p99, n).
+workbench::Json batch_metrics_json(const workbench::BatchMetrics& m, int n_failed);
 
 }  // namespace wbcli
 

@@ -12,6 +12,25 @@ namespace wbcli {
 
 void print_json_line(const workbench::Json& value) { std::cout << workbench::dump_json(value) << "\n"; }
 
+workbench::Json batch_metrics_json(const workbench::BatchMetrics& m, int n_failed) {
+    using workbench::json_rounded;
+    auto stats = [](const workbench::LatencyStats& s) -> workbench::Json {
+        return {{"mean", json_rounded(s.mean)}, {"p50", json_rounded(s.p50)}, {"p90", json_rounded(s.p90)}, {"p99", json_rounded(s.p99)}, {"n", s.n}};
+    };
+    return {{"completed", m.n_completed},
+            {"failed", n_failed},
+            {"duration_s", json_rounded(m.duration_ms / 1000.0)},
+            {"total_input_tokens", m.n_prompt_tokens},
+            {"total_output_tokens", m.n_output_tokens},
+            {"request_throughput", json_rounded(m.request_throughput)},
+            {"output_throughput", json_rounded(m.output_tok_s)},
+            {"total_token_throughput", json_rounded(m.total_tok_s)},
+            {"ttft_ms", stats(m.ttft_ms)},
+            {"tpot_ms", stats(m.tpot_ms)},
+            {"itl_ms", stats(m.itl_ms)},
+            {"e2e_ms", stats(m.e2e_ms)}};
+}
+
 int usage_error(const std::string& message) {
     std::cerr << "workbench-cli: " << message << "\n";
     return 2;

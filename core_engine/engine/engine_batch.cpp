@@ -142,28 +142,37 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
         }
     if (own_options) e.loop->set_options(before);
 
-    // Aggregates, vLLM's definitions.
-    bm.duration_ms = now_ms();
+    for (size_t r = 0; r < requests.size(); ++r)
+        for (const BatchResult::Completion& c : out[r]) result.completions.push_back(c);
+    const int32_t n_steps = bm.n_steps, n_preemptions = bm.n_preemptions, max_running = bm.max_running;
+    const uint64_t kv_peak = bm.kv_bytes_peak;
+    bm = batch_metrics(result.completions, now_ms());
+    bm.n_steps = n_steps, bm.n_preemptions = n_preemptions, bm.max_running = max_running, bm.kv_bytes_peak = kv_peak;
+    return result;
+}
+
+// vLLM's definitions: a request's prompt counts once however many samples it has; TTFT and
+// E2EL of completions that produced a token; every ITL gap; rates over the whole duration.
+BatchMetrics batch_metrics(const std::vector<BatchResult::Completion>& completions, double duration_ms) {
+    BatchMetrics bm;
+    bm.duration_ms = duration_ms;
     std::vector<double> ttft, tpot, itl, e2e;
-    for (size_t r = 0; r < requests.size(); ++r) {
-        bool counted = false;
-        for (const BatchResult::Completion& c : out[r]) {
-            result.completions.push_back(c);
-            if (!c.ok) {
-                ++bm.n_failed;
-                continue;
-            }
-            const RequestMetrics& m = c.metrics;
-            ++bm.n_completed;
-            if (!counted) bm.n_prompt_tokens += m.n_prompt_tokens;
-            counted = true;
-            bm.n_output_tokens += m.n_output_tokens;
-            if (m.n_output_tokens > 0) ttft.push_back(m.ttft_ms), e2e.push_back(m.e2e_ms);
-            if (m.tpot_ms) tpot.push_back(*m.tpot_ms);
-            itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());
+    int32_t last_request = -1;
+    for (const BatchResult::Completion& c : completions) {
+        if (!c.ok) {
+            ++bm.n_failed;
+            continue;
         }
+        const RequestMetrics& m = c.metrics;
+        ++bm.n_completed;
+        if (c.request != last_request) bm.n_prompt_tokens += m.n_prompt_tokens;
+        last_request = c.request;
+        bm.n_output_tokens += m.n_output_tokens;
+        if (m.n_output_tokens > 0) ttft.push_back(m.ttft_ms), e2e.push_back(m.e2e_ms);
+        if (m.tpot_ms) tpot.push_back(*m.tpot_ms);
+        itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());
     }
-    const double seconds = bm.duration_ms / 1000.0;
+    const double seconds = duration_ms / 1000.0;
     if (seconds > 0) {
         bm.request_throughput = bm.n_completed / seconds;
         bm.output_tok_s = static_cast<double>(bm.n_output_tokens) / seconds;
@@ -173,7 +182,7 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
     bm.tpot_ms = latency_stats(std::move(tpot));
     bm.itl_ms = latency_stats(std::move(itl));
     bm.e2e_ms = latency_stats(std::move(e2e));
-    return result;
+    return bm;
 }
 
 }  // namespace workbench

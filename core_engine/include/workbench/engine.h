@@ -120,6 +120,11 @@ struct BatchResult {
     BatchMetrics metrics;
 };
 
+// A batch's aggregates from its completions (in request order, samples together), over
+// `duration_ms`: counts, throughputs, TTFT/TPOT/ITL/E2EL statistics (vLLM's definitions). The
+// loop's own figures (steps, preemptions, most running, KV peak) stay 0: only the loop knows them.
+BatchMetrics batch_metrics(const std::vector<BatchResult::Completion>& completions, double duration_ms);
+
 // Receives generated text as it becomes safe to show (whole UTF-8 characters, never part of a
 // stop string).
 using TextCallback = std::function<void(std::string_view text)>;
