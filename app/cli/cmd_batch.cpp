@@ -94,34 +94,6 @@ void print_stats(const char* title, const char* name, const workbench::LatencySt
                 name, s.p50, name, s.p90, name, s.p99);
 }
 
-// One session for the batch, a run per completion with its serving metrics.
-void record_batch(HistoryRecorder& rec, const std::string& path, const workbench::BatchResult& result) {
-    workbench::SessionRecord session;
-    session.configuration_id = rec.configuration_id();
-    session.title = "batch: " + path + " (" + std::to_string(result.completions.size()) + " completions)";
-    auto session_id = rec.store().create_session(session);
-    if (!session_id.ok()) return rec.warn(session_id.status());
-    for (const auto& c : result.completions) {
-        if (!c.ok) continue;
-        workbench::RunRecord run = rec.new_run(*session_id);
-        auto id = rec.store().begin_run(run);
-        if (!id.ok()) return rec.warn(id.status());
-        run.id = *id;
-        const workbench::RequestMetrics& m = c.metrics;
-        run.n_tokens_prompt = m.n_prompt_tokens;
-        run.n_tokens_generated = m.n_output_tokens;
-        if (m.n_output_tokens > 0) run.ttft_ms = m.ttft_ms;
-        if (m.tpot_ms && *m.tpot_ms > 0) run.decode_tok_s = 1000.0 / *m.tpot_ms;
-        if (!m.itl_ms.empty()) {
-            const workbench::LatencyStats s = workbench::latency_stats(m.itl_ms);
-            run.itl_ms_p50 = s.p50, run.itl_ms_p90 = s.p90, run.itl_ms_p99 = s.p99;
-        }
-        run.stop_reason = workbench::stop_reason_name(c.stop_reason);
-        (void)rec.store().finish_run(run);
-    }
-    rec.finish();
-}
-
 }  // namespace
 
 int cmd_batch(int argc, char** argv) {
@@ -249,7 +221,7 @@ int cmd_batch(int argc, char** argv) {
     if (!result.ok()) return runtime_error(result.status().message());
     const workbench::BatchMetrics& m = result->metrics;
     const int n_failed = m.n_failed + n_bad;
-    if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) record_batch(*recorder, path, *result);
+    if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) recorder->record_batch("batch: " + path, *result);
 
     if (ctx.args.has("--json")) {
         json out = batch_metrics_json(m, n_failed);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "commands.h"
+#include "history_recorder.h"
 #include "remote/serve_benchmark.h"
 #include "workbench/json.h"
 
@@ -91,6 +92,7 @@ int bench_remote(int argc, char** argv) {
         {"--seed", "", true, "S  seed of the random prompts and arrival times (default 0)"},
         {"--timeout", "", true, "S  a stream silent this long fails (default 60)"},
         {"--json", "", false, "print one JSON object instead of the result block"},
+        db_flag(),
         {"--help", "-h", false, "show this help"},
     };
     Args args;
@@ -126,17 +128,27 @@ int bench_remote(int argc, char** argv) {
     if (!json) std::fprintf(stderr, "\n");
     if (!result.ok()) return runtime_error(endpoint.base_url + ": " + result.status().message());
     const workbench::BatchMetrics& m = result->batch.metrics;
+    Json summary = batch_metrics_json(m, m.n_failed);
+    summary["base_url"] = endpoint.base_url;
+    summary["server"] = wbremote::server_kind_name(result->server);
+    summary["model"] = result->model;
+    summary["num_prompts"] = o.num_prompts;
+    summary["concurrency"] = o.concurrency > 0 ? Json(o.concurrency) : Json(nullptr);
+    summary["request_rate"] = std::isinf(o.request_rate) ? Json("inf") : json_rounded(o.request_rate);
+    summary["errors"] = result->errors;
+    if (auto rec = HistoryRecorder::open_for_remote(args, endpoint.base_url, result->model, wbremote::server_kind_name(result->server))) {
+        // One session with a run per request, and one benchmark row (output tokens/s) that the
+        // Benchmark page lists beside local ones.
+        rec->record_batch("bench --remote " + endpoint.base_url, result->batch);
+        const std::string test = "serve c=" + (o.concurrency > 0 ? std::to_string(o.concurrency) : std::string("inf")) + " rate=" +
+                                 (std::isinf(o.request_rate) ? std::string("inf") : std::to_string(o.request_rate));
+        rec->save_benchmark(test, o.prompts.empty() ? o.input_len : 0, o.output_len, o.concurrency, 0, m.output_tok_s, 0,
+                            workbench::dump_json(summary));
+        rec->finish();
+    }
     for (size_t i = 0; i < result->errors.size() && i < 5; ++i) std::cerr << "workbench-cli: failed: " << result->errors[i] << "\n";
     if (json) {
-        Json out = batch_metrics_json(m, m.n_failed);
-        out["base_url"] = endpoint.base_url;
-        out["server"] = wbremote::server_kind_name(result->server);
-        out["model"] = result->model;
-        out["num_prompts"] = o.num_prompts;
-        out["concurrency"] = o.concurrency > 0 ? Json(o.concurrency) : Json(nullptr);
-        out["request_rate"] = std::isinf(o.request_rate) ? Json("inf") : json_rounded(o.request_rate);
-        out["errors"] = result->errors;
-        print_json_line(out);
+        print_json_line(summary);
         return m.n_completed > 0 ? 0 : 1;
     }
     banner(" Serving Benchmark Result ", '=');

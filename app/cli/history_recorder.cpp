@@ -1,6 +1,8 @@
 // Opening the CLI's history database and the provenance every recorded figure carries.
 #include "history_recorder.h"
 
+#include "workbench/json.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -13,8 +15,7 @@ void HistoryRecorder::warn(const workbench::Status& s) const {
     std::cerr << "workbench-cli: warning: history not recorded: " << s.message() << "\n";
 }
 
-std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args, const workbench::Engine& engine,
-                                                                const workbench::EngineConfig& config) {
+std::unique_ptr<HistoryRecorder> HistoryRecorder::open_store(const Args& args, const workbench::ConfigurationRecord& configuration) {
     if (!args.has("--db")) return nullptr;
     auto rec = std::unique_ptr<HistoryRecorder>(new HistoryRecorder());
     workbench::StoreOptions options;
@@ -28,19 +29,65 @@ std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args
         return nullptr;
     }
     rec->store_ = std::move(store).value();
-    auto config_id = rec->store_->save_configuration(workbench::make_configuration(config, "cpu"));
+    auto config_id = rec->store_->save_configuration(configuration);
     if (!config_id.ok()) {
         rec->warn(config_id.status());
         return nullptr;
     }
     rec->configuration_id_ = *config_id;
-    const auto& info = engine.model_info();
     rec->provenance_ = workbench::app_provenance();
+    return rec;
+}
+
+std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args, const workbench::Engine& engine,
+                                                                const workbench::EngineConfig& config) {
+    auto rec = open_store(args, workbench::make_configuration(config, "cpu"));
+    if (!rec) return nullptr;
+    const auto& info = engine.model_info();
     rec->provenance_.cpu_features = info.cpu_features;
     rec->provenance_.backend = "cpu";
     rec->provenance_.n_threads = info.n_threads;
     if (auto sha = workbench::file_sha256(info.path); sha.ok()) rec->provenance_.model_sha256 = *sha;
     return rec;
+}
+
+std::unique_ptr<HistoryRecorder> HistoryRecorder::open_for_remote(const Args& args, const std::string& base_url, const std::string& model,
+                                                                  const std::string& server) {
+    workbench::ConfigurationRecord c;
+    c.model = model;
+    c.backend = "remote";
+    c.variant = server;
+    c.config_json = workbench::dump_json({{"base_url", base_url}, {"model", model}, {"server", server}});
+    auto rec = open_store(args, c);
+    if (rec) rec->provenance_.backend = "remote";
+    return rec;
+}
+
+void HistoryRecorder::record_batch(const std::string& title, const workbench::BatchResult& result) {
+    workbench::SessionRecord session;
+    session.configuration_id = configuration_id_;
+    session.title = title + " (" + std::to_string(result.completions.size()) + " completions)";
+    auto session_id = store_->create_session(session);
+    if (!session_id.ok()) return warn(session_id.status());
+    for (const auto& c : result.completions) {
+        if (!c.ok) continue;
+        workbench::RunRecord run = new_run(*session_id);
+        auto id = store_->begin_run(run);
+        if (!id.ok()) return warn(id.status());
+        run.id = *id;
+        const workbench::RequestMetrics& m = c.metrics;
+        run.n_tokens_prompt = m.n_prompt_tokens;
+        run.n_tokens_generated = m.n_output_tokens;
+        if (m.n_output_tokens > 0) run.ttft_ms = m.ttft_ms;
+        if (m.tpot_ms && *m.tpot_ms > 0) run.decode_tok_s = 1000.0 / *m.tpot_ms;
+        if (!m.itl_ms.empty()) {
+            const workbench::LatencyStats s = workbench::latency_stats(m.itl_ms);
+            run.itl_ms_p50 = s.p50, run.itl_ms_p90 = s.p90, run.itl_ms_p99 = s.p99;
+        }
+        run.stop_reason = workbench::stop_reason_name(c.stop_reason);
+        (void)store_->finish_run(run);
+    }
+    finish();
 }
 
 workbench::RunRecord HistoryRecorder::new_run(workbench::RowId session_id) const {

@@ -25,6 +25,13 @@ public:
     // A bench row: its configuration is this command's; a failure is a warning.
     void save_benchmark(const std::string& test, int n_prompt, int n_gen, int n_batch, int n_threads, double avg_ts,
                         double stddev_ts, const std::string& json);
+    // A remote server (bench --remote): its configuration row has backend "remote", the server's
+    // kind as the variant, and {"base_url", "model", "server"} as its JSON; runs say backend
+    // "remote" with this machine's and build's provenance.
+    static std::unique_ptr<HistoryRecorder> open_for_remote(const Args& args, const std::string& base_url, const std::string& model,
+                                                            const std::string& server);
+    // One session titled `title`, a run per successful completion with its serving metrics.
+    void record_batch(const std::string& title, const workbench::BatchResult& result);
     // A run record with this machine's, build's and model file's provenance filled in.
     workbench::RunRecord new_run(workbench::RowId session_id) const;
     // Flushes; a failure becomes a warning. Returns whether everything was committed.
@@ -32,6 +39,7 @@ public:
     void warn(const workbench::Status& s) const;
 
 private:
+    static std::unique_ptr<HistoryRecorder> open_store(const Args& args, const workbench::ConfigurationRecord& configuration);
     std::unique_ptr<workbench::Store> store_;
     workbench::RowId configuration_id_ = 0;
     workbench::RunProvenance provenance_;

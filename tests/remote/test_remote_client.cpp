@@ -4,6 +4,7 @@
 // the wrong content type, a refused connection), and `bench --remote` as a user runs it.
 #include <QFile>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
 #include "workbench/json.h"
+#include "workbench/store.h"
 
 using namespace wbremote;
 using workbench::Json;
@@ -214,10 +216,12 @@ private slots:
         QVERIFY2(m.n_prompt_tokens >= 8 * 40 && m.n_prompt_tokens <= 8 * 56, std::to_string(m.n_prompt_tokens).c_str());
         QVERIFY(m.ttft_ms.mean > 0 && m.tpot_ms.mean > 0 && m.itl_ms.n >= 8 * 15 && m.output_tok_s > 0);
 
-        // bench --remote as a user runs it: vllm bench serve's block.
+        // bench --remote as a user runs it: vllm bench serve's block, and the runs in a database.
+        QTemporaryDir dir;
+        const QString db = dir.filePath("history.db");
         QProcess cli;
         cli.start(QStringLiteral(WB_CLI_PATH), {"bench", "--remote", QString::fromStdString(e.base_url), "--num-prompts", "6", "--input-len",
-                                                "32", "--output-len", "8", "--concurrency", "3"});
+                                                "32", "--output-len", "8", "--concurrency", "3", "--db", db});
         QVERIFY(cli.waitForFinished(120000));
         QCOMPARE(cli.exitCode(), 0);
         const QString out = QString::fromUtf8(cli.readAllStandardOutput());
@@ -226,6 +230,34 @@ private slots:
                                  "Output token throughput (tok/s):", "Total token throughput (tok/s):", "Mean TTFT (ms):",
                                  "Median TPOT (ms):", "P99 ITL (ms):", "Mean E2EL (ms):", "Server:                                  workbench"})
             QVERIFY2(out.contains(QString::fromUtf8(line)), qPrintable(out));
+        workbench::StoreOptions options;
+        options.path = db.toStdString();
+        auto store = workbench::Store::open(options);
+        QVERIFY(store.ok());
+        auto configurations = (*store)->list_configurations();
+        QVERIFY(configurations.ok());
+        QCOMPARE(configurations->size(), size_t(1));
+        const workbench::ConfigurationRecord& c = configurations->front();
+        QCOMPARE(c.backend, std::string("remote"));
+        QCOMPARE(c.variant, std::string("workbench"));
+        QCOMPARE(c.model, std::string("SmolLM2-135M-Instruct.Q4_1"));
+        QVERIFY(c.config_json.find(e.base_url) != std::string::npos);
+        auto sessions = (*store)->list_sessions();
+        QVERIFY(sessions.ok());
+        QCOMPARE(sessions->size(), size_t(1));
+        auto runs = (*store)->load_runs(sessions->front().id);
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t(6));
+        for (const auto& run : *runs) {
+            QCOMPARE(run.provenance.backend, std::string("remote"));
+            QCOMPARE(run.n_tokens_generated, 8);
+            QVERIFY(run.ttft_ms && *run.ttft_ms > 0);
+        }
+        auto benchmarks = (*store)->list_benchmarks();
+        QVERIFY(benchmarks.ok());
+        QCOMPARE(benchmarks->size(), size_t(1));
+        QCOMPARE(benchmarks->front().test_name, std::string("serve c=3 rate=inf"));
+        QVERIFY(benchmarks->front().avg_ts > 0);
         QCOMPARE(serve.stop(), 0);
     }
 };
