@@ -16,7 +16,9 @@
 
 #include <cmath>
 
+#include "tests/app/server/serve_process.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/benchmark/remote_sweep_panel.h"
 #include "ui/benchmark/benchmark_page.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/measure_types.h"
@@ -162,6 +164,47 @@ private slots:
         window.loadModel(uitest::modelPath());
         QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 2, uitest::kTimeoutMs);
         QVERIFY2(page->statusText().isEmpty(), qPrintable(page->statusText()));
+    }
+
+    // A remote server's curves: `workbench-cli serve` on loopback measured at concurrency 1 and
+    // 2 through the page's Remote box; a row and a point per level beside the local ones, saved
+    // under a remote configuration; an address nothing listens on is a message, not a crash.
+    void remoteSweepAgainstServe() {
+        if (!QFile::exists(uitest::modelPath())) QSKIP("needs the default model");
+        wbtest::ServeProcess serve;
+        QVERIFY2(serve.start({"-c", "512"}), serve.log.c_str());
+        m_window = new MainWindow();
+        m_window->show();
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->store()->isOpen(), uitest::kTimeoutMs);
+        m_window->showPage("Benchmark");
+        BenchmarkPage* page = m_window->benchmarkPage();
+        RemoteSweepPanel* remote = page->remotePanel();
+        remote->url()->setText(QStringLiteral("http://127.0.0.1:%1/v1").arg(serve.port));
+        remote->levels()->setText("1,2");
+        remote->prompts()->setValue(4);
+        remote->inputLen()->setValue(24);
+        remote->outputLen()->setValue(6);
+        const int savedBefore = page->savedCount();
+        QSignalSpy done(remote, &RemoteSweepPanel::finished);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("remoteRun"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        QVERIFY2(page->results()->rowCount() == 2, qPrintable(remote->statusText()));
+        QCOMPARE(page->results()->item(0, 0)->text(), QStringLiteral("c=1 remote"));
+        QCOMPARE(page->results()->item(1, 0)->text(), QStringLiteral("c=2 remote"));
+        QVERIFY(page->results()->item(1, 3)->text().toDouble() > 0);   // output tok/s
+        QVERIFY(page->results()->item(1, 4)->text().toDouble() > 0);   // TTFT
+        QVERIFY(remote->statusText().contains("workbench"));
+        QCOMPARE(page->throughputChart()->lineCount(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(page->savedCount() == savedBefore + 2, uitest::kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(page->saved()->rowCount() >= 2, uitest::kTimeoutMs);
+
+        remote->url()->setText("http://127.0.0.1:1/v1");
+        QTest::mouseClick(m_window->findChild<QPushButton*>("remoteRun"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 2, uitest::kTimeoutMs);
+        QVERIFY2(remote->statusText().contains("cannot connect"), qPrintable(remote->statusText()));
+        delete m_window;
+        m_window = nullptr;
+        QCOMPARE(serve.stop(), 0);
     }
 };
 

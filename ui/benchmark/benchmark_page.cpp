@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "ui/benchmark/remote_sweep_panel.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/measure_worker.h"
 #include "ui/bridge/store_client.h"
@@ -101,6 +102,8 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
     buttons->addStretch(1);
     row->addLayout(buttons, 1);
     layout->addWidget(setup);
+    m_remote = new RemoteSweepPanel(this);
+    layout->addWidget(m_remote);
 
     auto* split = new QSplitter(Qt::Vertical, this);
     auto* charts = new QWidget(split);
@@ -155,6 +158,8 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
         if (m_pendingSaves == 0) emit runFinished();
     });
     connect(m_store, &StoreClient::opened, this, &BenchmarkPage::refreshSaved);
+    connect(m_remote, &RemoteSweepPanel::started, this, [this] { m_newRemoteSweep = true; });
+    connect(m_remote, &RemoteSweepPanel::pointReady, this, &BenchmarkPage::onRemotePoint);
     // A message about an earlier model (a file that failed) is stale once the chat loads one.
     connect(m_chat, &EngineClient::modelLoaded, this, [this] {
         if (!m_measure->isBusy()) setStatus(QString());
@@ -275,7 +280,39 @@ void BenchmarkPage::save(const BenchPoint& p) {
     record.avg_ts = p.totalTokS;
     record.stddev_ts = p.stddevTokS;
     record.json = workbench::dump_json(*row);
-    const workbench::ConfigurationRecord configuration = workbench::make_configuration(m_runConfig, "cpu");
+    saveRecord(record, workbench::make_configuration(m_runConfig, "cpu"));
+}
+
+// A remote level: its own lines beside the local sweep's, a row marked remote, and a saved row
+// under a configuration that names the server (backend "remote", as bench --remote --db saves).
+void BenchmarkPage::onRemotePoint(const RemotePoint& p) {
+    if (std::exchange(m_newRemoteSweep, false) || m_remoteThroughputLine < 0) {
+        m_remoteThroughputLine = m_throughput->addLine(tr("remote output tok/s (%1)").arg(p.server));
+        m_remoteTtftLine = m_latency->addLine(tr("remote TTFT (%1)").arg(p.server));
+    }
+    addRow(m_results, {tr("c=%1 remote").arg(p.concurrency), QString::number(p.totalTokS, 'f', 1), QString(),
+                       QString::number(p.outputTokS, 'f', 1), QString::number(p.ttftMs, 'f', 1), QString::number(p.tpotMs, 'f', 2),
+                       tr("not reported")});
+    m_throughput->appendPoints(m_remoteThroughputLine, {QPointF(p.concurrency, p.outputTokS)});
+    m_latency->appendPoints(m_remoteTtftLine, {QPointF(p.concurrency, p.ttftMs)});
+    if (!m_store->isOpen()) return;
+    workbench::BenchmarkRecord record;
+    record.test_name = QStringLiteral("serve c=%1").arg(p.concurrency).toStdString();
+    record.n_prompt = p.nPrompt;
+    record.n_gen = p.nGen;
+    record.n_batch = p.concurrency;
+    record.avg_ts = p.outputTokS;
+    record.json = p.json.toStdString();
+    workbench::ConfigurationRecord configuration;
+    configuration.model = p.model.toStdString();
+    configuration.backend = "remote";
+    configuration.variant = p.server.toStdString();
+    configuration.config_json = workbench::dump_json(
+        {{"base_url", m_remote->baseUrl().toStdString()}, {"model", p.model.toStdString()}, {"server", p.server.toStdString()}});
+    saveRecord(record, configuration);
+}
+
+void BenchmarkPage::saveRecord(workbench::BenchmarkRecord record, const workbench::ConfigurationRecord& configuration) {
     ++m_pendingSaves;
     m_store->call<workbench::RowId>(
         [configuration, record](workbench::Store& s) mutable -> workbench::Result<workbench::RowId> {

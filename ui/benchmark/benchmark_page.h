@@ -4,7 +4,9 @@
 // thread, measures each batch size in turn (measure_batch_throughput), and draws throughput and
 // latency against batch size; "Run pp/tg" runs pp<n_prompt> and tg<n_gen> at batch 1 with
 // repetitions (mean ± standard deviation, as `workbench-cli bench` prints). Every row is saved (save_benchmark, with the machine it ran on) and
-// the saved ones are listed with machine, configuration and date. GUI thread only.
+// the saved ones are listed with machine, configuration and date. A remote server's curves
+// (RemoteSweepPanel: output tok/s and TTFT against concurrency) join the same charts, table and
+// saved list. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -23,7 +25,9 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+class RemoteSweepPanel;
 class StoreClient;
+struct RemotePoint;
 
 class BenchmarkPage : public QWidget {
     Q_OBJECT
@@ -40,6 +44,7 @@ public:
     QPushButton* stopButton() const { return m_stop; }
     OverlayChart* throughputChart() const { return m_throughput; }
     OverlayChart* latencyChart() const { return m_latency; }
+    RemoteSweepPanel* remotePanel() const { return m_remote; }
     bool isRunning() const;
     QString statusText() const;
     int savedCount() const { return m_savedCount; }  // rows this page saved since it was created
@@ -62,7 +67,9 @@ protected:
 
 private:
     void onPoint(const BenchPoint& point);
+    void onRemotePoint(const RemotePoint& point);
     void save(const BenchPoint& point);
+    void saveRecord(workbench::BenchmarkRecord record, const workbench::ConfigurationRecord& configuration);
     void setStatus(const QString& text);
     bool startRun();  // common checks and state for both kinds of run
 
@@ -81,6 +88,9 @@ private:
     OverlayChart* m_throughput = nullptr;
     OverlayChart* m_latency = nullptr;
     int m_throughputLine = -1, m_ttftLine = -1, m_tpotLine = -1;
+    RemoteSweepPanel* m_remote = nullptr;
+    int m_remoteThroughputLine = -1, m_remoteTtftLine = -1;
+    bool m_newRemoteSweep = false;
     workbench::EngineConfig m_runConfig;
     workbench::ModelInfo m_runInfo;
     int m_pendingSaves = 0;
