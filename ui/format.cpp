@@ -24,4 +24,19 @@ QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopRe
     return parts.join(QStringLiteral(" · "));
 }
 
+QString remoteReplyFooter(const workbench::GenerationMetrics& m, const QString& stopReason, const QString& where,
+                          std::optional<double> kvFraction, const QString& cutOff) {
+    QStringList parts;
+    parts << QStringLiteral("%1 tokens").arg(m.n_generated);
+    parts << QStringLiteral("TTFT %1 ms").arg(m.ttft_ms, 0, 'f', 0);
+    parts << (m.decode_tok_s ? QStringLiteral("%1 tok/s").arg(*m.decode_tok_s, 0, 'f', 1) : QStringLiteral("— tok/s"));
+    // The server's own count when it reports usage; the cache it reuses it does not say.
+    if (m.n_prompt_tokens > 0) parts << QStringLiteral("prompt %1").arg(m.n_prompt_tokens);
+    parts << (kvFraction ? QStringLiteral("server KV %1% in use").arg(*kvFraction * 100, 0, 'f', *kvFraction < 0.1 ? 1 : 0)
+                         : QStringLiteral("KV: not reported by the server"));
+    parts << (cutOff.isEmpty() ? stopReason : QStringLiteral("cut off: %1").arg(cutOff));
+    parts << QStringLiteral("remote: %1").arg(where);
+    return parts.join(QStringLiteral(" · "));
+}
+
 }  // namespace fmt

@@ -26,6 +26,7 @@
 
 #include "ui/benchmark/benchmark_page.h"
 #include "ui/bridge/engine_client.h"
+#include "ui/bridge/remote_chat_client.h"
 #include "ui/bridge/store_client.h"
 #include "ui/compare/compare_page.h"
 #include "ui/format.h"
@@ -62,7 +63,7 @@ constexpr PageEntry kPages[] = {
     {"Chat", "Talk to the model; every turn is recorded in the history."},
     {"Compare", "One prompt under several configurations, side by side, with metrics and quality."},
     {"History", "Past conversations and comparisons: search, replay, continue, export."},
-    {"Models", "The loaded model and recently opened files."},
+    {"Models", "The loaded model, recently opened files, and the remote server the chat may talk to."},
     {"Benchmark", "Throughput and latency against batch size."},
     {"Server", "Serve the chat's model to other programs through the OpenAI-compatible API."},
 };
@@ -78,6 +79,7 @@ bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("Inference Workbench"));
     m_client = new EngineClient(this);
+    m_remote = new RemoteChatClient(this);
 
     auto* central = new QWidget(this);
     auto* row = new QHBoxLayout(central);
@@ -137,6 +139,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(m_models, &ModelsPage::openModelRequested, this, &MainWindow::openModel);
     connect(m_models, &ModelsPage::recentChosen, this, &MainWindow::loadModel);
+    connect(m_models, &ModelsPage::connectServerRequested, this, &MainWindow::connectToServer);
+    connect(m_remote, &RemoteChatClient::kvUsageChanged, this, [this](bool reported, double fraction) {
+        if (!isRemote()) return;
+        m_statusWeights->setText(reported ? tr("server KV %1% in use").arg(fraction * 100, 0, 'f', fraction < 0.1 ? 1 : 0)
+                                          : tr("KV: not reported by the server"));
+    });
     setAcceptDrops(true);
     connect(m_chat->configPanel(), &ConfigPanel::applyRequested, this, [this] {
         if (m_modelPath.isEmpty()) {
@@ -214,6 +222,11 @@ void MainWindow::buildActions() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open model…"), this, &MainWindow::openModel);
     open->setShortcut(QKeySequence::Open);
+    m_connectAction = file->addAction(tr("Connect to a &server…"), this, &MainWindow::connectToServer);
+    m_connectAction->setObjectName(QStringLiteral("connectServerAction"));
+    m_useLocalAction = file->addAction(tr("Use &local model"), this, &MainWindow::useLocalModel);
+    m_useLocalAction->setObjectName(QStringLiteral("useLocalAction"));
+    m_useLocalAction->setEnabled(false);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Q));
@@ -370,6 +383,7 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
     m_compare->setChatConfig(m_client->config());
     rememberRecent(QString::fromStdString(info.path));
     refreshMemory();
+    if (isRemote()) showRemoteStatus();  // the chat still talks to the server
     if (m_continue) finishContinue();
 }
 
@@ -478,6 +492,7 @@ void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
         m_statusWeights->clear();
     }
     m_reloading = false;
+    if (isRemote()) showRemoteStatus();
     if (m_continue) {
         emit sessionContinued(m_continue->sessionId, false);
         m_continue.reset();
@@ -487,6 +502,7 @@ void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
 void MainWindow::closeEvent(QCloseEvent* event) {
     saveSettings();
     m_client->stop();
+    m_remote->stop();
     event->accept();
 }
 

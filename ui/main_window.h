@@ -5,10 +5,14 @@
 // StoreClient (the session database, opened at start; when it cannot open, a notice says
 // "history is off" and the chat runs without it), records the chat through a HistoryRecorder,
 // and starts every model load (File → Open, the Models page's recent list, a .gguf dropped on the
-// window, History → Continue). Window geometry, settings and recent models persist with QSettings.
+// window, History → Continue). File → Connect to a server… points the chat at a remote
+// OpenAI-compatible server (RemoteChatClient; the status bar names it, its replies are not
+// recorded in the history) until File → Use local model. Window geometry, settings and recent
+// models persist with QSettings.
 #pragma once
 
 #include <QMainWindow>
+#include <QPointer>
 #include <optional>
 
 #include "ui/bridge/engine_types.h"
@@ -16,7 +20,10 @@
 class BenchmarkPage;
 class ChatPage;
 class ComparePage;
+class ConnectServerDialog;
 class EngineClient;
+class RemoteChatClient;
+struct RemoteTarget;
 class HistoryPage;
 class HistoryRecorder;
 class ModelFetcher;
@@ -45,6 +52,13 @@ public:
     void fetchDefaultModel();
 
     EngineClient* client() const { return m_client; }
+    RemoteChatClient* remoteClient() const { return m_remote; }
+    // The chat sends to the remote server (not the local engine).
+    bool isRemote() const;
+    // The open "Connect to a server…" dialog; null when none.
+    ConnectServerDialog* connectDialog() const;
+    QAction* connectAction() const { return m_connectAction; }
+    QAction* useLocalAction() const { return m_useLocalAction; }
     ChatPage* chatPage() const { return m_chat; }
     ModelsPage* modelsPage() const { return m_models; }
     HistoryPage* historyPage() const { return m_history; }
@@ -65,6 +79,12 @@ public slots:
     // History → Continue: reopens a stored session in the chat with its configuration (reloading
     // the model when it differs); its next turns are recorded into the same session.
     void continueSession(qint64 sessionId);
+    // File → Connect to a server…: the dialog (window-modal); once it connects, the chat's turns
+    // go to that server.
+    void connectToServer();
+    void useRemote(const RemoteTarget& target);
+    // File → Use local model: the chat goes back to the engine in this process.
+    void useLocalModel();
 
 signals:
     // A continued session is in the chat, ready for the next turn (or could not be: ok false).
@@ -87,8 +107,13 @@ private:
     void openHistory();
     void finishContinue();
     void restoreSettings();
+    void showRemoteStatus();
 
     EngineClient* m_client = nullptr;
+    RemoteChatClient* m_remote = nullptr;
+    QPointer<ConnectServerDialog> m_connectDialog;
+    QAction* m_connectAction = nullptr;
+    QAction* m_useLocalAction = nullptr;
     QListWidget* m_sidebar = nullptr;
     QStackedWidget* m_pages = nullptr;
     ChatPage* m_chat = nullptr;

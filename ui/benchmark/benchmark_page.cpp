@@ -15,6 +15,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -101,9 +102,13 @@ BenchmarkPage::BenchmarkPage(EngineClient* chat, StoreClient* store, QWidget* pa
         buttons->addWidget(w);
     buttons->addStretch(1);
     row->addLayout(buttons, 1);
-    layout->addWidget(setup);
-    m_remote = new RemoteSweepPanel(this);
-    layout->addWidget(m_remote);
+    // The local engine's setup and a remote server's share one place: tabs, not a taller page.
+    auto* sources = new QTabWidget(this);
+    sources->setObjectName(QStringLiteral("benchSources"));
+    sources->addTab(setup, tr("This machine's engine"));
+    m_remote = new RemoteSweepPanel(sources);
+    sources->addTab(m_remote, tr("Remote server"));
+    layout->addWidget(sources);
 
     auto* split = new QSplitter(Qt::Vertical, this);
     auto* charts = new QWidget(split);

@@ -24,14 +24,13 @@ QSpinBox* spin(QWidget* parent, const char* name, int lo, int hi, int value) {
 }  // namespace
 
 RemoteSweepPanel::RemoteSweepPanel(QWidget* parent)
-    : QGroupBox(tr("Remote server: the same curves for an OpenAI-compatible server (vLLM, SGLang, TensorRT-LLM, llama-server, "
-                   "workbench-cli serve), measured client-side as vllm bench serve does"),
-                parent),
+    : QGroupBox(tr("An OpenAI-compatible server, measured client-side as vllm bench serve does"), parent),
       m_sweep(new RemoteSweep(this)) {
     auto* row = new QHBoxLayout(this);
     auto* form = new QFormLayout();
     m_url = new QLineEdit(QSettings().value(QStringLiteral("benchmark/remoteUrl"), QStringLiteral("http://127.0.0.1:8080/v1")).toString(), this);
     m_url->setObjectName(QStringLiteral("remoteUrl"));
+    m_url->setToolTip(tr("vLLM, SGLang, TensorRT-LLM, llama.cpp's llama-server or workbench-cli serve: its base URL"));
     m_key = new QLineEdit(this);
     m_key->setObjectName(QStringLiteral("remoteKey"));
     m_key->setEchoMode(QLineEdit::Password);

@@ -2,7 +2,7 @@
 
 #include "ui/bridge/engine_worker.h"
 
-EngineClient::EngineClient(QObject* parent) : QObject(parent) {
+EngineClient::EngineClient(QObject* parent) : ChatBackend(parent) {
     registerEngineTypes();
     m_thread.setObjectName(QStringLiteral("engine"));
     m_worker = new EngineWorker();

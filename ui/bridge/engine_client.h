@@ -3,6 +3,7 @@
 // It tracks what the GUI needs to know synchronously (a model is loaded, a reply is running,
 // the loaded ModelInfo). stop() sets the running request's cancel flag directly: the worker is
 // busy inside the engine and could not take a queued call until the reply ends.
+// It is the Chat page's local ChatBackend (the chat signals are declared there).
 // Lives on the GUI thread; all its methods are GUI-thread only.
 #pragma once
 
@@ -10,11 +11,12 @@
 #include <QThread>
 #include <optional>
 
+#include "ui/bridge/chat_backend.h"
 #include "ui/bridge/engine_types.h"
 
 class EngineWorker;
 
-class EngineClient : public QObject {
+class EngineClient : public ChatBackend {
     Q_OBJECT
 public:
     explicit EngineClient(QObject* parent = nullptr);
@@ -24,17 +26,19 @@ public:
     // keepOnFailure is false.
     void loadModel(const workbench::EngineConfig& config, bool keepOnFailure = true);
     // False (and nothing sent) when no model is loaded or a reply or load is running.
-    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request);
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) override;
     // Halts the running reply within one decode step; it still ends with replyFinished.
-    void stop();
-    void resetConversation();
+    void stop() override;
+    void resetConversation() override;
     // Frees the loaded model; isLoaded() turns false.
     void unload();
 
     bool isLoaded() const { return m_info.has_value(); }
     bool isLoading() const { return m_loading; }
-    bool isGenerating() const { return m_generating; }
-    bool isBusy() const { return m_loading || m_generating; }
+    bool isGenerating() const override { return m_generating; }
+    bool isBusy() const override { return m_loading || m_generating; }
+    bool isReady() const override { return isLoaded(); }
+    int contextLength() const override { return m_info ? m_info->n_ctx : 0; }
     const std::optional<workbench::ModelInfo>& modelInfo() const { return m_info; }
     // The configuration of the loaded model (or of the load under way).
     const workbench::EngineConfig& config() const { return m_config; }
@@ -47,11 +51,6 @@ signals:
     void modelLoaded(const workbench::ModelInfo& info);
     // modelKept: the model loaded before still serves (modelInfo() and config() are its again).
     void loadFailed(const QString& message, bool modelKept);
-    void tokensArrived(const QString& text);
-    void samplesArrived(const QList<TokenSample>& samples);
-    void replyFinished(const ReplySummary& summary);
-    void replyFailed(const QString& message);
-    void busyChanged(bool busy);
     void blockMapArrived(const BlockMapSnapshot& map);
     void rooflineArrived(const workbench::Engine::RooflineSnapshot& roofline);
     void ceilingsMeasured(const MachineCeilings& ceilings);

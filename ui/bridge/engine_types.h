@@ -8,6 +8,7 @@
 #include <QString>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "workbench/config.h"
@@ -37,6 +38,14 @@ struct ReplySummary {
     workbench::StopReason stopReason = workbench::StopReason::max_tokens;
     QString stopReasonName;  // "end_of_generation", "max_tokens", "stop_string", "context_full", "cancelled"
     quint64 seed = 0;        // the sampling seed the reply was drawn with
+    // Set for a reply from a remote server (RemoteChatClient), measured on this side; the
+    // metrics' KV fields are 0 then, the engine that held the cache being the server's.
+    struct Remote {
+        QString where;                     // "workbench at http://127.0.0.1:8080/v1, model X"
+        std::optional<double> kvFraction;  // the server's KV cache in use (its /metrics, the most seen during the reply)
+        QString cutOff;                    // the stream broke before its end: why (text is what arrived)
+    };
+    std::optional<Remote> remote;
 };
 
 // The conversation's KV blocks per layer (workbench::KvBlockState values, row-major).

@@ -25,7 +25,7 @@ constexpr double kWarnFraction = 0.8;
 constexpr double kDangerFraction = 0.95;
 }  // namespace
 
-ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_client(client) {
+ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_client(client), m_backend(client) {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
 
@@ -160,10 +160,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_split->setStretchFactor(0, 1);
     m_split->setStretchFactor(1, 0);
 
-    connect(m_client, &EngineClient::tokensArrived, this, [this](const QString& text) {
-        if (m_replyStreaming) m_view->appendStream(text);
-    });
-    connect(m_client, &EngineClient::samplesArrived, this, &ChatPage::onSamples);
+    connectBackend();
     connect(m_client, &EngineClient::blockMapArrived, m_metrics, &MetricsPanel::showBlockMap);
     connect(m_client, &EngineClient::rooflineArrived, m_metrics, &MetricsPanel::showRoofline);
     connect(m_client, &EngineClient::ceilingsMeasured, this, [this](const MachineCeilings& c) {
@@ -171,9 +168,6 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
         const bool quantized = info && info->weight_type.rfind('q', 0) == 0;   // q4_1, q8_0, ...: int8 kernels
         m_metrics->setCeilings(c, quantized);
     });
-    connect(m_client, &EngineClient::replyFinished, this, &ChatPage::onReplyFinished);
-    connect(m_client, &EngineClient::replyFailed, this, &ChatPage::onReplyFailed);
-    connect(m_client, &EngineClient::busyChanged, this, &ChatPage::updateButtons);
     connect(m_client, &EngineClient::modelLoaded, this, [this] {
         updateGauge();
         updateButtons();
@@ -182,6 +176,28 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
         updateGauge();
         updateButtons();
     });
+    updateButtons();
+}
+
+void ChatPage::connectBackend() {
+    m_backendConnections = {
+        connect(m_backend, &ChatBackend::tokensArrived, this, [this](const QString& text) {
+            if (m_replyStreaming) m_view->appendStream(text);
+        }),
+        connect(m_backend, &ChatBackend::samplesArrived, this, &ChatPage::onSamples),
+        connect(m_backend, &ChatBackend::replyFinished, this, &ChatPage::onReplyFinished),
+        connect(m_backend, &ChatBackend::replyFailed, this, &ChatPage::onReplyFailed),
+        connect(m_backend, &ChatBackend::busyChanged, this, &ChatPage::updateButtons),
+    };
+}
+
+void ChatPage::setBackend(ChatBackend* backend) {
+    if (!backend) backend = m_client;
+    if (backend == m_backend || m_backend->isGenerating()) return;
+    for (const QMetaObject::Connection& c : m_backendConnections) disconnect(c);
+    m_backend = backend;
+    connectBackend();
+    updateGauge();
     updateButtons();
 }
 
@@ -239,7 +255,7 @@ bool ChatPage::eventFilter(QObject* watched, QEvent* event) {
 
 void ChatPage::send() {
     const QString text = m_input->toPlainText().trimmed();
-    if (text.isEmpty() || !m_client->isLoaded() || m_client->isBusy()) return;
+    if (text.isEmpty() || !m_backend->isReady() || m_backend->isBusy()) return;
     m_input->clear();
     m_viewIndex.append(m_view->messageCount());
     m_history.push_back({"user", text.toStdString()});
@@ -252,7 +268,7 @@ void ChatPage::startReply() {
     const QString system = m_system->text().trimmed();
     if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
     messages.insert(messages.end(), m_history.begin(), m_history.end());
-    if (!m_client->sendChat(messages, m_config->generationRequest())) return;
+    if (!m_backend->sendChat(messages, m_config->generationRequest())) return;
     if (m_recorder) {
         // A regenerated reply answers a user message already recorded.
         const bool newTurn = !m_history.empty() && m_history.back().role == "user" && !m_regenerating;
@@ -267,7 +283,7 @@ void ChatPage::startReply() {
     updateButtons();
 }
 
-void ChatPage::stop() { m_client->stop(); }
+void ChatPage::stop() { m_backend->stop(); }
 
 void ChatPage::truncateHistory(int index) {
     if (index < 0 || index >= static_cast<int>(m_history.size())) return;
@@ -277,7 +293,7 @@ void ChatPage::truncateHistory(int index) {
 }
 
 void ChatPage::regenerate() {
-    if (m_client->isBusy() || !m_client->isLoaded() || m_history.empty()) return;
+    if (m_backend->isBusy() || !m_backend->isReady() || m_history.empty()) return;
     if (m_history.back().role == "assistant") truncateHistory(static_cast<int>(m_history.size()) - 1);
     if (m_history.empty() || m_history.back().role != "user") return;
     m_regenerating = true;
@@ -286,7 +302,7 @@ void ChatPage::regenerate() {
 }
 
 void ChatPage::editLast() {
-    if (m_client->isBusy()) return;
+    if (m_backend->isBusy()) return;
     for (int i = static_cast<int>(m_history.size()) - 1; i >= 0; --i) {
         if (m_history[static_cast<size_t>(i)].role != "user") continue;
         m_input->setPlainText(QString::fromStdString(m_history[static_cast<size_t>(i)].content));
@@ -299,13 +315,13 @@ void ChatPage::editLast() {
 }
 
 void ChatPage::newChat() {
-    m_client->stop();
+    m_backend->stop();
     m_history.clear();
     m_viewIndex.clear();
     m_view->clearMessages();
     m_replyStreaming = false;
     m_metrics->clearAll();
-    m_client->resetConversation();
+    m_backend->resetConversation();
     if (m_recorder) m_recorder->startNewSession();
     m_contextTokens = 0;
     updateGauge();
@@ -318,8 +334,11 @@ void ChatPage::onSamples(const QList<TokenSample>& samples) {
     if (samples.isEmpty() || !m_replyStreaming) return;
     if (m_recorder) m_recorder->addSamples(samples);
     m_metrics->addSamples(samples);
-    m_contextTokens = samples.last().nTokensContext;
-    updateGauge();
+    // A remote server's samples do not know the context (0): its count comes with the reply's end.
+    if (samples.last().nTokensContext > 0) {
+        m_contextTokens = samples.last().nTokensContext;
+        updateGauge();
+    }
 }
 
 void ChatPage::onReplyFinished(const ReplySummary& summary) {
@@ -327,7 +346,12 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
     m_replyStreaming = false;
     m_viewIndex.append(m_view->messageCount());
     m_history.push_back({"assistant", summary.text.toStdString()});
-    m_view->finishStream(summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName, summary.seed));
+    m_view->finishStream(summary.text, summary.remote ? fmt::remoteReplyFooter(summary.metrics, summary.stopReasonName,
+                                                                               summary.remote->where, summary.remote->kvFraction,
+                                                                               summary.remote->cutOff)
+                                                      : fmt::replyFooter(summary.metrics, summary.stopReasonName, summary.seed));
+    if (summary.remote && !summary.remote->cutOff.isEmpty())
+        addNote(tr("The reply was cut off (the text above is what arrived): %1").arg(summary.remote->cutOff), true);
     m_config->noteSeedUsed(summary.seed);
     m_metrics->endReply(summary);
     if (m_recorder) m_recorder->replyFinished(summary);
@@ -352,12 +376,14 @@ void ChatPage::onReplyFailed(const QString& message) {
 }
 
 void ChatPage::updateGauge() {
+    const bool local = m_backend == m_client;
     const auto& info = m_client->modelInfo();
-    const int nCtx = info ? info->n_ctx : 0;
+    const int nCtx = m_backend->contextLength();
     if (nCtx <= 0) {
         m_gauge->setRange(0, 1);
         m_gauge->setValue(0);
-        m_gauge->setFormat(tr("context: no model"));
+        m_gauge->setFormat(local ? tr("context: no model")
+                                 : tr("context: %1 tokens (the server does not say its length)").arg(m_contextTokens));
         m_gaugeNote->clear();
         m_gaugeNewChat->setVisible(false);
         m_gaugeSliding->setVisible(false);
@@ -365,7 +391,7 @@ void ChatPage::updateGauge() {
         return;
     }
     // A sliding window forgets its oldest tokens, so the conversation may run past n_ctx.
-    const bool sliding = info->attention.rfind("sliding", 0) == 0;
+    const bool sliding = local && info && info->attention.rfind("sliding", 0) == 0;
     const double fraction = static_cast<double>(m_contextTokens) / nCtx;
     m_gauge->setRange(0, nCtx);
     m_gauge->setValue(std::min(m_contextTokens, nCtx));
@@ -391,11 +417,11 @@ void ChatPage::updateGauge() {
 }
 
 void ChatPage::updateButtons() {
-    const bool ready = m_client->isLoaded() && !m_client->isBusy();
+    const bool ready = m_backend->isReady() && !m_backend->isBusy();
     m_send->setEnabled(ready);
-    m_stop->setEnabled(m_client->isGenerating());
+    m_stop->setEnabled(m_backend->isGenerating());
     m_regenerate->setEnabled(ready && !m_history.empty());
-    m_edit->setEnabled(!m_client->isBusy() && !m_history.empty());
+    m_edit->setEnabled(!m_backend->isBusy() && !m_history.empty());
 }
 
 QString ChatPage::lastReply() const {

@@ -1,13 +1,15 @@
 // The Chat page: the transcript with the streaming reply, the input box, Stop / Regenerate /
 // Edit-and-resend / New chat, the system prompt, the context gauge, the live charts below, and
 // the configuration panel beside it. It keeps the conversation (the engine only caches tokens)
-// and talks to the engine only through EngineClient. GUI thread only.
+// and sends each turn to a ChatBackend: the local engine's EngineClient, or a remote server's
+// RemoteChatClient (setBackend). GUI thread only.
 #pragma once
 
 #include <QWidget>
 
 #include "ui/bridge/engine_types.h"
 
+class ChatBackend;
 class ConfigPanel;
 class EngineClient;
 class HistoryRecorder;
@@ -46,6 +48,11 @@ public:
     void addNote(const QString& text, bool isError = false);
     int contextTokens() const { return m_contextTokens; }
 
+    // Where the turns go from now on; null: the local engine. The conversation stays (the next
+    // turn sends it whole). Not while a reply runs.
+    void setBackend(ChatBackend* backend);
+    ChatBackend* backend() const { return m_backend; }
+
     // Where the chat is recorded (the session database); null: nowhere.
     void setRecorder(HistoryRecorder* recorder) { m_recorder = recorder; }
     // A line above the transcript about the history (it is off, a write failed); empty hides it.
@@ -74,6 +81,7 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void connectBackend();
     void startReply();
     void truncateHistory(int index);  // drops history[index..] and their transcript entries
     void onSamples(const QList<TokenSample>& samples);
@@ -83,6 +91,8 @@ private:
     void updateButtons();
 
     EngineClient* m_client;
+    ChatBackend* m_backend;  // m_client, or a remote server's client
+    QList<QMetaObject::Connection> m_backendConnections;
     HistoryRecorder* m_recorder = nullptr;
     QLabel* m_historyNotice = nullptr;
     ConfigPanel* m_config = nullptr;

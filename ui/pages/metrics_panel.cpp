@@ -76,8 +76,10 @@ void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
     QList<TokenRateSample> rate;
     kv.reserve(samples.size());
     for (const TokenSample& s : samples) {
-        kv.append({static_cast<double>(s.nTokensContext), static_cast<double>(s.kvBytesInUse),
-                   static_cast<double>(s.kvBytesFull), static_cast<double>(s.kvBytesAllocated)});
+        // A remote server's pieces carry no KV bytes (its cache is not ours to read): no point.
+        if (s.kvBytesAllocated > 0)
+            kv.append({static_cast<double>(s.nTokensContext), static_cast<double>(s.kvBytesInUse),
+                       static_cast<double>(s.kvBytesFull), static_cast<double>(s.kvBytesAllocated)});
         // The first piece of a reply waited for the prefill: not a decode gap.
         if (!s.firstOfReply) rate.append({m_replyStartSeconds + s.msSinceRequest / 1000.0, s.gapMs});
     }

@@ -32,8 +32,13 @@ ModelsPage::ModelsPage(QWidget* parent) : QWidget(parent) {
     m_open = new QPushButton(tr("Open model…"), this);
     m_open->setToolTip(tr("Load a GGUF file (Ctrl+O) with the settings of the configuration panel."));
     connect(m_open, &QPushButton::clicked, this, &ModelsPage::openModelRequested);
+    m_connect = new QPushButton(tr("Connect to a server…"), this);
+    m_connect->setObjectName(QStringLiteral("connectServerButton"));
+    m_connect->setToolTip(tr("Chat with a remote OpenAI-compatible server (vLLM, SGLang, llama-server, workbench-cli serve)."));
+    connect(m_connect, &QPushButton::clicked, this, &ModelsPage::connectServerRequested);
     top->addWidget(m_title, 1);
     top->addWidget(m_open);
+    top->addWidget(m_connect);
     layout->addLayout(top);
     m_details = new QTextBrowser(this);
     m_details->setObjectName(QStringLiteral("modelDetails"));
@@ -102,6 +107,17 @@ void ModelsPage::showError(const QString& path, const QString& message) {
     m_title->setText(tr("Could not load the model"));
     m_details->setHtml(QStringLiteral("<p><b>%1</b></p><p style='color:#b02020'>%2</p>")
                            .arg(path.toHtmlEscaped(), message.toHtmlEscaped()));
+}
+
+void ModelsPage::showRemote(const QString& where, const QString& model, qint64 maxModelLen) {
+    m_title->setText(tr("Remote: %1").arg(where));
+    QString html = QStringLiteral("<table>");
+    html += row(tr("Server"), where);
+    html += row(tr("Model"), model.isEmpty() ? tr("the server's default") : model);
+    html += row(tr("Context"), maxModelLen > 0 ? QString::number(maxModelLen) : tr("not reported by the server"));
+    html += row(tr("Back to the local engine"), tr("File → Use local model"));
+    html += QStringLiteral("</table>");
+    m_details->setHtml(html);
 }
 
 QString ModelsPage::detailsText() const { return m_details->toPlainText(); }

@@ -2,6 +2,9 @@
 #include "ui/pages/server_metrics_text.h"
 
 #include <QList>
+#include <algorithm>
+#include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace servermetrics {
@@ -79,6 +82,24 @@ Figures parseFigures(QStringView text) {
         else if (s->name == u"workbench:kv_cache_usage_perc") add(f.kvFraction, s->value);
     }
     return f;
+}
+
+std::optional<double> kvUsageFraction(QStringView text) {
+    // In order of preference: a server exposing two (vLLM mid-rename) is read by its newer name.
+    static const char16_t* const kNames[] = {u"workbench:kv_cache_usage_perc", u"vllm:kv_cache_usage_perc",
+                                             u"vllm:gpu_cache_usage_perc", u"sglang:token_usage",
+                                             u"llamacpp:kv_cache_usage_ratio"};
+    constexpr int kCount = static_cast<int>(std::size(kNames));
+    std::optional<double> found[kCount];
+    for (QStringView line : text.split(u'\n')) {
+        const auto s = parseLine(line);
+        if (!s || !std::isfinite(s->value)) continue;
+        for (int i = 0; i < kCount; ++i)
+            if (s->name == QStringView(kNames[i])) found[i] = std::max(found[i].value_or(s->value), s->value);
+    }
+    for (const auto& f : found)
+        if (f) return std::clamp(*f, 0.0, 1.0);
+    return std::nullopt;
 }
 
 std::optional<double> tokensPerSecond(const Figures& before, const Figures& after, double seconds) {

@@ -34,6 +34,13 @@ struct Figures {
 // Every line of a scrape; a metric given twice (two models) is summed.
 Figures parseFigures(QStringView text);
 
+// The share of a server's KV cache in use (0…1) from its /metrics, whichever engine it is:
+// workbench:kv_cache_usage_perc, vllm:kv_cache_usage_perc (vllm:gpu_cache_usage_perc before vLLM
+// 0.10), sglang:token_usage, llamacpp:kv_cache_usage_ratio (all fractions despite "perc"), the
+// first of these the text has; the largest when it gives one per model. nullopt: none of them,
+// or not a finite value (the server does not report it).
+std::optional<double> kvUsageFraction(QStringView text);
+
 // Generated tokens per second between two scrapes `seconds` apart: 0 when the counter went back
 // (the server restarted) or no time passed; nullopt when either scrape lacks the counter.
 std::optional<double> tokensPerSecond(const Figures& before, const Figures& after, double seconds);

@@ -1,0 +1,253 @@
+// The chat with a remote OpenAI-compatible server, on the real window offscreen: `workbench-cli
+// serve` on the default model (a loopback port the OS picks, an API key) is reached through the
+// real "Connect to a server…" dialog (a wrong key shows the server's 401 message, List models
+// fills the combo, Connect switches the chat), a greedy turn typed into the chat input gets the
+// same text wbremote::stream_completion gets for the same request, with a footer naming the TTFT
+// and the remote; a closed port (127.0.0.1:1) is a clear error in the dialog, a server gone
+// mid-conversation a clear error in the chat, the window running on; File → Use local model
+// switches back. Without a model: the /metrics → KV fraction reader and the /metrics URL.
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTest>
+#include <memory>
+
+#include "remote/openai_client.h"
+#include "tests/skip_missing.h"
+#include "tests/ui/ui_test_support.h"
+#include "ui/bridge/remote_chat_client.h"
+#include "ui/main_window.h"
+#include "ui/pages/chat_page.h"
+#include "ui/pages/config_panel.h"
+#include "ui/pages/connect_server_dialog.h"
+#include "ui/pages/server_metrics_text.h"
+#include "widgets/token_stream_view.h"
+
+namespace {
+
+const QString kApiKey = QStringLiteral("remote-chat-test-key");
+
+// `workbench-cli serve --port 0` on the default model; the port from its listening line, ready
+// once its ready line is out.
+struct Serve {
+    QProcess process;
+    QString log;
+    int port = 0;
+
+    bool start() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("WORKBENCH_API_KEY"), kApiKey);  // as the Server page passes it: not on the command line
+        process.setProcessEnvironment(env);
+        process.setProcessChannelMode(QProcess::MergedChannels);
+        process.start(QStringLiteral(WB_CLI_PATH), {"serve", "--port", "0", "-m", uitest::modelPath()});
+        static const QRegularExpression listening(QStringLiteral("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
+        QElapsedTimer clock;
+        clock.start();
+        while (clock.elapsed() < uitest::kTimeoutMs) {
+            process.waitForReadyRead(100);
+            log += QString::fromUtf8(process.readAll());
+            if (port == 0)
+                if (const auto m = listening.match(log); m.hasMatch()) port = m.captured(1).toInt();
+            if (log.contains(QLatin1String("workbench-cli serve: ready:"))) return port > 0;
+            if (process.state() == QProcess::NotRunning) return false;
+        }
+        return false;
+    }
+    void stop() {
+        if (process.state() == QProcess::NotRunning) return;
+        process.terminate();
+        if (!process.waitForFinished(20000)) {
+            process.kill();
+            process.waitForFinished();
+        }
+    }
+    ~Serve() { stop(); }
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(port); }
+};
+
+}  // namespace
+
+class TestRemoteChat : public QObject {
+    Q_OBJECT
+    std::unique_ptr<Serve> m_serve;
+    std::unique_ptr<MainWindow> m_window;
+
+    // Through the real dialog: open it from the File menu's action, type the URL and key.
+    ConnectServerDialog* openDialog(const QString& url, const QString& key) {
+        m_window->connectAction()->trigger();
+        ConnectServerDialog* dialog = m_window->connectDialog();
+        if (!dialog) return nullptr;
+        dialog->urlEdit()->clear();
+        QTest::keyClicks(dialog->urlEdit(), url);
+        dialog->keyEdit()->clear();
+        if (!key.isEmpty()) QTest::keyClicks(dialog->keyEdit(), key);
+        return dialog;
+    }
+
+private slots:
+    void kvFractionFromMetrics() {
+        using servermetrics::kvUsageFraction;
+        // Each server's own name, with the HELP/TYPE lines and other metrics around it.
+        QCOMPARE(kvUsageFraction(u"# TYPE workbench:kv_cache_usage_perc gauge\n"
+                                 u"workbench:kv_cache_usage_perc{model_name=\"m\"} 0.25\n"
+                                 u"workbench:kv_cache_usage_bytes{model_name=\"m\"} 1234\n").value_or(-1), 0.25);
+        QCOMPARE(kvUsageFraction(u"vllm:num_requests_running{model_name=\"m\"} 1\n"
+                                 u"vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.5\n").value_or(-1), 0.5);
+        QCOMPARE(kvUsageFraction(u"vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.125\n").value_or(-1), 0.125);
+        QCOMPARE(kvUsageFraction(u"sglang:token_usage{model_name=\"m\"} 0.03\n").value_or(-1), 0.03);
+        QCOMPARE(kvUsageFraction(u"llamacpp:kv_cache_usage_ratio 0.75\n").value_or(-1), 0.75);
+        // vLLM mid-rename exposes both: the newer name wins, wherever it stands.
+        QCOMPARE(kvUsageFraction(u"vllm:gpu_cache_usage_perc 0.9\nvllm:kv_cache_usage_perc 0.2\n").value_or(-1), 0.2);
+        // One line per model: the fullest.
+        QCOMPARE(kvUsageFraction(u"vllm:kv_cache_usage_perc{model_name=\"a\"} 0.1\n"
+                                 u"vllm:kv_cache_usage_perc{model_name=\"b\"} 0.4\n").value_or(-1), 0.4);
+        // Out of range is clamped; not finite or absent is not reported.
+        QCOMPARE(kvUsageFraction(u"sglang:token_usage 1.5\n").value_or(-1), 1.0);
+        QVERIFY(!kvUsageFraction(u"vllm:kv_cache_usage_perc NaN\n"));
+        QVERIFY(!kvUsageFraction(u"vllm:num_requests_running 1\nvllm:kv_cache_usage_bytes 3\n"));
+        QVERIFY(!kvUsageFraction(u"# TYPE vllm:kv_cache_usage_perc gauge\n"));
+        QVERIFY(!kvUsageFraction(u""));
+        QVERIFY(!kvUsageFraction(u"<html>404</html>"));
+    }
+
+    void metricsUrlIsTheServersRoot() {
+        QCOMPARE(RemoteChatClient::metricsUrl(QStringLiteral("http://127.0.0.1:8080/v1")), QStringLiteral("http://127.0.0.1:8080/metrics"));
+        QCOMPARE(RemoteChatClient::metricsUrl(QStringLiteral(" http://h:8000/v1/ ")), QStringLiteral("http://h:8000/metrics"));
+        QCOMPARE(RemoteChatClient::metricsUrl(QStringLiteral("http://h:8000")), QStringLiteral("http://h:8000/metrics"));
+        QCOMPARE(RemoteChatClient::metricsUrl(QStringLiteral("http://h/proxy/v1")), QStringLiteral("http://h/proxy/metrics"));
+    }
+
+    void chatsWithServeThroughTheWindow() {
+        if (uitest::modelPath().isEmpty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        m_serve = std::make_unique<Serve>();
+        QVERIFY2(m_serve->start(), qPrintable(m_serve->log));
+        m_window = std::make_unique<MainWindow>();
+        m_window->show();
+        QVERIFY(!m_window->isRemote());
+        // Greedy, short, a fixed seed: the same request twice gives the same text.
+        m_window->findChild<QDoubleSpinBox*>(QStringLiteral("temperatureSpin"))->setValue(0);
+        m_window->findChild<QSpinBox*>(QStringLiteral("maxTokensSpin"))->setValue(24);
+        m_window->findChild<QCheckBox*>(QStringLiteral("fixedSeedCheck"))->setChecked(true);
+
+        // A wrong key: the server's 401 message, the dialog stays open.
+        ConnectServerDialog* dialog = openDialog(m_serve->url(), QStringLiteral("wrong"));
+        QVERIFY(dialog && dialog->isVisible());
+        QCOMPARE(dialog->keyEdit()->echoMode(), QLineEdit::Password);
+        QTest::mouseClick(dialog->listButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->statusText().contains(QLatin1String("Could not reach")), uitest::kTimeoutMs);
+        QVERIFY2(dialog->statusText().contains(QLatin1String("401")), qPrintable(dialog->statusText()));
+        QVERIFY2(dialog->statusText().contains(QLatin1String("API key is not valid")), qPrintable(dialog->statusText()));
+        QCOMPARE(dialog->modelCombo()->count(), 0);
+
+        // The right key: List models fills the combo from /v1/models; Connect switches the chat.
+        dialog->keyEdit()->clear();
+        QTest::keyClicks(dialog->keyEdit(), kApiKey);
+        QTest::mouseClick(dialog->listButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->modelCombo()->count() > 0, uitest::kTimeoutMs);
+        QVERIFY2(dialog->statusText().contains(QLatin1String("workbench server")), qPrintable(dialog->statusText()));
+        const QString model = dialog->modelCombo()->currentText();
+        QVERIFY(!model.isEmpty());
+        QTest::mouseClick(dialog->connectButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->isRemote(), uitest::kTimeoutMs);
+        QTRY_VERIFY(!m_window->connectDialog());  // closed and deleted
+        const QString where = QStringLiteral("workbench at %1").arg(m_serve->url());
+        QVERIFY2(m_window->statusText().contains(QStringLiteral("remote: ") + where), qPrintable(m_window->statusText()));
+        QVERIFY2(m_window->statusText().contains(model), qPrintable(m_window->statusText()));
+        QVERIFY(m_window->useLocalAction()->isEnabled());
+
+        // A turn typed into the chat and sent with Enter.
+        ChatPage* chat = m_window->chatPage();
+        RemoteChatClient* remote = m_window->remoteClient();
+        QSignalSpy finished(remote, &ChatBackend::replyFinished);
+        QSignalSpy samples(remote, &ChatBackend::samplesArrived);
+        QSignalSpy kv(remote, &RemoteChatClient::kvUsageChanged);
+        const QString prompt = QStringLiteral("Name three colours.");
+        chat->input()->setFocus();
+        QTest::keyClicks(chat->input(), prompt);
+        QTest::keyClick(chat->input(), Qt::Key_Return);
+        QVERIFY(remote->isGenerating());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        const auto summary = finished.at(0).at(0).value<ReplySummary>();
+        QVERIFY(summary.remote.has_value());
+        QVERIFY(summary.remote->cutOff.isEmpty());
+
+        // The same request straight through wbremote: greedy, so the same text.
+        wbremote::RemoteEndpoint endpoint;
+        endpoint.base_url = m_serve->url().toStdString();
+        endpoint.api_key = kApiKey.toStdString();
+        wbremote::RemoteRequest request;
+        request.model = model.toStdString();
+        request.messages = {{"user", prompt.toStdString()}};
+        request.generation = chat->configPanel()->generationRequest();
+        const wbremote::RemoteCompletion direct = wbremote::stream_completion(endpoint, request);
+        QVERIFY2(direct.ok, direct.error.c_str());
+        QVERIFY(!direct.text.empty());
+        QCOMPARE(chat->lastReply(), QString::fromStdString(direct.text));
+        QCOMPARE(summary.text, QString::fromStdString(direct.text));
+        QCOMPARE(summary.stopReasonName, QString::fromStdString(direct.finish_reason));
+
+        // Its footer, as for a local reply, names the remote.
+        const QString footer = chat->transcript()->footerOf(chat->transcript()->messageCount() - 1);
+        qInfo().noquote() << "remote reply's footer:" << footer << "| KV polls answered:" << kv.count();
+        QVERIFY2(QRegularExpression(QStringLiteral("TTFT [0-9]+ ms")).match(footer).hasMatch(), qPrintable(footer));
+        QVERIFY2(footer.contains(QStringLiteral("remote: ") + where), qPrintable(footer));
+        QVERIFY2(footer.contains(QStringLiteral("%1 tokens").arg(summary.metrics.n_generated)), qPrintable(footer));
+        QVERIFY2(footer.contains(QLatin1String("KV")), qPrintable(footer));
+        QVERIFY(summary.metrics.ttft_ms > 0);
+        QVERIFY(summary.metrics.n_generated > 0);
+        QVERIFY(summary.metrics.n_prompt_tokens > 0);  // the server's usage
+        // Per-piece timing reached the charts' feed; the server's /metrics was read while it streamed
+        // when a poll answered before the end (a 24-token reply may beat it: then none is fine).
+        QVERIFY(!samples.isEmpty());
+        QVERIFY(samples.at(0).at(0).value<QList<TokenSample>>().first().firstOfReply);
+        for (const auto& args : kv) QVERIFY(args.at(0).toBool());  // ours reports workbench:kv_cache_usage_perc
+
+        // The server goes away mid-conversation: the next turn fails with a clear message in the
+        // chat, its text back in the input box, and the window goes on.
+        m_serve->stop();
+        QSignalSpy failed(remote, &ChatBackend::replyFailed);
+        QTest::keyClicks(chat->input(), QStringLiteral("And three more?"));
+        QTest::keyClick(chat->input(), Qt::Key_Return);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        const QString error = failed.at(0).at(0).toString();
+        QVERIFY2(error.contains(QLatin1String("cannot connect to http://127.0.0.1:")), qPrintable(error));
+        TokenStreamView* view = chat->transcript();
+        QCOMPARE(view->textOf(view->messageCount() - 1), error);
+        QCOMPARE(chat->input()->toPlainText(), QStringLiteral("And three more?"));
+        QCOMPARE(chat->history().size(), size_t(2));
+        QVERIFY(m_window->isVisible());
+        QTRY_VERIFY(m_window->findChild<QPushButton*>(QStringLiteral("sendButton"))->isEnabled());
+    }
+
+    void closedPortIsAClearErrorAndLocalComesBack() {
+        if (!m_window) QSKIP("runs after chatsWithServeThroughTheWindow");
+        ConnectServerDialog* dialog = openDialog(QStringLiteral("http://127.0.0.1:1/v1"), QString());
+        QVERIFY(dialog);
+        QTest::mouseClick(dialog->connectButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->statusText().contains(QLatin1String("Could not reach")), uitest::kTimeoutMs);
+        QVERIFY2(dialog->statusText().contains(QLatin1String("127.0.0.1:1")), qPrintable(dialog->statusText()));
+        QVERIFY(dialog->isVisible());  // not connected: the dialog waits for a better URL
+        QVERIFY(m_window->remoteClient()->target().url.contains(QString::number(m_serve->port)));
+        dialog->reject();
+        QTRY_VERIFY(!m_window->connectDialog());
+
+        // File → Use local model: the chat talks to the engine again.
+        m_window->useLocalAction()->trigger();
+        QVERIFY(!m_window->isRemote());
+        QVERIFY(!m_window->statusText().contains(QLatin1String("remote:")));
+        QVERIFY(!m_window->useLocalAction()->isEnabled());
+        QVERIFY(m_window->isVisible());
+        m_window.reset();
+        m_serve.reset();
+    }
+};
+
+WB_UI_TEST_MAIN(TestRemoteChat, false)
+#include "test_ui_remote_chat.moc"
