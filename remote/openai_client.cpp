@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <regex>
+#include <thread>
 
 #include <httplib.h>
 
@@ -261,7 +262,22 @@ RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteR
 
     httplib::Response res;
     httplib::Error err = httplib::Error::Success;
+    // A cancel must not wait for a silent server's next byte: a watcher closes the socket.
+    std::atomic<bool> finished{false};
+    std::thread watcher;
+    if (cancel)
+        watcher = std::thread([&] {
+            while (!finished.load()) {
+                if (cancel->load()) {
+                    c.stop();
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            }
+        });
     const bool sent = c.send(req, res, err);
+    finished = true;
+    if (watcher.joinable()) watcher.join();
     const double end_ms = since();
     out.n_malformed_lines += sse.n_malformed_lines();
 

@@ -66,7 +66,8 @@ struct RemoteCompletion {
 };
 
 // Streams one completion (with stream_options.include_usage). `on_text` sees each piece of text
-// as it arrives with its time since the send; `cancel` stops reading (the result is partial).
+// as it arrives with its time since the send; `cancel` stops reading within ~20 ms, even while
+// the server is silent (the result is partial, error "cancelled").
 RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteRequest& request,
                                    const std::function<void(std::string_view text, double t_ms)>& on_text = {},
                                    const std::atomic<bool>* cancel = nullptr);

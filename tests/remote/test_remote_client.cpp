@@ -117,6 +117,23 @@ private slots:
         QVERIFY2(stall.error.find("stalled") != std::string::npos, stall.error.c_str());
         QVERIFY(std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(2900));   // the read timeout, not the stall, ended it
 
+        // A cancel while the server is silent ends the call at once, keeping what came.
+        std::atomic<bool> cancel{false};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            cancel = true;
+        });
+        const auto t1 = std::chrono::steady_clock::now();
+        RemoteRequest stalled;
+        stalled.model = "stall";
+        stalled.messages = {{"user", "hi"}};
+        const RemoteCompletion cancelled = stream_completion({server.url(), "", 2, 10}, stalled, {}, &cancel);
+        canceller.join();
+        QVERIFY(std::chrono::steady_clock::now() - t1 < std::chrono::milliseconds(1500));
+        QVERIFY(!cancelled.ok && cancelled.partial);
+        QCOMPARE(cancelled.text, std::string("Hello"));
+        QCOMPARE(cancelled.error, std::string("cancelled"));
+
         const RemoteCompletion limited = ask(server.url(), "429");
         QVERIFY(!limited.ok && !limited.partial);
         QCOMPARE(limited.http_status, 429);
