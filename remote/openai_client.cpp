@@ -114,6 +114,15 @@ const char* server_kind_name(ServerKind kind) {
     return "unknown";
 }
 
+workbench::ConfigurationRecord remote_configuration(const std::string& base_url, const std::string& model, const std::string& server) {
+    workbench::ConfigurationRecord c;
+    c.model = model;
+    c.backend = "remote";
+    c.variant = server;
+    c.config_json = workbench::dump_json({{"base_url", base_url}, {"model", model}, {"server", server}});
+    return c;
+}
+
 workbench::Result<std::vector<RemoteModel>> list_models(const RemoteEndpoint& endpoint) {
     const Url u = split(endpoint.base_url);
     if (u.scheme_host_port.empty())

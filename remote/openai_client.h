@@ -17,6 +17,7 @@
 #include "workbench/config.h"
 #include "workbench/metrics.h"
 #include "workbench/status.h"
+#include "workbench/store.h"
 #include "workbench/types.h"
 
 namespace wbremote {
@@ -43,6 +44,10 @@ ServerKind detect_server_kind(const RemoteEndpoint& endpoint, const std::vector<
 // The server's own token count for `text` (POST /tokenize, as vLLM, SGLang and llama.cpp offer
 // it); empty when it has no such endpoint.
 std::optional<int32_t> remote_token_count(const RemoteEndpoint& endpoint, const std::string& model, const std::string& text);
+
+// A remote server as the session database records it: a configuration with backend "remote",
+// the server's kind as its variant, the model id, and {"base_url", "model", "server"} as its JSON.
+workbench::ConfigurationRecord remote_configuration(const std::string& base_url, const std::string& model, const std::string& server);
 
 struct RemoteRequest {
     std::string model;                               // empty: none sent (the server's default)

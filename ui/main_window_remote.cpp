@@ -1,12 +1,13 @@
 // The main window's remote half: File → Connect to a server… (the dialog), switching the chat's
 // backend between the local engine and a RemoteChatClient, and the status bar and Models page
-// naming the server. Remote replies are not recorded: they have no local configuration or file.
+// naming the server. Remote replies are recorded like local ones, under the server's configuration.
 #include <QAction>
 #include <QFileInfo>
 #include <QLabel>
 
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/remote_chat_client.h"
+#include "ui/history/history_recorder.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/connect_server_dialog.h"
@@ -35,12 +36,11 @@ void MainWindow::useRemote(const RemoteTarget& target) {
     }
     m_remote->setTarget(target);
     m_chat->setBackend(m_remote);
-    // A remote reply has no local configuration or model file to record it under.
-    m_chat->setRecorder(nullptr);
+    m_recorder->setRemote(target.url, target.model, target.serverKind);
     m_useLocalAction->setEnabled(true);
     showRemoteStatus();
     m_chat->addNote(tr("Connected to %1%2. The next turns go to the server (the conversation so far with them); "
-                       "they are not recorded in the history. File → Use local model switches back.")
+                       "they are recorded in the history under the server. File → Use local model switches back.")
                         .arg(m_remote->description(),
                              target.model.isEmpty() ? QString() : tr(", model %1").arg(target.model)));
     showPage(QStringLiteral("Chat"));
@@ -53,7 +53,7 @@ void MainWindow::useLocalModel() {
         return;
     }
     m_chat->setBackend(m_client);
-    m_chat->setRecorder(m_recorder);
+    if (const auto& loaded = m_client->modelInfo()) m_recorder->setModel(m_client->config(), *loaded, m_client->modelSha256());
     m_useLocalAction->setEnabled(false);
     m_statusBackend->setText(tr("CPU"));
     m_statusModel->setToolTip(QString());

@@ -1,6 +1,7 @@
 // Opening the CLI's history database and the provenance every recorded figure carries.
 #include "history_recorder.h"
 
+#include "remote/openai_client.h"
 #include "workbench/json.h"
 
 #include <cstdlib>
@@ -53,12 +54,7 @@ std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args
 
 std::unique_ptr<HistoryRecorder> HistoryRecorder::open_for_remote(const Args& args, const std::string& base_url, const std::string& model,
                                                                   const std::string& server) {
-    workbench::ConfigurationRecord c;
-    c.model = model;
-    c.backend = "remote";
-    c.variant = server;
-    c.config_json = workbench::dump_json({{"base_url", base_url}, {"model", model}, {"server", server}});
-    auto rec = open_store(args, c);
+    auto rec = open_store(args, wbremote::remote_configuration(base_url, model, server));
     if (rec) rec->provenance_.backend = "remote";
     return rec;
 }

@@ -23,12 +23,14 @@
 #include "tests/skip_missing.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/remote_chat_client.h"
+#include "ui/history/history_recorder.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/connect_server_dialog.h"
 #include "ui/pages/server_metrics_text.h"
 #include "widgets/token_stream_view.h"
+#include "workbench/store.h"
 
 namespace {
 
@@ -208,6 +210,32 @@ private slots:
         QVERIFY(!samples.isEmpty());
         QVERIFY(samples.at(0).at(0).value<QList<TokenSample>>().first().firstOfReply);
         for (const auto& args : kv) QVERIFY(args.at(0).toBool());  // ours reports workbench:kv_cache_usage_perc
+
+        // Recorded in the history like a local reply, under the server's configuration.
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder()->sessionId() > 0, uitest::kTimeoutMs);
+        const workbench::RowId session = m_window->recorder()->sessionId();
+        std::vector<workbench::RunRecord> runs;
+        workbench::ConfigurationRecord configuration;
+        QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                     workbench::StoreOptions options;
+                                     options.path = workbench::default_history_path();
+                                     options.read_only = true;
+                                     auto store = workbench::Store::open(options);
+                                     if (!store.ok()) return false;
+                                     auto r = (*store)->load_runs(session);
+                                     if (!r.ok() || r->empty()) return false;
+                                     runs = *r;
+                                     auto c = (*store)->load_configuration(runs.front().configuration_id);
+                                     if (c.ok()) configuration = *c;
+                                     return c.ok();
+                                 }()),
+                                 uitest::kTimeoutMs);
+        QCOMPARE(runs.size(), size_t(1));
+        QCOMPARE(runs.front().provenance.backend, std::string("remote"));
+        QCOMPARE(runs.front().n_tokens_generated, summary.metrics.n_generated);
+        QCOMPARE(configuration.backend, std::string("remote"));
+        QCOMPARE(configuration.variant, std::string("workbench"));
+        QVERIFY(configuration.config_json.find(m_serve->url().toStdString()) != std::string::npos);
 
         // The server goes away mid-conversation: the next turn fails with a clear message in the
         // chat, its text back in the input box, and the window goes on.

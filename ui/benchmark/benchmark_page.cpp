@@ -308,13 +308,7 @@ void BenchmarkPage::onRemotePoint(const RemotePoint& p) {
     record.n_batch = p.concurrency;
     record.avg_ts = p.outputTokS;
     record.json = p.json.toStdString();
-    workbench::ConfigurationRecord configuration;
-    configuration.model = p.model.toStdString();
-    configuration.backend = "remote";
-    configuration.variant = p.server.toStdString();
-    configuration.config_json = workbench::dump_json(
-        {{"base_url", m_remote->baseUrl().toStdString()}, {"model", p.model.toStdString()}, {"server", p.server.toStdString()}});
-    saveRecord(record, configuration);
+    saveRecord(record, wbremote::remote_configuration(m_remote->baseUrl().toStdString(), p.model.toStdString(), p.server.toStdString()));
 }
 
 void BenchmarkPage::saveRecord(workbench::BenchmarkRecord record, const workbench::ConfigurationRecord& configuration) {

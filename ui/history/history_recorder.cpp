@@ -1,5 +1,7 @@
 #include "ui/history/history_recorder.h"
 
+#include "remote/openai_client.h"
+
 #include <algorithm>
 
 #include "ui/bridge/store_client.h"
@@ -23,6 +25,12 @@ void HistoryRecorder::setModel(const workbench::EngineConfig& config, const work
     m_provenance.cpu_features = info.cpu_features;
     m_provenance.backend = "cpu";
     m_provenance.n_threads = info.n_threads;
+}
+
+void HistoryRecorder::setRemote(const QString& baseUrl, const QString& model, const QString& serverKind) {
+    m_configuration = wbremote::remote_configuration(baseUrl.toStdString(), model.toStdString(), serverKind.toStdString());
+    m_provenance = workbench::app_provenance();
+    m_provenance.backend = "remote";
 }
 
 namespace {

@@ -25,6 +25,10 @@ public:
     // The model now loaded, as it was configured, and its file's SHA-256 (provenance). Later
     // runs are recorded under this configuration; a session keeps the one it started with.
     void setModel(const workbench::EngineConfig& config, const workbench::ModelInfo& info, const QString& sha256);
+    // A remote server instead (the chat connected to one): later runs are recorded under its
+    // configuration (backend "remote": base URL, model id, server kind) with this machine's and
+    // build's provenance.
+    void setRemote(const QString& baseUrl, const QString& model, const QString& serverKind);
 
     // The chat's events, in order.
     // `userText` empty: a regenerated reply (no new user message). `userIndex`: which of the chat's
