@@ -12,7 +12,10 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QLabel>
 #include <QTest>
+
+#include <httplib.h>
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
@@ -100,6 +103,25 @@ private slots:
     void modelsPage() {
         m_window->showPage(QStringLiteral("Models"));
         save(QStringLiteral("models.png"));
+        m_window->showPage(QStringLiteral("Chat"));
+    }
+
+    // The Server page serving the chat's model on a free port, with a finished request counted.
+    void serverPage() {
+        m_window->showPage(QStringLiteral("Server"));
+        m_window->findChild<QSpinBox*>(QStringLiteral("serverPort"))->setValue(0);
+        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("serverStart")), Qt::LeftButton);
+        auto* status = m_window->findChild<QLabel*>(QStringLiteral("serverStatus"));
+        QTRY_VERIFY_WITH_TIMEOUT(status->text().startsWith(QLatin1String("Serving at http://127.0.0.1:")), uitest::kTimeoutMs);
+        const QString url = status->text().section(QLatin1Char(' '), 2);
+        httplib::Client client(url.toStdString());
+        auto res = client.Post("/v1/chat/completions", R"({"messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16})",
+                               "application/json");
+        QVERIFY(res && res->status == 200);
+        QTest::qWait(2500);   // two polls of /metrics: the counts and tokens/s on the page
+        save(QStringLiteral("server.png"));
+        QTest::mouseClick(m_window->findChild<QPushButton*>(QStringLiteral("serverStop")), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(m_window->findChild<QPushButton*>(QStringLiteral("serverStart"))->isEnabled(), uitest::kTimeoutMs);
         m_window->showPage(QStringLiteral("Chat"));
     }
 
