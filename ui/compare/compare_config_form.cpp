@@ -8,12 +8,15 @@
 #include <QToolButton>
 #include <algorithm>
 
+#include "ui/compare/compare_remote.h"
 #include "widgets/kv_prediction.h"
 
 namespace {
 // What requantize accepts, as the configuration panel offers them.
 const char* const kWeightTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q6_k"};
 constexpr int kCustom = -1;
+// The menu's items that are not presets: the row's server, the chat's server, "Remote server…".
+constexpr int kRemoteShown = -2, kRemoteConnected = -3, kRemoteAsk = -4;
 }  // namespace
 
 CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
@@ -62,7 +65,14 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         grid->addWidget(save, i + 1, 5);
         connect(r.preset, &QComboBox::activated, this, [this, i](int item) {
             const int index = m_rows[i].preset->itemData(item).toInt();
-            if (index != kCustom) applyPreset(i, index);
+            if (index == kRemoteAsk) {
+                syncMenu(i);  // the row stays as it is until a server answers
+                emit remoteRequested(i);
+            } else if (index == kRemoteConnected && m_connected) {
+                setRemote(i, *m_connected);
+            } else if (index >= 0) {
+                applyPreset(i, index);
+            }
         });
         connect(r.attention, &QLineEdit::textChanged, this, [this, i] { syncMenu(i); });
         connect(r.kv, &QComboBox::currentTextChanged, this, [this, i] { syncMenu(i); });
@@ -82,6 +92,12 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
                                const QString& weights) {
     if (row < 0 || row >= kMaxRows) return;
     Row& r = m_rows[row];
+    if (r.remote) {
+        r.remote.reset();
+        for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights)})
+            w->setEnabled(true);
+        fillMenu(r);
+    }
     r.use->setChecked(enabled);
     r.attention->setText(attention);
     r.kv->setCurrentText(kvTypes);
@@ -89,6 +105,37 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
     if (!weights.isEmpty() && r.weights->findData(weights) < 0) r.weights->addItem(weights, weights);
     r.weights->setCurrentIndex(std::max(0, r.weights->findData(weights)));
     syncMenu(row);
+}
+
+void CompareConfigForm::setRemote(int row, const RemoteTarget& target) {
+    if (row < 0 || row >= kMaxRows || target.url.isEmpty()) return;
+    Row& r = m_rows[row];
+    r.remote = target;
+    r.use->setChecked(true);
+    // A server's attention, KV and weights are its own: nothing here applies to it.
+    for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights)})
+        w->setEnabled(false);
+    fillMenu(r);
+    syncMenu(row);
+}
+
+std::optional<RemoteTarget> CompareConfigForm::rowRemote(int row) const {
+    return row >= 0 && row < kMaxRows ? m_rows[row].remote : std::nullopt;
+}
+
+QList<std::optional<RemoteTarget>> CompareConfigForm::remotes() const {
+    QList<std::optional<RemoteTarget>> out;
+    for (const Row& r : m_rows)
+        if (r.use->isChecked()) out.append(r.remote);
+    return out;
+}
+
+void CompareConfigForm::setConnectedServer(const std::optional<RemoteTarget>& target) {
+    m_connected = target;
+    for (int i = 0; i < kMaxRows; ++i) {
+        fillMenu(m_rows[i]);
+        syncMenu(i);
+    }
 }
 
 QList<workbench::EngineConfig> CompareConfigForm::configs(const workbench::EngineConfig& base) const {
@@ -160,6 +207,15 @@ void CompareConfigForm::fillMenu(Row& r) {
         r.preset->setItemData(r.preset->count() - 1, comparepresets::summary(p.attention, p.kvTypes, p.weights),
                               Qt::ToolTipRole);
     }
+    r.preset->insertSeparator(r.preset->count());
+    if (r.remote) r.preset->addItem(compareremote::shortName(*r.remote), kRemoteShown);
+    if (m_connected)
+        r.preset->addItem(tr("The chat's server (%1)").arg(compareremote::shortName(*m_connected)), kRemoteConnected);
+    r.preset->addItem(tr("Remote server…"), kRemoteAsk);
+    r.preset->setItemData(r.preset->count() - 1,
+                          tr("An OpenAI-compatible server as this row: its replies' speed is compared; it reports "
+                             "no KV bytes and no logits (no quality evaluation)."),
+                          Qt::ToolTipRole);
 }
 
 void CompareConfigForm::applyPreset(int row, int index) {
@@ -180,6 +236,11 @@ int CompareConfigForm::presetOf(int row) const {
 void CompareConfigForm::syncMenu(int row) {
     Row& r = m_rows[row];
     if (!r.preset || r.preset->count() == 0) return;
+    if (r.remote) {
+        const QSignalBlocker block(r.preset);
+        r.preset->setCurrentIndex(std::max(0, r.preset->findData(kRemoteShown)));
+        return;
+    }
     const QString attention = r.attention->text().trimmed(), kv = r.kv->currentText().trimmed();
     const QString weights = r.weights->currentData().toString();
     int match = presetOf(row);

@@ -3,12 +3,16 @@
 // a weight type, each with a checkbox to include it, a preset menu (the chat's current settings,
 // named presets, built-ins, stored configurations; see compare_presets.h) that fills the row, and
 // a "Save…" button that asks to keep the row as a named preset. The fields stay editable: the
-// menu then shows "Custom" unless the fields still equal a preset.
+// menu then shows "Custom" unless the fields still equal a preset. The menu also offers "Remote
+// server…" (and the chat's connected server, when there is one): the row is then that server, its
+// fields disabled, until a local preset is picked again (compare_remote.h).
 // The model, threads and context come from the chat's loaded model. GUI thread only.
 #pragma once
 
 #include <QWidget>
+#include <optional>
 
+#include "ui/bridge/remote_chat_client.h"
 #include "ui/compare/compare_presets.h"
 #include "workbench/config.h"
 
@@ -23,7 +27,15 @@ public:
 
     explicit CompareConfigForm(QWidget* parent = nullptr);
 
+    // A local row (a remote one becomes local again).
     void setRow(int row, bool enabled, const QString& attention, const QString& kvTypes, const QString& weights = {});
+    // Makes `row` the server `target` and ticks it.
+    void setRemote(int row, const RemoteTarget& target);
+    std::optional<RemoteTarget> rowRemote(int row) const;
+    // The checked rows' servers, in configs()' order: nullopt for a local row.
+    QList<std::optional<RemoteTarget>> remotes() const;
+    // The server the chat is connected to: offered in every row's menu; nullopt: none.
+    void setConnectedServer(const std::optional<RemoteTarget>& target);
     // The checked rows over `base` (model, threads, context), in order.
     QList<workbench::EngineConfig> configs(const workbench::EngineConfig& base) const;
     // One row over `base`, checked or not.
@@ -45,6 +57,8 @@ public:
 signals:
     // The row's "Save…" was clicked: the page asks for a name and stores the preset.
     void savePresetRequested(int row);
+    // "Remote server…" was picked: the page asks which server (setRemote follows when one answers).
+    void remoteRequested(int row);
 
 private:
     struct Row {
@@ -53,6 +67,7 @@ private:
         QLineEdit* attention = nullptr;
         QComboBox* kv = nullptr;
         QComboBox* weights = nullptr;
+        std::optional<RemoteTarget> remote;
     };
     void fillMenu(Row& r);
     // Points the row's menu at a preset equal to its fields (the chosen one first), else Custom.
@@ -60,4 +75,5 @@ private:
 
     Row m_rows[kMaxRows];
     QList<ComparePreset> m_presets;
+    std::optional<RemoteTarget> m_connected;
 };

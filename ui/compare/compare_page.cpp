@@ -23,6 +23,7 @@
 #include "ui/compare/compare_config_form.h"
 #include "ui/compare/compare_outputs.h"
 #include "ui/compare/compare_presets.h"
+#include "ui/compare/compare_remote.h"
 #include "ui/compare/prompt_set.h"
 #include "ui/format.h"
 #include "ui/history/history_recorder.h"
@@ -39,6 +40,7 @@ constexpr int kEvalContext = 512;
 ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent)
     : QWidget(parent), m_chat(chat), m_store(store) {
     m_engine = new EngineClient(this);
+    m_remote = new RemoteChatClient(this);
     m_measure = new MeasureClient(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(6, 6, 6, 6);
@@ -136,13 +138,19 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
         else sendPrompt();
     });
     connect(m_engine, &EngineClient::loadFailed, this, &ComparePage::onLoadFailed);
-    connect(m_engine, &EngineClient::tokensArrived, this, [this](const QString& text) {
-        if (m_running && m_current >= 0 && m_currentPrompt >= 0)
-            m_outputs->appendStream(m_currentPrompt, m_current, text);
+    // A reply comes from the engine or the server, whichever the running row is; one at a time.
+    for (ChatBackend* backend : {static_cast<ChatBackend*>(m_engine), static_cast<ChatBackend*>(m_remote)}) {
+        connect(backend, &ChatBackend::tokensArrived, this, [this](const QString& text) {
+            if (m_running && m_current >= 0 && m_currentPrompt >= 0)
+                m_outputs->appendStream(m_currentPrompt, m_current, text);
+        });
+        connect(backend, &ChatBackend::samplesArrived, this, &ComparePage::onSamples);
+        connect(backend, &ChatBackend::replyFinished, this, &ComparePage::onReplyFinished);
+        connect(backend, &ChatBackend::replyFailed, this, &ComparePage::onReplyFailed);
+    }
+    connect(m_form, &CompareConfigForm::remoteRequested, this, [this](int row) {
+        compareremote::askForServer(this, [this, row](const RemoteTarget& t) { m_form->setRemote(row, t); });
     });
-    connect(m_engine, &EngineClient::samplesArrived, this, &ComparePage::onSamples);
-    connect(m_engine, &EngineClient::replyFinished, this, &ComparePage::onReplyFinished);
-    connect(m_engine, &EngineClient::replyFailed, this, &ComparePage::onReplyFailed);
     connect(m_store, &StoreClient::opened, this, &ComparePage::refreshPresets);
     connect(m_form, &CompareConfigForm::savePresetRequested, this, &ComparePage::askAndSavePreset);
     connect(this, &ComparePage::comparisonSaved, this, &ComparePage::refreshPresets);
@@ -152,7 +160,8 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
         m_progress->setValue(static_cast<int>(fraction * 100));
         setStatus(step);
     });
-    connect(m_measure, &MeasureClient::qualityReady, this, [this](const QualityFigures& f) {
+    connect(m_measure, &MeasureClient::qualityReady, this, [this](QualityFigures f) {
+        f.index = m_evalColumns.value(f.index, -1);  // only local columns were evaluated
         m_quality.push_back(f);
         if (f.index < 0 || f.index >= m_figures.size()) return;
         CompareFigures& c = m_figures[f.index];
@@ -163,7 +172,7 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
         refreshTable();
     });
     connect(m_measure, &MeasureClient::failed, this, [this](int index, const QString& message) {
-        setStatus(index >= 0 ? tr("Configuration %1: %2").arg(index + 1).arg(message) : message);
+        setStatus(index >= 0 ? tr("Configuration %1: %2").arg(m_evalColumns.value(index, index) + 1).arg(message) : message);
     });
     connect(m_measure, &MeasureClient::finished, this, [this] {
         m_progress->setVisible(false);
@@ -210,6 +219,7 @@ void ComparePage::setChatConfig(const workbench::EngineConfig& config) {
 
 void ComparePage::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
+    m_form->setConnectedServer(compareremote::connectedServer(this, m_remote));  // the chat may have connected since
     refreshPresets();
 }
 
@@ -254,6 +264,10 @@ void ComparePage::refreshPresets() {
 
 void ComparePage::savePreset(int row, const QString& name) {
     const QString trimmed = name.trimmed();
+    if (m_form->rowRemote(row)) {
+        setStatus(tr("Row #%1 is a remote server: presets keep local settings.").arg(row + 1));
+        return;
+    }
     if (trimmed.isEmpty() || !m_store->isOpen()) {
         setStatus(m_store->isOpen() ? tr("A preset needs a name.") : tr("Presets are kept in the history, which is off."));
         return;
@@ -315,6 +329,7 @@ void ComparePage::run() {
         return;
     }
     m_configs = m_form->configs(baseConfig());
+    m_remotes = m_form->remotes();
     m_prompts = promptset::split(m_prompt->toPlainText());
     if (m_configs.isEmpty() || m_prompts.isEmpty()) {
         setStatus(tr("Tick at least one configuration and write a prompt."));
@@ -322,7 +337,7 @@ void ComparePage::run() {
     }
     // Every row is checked before the first runs: a typo in the last row must not wait for the rest.
     for (int i = 0; i < m_configs.size(); ++i)
-        if (const workbench::Status s = workbench::check_engine_config(m_configs[i]); !s.ok()) {
+        if (const workbench::Status s = isRemoteColumn(i) ? workbench::Status{} : workbench::check_engine_config(m_configs[i]); !s.ok()) {
             setStatus(tr("Configuration %1 cannot run: %2").arg(i + 1).arg(QString::fromStdString(s.message())));
             return;
         }
@@ -334,11 +349,9 @@ void ComparePage::run() {
     m_rateChart->clear();
     QStringList titles;
     for (int i = 0; i < m_configs.size(); ++i) {
-        const QString name = CompareConfigForm::shortName(m_configs[i]);
-        titles << QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(name.toHtmlEscaped());
-        m_figures.append(CompareFigures::named(name));
-        m_kvChart->addLine(QStringLiteral("#%1").arg(i + 1));
-        m_rateChart->addLine(QStringLiteral("#%1").arg(i + 1));
+        titles << QStringLiteral("<b>#%1</b> %2").arg(i + 1).arg(columnName(i).toHtmlEscaped());
+        m_figures.append(namedFigures(i));
+        addChartLines(i);
     }
     m_outputs->reset(titles, m_prompts);
     refreshTable();
@@ -356,6 +369,7 @@ void ComparePage::run() {
 void ComparePage::stop() {
     m_stopRequested = true;
     m_engine->stop();
+    m_remote->stop();
     m_measure->stop();
 }
 
@@ -365,6 +379,11 @@ void ComparePage::nextConfiguration() {
     m_progress->setValue(static_cast<int>(m_current * m_prompts.size()));
     if (m_stopRequested || m_current >= m_configs.size()) {
         finishRun();
+        return;
+    }
+    if (isRemoteColumn(m_current)) {  // nothing to load: the server has its model
+        m_remote->setTarget(*m_remotes[m_current]);
+        sendPrompt();
         return;
     }
     setStatus(tr("Configuration %1 of %2: loading…").arg(m_current + 1).arg(m_configs.size()));
@@ -382,7 +401,8 @@ void ComparePage::sendPrompt() {
     m_outputs->beginStream(m_currentPrompt, m_current);
     // Each prompt is a conversation of its own.
     const ChatHistory messages{workbench::ChatMessage{"user", m_prompts[m_currentPrompt].toStdString()}};
-    if (!m_engine->sendChat(messages, request)) onReplyFailed(tr("the engine was busy"));
+    ChatBackend* backend = isRemoteColumn(m_current) ? static_cast<ChatBackend*>(m_remote) : m_engine;
+    if (!backend->sendChat(messages, request)) onReplyFailed(tr("the engine was busy"));
 }
 
 void ComparePage::nextPrompt() {
@@ -404,14 +424,16 @@ void ComparePage::appendChartPoints(int column, const QList<TokenSample>& sample
         if (decoded > 0 && s.msSinceRequest > firstMs)
             rate.append({static_cast<double>(decoded + 1), decoded * 1000.0 / (s.msSinceRequest - firstMs)});
     }
-    m_kvChart->appendPoints(column, kv);
+    if (!isRemoteColumn(column)) m_kvChart->appendPoints(column, kv);  // a server reports no KV bytes
     m_rateChart->appendPoints(column, rate);
 }
 
-void ComparePage::onSamples(const QList<TokenSample>& samples) {
+void ComparePage::onSamples(const QList<TokenSample>& arrived) {
     if (!m_running || m_current < 0 || m_currentPrompt < 0) return;
     Cell& c = currentCell();
     const int from = static_cast<int>(c.samples.size());
+    QList<TokenSample> samples = arrived;
+    if (isRemoteColumn(m_current)) compareremote::numberSamples(samples, from);
     c.samples.append(samples);
     if (m_currentPrompt == m_outputs->shownPrompt()) appendChartPoints(m_current, c.samples, from);
 }
@@ -421,8 +443,7 @@ void ComparePage::redrawCharts() {
     m_rateChart->clear();
     const int shown = m_outputs->shownPrompt();
     for (int column = 0; column < m_configs.size(); ++column) {
-        m_kvChart->addLine(QStringLiteral("#%1").arg(column + 1));
-        m_rateChart->addLine(QStringLiteral("#%1").arg(column + 1));
+        addChartLines(column);
         if (column < m_cells.size() && shown >= 0 && shown < m_cells[column].size())
             appendChartPoints(column, m_cells[column][shown].samples, 0);
     }
@@ -431,7 +452,7 @@ void ComparePage::redrawCharts() {
 void ComparePage::onReplyFinished(const ReplySummary& summary) {
     if (!m_running || m_current < 0 || m_currentPrompt < 0) return;
     currentCell().reply = summary;
-    m_outputs->finish(m_currentPrompt, m_current, summary.text, fmt::replyFooter(summary.metrics, summary.stopReasonName));
+    m_outputs->finish(m_currentPrompt, m_current, summary.text, compareremote::footer(summary));
     nextPrompt();
 }
 
@@ -476,7 +497,7 @@ void ComparePage::finishRun() {
             cell.column = i;
             cell.output = c.reply->text.toStdString();
             cell.run.started_unix_ms = c.startedMs;
-            cell.run.provenance = provenance;
+            cell.run.provenance = isRemoteColumn(i) ? compareremote::provenance() : provenance;
             workbench::apply_metrics(cell.run, c.reply->metrics);
             cell.run.stop_reason = c.reply->stopReasonName.toStdString();
             std::vector<double> gaps;
@@ -491,8 +512,7 @@ void ComparePage::finishRun() {
             runs.push_back(cell.run);
             toSave.push_back(std::move(cell));
         }
-        const QString name = CompareConfigForm::shortName(m_configs[i]);
-        m_figures[i] = runs.empty() ? CompareFigures::named(name) : CompareFigures::fromRuns(name, runs);
+        m_figures[i] = runs.empty() ? namedFigures(i) : CompareFigures::fromRuns(columnName(i), runs);
         if (failed) m_figures[i].name += runs.empty() ? tr(" (failed)") : tr(" (some prompts failed)");
     }
     refreshTable();
@@ -507,9 +527,12 @@ void ComparePage::finishRun() {
     std::vector<std::string> prompts;
     for (const QString& p : m_prompts) prompts.push_back(p.toStdString());
     std::vector<workbench::EngineConfig> configs(m_configs.begin(), m_configs.end());
+    std::vector<std::optional<workbench::ConfigurationRecord>> stored;
+    for (const std::optional<RemoteTarget>& remote : m_remotes)
+        stored.push_back(remote ? std::optional(compareremote::configuration(*remote)) : std::nullopt);
     m_store->call<SavedComparison>(
-        [prompts, configs, toSave = std::move(toSave)](workbench::Store& s) mutable {
-            return comparisons::save(s, prompts, configs, std::move(toSave));
+        [prompts, configs, stored, toSave = std::move(toSave)](workbench::Store& s) mutable {
+            return comparisons::save(s, prompts, configs, std::move(toSave), stored);
         },
         this, [this](const workbench::Result<SavedComparison>& result) {
             if (!result.ok()) {
@@ -525,6 +548,20 @@ void ComparePage::finishRun() {
 
 void ComparePage::refreshTable() { m_table->setFigures(m_figures); }
 
+QString ComparePage::columnName(int column) const {
+    return isRemoteColumn(column) ? compareremote::shortName(*m_remotes[column]) : CompareConfigForm::shortName(m_configs.value(column));
+}
+
+CompareFigures ComparePage::namedFigures(int column) const {
+    return compareremote::marked(CompareFigures::named(columnName(column)), isRemoteColumn(column));
+}
+
+void ComparePage::addChartLines(int column) {
+    const QString name = QStringLiteral("#%1").arg(column + 1);
+    m_kvChart->addLine(isRemoteColumn(column) ? tr("%1 (remote: KV not reported)").arg(name) : name);
+    m_rateChart->addLine(name);
+}
+
 void ComparePage::evaluateQuality() {
     if (m_running || m_measure->isBusy()) return;
     if (m_chat->config().model_path.empty()) {
@@ -535,8 +572,17 @@ void ComparePage::evaluateQuality() {
     // New configurations since the last run: start a fresh table for them.
     if (configs.size() != m_configs.size() || m_figures.size() != configs.size()) {
         m_configs = configs;
+        m_remotes = m_form->remotes();
         m_figures.clear();
-        for (const auto& c : m_configs) m_figures.append(CompareFigures::named(CompareConfigForm::shortName(c)));
+        for (int i = 0; i < m_configs.size(); ++i) m_figures.append(namedFigures(i));
+    }
+    // A server returns no full logits: its rows are left out (the table says so in their cells).
+    m_evalColumns = compareremote::localColumns(m_remotes, static_cast<int>(m_configs.size()));
+    QList<workbench::EngineConfig> local;
+    for (int i : m_evalColumns) local.append(m_configs[i]);
+    if (local.isEmpty()) {
+        setStatus(tr("Quality is %1: tick a local row too.").arg(compareremote::notAvailable()));
+        return;
     }
     m_quality.clear();
     m_progress->setVisible(true);
@@ -545,6 +591,6 @@ void ComparePage::evaluateQuality() {
     // The source tree's eval text, else the installed package's copy.
     const QString text = QFileInfo::exists(QStringLiteral(WB_EVAL_TEXT)) ? QStringLiteral(WB_EVAL_TEXT)
                                                                           : QStringLiteral("/usr/share/inference-workbench/eval/alice_wonderland.txt");
-    m_measure->evaluate(m_configs, text, kEvalContext, m_evalWindows->value());
+    m_measure->evaluate(local, text, kEvalContext, m_evalWindows->value());
     updateButtons();
 }

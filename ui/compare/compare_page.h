@@ -10,7 +10,9 @@
 // with f16 KV (PPL, ΔPPL, KL, top-1). Rows start from presets and can be saved as named ones
 // (compare_config_form.h). Runs and evaluations are saved (History → Comparisons reopens them).
 // The page has its own EngineClient, so the chat's model stays loaded; the evaluation runs on a
-// MeasureClient.
+// MeasureClient. A row can be a remote OpenAI-compatible server instead (compare_remote.h): its
+// prompts go through the page's own RemoteChatClient, it has speed figures only (no KV bytes, no
+// quality evaluation, no line on the KV chart) and is saved as a "remote" configuration.
 #pragma once
 
 #include <QWidget>
@@ -18,6 +20,7 @@
 
 #include "ui/bridge/engine_types.h"
 #include "ui/bridge/measure_types.h"
+#include "ui/bridge/remote_chat_client.h"
 #include "ui/compare/compare_table.h"
 #include "ui/compare/comparison_store.h"
 
@@ -32,6 +35,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QDoubleSpinBox;
+class RemoteChatClient;
 class StoreClient;
 class TokenStreamView;
 
@@ -103,10 +107,16 @@ private:
     void askAndSavePreset(int row);
     Cell& currentCell() { return m_cells[m_current][m_currentPrompt]; }
     workbench::EngineConfig baseConfig() const;
+    bool isRemoteColumn(int column) const { return column >= 0 && column < m_remotes.size() && m_remotes[column]; }
+    QString columnName(int column) const;
+    CompareFigures namedFigures(int column) const;
+    // A chart line per column; a remote's KV line stays empty and its legend says why.
+    void addChartLines(int column);
 
     EngineClient* m_chat;
     StoreClient* m_store;
     EngineClient* m_engine = nullptr;   // the page's own, one configuration at a time
+    RemoteChatClient* m_remote = nullptr;  // the page's own, for remote rows
     MeasureClient* m_measure = nullptr;
     CompareConfigForm* m_form = nullptr;
     QPlainTextEdit* m_prompt = nullptr;
@@ -123,6 +133,8 @@ private:
 
     workbench::EngineConfig m_chatConfig;
     QList<workbench::EngineConfig> m_configs;  // of the last run (or evaluation)
+    QList<std::optional<RemoteTarget>> m_remotes;  // per column: its server, nullopt for a local row
+    QList<int> m_evalColumns;                  // the evaluated (local) columns, in the evaluation's order
     QStringList m_prompts;                     // of the last run
     QList<QList<Cell>> m_cells;                // [configuration][prompt]
     QList<CompareFigures> m_figures;

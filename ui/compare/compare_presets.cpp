@@ -47,6 +47,7 @@ QList<ComparePreset> fromStored(const std::vector<workbench::ConfigurationRecord
     std::map<Key, QStringList> models;
     std::vector<Key> order;
     for (const workbench::ConfigurationRecord& r : records) {
+        if (r.backend == "remote") continue;  // a server's variant is its kind, not an attention spec
         const Key key{r.variant, r.kv_dtype, r.weight_type};
         auto [it, added] = models.try_emplace(key);
         if (added) order.push_back(key);

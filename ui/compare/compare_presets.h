@@ -33,7 +33,8 @@ QList<ComparePreset> builtIns(int kvWidth);
 
 // The stored configurations, one per distinct (attention, KV, weights): the comparison always runs
 // on the chat's model, so a setting stored for another model is offered too (it applies to any
-// model), said in its label; the loaded model's come first.
+// model), said in its label; the loaded model's come first. Remote servers' records are left out
+// (the menu's "Remote server…" picks a server).
 QList<ComparePreset> fromStored(const std::vector<workbench::ConfigurationRecord>& records, const QString& loadedModel);
 
 // The named presets, in the store's order (by name), each labelled with its name.

@@ -2,6 +2,7 @@
 
 #include <QHeaderView>
 
+#include "ui/compare/compare_remote.h"
 #include "ui/format.h"
 
 namespace {
@@ -55,6 +56,9 @@ CompareFigures CompareFigures::fromRun(const QString& name, const workbench::Run
     f.itlP50Ms = run.itl_ms_p50;
     f.itlP90Ms = run.itl_ms_p90;
     f.decodeTokS = run.decode_tok_s;
+    // A server's cache is its own: the 0 a remote run stores means "not reported", not "empty".
+    f.remote = run.provenance.backend == "remote";
+    if (f.remote) return f;
     f.kvBytes = static_cast<double>(run.kv_bytes);
     if (run.kv_bytes_read_per_token) f.kvReadPerToken = static_cast<double>(run.kv_bytes_read_per_token);
     return f;
@@ -65,6 +69,7 @@ CompareFigures CompareFigures::fromRuns(const QString& name, const std::vector<w
     if (runs.empty()) return mean;
     std::vector<CompareFigures> each;
     for (const workbench::RunRecord& run : runs) each.push_back(fromRun(name, run));
+    mean.remote = each.front().remote;
     for (std::optional<double> CompareFigures::*field :
          {&CompareFigures::ttftMs, &CompareFigures::tpotMs, &CompareFigures::itlP50Ms, &CompareFigures::itlP90Ms,
           &CompareFigures::decodeTokS, &CompareFigures::kvBytes, &CompareFigures::kvReadPerToken}) {
@@ -134,7 +139,11 @@ void CompareTable::setFigures(const QList<CompareFigures>& columns) {
         m_best.append(best);
         for (int col = 0; col < columns.size(); ++col) {
             const std::optional<double>& v = columns[col].*spec.field;
-            auto* item = new QTableWidgetItem(v ? format(row, *v) : QStringLiteral("—"));
+            QString text = v ? format(row, *v) : QStringLiteral("—");
+            if (!v && columns[col].remote)
+                text = row >= Perplexity ? compareremote::notAvailable()
+                       : row == KvBytes || row == KvRead ? compareremote::notReported() : text;
+            auto* item = new QTableWidgetItem(text);
             item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
             if (col == best) {
                 QFont f = item->font();

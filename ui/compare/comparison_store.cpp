@@ -16,7 +16,8 @@ workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config) {
 
 workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
                                         const std::vector<workbench::EngineConfig>& configs,
-                                        std::vector<ComparisonCell> cells) {
+                                        std::vector<ComparisonCell> cells,
+                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored) {
     SavedComparison saved;
     if (cells.empty() || prompts.empty() || configs.empty())
         return workbench::error(workbench::StatusCode::invalid_argument, "a comparison without runs");
@@ -28,14 +29,17 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
             return workbench::error(workbench::StatusCode::invalid_argument, "a comparison cell outside its grid");
         position[static_cast<size_t>(c.column)] = 0;
     }
+    auto storedAs = [&stored](size_t i) { return i < stored.size() ? stored[i] : std::nullopt; };
+    size_t firstLocal = 0;
+    while (firstLocal + 1 < configs.size() && storedAs(firstLocal)) ++firstLocal;
     for (size_t i = 0; i < configs.size(); ++i) {
         if (position[i] < 0) continue;
-        auto id = store.save_configuration(workbench::make_configuration(configs[i], "cpu"));
+        auto id = store.save_configuration(storedAs(i).value_or(workbench::make_configuration(configs[i], "cpu")));
         if (!id.ok()) return id.status();
         position[i] = static_cast<int>(saved.configurationIds.size());
         saved.configurationIds.push_back(*id);
     }
-    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs.front()), "cpu"));
+    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs[firstLocal]), "cpu"));
     if (!reference.ok()) return reference.status();
     saved.referenceConfigurationId = *reference;
 

@@ -2,7 +2,8 @@
 // ("Compare: …") holding, per prompt, the user message followed by each configuration's output as
 // an assistant message tied to its run (so outputs are searchable and reopen with the runs), a
 // comparison row listing the configurations and runs, and per configuration its latest quality
-// evaluation. Comparisons saved before prompt sets (one user message) load as one prompt. These
+// evaluation. A remote server's column is stored as its remote configuration (backend "remote")
+// and loads as such. Comparisons saved before prompt sets (one user message) load as one prompt. These
 // functions run on the store thread (StoreClient tasks); the structs are plain values.
 #pragma once
 
@@ -46,10 +47,13 @@ namespace comparisons {
 workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config);
 
 // Saves the configurations that have at least one cell (in column order; SavedComparison's ids
-// follow that order) and every prompt, answered or not.
+// follow that order) and every prompt, answered or not. A column with a record in `stored` (a
+// remote server's: backend "remote") is saved as that record instead of its EngineConfig; the
+// quality baseline follows the first local column.
 workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
                                         const std::vector<workbench::EngineConfig>& configs,
-                                        std::vector<ComparisonCell> cells);
+                                        std::vector<ComparisonCell> cells,
+                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored = {});
 // Saves each figure's evaluation under its configuration (figures[i].index into `configs`),
 // against the reference configuration. Equal configurations share a row with the comparison's.
 workbench::Result<bool> saveEvaluations(workbench::Store& store, const std::vector<workbench::EngineConfig>& configs,

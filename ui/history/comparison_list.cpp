@@ -16,6 +16,9 @@
 namespace {
 
 QString configurationName(const workbench::ConfigurationRecord& c) {
+    // A remote server's row (backend "remote"): its kind and model, as the Compare page names it.
+    if (c.backend == "remote")
+        return QStringLiteral("remote: %1 · %2").arg(QString::fromStdString(c.variant), QString::fromStdString(c.model));
     QString name = QStringLiteral("%1 · KV %2").arg(QString::fromStdString(c.variant), QString::fromStdString(c.kv_dtype));
     if (!c.weight_type.empty()) name += QStringLiteral(" · W %1").arg(QString::fromStdString(c.weight_type));
     return name;
