@@ -142,6 +142,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_models, &ModelsPage::connectServerRequested, this, &MainWindow::connectToServer);
     connect(m_remote, &RemoteChatClient::kvUsageChanged, this, [this](bool reported, double fraction) {
         if (!isRemote()) return;
+        if (reported) m_chat->metricsPanel()->addServerKv(m_remoteSince.elapsed() / 1000.0, fraction);
         m_statusWeights->setText(reported ? tr("server KV %1% in use").arg(fraction * 100, 0, 'f', fraction < 0.1 ? 1 : 0)
                                           : tr("KV: not reported by the server"));
     });

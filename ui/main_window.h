@@ -11,6 +11,7 @@
 // models persist with QSettings.
 #pragma once
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QPointer>
 #include <optional>
@@ -111,6 +112,7 @@ private:
 
     EngineClient* m_client = nullptr;
     RemoteChatClient* m_remote = nullptr;
+    QElapsedTimer m_remoteSince;   // the server KV chart's time axis: since the chat connected
     QPointer<ConnectServerDialog> m_connectDialog;
     QAction* m_connectAction = nullptr;
     QAction* m_useLocalAction = nullptr;

@@ -11,6 +11,7 @@
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/connect_server_dialog.h"
+#include "ui/pages/metrics_panel.h"
 #include "ui/pages/models_page.h"
 
 ConnectServerDialog* MainWindow::connectDialog() const { return m_connectDialog; }
@@ -37,6 +38,8 @@ void MainWindow::useRemote(const RemoteTarget& target) {
     m_remote->setTarget(target);
     m_chat->setBackend(m_remote);
     m_recorder->setRemote(target.url, target.model, target.serverKind);
+    m_remoteSince.start();
+    m_chat->metricsPanel()->showServerKv(true, m_remote->description());
     m_useLocalAction->setEnabled(true);
     showRemoteStatus();
     m_chat->addNote(tr("Connected to %1%2. The next turns go to the server (the conversation so far with them); "
@@ -54,6 +57,7 @@ void MainWindow::useLocalModel() {
     }
     m_chat->setBackend(m_client);
     if (const auto& loaded = m_client->modelInfo()) m_recorder->setModel(m_client->config(), *loaded, m_client->modelSha256());
+    m_chat->metricsPanel()->showServerKv(false);
     m_useLocalAction->setEnabled(false);
     m_statusBackend->setText(tr("CPU"));
     m_statusModel->setToolTip(QString());

@@ -10,6 +10,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -28,7 +29,10 @@
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/connect_server_dialog.h"
+#include "ui/pages/metrics_panel.h"
 #include "ui/pages/server_metrics_text.h"
+#include "widgets/kv_memory_chart.h"
+#include "widgets/server_kv_chart.h"
 #include "widgets/token_stream_view.h"
 #include "workbench/store.h"
 
@@ -211,6 +215,16 @@ private slots:
         QVERIFY(samples.at(0).at(0).value<QList<TokenSample>>().first().firstOfReply);
         for (const auto& args : kv) QVERIFY(args.at(0).toBool());  // ours reports workbench:kv_cache_usage_perc
 
+        // The server's KV share is charted in place of the local KV-vs-tokens chart: each poll a
+        // point (one is emitted here as a poll would, so the check does not race the reply).
+        MetricsPanel* panel = chat->metricsPanel();
+        QVERIFY(panel->serverKvChart()->isVisible());
+        QVERIFY(!panel->kvChart()->isVisible());
+        const int points = panel->serverKvChart()->series()->count();
+        emit remote->kvUsageChanged(true, 0.25);
+        QCOMPARE(panel->serverKvChart()->series()->count(), points + 1);
+        QCOMPARE(panel->serverKvChart()->series()->at(points).y(), 25.0);
+
         // Recorded in the history like a local reply, under the server's configuration.
         QTRY_VERIFY_WITH_TIMEOUT(m_window->recorder()->sessionId() > 0, uitest::kTimeoutMs);
         const workbench::RowId session = m_window->recorder()->sessionId();
@@ -271,6 +285,7 @@ private slots:
         QVERIFY(!m_window->isRemote());
         QVERIFY(!m_window->statusText().contains(QLatin1String("remote:")));
         QVERIFY(!m_window->useLocalAction()->isEnabled());
+        QVERIFY(m_window->findChild<MetricsPanel*>()->kvChart()->isVisibleTo(m_window.get()));   // the local KV chart is back
         QVERIFY(m_window->isVisible());
         m_window.reset();
         m_serve.reset();

@@ -1,11 +1,13 @@
 #include "ui/pages/metrics_panel.h"
 
 #include <QHBoxLayout>
+#include <QStackedWidget>
 #include <QTabWidget>
 
 #include "widgets/kv_block_map_view.h"
 #include "widgets/kv_memory_chart.h"
 #include "widgets/roofline_plot.h"
+#include "widgets/server_kv_chart.h"
 #include "widgets/token_rate_chart.h"
 #include "widgets/turn_latency_chart.h"
 
@@ -22,10 +24,15 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QHBoxLayout(charts);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(4);
-    m_kv = new KvMemoryChart(charts);
+    m_kvStack = new QStackedWidget(charts);
+    m_kv = new KvMemoryChart(m_kvStack);
+    m_serverKv = new ServerKvChart(m_kvStack);
+    m_serverKv->setObjectName(QStringLiteral("serverKvChart"));
+    m_kvStack->addWidget(m_kv);
+    m_kvStack->addWidget(m_serverKv);
     m_turns = new TurnLatencyChart(charts);
     m_rate = new TokenRateChart(charts);
-    layout->addWidget(m_kv, 3);
+    layout->addWidget(m_kvStack, 3);
     layout->addWidget(m_turns, 2);
     layout->addWidget(m_rate, 3);
     m_tabs->addTab(charts, tr("Live charts"));
@@ -41,6 +48,14 @@ MetricsPanel::MetricsPanel(QWidget* parent) : QWidget(parent) {
     pictureLayout->addWidget(m_roofline, 1);
     m_tabs->addTab(pictures, tr("KV block map · roofline"));
 }
+
+void MetricsPanel::showServerKv(bool remote, const QString& serverDescription) {
+    m_serverKv->clear();
+    m_serverKv->setCaption(remote ? tr("KV cache in use at %1").arg(serverDescription) : tr("Server KV cache in use"));
+    m_kvStack->setCurrentWidget(remote ? static_cast<QWidget*>(m_serverKv) : static_cast<QWidget*>(m_kv));
+}
+
+void MetricsPanel::addServerKv(double secondsSinceConnected, double fraction) { m_serverKv->appendPoint(secondsSinceConnected, fraction); }
 
 void MetricsPanel::showBlockMap(const BlockMapSnapshot& map) {
     QVector<KvBlockCell> cells;

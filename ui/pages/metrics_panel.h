@@ -9,7 +9,9 @@
 
 class KvBlockMapView;
 class KvMemoryChart;
+class QStackedWidget;
 class QTabWidget;
+class ServerKvChart;
 class RooflinePlot;
 class TurnLatencyChart;
 class TokenRateChart;
@@ -30,7 +32,13 @@ public:
     // A reload with other KV settings: the memory chart's old points would not compare.
     void clearKv();
 
+    // The chat talks to a remote server (its KV share polled from /metrics, charted in place of
+    // the local KV-vs-tokens chart), or to the local engine again.
+    void showServerKv(bool remote, const QString& serverDescription = QString());
+    void addServerKv(double secondsSinceConnected, double fraction);
+
     KvMemoryChart* kvChart() const { return m_kv; }
+    ServerKvChart* serverKvChart() const { return m_serverKv; }
     TurnLatencyChart* turnChart() const { return m_turns; }
     TokenRateChart* rateChart() const { return m_rate; }
     KvBlockMapView* blockMap() const { return m_blockMap; }
@@ -39,6 +47,8 @@ public:
 
 private:
     KvMemoryChart* m_kv = nullptr;
+    ServerKvChart* m_serverKv = nullptr;
+    QStackedWidget* m_kvStack = nullptr;   // the local chart or the server's
     TurnLatencyChart* m_turns = nullptr;
     TokenRateChart* m_rate = nullptr;
     KvBlockMapView* m_blockMap = nullptr;
