@@ -29,6 +29,7 @@ int cmd_serve(int argc, char** argv) {
         {"--api-key", "", true, "KEY  require 'Authorization: Bearer KEY' on /v1/ (default: $WORKBENCH_API_KEY, else none)"},
         {"--served-model-name", "", true, "NAME  the model's name in requests and /v1/models (default: the file's name without .gguf)"},
         {"--max-running", "", true, "N  sequences decoding together (default 32)"},
+        {"--max-step-ms", "", true, "MS|auto  size prompt chunks so steps beside running streams stay under MS (auto: 2x a decode step; default off)"},
         {"--max-connections", "", true, "N  open connections; beyond it 503 with Retry-After (default 256)"},
         {"--max-body", "", true, "MiB  largest request body (default 8)"},
         {"--max-messages", "", true, "N  most messages in a chat request (default 1024)"},
@@ -48,6 +49,8 @@ int cmd_serve(int argc, char** argv) {
     const char* env_key = std::getenv("WORKBENCH_API_KEY");
     o.api_key = ctx.args.get("--api-key", env_key ? env_key : "");
     o.max_running = ctx.args.get_int("--max-running", o.max_running, 1, 4096, err);
+    if (ctx.args.get("--max-step-ms") == "auto") o.max_step_ms = -1;
+    else o.max_step_ms = ctx.args.get_double("--max-step-ms", 0, 0, 1e6, err);
     o.max_connections = ctx.args.get_int("--max-connections", o.max_connections, 1, 4096, err);
     o.max_body_bytes = static_cast<size_t>(ctx.args.get_int("--max-body", 8, 1, 1024, err)) << 20;
     o.limits.max_messages = ctx.args.get_int("--max-messages", o.limits.max_messages, 1, 1 << 20, err);

@@ -301,6 +301,7 @@ void ApiServer::serve(workbench::Engine& engine, const std::string& model_name, 
     Impl& s = *impl_;
     workbench::BatchOptions loop = engine.loop_options();
     loop.max_running = s.options.max_running;
+    loop.max_step_ms = s.options.max_step_ms;
     (void)engine.set_loop_options(loop);   // nothing runs yet, and max_running ≥ 1 was checked by the caller
     s.model_name = model_name;
     s.n_ctx = engine.model_info().n_ctx;

@@ -24,6 +24,10 @@ struct ServeOptions {
     std::string api_key;                // empty: no key asked for
     int32_t max_connections = 256;      // open connections (a stream holds one for its life); beyond: 503
     int32_t max_running = 32;           // sequences decoding together in the step loop
+    // Prompt chunks beside running streams sized so a step stays under this many ms (keeps
+    // streams' inter-token latency smooth while long prompts are admitted); 0: off, < 0: twice a
+    // decode-only step (BatchOptions::max_step_ms).
+    double max_step_ms = 0;
     size_t max_body_bytes = 8u << 20;
     RequestLimits limits;
     int read_timeout_s = 10;            // a silent client: each read waits at most this
