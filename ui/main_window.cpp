@@ -39,6 +39,7 @@
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
 #include "ui/pages/server_page.h"
+#include "ui/theme.h"
 #include "widgets/token_stream_view.h"
 
 namespace {
@@ -78,6 +79,8 @@ bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("Inference Workbench"));
+    // First: the pages and their charts are built in the saved theme's palette.
+    m_theme = new ThemeController(this);
     m_client = new EngineClient(this);
     m_remote = new RemoteChatClient(this);
 
@@ -256,6 +259,8 @@ void MainWindow::buildActions() {
         go->addAction(tr(page.name), this, [this, name] { showPage(name); })
             ->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + number++)));
     }
+
+    menuBar()->addMenu(tr("&View"))->addMenu(m_theme->createMenu(this));
 
     connect(m_chat->transcript(), &TokenStreamView::copied, this, [this](const QString& text) {
         statusBar()->showMessage(tr("Copied %n characters.", nullptr, static_cast<int>(text.size())), 4000);

@@ -8,7 +8,7 @@
 // window, History → Continue). File → Connect to a server… points the chat at a remote
 // OpenAI-compatible server (RemoteChatClient; the status bar names it, its replies are not
 // recorded in the history) until File → Use local model. Window geometry, settings and recent
-// models persist with QSettings.
+// models persist with QSettings. View → Theme switches Light, Dark or System (ui/theme).
 #pragma once
 
 #include <QElapsedTimer>
@@ -30,6 +30,7 @@ class HistoryRecorder;
 class ModelFetcher;
 class ModelsPage;
 class StoreClient;
+class ThemeController;
 class ServerPage;
 class QAction;
 class QLabel;
@@ -67,6 +68,7 @@ public:
     BenchmarkPage* benchmarkPage() const { return m_benchmark; }
     ServerPage* serverPage() const { return m_server; }
     StoreClient* store() const { return m_store; }
+    ThemeController* theme() const { return m_theme; }
     HistoryRecorder* recorder() const { return m_recorder; }
     QListWidget* sidebar() const { return m_sidebar; }
     QAction* stopAction() const { return m_stopAction; }
@@ -110,6 +112,7 @@ private:
     void restoreSettings();
     void showRemoteStatus();
 
+    ThemeController* m_theme = nullptr;
     EngineClient* m_client = nullptr;
     RemoteChatClient* m_remote = nullptr;
     QElapsedTimer m_remoteSince;   // the server KV chart's time axis: since the chat connected

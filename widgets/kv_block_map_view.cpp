@@ -44,17 +44,17 @@ KvBlockCell KvBlockMapView::cell(int layer, int block) const {
     return m_cells[layer * m_blocks + block];
 }
 
-QColor KvBlockMapView::colorOf(KvBlockCell c) {
+QColor KvBlockMapView::colorOf(KvBlockCell c, bool dark) {
     switch (c) {
     case KvBlockCell::live: return QColor(0x2e, 0x7d, 0x32);        // green: held and read
     case KvBlockCell::shared: return QColor(0x15, 0x65, 0xc0);      // blue: one copy, several sequences
-    case KvBlockCell::evicted: return QColor(0xbd, 0xbd, 0xbd);     // grey: gone
+    case KvBlockCell::evicted: return dark ? QColor(0x75, 0x75, 0x75) : QColor(0xbd, 0xbd, 0xbd);  // grey: gone
     case KvBlockCell::compressed: return QColor(0x8e, 0x24, 0xaa);  // purple: pooled
     case KvBlockCell::skipped: return QColor(0xf9, 0xa8, 0x25);     // amber: held, not read
     case KvBlockCell::borrowed: return QColor(0x90, 0xca, 0xf9);    // light blue: another layer's
     case KvBlockCell::empty: break;
     }
-    return QColor(0xf5, 0xf5, 0xf5);
+    return dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xf5, 0xf5, 0xf5);
 }
 
 QString KvBlockMapView::nameOf(KvBlockCell c) {
@@ -98,6 +98,7 @@ QPoint KvBlockMapView::cellAt(const QPoint& pos) const {
 void KvBlockMapView::paintEvent(QPaintEvent*) {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
     const QRect g = gridRect();
     p.setPen(palette().color(QPalette::Text));
     if (m_layers == 0 || m_blocks == 0) {
@@ -113,7 +114,7 @@ void KvBlockMapView::paintEvent(QPaintEvent*) {
             const int x0 = g.left() + b * g.width() / m_blocks, x1 = g.left() + (b + 1) * g.width() / m_blocks;
             // A 1 px gap between cells when they are large enough to afford it.
             const int gap = (x1 - x0 > 4 && y1 - y0 > 4) ? 1 : 0;
-            p.fillRect(QRect(x0, y0, std::max(1, x1 - x0 - gap), std::max(1, y1 - y0 - gap)), colorOf(c));
+            p.fillRect(QRect(x0, y0, std::max(1, x1 - x0 - gap), std::max(1, y1 - y0 - gap)), colorOf(c, dark));
         }
     }
     // Layer axis: first and last layer.
@@ -129,7 +130,7 @@ void KvBlockMapView::paintEvent(QPaintEvent*) {
     for (int s = 1; s < 7; ++s) {
         if (counts[static_cast<size_t>(s)] == 0) continue;
         const KvBlockCell c = static_cast<KvBlockCell>(s);
-        p.fillRect(QRect(x, y + 3, 10, 10), colorOf(c));
+        p.fillRect(QRect(x, y + 3, 10, 10), colorOf(c, dark));
         const QString label = QStringLiteral("%1 %2%").arg(nameOf(c)).arg(100.0 * counts[static_cast<size_t>(s)] / total, 0, 'f', 0);
         p.drawText(QRect(x + 14, y, 200, 16), Qt::AlignLeft | Qt::AlignVCenter, label);
         x += 14 + p.fontMetrics().horizontalAdvance(label) + 12;

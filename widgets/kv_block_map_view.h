@@ -24,7 +24,8 @@ public:
     KvBlockCell cell(int layer, int block) const;
     // "layer 3, block 5 (tokens 80–95): evicted by the sliding window"
     QString describe(int layer, int block) const;
-    static QColor colorOf(KvBlockCell c);
+    // On a dark palette (`dark`) the empty and evicted greys are dimmed so filled cells stand out.
+    static QColor colorOf(KvBlockCell c, bool dark = false);
     static QString nameOf(KvBlockCell c);
     // The cell under a widget position, or {-1, -1}.
     QPoint cellAt(const QPoint& pos) const;

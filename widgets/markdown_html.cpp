@@ -6,6 +6,10 @@
 #include <srchilite/langmap.h>
 #include <srchilite/sourcehighlight.h>
 
+#include "widgets/contrast.h"
+
+#include <QRegularExpression>
+
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -25,9 +29,25 @@ srchilite::SourceHighlight& highlighter() {
 
 QString escaped(const std::string& text) { return QString::fromStdString(text).toHtmlEscaped(); }
 
+// source-highlight's colours are chosen for white ("#0000FF" keywords, "#000000" functions):
+// each is moved in lightness until it reads (4.5:1) on the code block's background.
+QString readableColors(const QString& html, const QColor& background) {
+    if (!background.isValid()) return html;
+    static const QRegularExpression font(QStringLiteral("color=\"(#[0-9A-Fa-f]{6})\""));
+    QString out;
+    qsizetype last = 0;
+    for (auto it = font.globalMatch(html); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        out += html.mid(last, m.capturedStart(1) - last);
+        out += readableAgainst(QColor(m.captured(1)), background, 4.5).name();
+        last = m.capturedEnd(1);
+    }
+    return out + html.mid(last);
+}
+
 // The code's HTML: source-highlight's <font>/<b>/<i> spans (which Qt's rich text reads) without
 // its <pre><tt> wrapper, or the escaped text when the language is unknown or the rules fail.
-QString highlightedCode(const std::string& code, const QString& fenceInfo) {
+QString highlightedCode(const std::string& code, const QString& fenceInfo, const QColor& background) {
     const QString lang = highlightLanguageFor(fenceInfo);
     if (lang.isEmpty()) return escaped(code);
     try {
@@ -40,7 +60,7 @@ QString highlightedCode(const std::string& code, const QString& fenceInfo) {
         if (open < 0 || close < open) return escaped(code);
         html = html.mid(open + 4, close - open - 4);
         while (html.endsWith('\n')) html.chop(1);
-        return html;
+        return readableColors(html, background);
     } catch (const std::exception&) {
         return escaped(code);
     }
@@ -73,7 +93,7 @@ QString highlightLanguageFor(const QString& fenceInfo) {
     }
 }
 
-MarkdownHtml markdownToHtml(const QString& markdown, const QString& copyLinkPrefix) {
+MarkdownHtml markdownToHtml(const QString& markdown, const QString& copyLinkPrefix, const QColor& codeBackground) {
     cmark_gfm_core_extensions_ensure_registered();
     const QByteArray utf8 = markdown.toUtf8();
     cmark_parser* parser = cmark_parser_new(CMARK_OPT_DEFAULT);
@@ -126,7 +146,7 @@ MarkdownHtml markdownToHtml(const QString& markdown, const QString& copyLinkPref
                            "<tr><td class=\"code\"><pre>%4</pre></td></tr></table>")
                 .arg(label.isEmpty() ? QString() : label + QStringLiteral(" · "), copyLinkPrefix)
                 .arg(index)
-                .arg(highlightedCode(text, fence));
+                .arg(highlightedCode(text, fence, codeBackground));
         replaceWithHtml(node, html);
     }
 

@@ -1,15 +1,29 @@
 #include "widgets/metric_chart_view.h"
 
+#include <QAbstractBarSeries>
+#include <QBarSet>
 #include <QChart>
 #include <QGraphicsLayout>
+#include <QScatterSeries>
 #include <QValueAxis>
 #include <cmath>
+#include <tuple>
+
+#include "widgets/contrast.h"
+
+namespace {
+// The colour (or pen) a series was given for a light background, kept on the series or bar set
+// so a switch back and forth never drifts from it.
+constexpr char kLightLook[] = "wbLightLook";
+// The darkest of Qt Charts' dark theme background gradient: lines must read on all of it.
+const QColor kDarkChartBackground(0x2e, 0x30, 0x3a);
+}  // namespace
 
 MetricChartView::MetricChartView(const QString& title, QWidget* parent) : QChartView(parent) {
     auto* c = new QChart();
-    // Follow the system's light or dark palette (Qt Charts draws its own light theme otherwise);
-    // the theme goes first, as it resets fonts and colours.
-    c->setTheme(palette().color(QPalette::Window).lightness() < 128 ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    // Follow the palette (the application's theme; Qt Charts draws its own light theme otherwise);
+    // the theme goes first, as it resets fonts and colours. restyle() follows later changes.
+    c->setTheme(isDark() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     c->setTitle(title);
     QFont f = c->titleFont();
     f.setBold(true);
@@ -27,6 +41,73 @@ MetricChartView::MetricChartView(const QString& title, QWidget* parent) : QChart
     setChart(c);
     setRenderHint(QPainter::Antialiasing);
     setMinimumSize(220, 180);
+}
+
+bool MetricChartView::isDark() const { return palette().color(QPalette::Window).lightness() < 128; }
+
+QColor MetricChartView::readableOn(bool dark, const QColor& base) {
+    // Light colours are chosen for white; on the dark theme a line needs graphics contrast (3:1).
+    return dark ? readableAgainst(base, kDarkChartBackground, 3.0) : base;
+}
+
+void MetricChartView::changeEvent(QEvent* event) {
+    QChartView::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange) restyle();
+}
+
+bool MetricChartView::event(QEvent* event) {
+    // Subclasses add their series after this constructor: the first polish styles them.
+    if (event->type() == QEvent::Polish) restyle();
+    return QChartView::event(event);
+}
+
+void MetricChartView::restyle() {
+    QChart* c = chart();
+    if (!c) return;
+    const bool dark = isDark();
+    const QChart::ChartTheme wanted = dark ? QChart::ChartThemeDark : QChart::ChartThemeLight;
+    if (c->theme() != wanted) {
+        // setTheme resets every font and series colour: keep the light looks and fonts first.
+        for (QAbstractSeries* s : c->series()) styleSeries(s);
+        const QFont title = c->titleFont(), legend = c->legend()->font();
+        QList<std::tuple<QAbstractAxis*, QFont, QFont>> axes;
+        for (QAbstractAxis* a : c->axes()) axes.append({a, a->labelsFont(), a->titleFont()});
+        c->setTheme(wanted);
+        c->setTitleFont(title);
+        c->legend()->setFont(legend);
+        for (auto& [axis, labels, axisTitle] : axes) {
+            axis->setLabelsFont(labels);
+            axis->setTitleFont(axisTitle);
+        }
+        c->setBackgroundRoundness(0);
+    }
+    for (QAbstractSeries* s : c->series()) styleSeries(s);
+}
+
+void MetricChartView::styleSeries(QAbstractSeries* series) {
+    const bool dark = isDark();
+    const QColor text = chart()->titleBrush().color();
+    if (auto* scatter = qobject_cast<QScatterSeries*>(series)) {
+        if (!scatter->property(kLightLook).isValid()) scatter->setProperty(kLightLook, scatter->color());
+        const QColor color = readableOn(dark, scatter->property(kLightLook).value<QColor>());
+        scatter->setColor(color);
+        scatter->setBorderColor(color);
+        scatter->setPointLabelsColor(text);
+    } else if (auto* xy = qobject_cast<QXYSeries*>(series)) {
+        if (!xy->property(kLightLook).isValid()) xy->setProperty(kLightLook, QVariant::fromValue(xy->pen()));
+        QPen pen = xy->property(kLightLook).value<QPen>();
+        pen.setColor(readableOn(dark, pen.color()));
+        xy->setPen(pen);
+        xy->setPointLabelsColor(text);
+    } else if (auto* bars = qobject_cast<QAbstractBarSeries*>(series)) {
+        for (QBarSet* set : bars->barSets()) {
+            if (!set->property(kLightLook).isValid()) set->setProperty(kLightLook, set->color());
+            const QColor color = readableOn(dark, set->property(kLightLook).value<QColor>());
+            set->setColor(color);
+            set->setBorderColor(color);
+            set->setLabelColor(text);
+        }
+    }
 }
 
 QValueAxis* MetricChartView::makeAxis(const QString& title, Qt::Alignment alignment) {

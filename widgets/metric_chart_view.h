@@ -1,11 +1,13 @@
 // The common frame of the live metric charts: a QChartView with compact margins, antialiasing,
 // a bottom legend, and an axis helper that rounds a range up to fit the data seen so far (the
 // charts track their maxima, so a range only grows until the chart is cleared).
-// Subclasses own their series.
+// Subclasses own their series. The chart follows its palette: a light or dark palette (the
+// application's theme) restyles background, text, axes and series so both stay readable.
 #pragma once
 
 #include <QChartView>
 
+class QAbstractSeries;
 class QValueAxis;
 
 class MetricChartView : public QChartView {
@@ -13,7 +15,21 @@ class MetricChartView : public QChartView {
 public:
     explicit MetricChartView(const QString& title, QWidget* parent = nullptr);
 
+    // True when the widget's palette is dark (its window colour's lightness below the middle).
+    bool isDark() const;
+    // Applies the palette's light or dark look: the chart theme for background, title, legend
+    // and axes (our fonts kept), and each series' own colour made readable on that background.
+    void restyle();
+    // A series colour as drawn on this background: as given on light, lightened on dark when it
+    // would be too dim there.
+    static QColor readableOn(bool dark, const QColor& base);
+
 protected:
+    void changeEvent(QEvent* event) override;
+    bool event(QEvent* event) override;
+    // Records `series`' colour as chosen for light backgrounds and draws it readably on the
+    // present one; restyle() does it for every series, lines added later call it themselves.
+    void styleSeries(QAbstractSeries* series);
     // A value axis with a title, attached to the chart, on [0, 1] until data comes; its labels
     // carry as many decimals as its tick step needs (setNiceRange).
     QValueAxis* makeAxis(const QString& title, Qt::Alignment alignment);

@@ -32,6 +32,7 @@ int OverlayChart::addLine(const QString& name, const QString& rightAxisTitle) {
         m_axisRight->setVisible(true);
     }
     s->attachAxis(right ? m_axisRight : m_axisY);
+    styleSeries(s);  // readable on the present theme (a Compare or Benchmark line added later)
     m_lines.append(s);
     m_onRight.append(right);
     return static_cast<int>(m_lines.size()) - 1;

@@ -5,6 +5,7 @@
 #include <QChart>
 #include <QLineSeries>
 #include <QLogValueAxis>
+#include <QPen>
 #include <QScatterSeries>
 
 #include <algorithm>
@@ -14,14 +15,18 @@ RooflinePlot::RooflinePlot(QWidget* parent) : MetricChartView(tr("Roofline: last
     QChart* c = chart();
     m_ceiling = new QLineSeries(this);
     m_ceiling->setName(tr("machine ceiling"));
+    // Our own colours (not the theme's), so restyle() keeps them readable in light and dark.
+    m_ceiling->setPen(QPen(QColor(0x55, 0x55, 0x55), 2));
     m_prompt = new QScatterSeries(this);
     m_prompt->setName(tr("prompt step"));
     m_prompt->setMarkerShape(QScatterSeries::MarkerShapeCircle);
     m_prompt->setMarkerSize(11);
+    m_prompt->setColor(QColor(0x1f, 0x77, 0xb4));
     m_decode = new QScatterSeries(this);
     m_decode->setName(tr("decode step"));
     m_decode->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     m_decode->setMarkerSize(11);
+    m_decode->setColor(QColor(0xff, 0x7f, 0x0e));
     for (QAbstractSeries* s : {static_cast<QAbstractSeries*>(m_ceiling), static_cast<QAbstractSeries*>(m_prompt),
                                static_cast<QAbstractSeries*>(m_decode)})
         c->addSeries(s);

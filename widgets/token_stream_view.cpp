@@ -13,14 +13,18 @@
 
 namespace {
 
-// Code on a light grey with a darker head line; inline code on the same grey.
-const char* kStyleSheet =
-    "td.code { background-color: #f4f4f4; font-family: monospace; }"
-    "td.code-head { background-color: #e6e6e6; color: #555555; font-size: small; }"
-    "code { background-color: #eeeeee; font-family: monospace; }"
-    "pre { font-family: monospace; margin: 0; }"
-    "table.md { border-collapse: collapse; }"
-    "a.copy { color: #7a7a7a; text-decoration: none; font-size: small; }";
+// Code on a grey a step off the background, with a stronger head line; inline code on the same.
+QString transcriptStyleSheet(const TokenStreamView::Colors& c) {
+    return QStringLiteral("td.code { background-color: %1; font-family: monospace; }"
+                          "td.code-head { background-color: %2; color: %3; font-size: small; }"
+                          "code { background-color: %4; font-family: monospace; }"
+                          "pre { font-family: monospace; margin: 0; }"
+                          "table.md { border-collapse: collapse; }"
+                          "a { color: %5; }"
+                          "a.copy { color: %6; text-decoration: none; font-size: small; }")
+        .arg(c.codeBackground.name(), c.codeHead.name(), c.codeHeadText.name(), c.inlineCode.name(), c.link.name(),
+             c.copyLink.name());
+}
 
 QString copyCodePrefix(int index) { return QStringLiteral("copy-code:%1.").arg(index); }
 
@@ -30,11 +34,40 @@ TokenStreamView::TokenStreamView(QWidget* parent) : QTextBrowser(parent) {
     setOpenLinks(false);  // followLink decides: copy links stay here, web links go to the browser
     setReadOnly(true);
     document()->setDocumentMargin(10);
-    document()->setDefaultStyleSheet(QString::fromLatin1(kStyleSheet));
+    applyColors();
     connect(this, &QTextBrowser::anchorClicked, this, &TokenStreamView::followLink);
     m_streamRender.setSingleShot(true);
     m_streamRender.setInterval(kStreamRenderMs);
     connect(&m_streamRender, &QTimer::timeout, this, &TokenStreamView::renderStreamTail);
+}
+
+TokenStreamView::Colors TokenStreamView::colors(bool dark) {
+    // Each reads at 4.5:1 or more on the view's base (white, or the dark theme's #1e1f22) and the
+    // code colours on their own backgrounds; the tests check them with the WCAG formula.
+    if (dark)
+        return {QColor(0x2a, 0x2d, 0x33), QColor(0x36, 0x3a, 0x41), QColor(0xc8, 0xc8, 0xc8), QColor(0x36, 0x3a, 0x41),
+                QColor(0xa8, 0xa8, 0xa8), QColor(0x8a, 0xb4, 0xf8), QColor(0xa0, 0xa0, 0xa0), QColor(0xb4, 0xb4, 0xb4),
+                QColor(0x7f, 0xb0, 0xff), QColor(0x7c, 0xcf, 0x7c), QColor(0xff, 0x7b, 0x7b)};
+    return {QColor(0xf4, 0xf4, 0xf4), QColor(0xe6, 0xe6, 0xe6), QColor(0x55, 0x55, 0x55), QColor(0xee, 0xee, 0xee),
+            QColor(0x5f, 0x5f, 0x5f), QColor(0x1a, 0x5f, 0xb4), QColor(0x6b, 0x6b, 0x6b), QColor(0x60, 0x60, 0x60),
+            QColor(0x1f, 0x5f, 0xa8), QColor(0x2d, 0x7d, 0x2d), QColor(0xb0, 0x20, 0x20)};
+}
+
+bool TokenStreamView::isDark() const { return palette().color(QPalette::Base).lightness() < 128; }
+
+void TokenStreamView::applyColors() {
+    m_dark = isDark();
+    m_colors = colors(m_dark);
+    document()->setDefaultStyleSheet(transcriptStyleSheet(m_colors));
+}
+
+void TokenStreamView::changeEvent(QEvent* event) {
+    QTextBrowser::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange) return;
+    // The style sheet applies to HTML as it is inserted: the transcript is drawn again with it.
+    if (m_dark == isDark()) return;
+    applyColors();
+    render();
 }
 
 QString TokenStreamView::codeBlockOf(int index, int block) const {
@@ -123,7 +156,7 @@ void TokenStreamView::renderStreamTail() {
     c.setPosition(m_streamStart);
     c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
     c.removeSelectedText();
-    const MarkdownHtml md = markdownToHtml(m_streamText, copyCodePrefix(static_cast<int>(m_entries.size())));
+    const MarkdownHtml md = markdownToHtml(m_streamText, copyCodePrefix(static_cast<int>(m_entries.size())), m_colors.codeBackground);
     m_streamCodeBlocks = md.codeBlocks;
     c.insertHtml(md.html);
     // Follow the stream unless the reader scrolled up to look at something.
@@ -187,10 +220,10 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
     f.setFontWeight(QFont::Bold);
     QString label;
     switch (role) {
-    case Role::User: label = tr("You"); f.setForeground(QColor(0x1f, 0x5f, 0xa8)); break;
-    case Role::Assistant: label = tr("Assistant"); f.setForeground(QColor(0x2d, 0x7d, 0x2d)); break;
-    case Role::Note: label = tr("Note"); f.setForeground(QColor(0x70, 0x70, 0x70)); break;
-    case Role::Error: label = tr("Error"); f.setForeground(QColor(0xb0, 0x20, 0x20)); break;
+    case Role::User: label = tr("You"); f.setForeground(m_colors.user); break;
+    case Role::Assistant: label = tr("Assistant"); f.setForeground(m_colors.assistant); break;
+    case Role::Note: label = tr("Note"); f.setForeground(m_colors.note); break;
+    case Role::Error: label = tr("Error"); f.setForeground(m_colors.error); break;
     }
     c.insertText(label, f);
     if (index >= 0 && (role == Role::User || role == Role::Assistant)) {
@@ -203,19 +236,18 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
 void TokenStreamView::renderEntry(QTextCursor& c, Entry& e, int index) {
     insertHeader(c, e.role, index);
     if (e.role == Role::Assistant || e.role == Role::User) {
-        const MarkdownHtml md = markdownToHtml(e.text, copyCodePrefix(index));
+        const MarkdownHtml md = markdownToHtml(e.text, copyCodePrefix(index), m_colors.codeBackground);
         e.codeBlocks = md.codeBlocks;
         c.insertHtml(md.html);
     } else {
         QTextCharFormat f;
-        if (e.role == Role::Error) f.setForeground(QColor(0xb0, 0x20, 0x20));
-        else f.setForeground(QColor(0x60, 0x60, 0x60));
+        f.setForeground(e.role == Role::Error ? m_colors.error : m_colors.note);
         c.insertText(e.text, f);
     }
     if (!e.footer.isEmpty()) {
         c.insertBlock(QTextBlockFormat(), QTextCharFormat());
         QTextCharFormat f;
-        f.setForeground(QColor(0x80, 0x80, 0x80));
+        f.setForeground(m_colors.footer);
         f.setFontPointSize(std::max(7.0, document()->defaultFont().pointSizeF() * 0.85));
         c.insertText(e.footer, f);
     }

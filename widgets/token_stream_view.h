@@ -2,7 +2,8 @@
 // with tables, code highlighted by language), the reply being generated too, re-rendered as it
 // grows (at most every kStreamRenderMs), so an open code fence shows as code, never as ```. Each
 // message has a Copy link beside its role and each code block one above it; each message may
-// carry a footer line (metrics). Plain strings in, nothing engine-specific.
+// carry a footer line (metrics). Plain strings in, nothing engine-specific. Its colours follow its
+// palette: on a dark palette (the dark theme) code, links, labels and footers switch to a dark set.
 #pragma once
 
 #include <QList>
@@ -17,6 +18,13 @@ public:
     static constexpr int kStreamRenderMs = 50;
 
     explicit TokenStreamView(QWidget* parent = nullptr);
+
+    // The transcript's own colours over the palette's text on base, for a light or dark palette.
+    struct Colors {
+        QColor codeBackground, codeHead, codeHeadText, inlineCode, copyLink, link, footer, note, user, assistant, error;
+    };
+    static Colors colors(bool dark);
+    bool isDark() const;
 
     void addMessage(Role role, const QString& text, const QString& footer = {});
     // Starts an assistant message that grows with appendStream() until finishStream().
@@ -46,6 +54,9 @@ public:
 signals:
     void copied(const QString& text);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     struct Entry {
         Role role;
@@ -54,6 +65,7 @@ private:
         QStringList codeBlocks;
     };
     void render();
+    void applyColors();
     void renderEntry(QTextCursor& cursor, Entry& entry, int index);
     void insertHeader(QTextCursor& cursor, Role role, int index);
     void renderStreamTail();
@@ -66,4 +78,6 @@ private:
     int m_streamStart = 0;       // where the streamed reply's body begins in the document
     bool m_streaming = false;
     QTimer m_streamRender;
+    Colors m_colors = colors(false);
+    bool m_dark = false;  // the palette m_colors were chosen for
 };

@@ -1,7 +1,7 @@
 // Renders the main window offscreen to PNG after real replies: the chat with its footer, the
 // live charts and the configuration panel (a sliding window chosen, its predicted KV beside full
-// attention's), the KV chart once a 64-token window is applied, the Models page, the History page
-// replaying a recorded session, and the Compare page after three configurations ran (and their
+// attention's; again in the dark theme as chat_dark.png), the KV chart once a 64-token window is
+// applied, the Models page, the History page replaying a recorded session, and the Compare page after three configurations ran (and their
 // quality was evaluated, when the engine measures it). Files go to $WB_SCREENSHOT_DIR
 // (docs/screenshots/ when the README's pictures are refreshed), else to the build folder's screenshots/.
 #include <QComboBox>
@@ -26,6 +26,7 @@
 #include "ui/main_window.h"
 #include "ui/models/session_table_model.h"
 #include "ui/pages/chat_page.h"
+#include "ui/theme.h"
 
 class TestScreenshots : public QObject {
     Q_OBJECT
@@ -87,6 +88,13 @@ private slots:
         child<QComboBox>("attentionCombo")->setCurrentText("sliding");
         child<QSpinBox>("slidingWindow")->setValue(256);
         save(QStringLiteral("chat.png"));
+    }
+
+    // The same chat in the dark theme (View → Theme → Dark), then back to light for the rest.
+    void chatDark() {
+        m_window->theme()->setMode(ThemeController::Mode::Dark);
+        save(QStringLiteral("chat_dark.png"));
+        m_window->theme()->setMode(ThemeController::Mode::Light);
     }
 
     void slidingWindowApplied() {
