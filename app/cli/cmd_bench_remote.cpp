@@ -15,6 +15,17 @@
 namespace wbcli {
 namespace {
 
+// "1,2,4" → {"1", "2", "4"}.
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        out.push_back(text.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return out;
+}
+
 using workbench::Json;
 using workbench::json_rounded;
 
@@ -84,7 +95,7 @@ int bench_remote(int argc, char** argv) {
         {"--model", "", true, "NAME  the model to ask for (default: the first id of /v1/models)"},
         {"--api-key", "", true, "KEY  sent as 'Authorization: Bearer KEY' (default: $OPENAI_API_KEY, else none)"},
         {"--num-prompts", "", true, "N  requests to send (default 100)"},
-        {"--concurrency", "", true, "C  requests in flight at most (default: no cap)"},
+        {"--concurrency", "", true, "C[,C...]  requests in flight at most (default: no cap); a list runs one benchmark per level, a curve"},
         {"--request-rate", "", true, "R  requests per second, Poisson arrivals; inf sends all at once (default inf)"},
         {"--input-len", "", true, "I  random prompts of about I tokens (default 512), sized by the server's /tokenize or usage counts"},
         {"--output-len", "", true, "O  max_tokens with ignore_eos (default 128)"},
@@ -111,7 +122,16 @@ int bench_remote(int argc, char** argv) {
     wbremote::ServeBenchmarkOptions o;
     o.model = args.get("--model");
     o.num_prompts = args.get_int("--num-prompts", o.num_prompts, 1, 1000000, err);
-    o.concurrency = args.get_int("--concurrency", 0, 1, 100000, err);
+    std::vector<int32_t> levels;   // one benchmark per level; 0: no cap
+    for (const std::string& item : split_list(args.get("--concurrency", "0"))) {
+        char* end = nullptr;
+        const long c = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || c < 0 || c > 100000) {
+            err = "--concurrency: '" + item + "' is not a whole number from 1 to 100000 (or a comma-separated list of them)";
+            break;
+        }
+        levels.push_back(static_cast<int32_t>(c));
+    }
     const std::string rate = args.get("--request-rate", "inf");
     o.request_rate = rate == "inf" ? std::numeric_limits<double>::infinity() : args.get_double("--request-rate", 0, 1e-6, 1e6, err);
     o.input_len = args.get_int("--input-len", o.input_len, 1, 1 << 20, err);
@@ -122,54 +142,61 @@ int bench_remote(int argc, char** argv) {
         if (std::string bad = read_prompts(args.get("--prompts"), o.output_len, o.prompts); !bad.empty()) return runtime_error(bad);
     const bool json = args.has("--json");
 
-    auto result = wbremote::run_serve_benchmark(endpoint, o, [&](int32_t done, int32_t total) {
-        if (!json) std::fprintf(stderr, "\r%d/%d requests done", done, total);
-    });
-    if (!json) std::fprintf(stderr, "\n");
-    if (!result.ok()) return runtime_error(endpoint.base_url + ": " + result.status().message());
-    const workbench::BatchMetrics& m = result->batch.metrics;
-    Json summary = batch_metrics_json(m, m.n_failed);
-    summary["base_url"] = endpoint.base_url;
-    summary["server"] = wbremote::server_kind_name(result->server);
-    summary["model"] = result->model;
-    summary["num_prompts"] = o.num_prompts;
-    summary["concurrency"] = o.concurrency > 0 ? Json(o.concurrency) : Json(nullptr);
-    summary["request_rate"] = std::isinf(o.request_rate) ? Json("inf") : json_rounded(o.request_rate);
-    summary["errors"] = result->errors;
-    if (auto rec = HistoryRecorder::open_for_remote(args, endpoint.base_url, result->model, wbremote::server_kind_name(result->server))) {
-        // One session with a run per request, and one benchmark row (output tokens/s) that the
-        // Benchmark page lists beside local ones.
-        rec->record_batch("bench --remote " + endpoint.base_url, result->batch);
-        const std::string test = "serve c=" + (o.concurrency > 0 ? std::to_string(o.concurrency) : std::string("inf")) + " rate=" +
-                                 (std::isinf(o.request_rate) ? std::string("inf") : std::to_string(o.request_rate));
-        rec->save_benchmark(test, o.prompts.empty() ? o.input_len : 0, o.output_len, o.concurrency, 0, m.output_tok_s, 0,
-                            workbench::dump_json(summary));
-        rec->finish();
-    }
-    for (size_t i = 0; i < result->errors.size() && i < 5; ++i) std::cerr << "workbench-cli: failed: " << result->errors[i] << "\n";
-    if (json) {
-        print_json_line(summary);
+    auto run_level = [&](int32_t concurrency) -> int {
+        o.concurrency = concurrency;
+        auto result = wbremote::run_serve_benchmark(endpoint, o, [&](int32_t done, int32_t total) {
+            if (!json) std::fprintf(stderr, "\r%d/%d requests done", done, total);
+        });
+        if (!json) std::fprintf(stderr, "\n");
+        if (!result.ok()) return runtime_error(endpoint.base_url + ": " + result.status().message());
+        const workbench::BatchMetrics& m = result->batch.metrics;
+        Json summary = batch_metrics_json(m, m.n_failed);
+        summary["base_url"] = endpoint.base_url;
+        summary["server"] = wbremote::server_kind_name(result->server);
+        summary["model"] = result->model;
+        summary["num_prompts"] = o.num_prompts;
+        summary["concurrency"] = o.concurrency > 0 ? Json(o.concurrency) : Json(nullptr);
+        summary["request_rate"] = std::isinf(o.request_rate) ? Json("inf") : json_rounded(o.request_rate);
+        summary["errors"] = result->errors;
+        if (auto rec = HistoryRecorder::open_for_remote(args, endpoint.base_url, result->model, wbremote::server_kind_name(result->server))) {
+            // One session with a run per request, and one benchmark row (output tokens/s) that the
+            // Benchmark page lists beside local ones.
+            rec->record_batch("bench --remote " + endpoint.base_url, result->batch);
+            const std::string test = "serve c=" + (o.concurrency > 0 ? std::to_string(o.concurrency) : std::string("inf")) + " rate=" +
+                                     (std::isinf(o.request_rate) ? std::string("inf") : std::to_string(o.request_rate));
+            rec->save_benchmark(test, o.prompts.empty() ? o.input_len : 0, o.output_len, o.concurrency, 0, m.output_tok_s, 0,
+                                workbench::dump_json(summary));
+            rec->finish();
+        }
+        for (size_t i = 0; i < result->errors.size() && i < 5; ++i) std::cerr << "workbench-cli: failed: " << result->errors[i] << "\n";
+        if (json) {
+            print_json_line(summary);
+            return m.n_completed > 0 ? 0 : 1;
+        }
+        banner(" Serving Benchmark Result ", '=');
+        line("Server:", std::string(wbremote::server_kind_name(result->server)) + " at " + endpoint.base_url);
+        line("Model:", result->model);
+        line("Successful requests:", static_cast<long long>(m.n_completed));
+        line("Failed requests:", static_cast<long long>(m.n_failed));
+        if (o.concurrency > 0) line("Maximum request concurrency:", static_cast<long long>(o.concurrency));
+        line("Request rate configured (RPS):", std::isinf(o.request_rate) ? std::string("inf") : std::to_string(o.request_rate));
+        line("Benchmark duration (s):", m.duration_ms / 1000.0);
+        line("Total input tokens:", static_cast<long long>(m.n_prompt_tokens));
+        line("Total generated tokens:", static_cast<long long>(m.n_output_tokens));
+        line("Request throughput (req/s):", m.request_throughput);
+        line("Output token throughput (tok/s):", m.output_tok_s);
+        line("Total token throughput (tok/s):", m.total_tok_s);
+        stats("Time to First Token", "TTFT", m.ttft_ms);
+        stats("Time per Output Token (excl. 1st token)", "TPOT", m.tpot_ms);
+        stats("Inter-token Latency", "ITL", m.itl_ms);
+        stats("End-to-end Latency", "E2EL", m.e2e_ms);
+        banner("", '=');
         return m.n_completed > 0 ? 0 : 1;
-    }
-    banner(" Serving Benchmark Result ", '=');
-    line("Server:", std::string(wbremote::server_kind_name(result->server)) + " at " + endpoint.base_url);
-    line("Model:", result->model);
-    line("Successful requests:", static_cast<long long>(m.n_completed));
-    line("Failed requests:", static_cast<long long>(m.n_failed));
-    if (o.concurrency > 0) line("Maximum request concurrency:", static_cast<long long>(o.concurrency));
-    line("Request rate configured (RPS):", std::isinf(o.request_rate) ? std::string("inf") : std::to_string(o.request_rate));
-    line("Benchmark duration (s):", m.duration_ms / 1000.0);
-    line("Total input tokens:", static_cast<long long>(m.n_prompt_tokens));
-    line("Total generated tokens:", static_cast<long long>(m.n_output_tokens));
-    line("Request throughput (req/s):", m.request_throughput);
-    line("Output token throughput (tok/s):", m.output_tok_s);
-    line("Total token throughput (tok/s):", m.total_tok_s);
-    stats("Time to First Token", "TTFT", m.ttft_ms);
-    stats("Time per Output Token (excl. 1st token)", "TPOT", m.tpot_ms);
-    stats("Inter-token Latency", "ITL", m.itl_ms);
-    stats("End-to-end Latency", "E2EL", m.e2e_ms);
-    banner("", '=');
-    return m.n_completed > 0 ? 0 : 1;
+    };
+    int rc = 0;
+    for (int32_t c : levels)
+        if (int level_rc = run_level(c); level_rc != 0) rc = level_rc;
+    return rc;
 }
 
 }  // namespace wbcli

@@ -275,6 +275,26 @@ private slots:
         QCOMPARE(benchmarks->size(), size_t(1));
         QCOMPARE(benchmarks->front().test_name, std::string("serve c=3 rate=inf"));
         QVERIFY(benchmarks->front().avg_ts > 0);
+
+        // A list of levels: one benchmark each (--json: a line each), a curve in one command.
+        QProcess sweep;
+        sweep.start(QStringLiteral(WB_CLI_PATH), {"bench", "--remote", QString::fromStdString(e.base_url), "--num-prompts", "4", "--input-len",
+                                                  "16", "--output-len", "4", "--concurrency", "1,2", "--json"});
+        QVERIFY(sweep.waitForFinished(120000));
+        QCOMPARE(sweep.exitCode(), 0);
+        const QList<QByteArray> lines = sweep.readAllStandardOutput().trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        for (int i = 0; i < 2; ++i) {
+            auto j = workbench::parse_json(lines[i].toStdString());
+            QVERIFY(j.ok());
+            QCOMPARE((*j)["concurrency"].get<int>(), i + 1);
+            QCOMPARE((*j)["completed"].get<int>(), 4);
+        }
+        QProcess bad;
+        bad.start(QStringLiteral(WB_CLI_PATH), {"bench", "--remote", QString::fromStdString(e.base_url), "--concurrency", "1,x"});
+        QVERIFY(bad.waitForFinished(30000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("'x' is not a whole number"));
         QCOMPARE(serve.stop(), 0);
     }
 };
