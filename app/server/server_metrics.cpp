@@ -32,7 +32,9 @@ void header(std::string& out, const char* name, const char* type, const char* he
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
 }
 
-void sample(std::string& out, const char* name, const std::string& labels, double value) {
+// A gauge or counter: its HELP and TYPE lines, then its one sample.
+void metric(std::string& out, const char* name, const char* type, const char* help, const std::string& labels, double value) {
+    header(out, name, type, help);
     out += std::string(name) + "{" + labels + "} " + number(value) + "\n";
 }
 
@@ -102,27 +104,18 @@ std::string ServerMetrics::render() const {
     const std::string labels = "model_name=\"" + label_value(model_name_) + "\"";
     const workbench::LoopCounters& c = now_.counters;
     std::string out;
-    header(out, "workbench:num_requests_running", "gauge", "Sequences in the running batch (completions; n > 1 counts each).");
-    sample(out, "workbench:num_requests_running", labels, now_.n_running);
-    header(out, "workbench:num_requests_waiting", "gauge", "Sequences waiting to be scheduled.");
-    sample(out, "workbench:num_requests_waiting", labels, now_.n_waiting);
-    header(out, "workbench:kv_cache_usage_perc", "gauge", "KV-cache usage: 1 means the pool is full.");
-    sample(out, "workbench:kv_cache_usage_perc", labels,
-           now_.kv_bytes_allocated ? static_cast<double>(now_.kv_bytes_in_use) / static_cast<double>(now_.kv_bytes_allocated) : 0.0);
-    header(out, "workbench:kv_cache_usage_bytes", "gauge", "KV-cache bytes held by sequences.");
-    sample(out, "workbench:kv_cache_usage_bytes", labels, static_cast<double>(now_.kv_bytes_in_use));
-    header(out, "workbench:prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.");
-    sample(out, "workbench:prefix_cache_queries_total", labels, static_cast<double>(c.prefix_cache_queries));
-    header(out, "workbench:prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.");
-    sample(out, "workbench:prefix_cache_hits_total", labels, static_cast<double>(c.prefix_cache_hits));
-    header(out, "workbench:prompt_tokens_total", "counter", "Prompt tokens processed.");
-    sample(out, "workbench:prompt_tokens_total", labels, static_cast<double>(c.n_prompt_tokens));
-    header(out, "workbench:generation_tokens_total", "counter", "Tokens generated.");
-    sample(out, "workbench:generation_tokens_total", labels, static_cast<double>(c.n_generation_tokens));
-    header(out, "workbench:request_success_total", "counter", "Completions finished.");
-    sample(out, "workbench:request_success_total", labels, static_cast<double>(c.n_requests_finished));
-    header(out, "workbench:num_preemptions_total", "counter", "Sequences paused for KV room and recomputed.");
-    sample(out, "workbench:num_preemptions_total", labels, static_cast<double>(c.n_preemptions));
+    metric(out, "workbench:num_requests_running", "gauge", "Sequences in the running batch (completions; n > 1 counts each).", labels, now_.n_running);
+    metric(out, "workbench:num_requests_waiting", "gauge", "Sequences waiting to be scheduled.", labels, now_.n_waiting);
+    const double kv_share =
+        now_.kv_bytes_allocated ? static_cast<double>(now_.kv_bytes_in_use) / static_cast<double>(now_.kv_bytes_allocated) : 0.0;
+    metric(out, "workbench:kv_cache_usage_perc", "gauge", "KV-cache usage: 1 means the pool is full.", labels, kv_share);
+    metric(out, "workbench:kv_cache_usage_bytes", "gauge", "KV-cache bytes held by sequences.", labels, static_cast<double>(now_.kv_bytes_in_use));
+    metric(out, "workbench:prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache.", labels, static_cast<double>(c.prefix_cache_queries));
+    metric(out, "workbench:prefix_cache_hits_total", "counter", "Prompt tokens found in the prefix cache.", labels, static_cast<double>(c.prefix_cache_hits));
+    metric(out, "workbench:prompt_tokens_total", "counter", "Prompt tokens processed.", labels, static_cast<double>(c.n_prompt_tokens));
+    metric(out, "workbench:generation_tokens_total", "counter", "Tokens generated.", labels, static_cast<double>(c.n_generation_tokens));
+    metric(out, "workbench:request_success_total", "counter", "Completions finished.", labels, static_cast<double>(c.n_requests_finished));
+    metric(out, "workbench:num_preemptions_total", "counter", "Sequences paused for KV room and recomputed.", labels, static_cast<double>(c.n_preemptions));
     header(out, "workbench:time_to_first_token_seconds", "histogram", "Arrival to first token, queueing included.");
     out += ttft_.render("workbench:time_to_first_token_seconds", labels);
     header(out, "workbench:time_per_output_token_seconds", "histogram", "Per completion: (e2e - ttft) / (tokens - 1).");

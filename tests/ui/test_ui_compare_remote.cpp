@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 
+#include "tests/app/server/serve_process.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/measure_types.h"
@@ -40,43 +41,6 @@
 
 namespace {
 
-// `workbench-cli serve --port 0` on the default model, no API key; the port from its listening
-// line, ready once its ready line is out.
-struct Serve {
-    QProcess process;
-    QString log;
-    int port = 0;
-
-    bool start() {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("WORKBENCH_API_KEY"));
-        process.setProcessEnvironment(env);
-        process.setProcessChannelMode(QProcess::MergedChannels);
-        process.start(QStringLiteral(WB_CLI_PATH), {"serve", "--port", "0", "-m", uitest::modelPath()});
-        static const QRegularExpression listening(QStringLiteral("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
-        QElapsedTimer clock;
-        clock.start();
-        while (clock.elapsed() < uitest::kTimeoutMs) {
-            process.waitForReadyRead(100);
-            log += QString::fromUtf8(process.readAll());
-            if (port == 0)
-                if (const auto m = listening.match(log); m.hasMatch()) port = m.captured(1).toInt();
-            if (log.contains(QLatin1String("workbench-cli serve: ready:"))) return port > 0;
-            if (process.state() == QProcess::NotRunning) return false;
-        }
-        return false;
-    }
-    ~Serve() {
-        if (process.state() == QProcess::NotRunning) return;
-        process.terminate();
-        if (!process.waitForFinished(20000)) {
-            process.kill();
-            process.waitForFinished();
-        }
-    }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(port); }
-};
-
 // Picks a menu item as a user does: makes it current, then activates it.
 bool pick(QComboBox* menu, const QString& textStart) {
     for (int item = 0; item < menu->count(); ++item)
@@ -92,14 +56,15 @@ bool pick(QComboBox* menu, const QString& textStart) {
 
 class TestCompareRemote : public QObject {
     Q_OBJECT
-    std::unique_ptr<Serve> m_serve;
+    std::unique_ptr<wbtest::ServeProcess> m_serve;
     MainWindow* m_window = nullptr;
     ComparePage* page() const { return m_window->comparePage(); }
 
 private slots:
     void initTestCase() {
-        m_serve = std::make_unique<Serve>();
-        QVERIFY2(m_serve->start(), qPrintable(m_serve->log));
+        m_serve = std::make_unique<wbtest::ServeProcess>();
+        m_serve->environment.remove(QStringLiteral("WORKBENCH_API_KEY"));
+        QVERIFY2(m_serve->start({}, uitest::kTimeoutMs), m_serve->log.c_str());
         m_window = new MainWindow();
         m_window->show();
         m_window->findChild<QSpinBox*>("contextSpin")->setValue(256);
@@ -126,12 +91,12 @@ private slots:
         ConnectServerDialog* dialog = nullptr;
         QTRY_VERIFY_WITH_TIMEOUT((dialog = page()->findChild<ConnectServerDialog*>()) && dialog->isVisible(), 5000);
         dialog->urlEdit()->clear();
-        QTest::keyClicks(dialog->urlEdit(), m_serve->url());
+        QTest::keyClicks(dialog->urlEdit(), m_serve->baseUrl());
         dialog->keyEdit()->clear();
         QTest::mouseClick(dialog->connectButton(), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(form->rowRemote(1).has_value(), uitest::kTimeoutMs);
         const RemoteTarget target = *form->rowRemote(1);
-        QCOMPARE(target.url, m_serve->url());
+        QCOMPARE(target.url, m_serve->baseUrl());
         QCOMPARE(target.serverKind, QStringLiteral("workbench"));
         QVERIFY(!target.model.isEmpty());
         QVERIFY(!form->findChild<QLineEdit*>("compareAttention1")->isEnabled());
@@ -154,7 +119,7 @@ private slots:
         qInfo().noquote() << "local:" << local << "| remote:" << remote << "| remote footer:" << page()->output(1)->footerOf(0);
         QVERIFY2(!local.isEmpty() && !remote.isEmpty(), qPrintable(page()->statusText()));
         QCOMPARE(remote, local);
-        QVERIFY(page()->output(1)->footerOf(0).contains("remote: workbench at " + m_serve->url()));
+        QVERIFY(page()->output(1)->footerOf(0).contains("remote: workbench at " + m_serve->baseUrl()));
 
         // The table: speed for both; the remote's KV is not reported.
         CompareTable* table = page()->table();
@@ -194,7 +159,7 @@ private slots:
         QCOMPARE(server.model, target.model.toStdString());
         const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(server.config_json)).object();
         QCOMPARE(json.keys(), QStringList({"base_url", "model", "server"}));
-        QCOMPARE(json.value("base_url").toString(), m_serve->url());
+        QCOMPARE(json.value("base_url").toString(), m_serve->baseUrl());
         QCOMPARE(json.value("model").toString(), target.model);
         QCOMPARE(json.value("server").toString(), QStringLiteral("workbench"));
         QVERIFY(loaded->runs[0][0] && loaded->runs[0][1]);
@@ -251,7 +216,7 @@ private slots:
         CompareConfigForm* form = page()->form();
         QVERIFY(pick(form->presetMenu(2), "The chat's server"));
         QVERIFY(form->rowRemote(2).has_value());
-        QCOMPARE(form->rowRemote(2)->url, m_serve->url());
+        QCOMPARE(form->rowRemote(2)->url, m_serve->baseUrl());
         // A local preset makes the row local again.
         QVERIFY(pick(form->presetMenu(2), "Chat's current settings"));
         QVERIFY(!form->rowRemote(2).has_value());

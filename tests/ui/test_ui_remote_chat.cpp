@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "remote/openai_client.h"
+#include "tests/app/server/serve_process.h"
 #include "tests/skip_missing.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/remote_chat_client.h"
@@ -40,49 +41,11 @@ namespace {
 
 const QString kApiKey = QStringLiteral("remote-chat-test-key");
 
-// `workbench-cli serve --port 0` on the default model; the port from its listening line, ready
-// once its ready line is out.
-struct Serve {
-    QProcess process;
-    QString log;
-    int port = 0;
-
-    bool start() {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("WORKBENCH_API_KEY"), kApiKey);  // as the Server page passes it: not on the command line
-        process.setProcessEnvironment(env);
-        process.setProcessChannelMode(QProcess::MergedChannels);
-        process.start(QStringLiteral(WB_CLI_PATH), {"serve", "--port", "0", "-m", uitest::modelPath()});
-        static const QRegularExpression listening(QStringLiteral("listening on http://127\\.0\\.0\\.1:([0-9]+)"));
-        QElapsedTimer clock;
-        clock.start();
-        while (clock.elapsed() < uitest::kTimeoutMs) {
-            process.waitForReadyRead(100);
-            log += QString::fromUtf8(process.readAll());
-            if (port == 0)
-                if (const auto m = listening.match(log); m.hasMatch()) port = m.captured(1).toInt();
-            if (log.contains(QLatin1String("workbench-cli serve: ready:"))) return port > 0;
-            if (process.state() == QProcess::NotRunning) return false;
-        }
-        return false;
-    }
-    void stop() {
-        if (process.state() == QProcess::NotRunning) return;
-        process.terminate();
-        if (!process.waitForFinished(20000)) {
-            process.kill();
-            process.waitForFinished();
-        }
-    }
-    ~Serve() { stop(); }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(port); }
-};
-
 }  // namespace
 
 class TestRemoteChat : public QObject {
     Q_OBJECT
-    std::unique_ptr<Serve> m_serve;
+    std::unique_ptr<wbtest::ServeProcess> m_serve;
     std::unique_ptr<MainWindow> m_window;
 
     // Through the real dialog: open it from the File menu's action, type the URL and key.
@@ -132,8 +95,9 @@ private slots:
 
     void chatsWithServeThroughTheWindow() {
         if (uitest::modelPath().isEmpty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
-        m_serve = std::make_unique<Serve>();
-        QVERIFY2(m_serve->start(), qPrintable(m_serve->log));
+        m_serve = std::make_unique<wbtest::ServeProcess>();
+        m_serve->environment.insert(QStringLiteral("WORKBENCH_API_KEY"), kApiKey);  // as the Server page passes it: not on the command line
+        QVERIFY2(m_serve->start({}, uitest::kTimeoutMs), m_serve->log.c_str());
         m_window = std::make_unique<MainWindow>();
         m_window->show();
         QVERIFY(!m_window->isRemote());
@@ -143,7 +107,7 @@ private slots:
         m_window->findChild<QCheckBox*>(QStringLiteral("fixedSeedCheck"))->setChecked(true);
 
         // A wrong key: the server's 401 message, the dialog stays open.
-        ConnectServerDialog* dialog = openDialog(m_serve->url(), QStringLiteral("wrong"));
+        ConnectServerDialog* dialog = openDialog(m_serve->baseUrl(), QStringLiteral("wrong"));
         QVERIFY(dialog && dialog->isVisible());
         QCOMPARE(dialog->keyEdit()->echoMode(), QLineEdit::Password);
         QTest::mouseClick(dialog->listButton(), Qt::LeftButton);
@@ -163,7 +127,7 @@ private slots:
         QTest::mouseClick(dialog->connectButton(), Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(m_window->isRemote(), uitest::kTimeoutMs);
         QTRY_VERIFY(!m_window->connectDialog());  // closed and deleted
-        const QString where = QStringLiteral("workbench at %1").arg(m_serve->url());
+        const QString where = QStringLiteral("workbench at %1").arg(m_serve->baseUrl());
         QVERIFY2(m_window->statusText().contains(QStringLiteral("remote: ") + where), qPrintable(m_window->statusText()));
         QVERIFY2(m_window->statusText().contains(model), qPrintable(m_window->statusText()));
         QVERIFY(m_window->useLocalAction()->isEnabled());
@@ -186,7 +150,7 @@ private slots:
 
         // The same request straight through wbremote: greedy, so the same text.
         wbremote::RemoteEndpoint endpoint;
-        endpoint.base_url = m_serve->url().toStdString();
+        endpoint.base_url = m_serve->baseUrl().toStdString();
         endpoint.api_key = kApiKey.toStdString();
         wbremote::RemoteRequest request;
         request.model = model.toStdString();
@@ -249,7 +213,7 @@ private slots:
         QCOMPARE(runs.front().n_tokens_generated, summary.metrics.n_generated);
         QCOMPARE(configuration.backend, std::string("remote"));
         QCOMPARE(configuration.variant, std::string("workbench"));
-        QVERIFY(configuration.config_json.find(m_serve->url().toStdString()) != std::string::npos);
+        QVERIFY(configuration.config_json.find(m_serve->baseUrl().toStdString()) != std::string::npos);
 
         // The server goes away mid-conversation: the next turn fails with a clear message in the
         // chat, its text back in the input box, and the window goes on.

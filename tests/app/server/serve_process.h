@@ -33,6 +33,7 @@ public:
         QStringList args = {"serve", "--port", "0", "-m", QStringLiteral(WB_DEFAULT_MODEL_PATH)};
         args += extra_args;
         process_.setProcessChannelMode(QProcess::SeparateChannels);
+        process_.setProcessEnvironment(environment);
         process_.start(QStringLiteral(WB_CLI_PATH), args);
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
         while (std::chrono::steady_clock::now() < deadline) {
@@ -60,6 +61,8 @@ public:
         return process_.exitStatus() == QProcess::NormalExit ? process_.exitCode() : -1;
     }
     bool running() const { return process_.state() == QProcess::Running; }
+    // The base URL a client is given: "http://127.0.0.1:PORT/v1".
+    QString baseUrl() const { return QStringLiteral("http://127.0.0.1:%1/v1").arg(port); }
     httplib::Client client(int timeout_s = 120) const {
         httplib::Client c("127.0.0.1", port);
         c.set_read_timeout(timeout_s, 0);
@@ -69,6 +72,8 @@ public:
 
     int port = 0;
     std::string log;
+    // The server's environment (set before start): e.g. WORKBENCH_API_KEY, as the Server page passes a key.
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
 
 private:
     QProcess process_;
