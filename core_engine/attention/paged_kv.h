@@ -1,12 +1,9 @@
-// The paged KV cache as the model sees it: per-sequence block tables over one KvStore, and the
-// policy of the chosen attention variant deciding what each step writes, which spans each query
-// reads (an AttendPlan for the one attention kernel) and what that costs in bytes. One forward
-// step is: begin_step (allocate; fails cleanly) → per layer write() then plan()/streams() →
-// finish_step (commit, pool, evict). Owned and called by the engine's thread only.
-//
-// Streams: 0 is a sequence's token cache (entry = token index; released blocks leave holes);
-// 1 the pooled cache of compressed/heavy (entry = pooled group); 1 + i scratch streams (sliding's
-// re-rotated sinks, cross-layer merging's unmerged step tokens).
+// The paged KV cache as the model sees it: per-sequence block tables over one KvStore, run by the
+// chosen variant's AttentionPolicy (attention_policy.h), which decides what each step writes,
+// which spans each query reads (an AttendPlan for the one attention kernel) and what is
+// released. This class is the mechanism: sequences, allocation, prefix sharing, forks, byte
+// accounting. One forward step is: begin_step (allocate; fails cleanly) → per layer write() then
+// plan()/streams() → finish_step (commit, release). Owned and called by the engine's thread only.
 #pragma once
 
 #include <cstdint>
@@ -15,11 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "attention/attention_spec.h"
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/rope.h"
-#include "kv_cache/kv_cache_manager.h"
-#include "kv_cache/kv_store.h"
+#include "attention/attention_policy.h"
 
 namespace workbench {
 
@@ -38,11 +31,6 @@ enum class KvBlockUse : uint8_t {
 struct StepSequence {
     SeqId seq = 0;
     std::span<const TokenId> tokens;
-};
-
-struct PagedKvShape {
-    int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0, n_head = 0;
-    RopeParams rope;
 };
 
 // Byte figures of one sequence, or of the whole cache.
@@ -67,13 +55,17 @@ public:
                                                    int32_t n_tokens_per_block = 16);
     // Most tokens one step may append to a sequence (the model's prompt chunk; a batch's budget
     // must not exceed it under a sliding window's small pool).
-    static constexpr int32_t kMaxStepTokens = 256;
+    static constexpr int32_t kMaxStepTokens = workbench::kMaxStepTokens;
     ~PagedKv();
 
-    const AttentionSpec& spec() const { return spec_; }
-    KvTypes types() const { return types_; }
+    const AttentionSpec& spec() const { return policy_->spec(); }
+    KvTypes types() const { return arena_.types; }
     // Most tokens a sequence may hold; sliding alone can run past the trained context.
-    bool unbounded_context() const { return spec_.kind == AttentionKind::sliding; }
+    bool unbounded_context() const { return policy_->unbounded_context(); }
+    // Whether a sequence may start sharing another's blocks (fork).
+    bool can_fork() const { return policy_->can_fork(); }
+    // What one sequence of n_tokens would hold and read, by the policy's formula.
+    AttentionPolicy::Footprint footprint(int64_t n_tokens) const { return policy_->footprint(n_tokens, n_tokens_per_block()); }
     uint64_t full_bytes_per_token() const { return full_bytes_per_token_; }
 
     // The step: each sequence's tokens are appended (a sequence at most once per step); the
@@ -85,11 +77,11 @@ public:
     std::span<const int32_t> positions() const { return positions_; }   // [n_rows]: each row's position
     int32_t n_step_sequences() const { return n_parts_; }
     // False for a layer that reads another layer's KV (cross_layer, merge=none): it skips K and V.
-    bool layer_computes_kv(int32_t layer) const { return owner_[static_cast<size_t>(layer)] == layer || spec_.merge != LayerMerge::none; }
+    bool layer_computes_kv(int32_t layer) const { return policy_->layer_computes_kv(arena_, layer); }
     // k, v: [n_rows, n_kv_heads · head_dim], RoPE applied to k.
     void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
     // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
-    bool rotates_keys() const { return rotate_k_; }
+    bool rotates_keys() const { return arena_.rotate_k; }
     // q: [n_rows, n_head, head_dim]. One plan over every row of the step; its spans index
     // streams(layer), where each sequence has its own streams.
     const AttendPlan& plan(int32_t layer, const float* q);
@@ -126,59 +118,19 @@ public:
     std::vector<KvBlockUse> block_map(SeqId seq, int32_t& n_blocks) const;
 
 private:
-    struct Sequence {
-        SeqId token_id = 0, pooled_id = 0;   // the manager's ids of the two streams
-        std::vector<TokenId> tokens;
-        int32_t n_pooled = 0;                // pooled groups written (compressed, heavy)
-        int32_t release_cursor = 0;          // token-table blocks before this were considered for release
-        bool lossy = false;                  // tokens were evicted or pooled: no truncation into the past
-        std::vector<float> sink_k;           // sliding: [storage][sinks][kv heads · head_dim], post-RoPE
-        uint64_t read_bytes_last_step = 0;   // attention reads of its last query in the last step
-        std::vector<std::vector<bool>> read_last;  // top-k: per model layer, token blocks its last query read
-    };
-    // One sequence's part of the step in flight.
-    struct StepPart {
-        Sequence* s = nullptr;
-        SeqId id = 0;
-        int32_t t0 = 0, n = 0, row0 = 0;     // first new token index, new tokens, first row in the step
-        AttendPlan token_plan, selection_plan, merge_plan;
-        std::vector<int32_t> sink_rotations;           // sliding: the distinct evicted counts its queries see
-        std::vector<std::vector<float>> scratch;       // scratch streams' rows (f32)
-        std::vector<std::vector<float>> stage_k, stage_v;  // cross-layer merge: members' step K/V
-        uint64_t read_bytes = 0;
-        uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
-    };
     PagedKv() = default;
-    Sequence& seq_state(SeqId seq);
+    KvSequence& seq_state(SeqId seq);
     Status begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens);
     void undo_part(StepPart& part);
-    void write_rows(int32_t storage, Sequence& s, int32_t first_token, const float* k, const float* v, int64_t n);
-    void write_part(int32_t layer, StepPart& part, const float* k, const float* v);
-    void pool_groups(int32_t storage, Sequence& s, int32_t g0, int32_t g1);
-    void build_token_plans(StepPart& part);
     const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q);
-    void build_selection_plan(int32_t layer, StepPart& part, const float* q);
-    void build_sink_streams(int32_t storage, StepPart& part);
-    int32_t part_stream_count(int32_t layer, const StepPart& part) const;
-    void release_unreachable(Sequence& s);
-    int32_t pooled_count(int32_t t) const;   // pooled groups query t reads
-    int32_t evicted_before(int32_t t) const;  // sliding: tokens released when query t runs
-    uint64_t aux_block_bytes() const;
-    KvStreamView token_stream(int32_t storage, const Sequence& s) const;
-    KvStreamView pooled_stream(int32_t storage, const Sequence& s) const;
+    void release_unreachable(KvSequence& s);
+    uint64_t block_bytes() const;   // one block in every storage layer, index data included
 
-    AttentionSpec spec_;
-    KvTypes types_;
-    PagedKvShape shape_;
-    bool rotate_k_ = false;
+    std::unique_ptr<AttentionPolicy> policy_;
+    KvArena arena_;
     uint64_t full_bytes_per_token_ = 0;
-    std::vector<int32_t> owner_;          // model layer → the layer whose KV it reads
-    std::vector<int32_t> storage_of_;     // model layer → storage index (of its owner)
-    std::vector<std::vector<int32_t>> members_;  // storage index → the model layers sharing it
-    std::unique_ptr<KvCacheManager> manager_;
-    std::unique_ptr<KvStore> store_;
-    std::vector<uint16_t> block_minmax_;  // topk index: [storage][block][kv head][min | max][head_dim] f16
-    std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
+    uint64_t aux_block_bytes_ = 0;
+    std::unordered_map<SeqId, std::unique_ptr<KvSequence>> seqs_;
     uint64_t peak_ = 0;
 
     // The step in flight: parts_[0, n_parts_) (kept allocated across steps).
@@ -187,7 +139,6 @@ private:
     std::vector<int32_t> positions_;
     AttendPlan batch_plan_;                  // the parts' plans joined, for steps of several sequences
     std::vector<KvStreamView> views_;
-    std::vector<BlockId> scratch_blocks_{0}; // scratch streams are one flat block
     uint64_t read_bytes_ = 0;                // the last step's parts together
 };
 

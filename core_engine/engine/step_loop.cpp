@@ -19,10 +19,6 @@ SamplingParams sample_params(SamplingParams p, int32_t sample) {
     return p;
 }
 
-bool variant_forks(AttentionKind k) {
-    return k == AttentionKind::full || k == AttentionKind::topk || k == AttentionKind::cross_layer;
-}
-
 // Log-probability of `token` and the `n_top` most likely tokens under `logits`.
 void logprobs(std::span<const float> logits, TokenId token, int32_t n_top, RequestEvent& ev) {
     const float max = *std::max_element(logits.begin(), logits.end());
@@ -159,7 +155,7 @@ void StepLoop::start(Submitted& s) {
     auto req = std::make_shared<const EngineRequest>(std::move(s.request));
     auto& completions = live_[s.handle];
     const bool bounded = !e_.kv->unbounded_context();
-    const bool forks = variant_forks(e_.kv->spec().kind) && !req->conversation;
+    const bool forks = e_.kv->can_fork() && !req->conversation;
     const bool runs_prompt_only = req->conversation || req->prompt_logits;
     const int32_t n_samples = req->conversation ? 1 : std::max(1, req->n_samples);
     Completion* first = nullptr;

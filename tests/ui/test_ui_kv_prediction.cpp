@@ -9,7 +9,7 @@
 #include <QStandardItemModel>
 #include <QTest>
 
-#include "attention/attention_spec.h"
+#include "workbench/attention.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/pages/config_panel.h"
 #include "widgets/kv_prediction.h"

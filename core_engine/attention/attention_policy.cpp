@@ -1,0 +1,94 @@
+// What every policy starts from: full attention's behaviour (each query reads tokens [0, t], each
+// layer writes its own rows, nothing is released), and the store helpers policies share.
+#include "attention/attention_policy.h"
+
+#include <algorithm>
+
+#include "kv_cache/kv_row_codec.h"
+
+namespace workbench {
+
+KvStreamView KvArena::token_stream(int32_t storage, const KvSequence& s) const {
+    KvStreamView v;
+    v.k_base = store->k_base(storage);
+    v.v_base = store->v_base(storage);
+    v.blocks = manager->block_table(s.token_id).data();
+    v.block_tokens = manager->n_tokens_per_block();
+    v.k = store->k_layout();
+    v.v = store->v_layout();
+    return v;
+}
+
+KvStreamView KvArena::pooled_stream(int32_t storage, const KvSequence& s, float score_bias) const {
+    KvStreamView v = token_stream(storage, s);
+    v.blocks = manager->block_table(s.pooled_id).data();
+    v.score_bias = score_bias;
+    return v;
+}
+
+KvStreamView KvArena::f32_stream(const float* k, const float* v, int32_t n_rows) const {
+    // Scratch rows are one flat block: block 0 at offset 0.
+    static const BlockId kFlatBlock[1] = {0};
+    KvRowLayout l;
+    l.type = KvDType::f32;
+    l.row_bytes = shape.head_dim * 4;
+    l.token_stride = shape.n_kv_heads * l.row_bytes;
+    l.block_stride = l.token_stride * n_rows;
+    KvStreamView view;
+    view.k_base = reinterpret_cast<const uint8_t*>(k);
+    view.v_base = reinterpret_cast<const uint8_t*>(v);
+    view.blocks = kFlatBlock;
+    view.block_tokens = n_rows;
+    view.k = view.v = l;
+    return view;
+}
+
+void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
+                      const float* v, int64_t n, bool rotate, KeyRowObserver* observer) {
+    const int32_t bs = arena.block_tokens();
+    const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads;
+    const std::span<const BlockId> table = arena.token_table(s);
+    std::vector<float> rot(static_cast<size_t>(hd));
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t idx = first_token + i;
+        const BlockId blk = table[static_cast<size_t>(idx / bs)];
+        const int32_t slot = static_cast<int32_t>(idx % bs);
+        for (int64_t h = 0; h < n_kv; ++h) {
+            const float* kr = k + (i * n_kv + h) * hd;
+            if (rotate) {
+                std::copy(kr, kr + hd, rot.begin());
+                hadamard_rotate(rot.data(), hd);
+                kr = rot.data();
+            }
+            kv_encode_row(arena.types.k, kr, arena.store->k_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
+            kv_encode_row(arena.types.v, v + (i * n_kv + h) * hd, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
+            if (observer) observer->key_row(storage, blk, slot, static_cast<int32_t>(h), kr);
+        }
+    }
+}
+
+Status AttentionPolicy::check(const PagedKvShape&, KvTypes) const { return Status::ok_status(); }
+
+void AttentionPolicy::begin_part(const KvArena&, StepPart& part) {
+    AttendPlan& p = part.token_plan;
+    p.clear();
+    for (int32_t i = 0; i < part.n; ++i) {
+        p.add({kTokenStream, 0, part.t0 + i + 1});
+        p.close_list();
+    }
+}
+
+void AttentionPolicy::write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v) {
+    if (arena.owner[static_cast<size_t>(layer)] != layer) return;  // it reads another layer's KV
+    write_token_rows(arena, arena.storage_of[static_cast<size_t>(layer)], *part.s, part.t0, k, v, part.n, arena.rotate_k);
+}
+
+AttentionPolicy::Footprint AttentionPolicy::footprint(int64_t n_tokens, int32_t block_tokens) const {
+    const int64_t bs = block_tokens;
+    Footprint f;
+    f.token_blocks = (n_tokens + bs - 1) / bs;
+    f.entries_read = n_tokens;
+    return f;
+}
+
+}  // namespace workbench

@@ -1,0 +1,181 @@
+// One attention variant as the paged KV cache runs it: what a step writes for its new tokens,
+// which spans each query reads, what is released once the step is done, how it sizes the pool,
+// what a sequence under it can do (fork, adopt a cached prefix, truncate), and its byte formula.
+// PagedKv owns the mechanism (sequences, blocks, the store, byte accounting) and calls these
+// hooks; a variant is one subclass in one file, made by make_attention_policy() (the registry).
+//
+// Streams a plan may index, per sequence: 0 its token cache (entry = token index; released blocks
+// leave holes), 1 its pooled cache (entry = pooled group), 2 + i the policy's own extra streams.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/rope.h"
+#include "kv_cache/kv_cache_manager.h"
+#include "kv_cache/kv_store.h"
+#include "workbench/attention.h"
+
+namespace workbench {
+
+class ThreadPool;
+
+constexpr int32_t kTokenStream = 0, kPooledStream = 1, kFirstExtraStream = 2;
+// Most tokens one step may append to a sequence (the model's prompt chunk).
+constexpr int32_t kMaxStepTokens = 256;
+
+struct PagedKvShape {
+    int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0, n_head = 0;
+    RopeParams rope;
+};
+
+// One sequence's cache state, shared by the mechanism and its policy.
+struct KvSequence {
+    SeqId token_id = 0, pooled_id = 0;   // the manager's ids of the two streams
+    std::vector<TokenId> tokens;
+    int32_t n_pooled = 0;                // pooled groups written
+    int32_t release_cursor = 0;          // token-table blocks before this were considered for release
+    bool lossy = false;                  // tokens were evicted or pooled: no truncation into the past
+    std::vector<float> policy_rows;      // rows the policy keeps beside the blocks (sliding: its sinks' keys)
+    uint64_t read_bytes_last_step = 0;   // attention reads of its last query in the last step
+    std::vector<std::vector<bool>> read_last;  // per model layer, token blocks its last query read (when marked)
+};
+
+// One sequence's part of the step in flight.
+struct StepPart {
+    KvSequence* s = nullptr;
+    SeqId id = 0;
+    int32_t index = 0;                   // its place in the step
+    int32_t t0 = 0, n = 0, row0 = 0;     // first new token index, new tokens, first row in the step
+    AttendPlan token_plan;               // built by begin_part
+    uint64_t read_bytes = 0;
+    uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
+};
+
+// The mechanism's state every policy works through: the stored geometry, the block manager and
+// store, and which layers share which storage. Owned by PagedKv.
+struct KvArena {
+    KvTypes types;
+    PagedKvShape shape;                   // as stored (latent: one head of rank/2)
+    bool rotate_k = false;                // keys are Hadamard-rotated before storage (4-bit K)
+    std::vector<int32_t> owner;           // model layer → the layer whose KV it reads
+    std::vector<int32_t> storage_of;      // model layer → storage index (of its owner)
+    std::vector<std::vector<int32_t>> members;  // storage index → the model layers sharing it
+    std::unique_ptr<KvCacheManager> manager;
+    std::unique_ptr<KvStore> store;
+
+    int32_t block_tokens() const { return manager->n_tokens_per_block(); }
+    std::span<const BlockId> token_table(const KvSequence& s) const { return manager->block_table(s.token_id); }
+    std::span<const BlockId> pooled_table(const KvSequence& s) const { return manager->block_table(s.pooled_id); }
+    KvStreamView token_stream(int32_t storage, const KvSequence& s) const;
+    KvStreamView pooled_stream(int32_t storage, const KvSequence& s, float score_bias) const;
+    // A stream over `n_rows` contiguous f32 rows per KV head (scratch data a policy built).
+    KvStreamView f32_stream(const float* k, const float* v, int32_t n_rows) const;
+};
+
+// Told of each key row as it is stored (after rotation), for an index over stored keys.
+class KeyRowObserver {
+public:
+    virtual void key_row(int32_t storage, BlockId block, int32_t slot, int32_t head, const float* key) = 0;
+
+protected:
+    ~KeyRowObserver() = default;
+};
+
+// Encodes the rows of tokens [first_token, first_token + n) of `s` into `storage`.
+void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
+                      const float* v, int64_t n, bool rotate, KeyRowObserver* observer = nullptr);
+
+class AttentionPolicy {
+public:
+    explicit AttentionPolicy(const AttentionSpec& spec) : spec_(spec) {}
+    virtual ~AttentionPolicy() = default;
+    const AttentionSpec& spec() const { return spec_; }
+
+    // -- Layout, fixed when the pool is made.
+    // invalid_argument naming the parameter when the model cannot run this spec.
+    virtual Status check(const PagedKvShape& model, KvTypes types) const;
+    virtual PagedKvShape stored_shape(const PagedKvShape& model) const { return model; }
+    virtual int32_t owner_layer(int32_t layer, int32_t /*n_layers*/) const { return layer; }
+    // Whether 4-bit keys are rotated (needs a power-of-two head_dim); false where keys are not stored.
+    virtual bool rotates_4bit_keys() const { return true; }
+    // Index bytes kept per block beside its K and V (all storage layers).
+    virtual uint64_t aux_bytes_per_block(const KvArena&) const { return 0; }
+    virtual void on_pool_created(const KvArena&, int32_t /*n_blocks*/) {}
+    // Most tokens one sequence holds at once when it may grow to n_ctx; pooled blocks beside them.
+    virtual int64_t held_tokens_bound(int64_t n_ctx, int32_t /*block_tokens*/) const { return n_ctx; }
+    virtual uint64_t pooled_blocks(uint64_t /*token_blocks*/) const { return 0; }
+
+    // -- What a sequence under it can do.
+    virtual bool unbounded_context() const { return false; }
+    virtual bool can_fork() const { return true; }
+    // A cached prefix's blocks are all a new sequence needs (no per-sequence state, no
+    // dependence on how the prefix was chunked).
+    virtual bool can_adopt_prefix() const { return true; }
+    virtual bool one_sequence_per_step() const { return false; }
+    virtual bool layer_computes_kv(const KvArena&, int32_t /*layer*/) const { return true; }
+    // The token blocks each query read are marked for the block map (they may be skipped).
+    virtual bool marks_read_blocks() const { return false; }
+    // What a released token block holds on for the block map.
+    virtual bool pools_released_blocks() const { return false; }
+
+    // -- The step.
+    // Pooled entries query t reads (sizes the pooled stream).
+    virtual int32_t pooled_count(int32_t /*t*/) const { return 0; }
+    // Added to every score read from the pooled stream.
+    virtual float pooled_score_bias() const { return 0.0f; }
+    // Builds part.token_plan and anything else the part needs before its layers run.
+    virtual void begin_part(const KvArena& arena, StepPart& part);
+    virtual void on_block_copied(const KvArena&, BlockId /*src*/, BlockId /*dst*/) {}
+    virtual void write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v);
+    virtual int32_t n_extra_streams(const KvArena&, int32_t /*layer*/, const StepPart&) const { return 0; }
+    virtual void add_extra_streams(const KvArena&, int32_t /*layer*/, StepPart&, std::vector<KvStreamView>&) {}
+    // The plan for the part's rows in `layer`; q: the part's queries. May set index_bytes_last.
+    virtual const AttendPlan& plan(const KvArena&, int32_t /*layer*/, StepPart& part, const float* /*q*/) { return part.token_plan; }
+    // Token-table blocks [first, end) no future query reads, once the step is committed.
+    virtual void releasable(const KvArena&, const KvSequence&, int32_t& /*first*/, int32_t& /*end*/) const {}
+    virtual void on_truncate(KvArena&, KvSequence&, int32_t /*n_tokens*/) {}
+
+    // -- The byte formula: what one sequence of n tokens holds and its last query reads, per
+    // storage layer, after its steps are committed (block-granular, as the pool allocates).
+    struct Footprint {
+        int64_t token_blocks = 0, pooled_blocks = 0;  // blocks live in the two tables
+        int64_t entries_read = 0;                     // entries the last query reads (per KV head)
+        int64_t index_rows_read = 0;                  // index rows it scores (per KV head):
+        bool index_rows_are_keys = false;             // stored K rows, else f16 key ranges (2 · head_dim)
+        std::string note;                             // where the engine may differ
+    };
+    virtual Footprint footprint(int64_t n_tokens, int32_t block_tokens) const;
+
+protected:
+    AttentionSpec spec_;
+};
+
+// An integer parameter for a variant's describe().
+inline AttentionParameter integer_parameter(std::string key, std::string label, int32_t default_value, int32_t min_value,
+                                            int32_t max_value, std::string help) {
+    AttentionParameter p;
+    p.key = std::move(key);
+    p.label = std::move(label);
+    p.default_value = default_value;
+    p.min_value = min_value;
+    p.max_value = max_value;
+    p.help = std::move(help);
+    return p;
+}
+
+// What a variant's file registers; policy_registry.cpp lists one line per variant.
+struct PolicyRegistration {
+    AttentionVariant (*describe)();                              // name, parameters, defaults, help
+    std::string (*spec_parameters)(const AttentionSpec& spec);  // the canonical ":key=value,..." part
+    std::unique_ptr<AttentionPolicy> (*make)(const AttentionSpec& spec);
+};
+const PolicyRegistration& policy_registration(AttentionKind kind);
+
+std::unique_ptr<AttentionPolicy> make_attention_policy(const AttentionSpec& spec);
+
+}  // namespace workbench

@@ -1,0 +1,31 @@
+// Compressed attention: every M old tokens become one pooled entry (pooling_policy.h), and each
+// query reads all of them beside the sinks and its recent window.
+#include "attention/pooling_policy.h"
+
+namespace workbench {
+namespace {
+
+class CompressedPolicy final : public PoolingPolicy {
+public:
+    using PoolingPolicy::PoolingPolicy;
+};
+
+AttentionVariant describe() {
+    return {AttentionKind::compressed, "compressed", "every M old tokens pooled into one entry; the recent R tokens as they are",
+            {integer_parameter("block", "Pool (tokens per entry)", 4, 1, 4096, "Old tokens averaged into one entry: memory of the past ÷ M."),
+             integer_parameter("recent", "Recent (tokens)", 256, 0, 1 << 20, "Newest tokens read exactly, never pooled."),
+             integer_parameter("sinks", "Sinks (tokens)", 0, 0, 1 << 16, "First tokens never pooled.")}};
+}
+
+std::string spec_parameters(const AttentionSpec& s) {
+    return ":block=" + std::to_string(s.block) + ",recent=" + std::to_string(s.recent) +
+           (s.sinks ? ",sinks=" + std::to_string(s.sinks) : "");
+}
+
+std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) { return std::make_unique<CompressedPolicy>(spec); }
+
+}  // namespace
+
+extern const PolicyRegistration kCompressedPolicy{describe, spec_parameters, make};
+
+}  // namespace workbench
