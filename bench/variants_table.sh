@@ -33,6 +33,11 @@ for s in cross_layer:group=2 cross_layer:group=2,merge=mean cross_layer:group=2,
          cross_layer:group=2,layers=16-29 cross_layer:group=2,layers=16-29,merge=mean cross_layer:group=2,layers=0-13,merge=mean; do
   row "$CTX" "$CHUNKS" --attention "$s"; done
 for s in latent:rank=256 latent:rank=192 latent:rank=128; do row "$CTX" "$CHUNKS" --attention "$s"; done
+# Per-layer layouts: which layers tolerate a window (the rest run full attention), and a mix.
+for s in "sliding:window=512,sinks=4,layers=0-14" "sliding:window=512,sinks=4,layers=15-29" \
+         "sliding:window=512,sinks=4,layers=0+2+4+6+8+10+12+14+16+18+20+22+24+26+28" \
+         "sliding:window=512,sinks=4,layers=0-14;topk:k=512"; do
+  row "$CTX" "$CHUNKS" --attention "$s"; done
 # The long-context targets: sliding with and without sinks, and top-k, at 8k.
 row 8192 1 --attention sliding:window=1020,sinks=4
 row 8192 1 --attention sliding:window=1020,sinks=0

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "workbench/attention.h"
+
 namespace wbcli {
 
 namespace {
@@ -114,10 +116,29 @@ std::vector<FlagSpec> common_flags() {
     };
 }
 
+// Every variant with its parameters and defaults, as the engine registers them.
+std::string attention_help() {
+    std::string out = "SPEC  attention variant (default full):";
+    for (const workbench::AttentionVariant& v : workbench::attention_variants()) {
+        out += " " + v.name;
+        std::string params;
+        for (const workbench::AttentionParameter& p : v.parameters) {
+            params += params.empty() ? ":" : ",";
+            if (p.type == workbench::AttentionParameter::Type::integer) params += p.key + "=" + std::to_string(p.default_value);
+            else if (p.type == workbench::AttentionParameter::Type::layer_range) params += "[" + p.key + "=A-B]";
+            else params += p.key + "=" + p.choices[static_cast<size_t>(p.default_value)];
+        }
+        out += params + ",";
+    }
+    out.back() = ';';
+    return out + " per layer: terms joined by ';', each with layers=A-B+C (one term may leave them out and take the "
+                 "rest; unnamed layers run full), e.g. \"sliding:window=512,layers=0-9;topk:k=256\"";
+}
+
 std::vector<FlagSpec> engine_flags() {
     return {
         {"--weights", "", true, "TYPE  convert the weights at load: as-is (default), f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k (rows that k-quants cannot hold fall back to q5_0 / q8_0)"},
-        {"--attention", "", true, "SPEC  attention variant: full (default), sliding:window=W,sinks=S, cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp], topk:k=K, compressed:block=M,recent=R, heavy:block=M,k=K,recent=R, latent:rank=R"},
+        {"--attention", "", true, attention_help()},
         {"--kv-type", "", true, "T  KV cache element types: f16 (default), f32, bf16, q8_0, q4_0, fp8, or k=T,v=T"},
         {"--kv-budget", "", true, "MiB  KV cache pool size (default: what the context needs)"},
         {"--config", "", true, "FILE  an EngineConfig JSON (as the GUI and history save it); flags given override it"},

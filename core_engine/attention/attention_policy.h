@@ -178,4 +178,15 @@ const PolicyRegistration& policy_registration(AttentionKind kind);
 
 std::unique_ptr<AttentionPolicy> make_attention_policy(const AttentionSpec& spec);
 
+// One policy and the model layers it runs (empty: every layer).
+struct LayerGroupPlan {
+    AttentionSpec spec;
+    std::vector<int32_t> layers;
+};
+// The groups of a layout on a model of n_layers: a single term runs every layer itself (a
+// cross_layer range included); otherwise each term its layers, the term without layers= the
+// rest, and full attention any layer left. invalid_argument naming a layer out of range, a
+// layer named twice or a term left with none.
+Result<std::vector<LayerGroupPlan>> resolve_attention_layout(const AttentionLayout& layout, int32_t n_layers);
+
 }  // namespace workbench

@@ -12,9 +12,9 @@ public:
 
 AttentionVariant describe() {
     return {AttentionKind::compressed, "compressed", "every M old tokens pooled into one entry; the recent R tokens as they are",
-            {integer_parameter("block", "Pool (tokens per entry)", 4, 1, 4096, "Old tokens averaged into one entry: memory of the past ÷ M."),
-             integer_parameter("recent", "Recent (tokens)", 256, 0, 1 << 20, "Newest tokens read exactly, never pooled."),
-             integer_parameter("sinks", "Sinks (tokens)", 0, 0, 1 << 16, "First tokens never pooled.")}};
+            {integer_parameter("block", "Pool (tokens per entry)", 4, 1, 4096, "Old tokens pooled into one entry (mean of keys and of values), M to 1."),
+             integer_parameter("recent", "Recent (tokens)", 256, 0, 1 << 20, "The newest tokens, kept unpooled."),
+             integer_parameter("sinks", "Sinks (tokens)", 0, 0, 1 << 16, "The first tokens, never pooled.")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {

@@ -115,12 +115,6 @@ public:
         return merged() && group_of(arena, layer).size() > 1 ? state(part).merge_plan : part.token_plan;
     }
 
-    Footprint footprint(int64_t n, int32_t bs) const override {
-        Footprint f = AttentionPolicy::footprint(n, bs);
-        f.note = "layers of a group hold one KV between them; each still reads it all";
-        return f;
-    }
-
 private:
     struct PartState {
         AttendPlan merge_plan;                        // merged past [0, t0) + own step rows
@@ -149,17 +143,17 @@ AttentionVariant describe() {
     AttentionParameter layers;
     layers.key = "layers";
     layers.label = "Layers";
-    layers.help = "A-B: the layers that share; the others keep their own KV.";
+    layers.help = "A-B: the layers that share, inclusive; the others keep their own KV.";
     layers.type = AttentionParameter::Type::layer_range;
     AttentionParameter merge;
     merge.key = "merge";
     merge.label = "Merge";
     merge.max_value = 2;
-    merge.help = "none: a group's first layer writes and the rest read; mean or slerp merge the members' K/V.";
+    merge.help = "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2).";
     merge.type = AttentionParameter::Type::choice;
     merge.choices = {"none", "mean", "slerp"};
     return {AttentionKind::cross_layer, "cross_layer", "groups of G neighbouring layers share one KV (layers=A-B limits the range)",
-            {integer_parameter("group", "Layers per group", 2, 1, 64, "Layers sharing one KV: memory ÷ G over the range."), layers, merge}};
+            {integer_parameter("group", "Layers per group", 2, 1, 64, "Consecutive layers sharing one KV: the first of each group stores it, the others read it. group=2 halves the cache over the range."), layers, merge}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {

@@ -72,10 +72,10 @@ private:
 
 AttentionVariant describe() {
     return {AttentionKind::heavy, "heavy", "old tokens pooled every M; each query reads the K pooled entries that match it best",
-            {integer_parameter("block", "Pool (tokens per entry)", 16, 1, 4096, "Old tokens averaged into one entry."),
-             integer_parameter("k", "Entries read", 32, 1, 1 << 20, "Pooled entries each query reads, chosen by q·k per KV head."),
-             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "Newest tokens read exactly, never pooled."),
-             integer_parameter("sinks", "Sinks (tokens)", 0, 0, 1 << 16, "First tokens never pooled.")}};
+            {integer_parameter("block", "Pool (tokens per entry)", 16, 1, 4096, "Old tokens pooled into one entry, as in compressed."),
+             integer_parameter("k", "Entries read", 32, 1, 1 << 20, "Pooled entries each KV head reads: the top k by q·k over its query group."),
+             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "The newest tokens, kept unpooled and always read."),
+             integer_parameter("sinks", "Sinks (tokens)", 0, 0, 1 << 16, "The first tokens, never pooled.")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {

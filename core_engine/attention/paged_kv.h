@@ -1,145 +1,85 @@
-// The paged KV cache as the model sees it: per-sequence block tables over one KvStore, run by the
-// chosen variant's AttentionPolicy (attention_policy.h), which decides what each step writes,
-// which spans each query reads (an AttendPlan for the one attention kernel) and what is
-// released. This class is the mechanism: sequences, allocation, prefix sharing, forks, byte
-// accounting. One forward step is: begin_step (allocate; fails cleanly) → per layer write() then
+// The paged KV cache as the model sees it: one KvGroup (kv_group.h) per attention policy of the
+// model's layout, each with its own block tables, so layers can run different policies (a
+// sliding window on some, full or top-k on others). Every call that names a layer goes to that
+// layer's group; the step, prefix sharing, forks and the byte figures span all groups, which
+// always hold the same tokens. A single-policy layout is one group and behaves exactly as it.
+// One forward step is: begin_step (allocate; fails cleanly) → per layer write() then
 // plan()/streams() → finish_step (commit, release). Owned and called by the engine's thread only.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <unordered_map>
+#include <string>
 #include <vector>
 
-#include "attention/attention_policy.h"
+#include "attention/kv_group.h"
 
 namespace workbench {
 
-// What a token block of a sequence is to one layer, for the block map picture.
-enum class KvBlockUse : uint8_t {
-    empty,       // past the sequence's end in its last block's row (never shown: only whole blocks are listed)
-    live,        // held and read by the last query
-    shared,      // held, and also in another sequence's table (prefix cache, fork): one copy in memory
-    evicted,     // released by a sliding window: its tokens are gone
-    compressed,  // released after pooling (compressed, heavy): its tokens live on as pooled entries
-    skipped,     // held but not read by the last query (top-k left it out)
-    borrowed,    // this layer keeps no KV: it reads another layer's (cross-layer sharing)
-};
-
-// One sequence's share of a step: `tokens` are appended to `seq` (created when new).
-struct StepSequence {
-    SeqId seq = 0;
-    std::span<const TokenId> tokens;
-};
-
-// Byte figures of one sequence, or of the whole cache.
-struct KvUsage {
-    uint64_t bytes_in_use = 0;        // blocks held (shared blocks once), index data included
-    uint64_t bytes_peak = 0;
-    uint64_t bytes_allocated = 0;     // the pool
-    uint64_t bytes_full = 0;          // full attention, same tokens and dtypes, same block rounding
-    uint64_t bytes_read_last_step = 0;  // attention reads of the last step's last query, all layers
-    int32_t n_tokens = 0;
-};
-
 class PagedKv {
 public:
-    // A pool of `budget_bytes`, or when that is 0, one that holds `n_seq` sequences of `n_ctx`
-    // tokens each (pooled entries included; a sliding window's sequence never holds more than its
-    // sinks, window and one step's tokens, so its pool is sized for that). invalid_argument for a
-    // spec the model cannot run (names the parameter); resource_exhausted when the pool cannot be
-    // allocated or holds under 2 blocks.
+    // One group per policy of `layout`, sized as KvGroup::create sizes one (a budget is split
+    // so every group holds the same number of blocks). invalid_argument for a layout the model
+    // cannot run (names the term or parameter); resource_exhausted as KvGroup::create.
+    static Result<std::unique_ptr<PagedKv>> create(const AttentionLayout& layout, KvTypes types, const PagedKvShape& shape,
+                                                   uint64_t budget_bytes, int32_t n_ctx, int32_t n_seq = 1,
+                                                   int32_t n_tokens_per_block = 16);
+    // A single policy on every layer.
     static Result<std::unique_ptr<PagedKv>> create(const AttentionSpec& spec, KvTypes types, const PagedKvShape& shape,
                                                    uint64_t budget_bytes, int32_t n_ctx, int32_t n_seq = 1,
                                                    int32_t n_tokens_per_block = 16);
-    // Most tokens one step may append to a sequence (the model's prompt chunk; a batch's budget
-    // must not exceed it under a sliding window's small pool).
     static constexpr int32_t kMaxStepTokens = workbench::kMaxStepTokens;
     ~PagedKv();
 
-    const AttentionSpec& spec() const { return policy_->spec(); }
-    KvTypes types() const { return arena_.types; }
-    // Most tokens a sequence may hold; sliding alone can run past the trained context.
-    bool unbounded_context() const { return policy_->unbounded_context(); }
-    // Whether a sequence may start sharing another's blocks (fork).
-    bool can_fork() const { return policy_->can_fork(); }
-    // What one sequence of n_tokens would hold and read, by the policy's formula.
-    AttentionPolicy::Footprint footprint(int64_t n_tokens) const { return policy_->footprint(n_tokens, n_tokens_per_block()); }
-    uint64_t full_bytes_per_token() const { return full_bytes_per_token_; }
+    const AttentionLayout& layout() const { return layout_; }
+    std::string layout_name() const { return attention_layout_name(layout_); }
+    // The latent variant (it runs every layer): the model rebuilds K and V from the cache.
+    bool latent() const { return groups_.size() == 1 && groups_.front()->spec().kind == AttentionKind::latent; }
+    KvTypes types() const { return groups_.front()->types(); }
+    // Most tokens a sequence may hold; only when every layer slides can it run past the trained context.
+    bool unbounded_context() const;
+    bool can_fork() const;
+    uint64_t full_bytes_per_token() const { return groups_.front()->full_bytes_per_token(); }
+    const std::vector<std::unique_ptr<KvGroup>>& groups() const { return groups_; }
+    const KvGroup& group_of(int32_t layer) const { return *groups_[static_cast<size_t>(group_of_[static_cast<size_t>(layer)])]; }
 
-    // The step: each sequence's tokens are appended (a sequence at most once per step); the
-    // step's rows are the sequences' tokens in batch order, and write/plan/streams take all
-    // rows at once. Errors leave everything as it was: resource_exhausted/out_of_range from the
-    // pool with the budget to ask for; invalid_argument for an empty or repeated sequence.
     Status begin_step(std::span<const StepSequence> batch);
     Status begin_step(SeqId seq, std::span<const TokenId> tokens);
-    std::span<const int32_t> positions() const { return positions_; }   // [n_rows]: each row's position
-    int32_t n_step_sequences() const { return n_parts_; }
-    // False for a layer that reads another layer's KV (cross_layer, merge=none): it skips K and V.
-    bool layer_computes_kv(int32_t layer) const { return policy_->layer_computes_kv(arena_, layer); }
-    // k, v: [n_rows, n_kv_heads · head_dim], RoPE applied to k.
-    void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
-    // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
-    bool rotates_keys() const { return arena_.rotate_k; }
-    // q: [n_rows, n_head, head_dim]. One plan over every row of the step; its spans index
-    // streams(layer), where each sequence has its own streams.
-    const AttendPlan& plan(int32_t layer, const float* q);
-    // Decodes the entries [0, n) of `layer` of the step's one sequence to f32 rows (latent: the
-    // cached c, its halves in k_out and v_out, [n, R/2] each). Latent steps hold one sequence.
-    void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const;
-    std::span<const KvStreamView> streams(int32_t layer);
+    std::span<const int32_t> positions() const { return groups_.front()->positions(); }
+    int32_t n_step_sequences() const { return groups_.front()->n_step_sequences(); }
+    bool layer_computes_kv(int32_t layer) const { return group_of(layer).layer_computes_kv(layer); }
+    void write(int32_t layer, const float* k, const float* v, ThreadPool& pool) { group(layer).write(layer, k, v, pool); }
+    bool rotates_keys() const { return groups_.front()->rotates_keys(); }
+    const AttendPlan& plan(int32_t layer, const float* q) { return group(layer).plan(layer, q); }
+    void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const { group_of(layer).read_rows(layer, n, k_out, v_out); }
+    std::span<const KvStreamView> streams(int32_t layer) { return group(layer).streams(layer); }
     void finish_step();
     void abort_step();
 
-    // Starts the new sequence `seq` on the cached full blocks that begin `prompt` (another
-    // sequence's, or a freed one's not yet evicted) and returns how many tokens it now holds:
-    // the caller runs the rest. 0 when nothing is cached, `seq` exists, or the variant keeps
-    // per-sequence state beyond its blocks (sliding, compressed, heavy), or its blocks depend on
-    // how their prompt was chunked (cross_layer with a merge).
+    // As KvGroup's: a prefix every group holds cached, 0 when any group cannot adopt one.
     int32_t adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt);
-    // Tokens of `seq` that may be kept when a new prompt shares its first `n_common` tokens; the
-    // sequence is truncated to that (0 resets it). Policies whose cache lost token-level detail
-    // (evicted or pooled) keep only an untouched prefix.
     int32_t keep_prefix(SeqId seq, int32_t n_common);
     void free(SeqId seq);
-    // Starts `child` sharing `parent`'s blocks (copy-on-write); full, topk and cross_layer only.
     Status fork(SeqId parent, SeqId child);
-    int32_t n_tokens(SeqId seq) const;
-    // Tokens the free blocks hold (cached-but-free blocks count: they are reused on demand).
+    int32_t n_tokens(SeqId seq) const { return groups_.front()->n_tokens(seq); }
+    // Tokens every group can still take.
     int64_t n_free_tokens() const;
-    int32_t n_tokens_per_block() const;
+    int32_t n_tokens_per_block() const { return groups_.front()->n_tokens_per_block(); }
 
     KvUsage usage() const;
     KvUsage usage(SeqId seq) const;
-    // KV bytes of each model layer for a sequence (a layer reading another's KV holds 0).
     std::vector<uint64_t> layer_bytes(SeqId seq) const;
-    // [n_layers][n_blocks] uses of the sequence's token blocks, row by layer; n_blocks is set.
     std::vector<KvBlockUse> block_map(SeqId seq, int32_t& n_blocks) const;
 
 private:
     PagedKv() = default;
-    KvSequence& seq_state(SeqId seq);
-    Status begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens);
-    void undo_part(StepPart& part);
-    const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q);
-    void release_unreachable(KvSequence& s);
-    uint64_t block_bytes() const;   // one block in every storage layer, index data included
+    KvGroup& group(int32_t layer) { return *groups_[static_cast<size_t>(group_of_[static_cast<size_t>(layer)])]; }
 
-    std::unique_ptr<AttentionPolicy> policy_;
-    KvArena arena_;
-    uint64_t full_bytes_per_token_ = 0;
-    uint64_t aux_block_bytes_ = 0;
-    std::unordered_map<SeqId, std::unique_ptr<KvSequence>> seqs_;
+    AttentionLayout layout_;
+    std::vector<std::unique_ptr<KvGroup>> groups_;
+    std::vector<int32_t> group_of_;  // model layer → its group
     uint64_t peak_ = 0;
-
-    // The step in flight: parts_[0, n_parts_) (kept allocated across steps).
-    std::vector<StepPart> parts_;
-    int32_t n_parts_ = 0;
-    std::vector<int32_t> positions_;
-    AttendPlan batch_plan_;                  // the parts' plans joined, for steps of several sequences
-    std::vector<KvStreamView> views_;
-    uint64_t read_bytes_ = 0;                // the last step's parts together
 };
 
 }  // namespace workbench

@@ -82,7 +82,7 @@ AttentionPolicy::Footprint PoolingPolicy::footprint(int64_t n, int32_t bs) const
     f.token_blocks = (n + bs - 1) / bs - std::max<int64_t>(0, end - first);
     f.pooled_blocks = (pooled + bs - 1) / bs;
     f.entries_read = n > 0 ? std::min<int64_t>(spec_.sinks, n) + pooled + (n - recent_begin(static_cast<int32_t>(n - 1))) : 0;
-    f.note = "token blocks are released whole once all their tokens are pooled";
+    f.note = "while a prompt chunk runs, its old tokens are held unpooled until the step ends: the peak is higher";
     return f;
 }
 

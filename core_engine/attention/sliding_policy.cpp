@@ -112,7 +112,7 @@ public:
         const int64_t end = std::max<int64_t>(0, n + 1 - spec_.window) / bs;
         f.token_blocks = (n + bs - 1) / bs - std::max<int64_t>(0, end - first);
         f.entries_read = std::min<int64_t>(spec_.sinks, n) + std::min<int64_t>(spec_.window, std::max<int64_t>(0, n - spec_.sinks));
-        f.note = "blocks are released whole: up to one block more than the window is held";
+        f.note = "while a prompt chunk runs, its tokens are held until the step ends: the peak is higher";
         return f;
     }
 
@@ -140,8 +140,8 @@ private:
 
 AttentionVariant describe() {
     return {AttentionKind::sliding, "sliding", "the first S tokens (sinks) and the newest W; older tokens are released",
-            {integer_parameter("window", "Window (tokens)", 1020, 1, 1 << 20, "Newest tokens each query reads; memory stays near sinks + window."),
-             integer_parameter("sinks", "Sinks (tokens)", 4, 0, 1 << 16, "First tokens always kept: queries park attention there (StreamingLLM).")}};
+            {integer_parameter("window", "Window (tokens)", 1020, 1, 1 << 20, "The newest tokens each query reads. Older blocks are released: the cache stops growing at about window + sinks tokens."),
+             integer_parameter("sinks", "Sinks (tokens)", 4, 0, 1 << 16, "The first tokens, kept for good: attention mass collects on them, and dropping them hurts more than their size suggests (StreamingLLM).")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {

@@ -124,7 +124,6 @@ public:
             f.entries_read = keep * bs + (n - n_cand * bs);
             f.index_rows_read = n_cand;
         }
-        f.note = "reads shrink; the key ranges add index bytes to every block held";
         return f;
     }
 
@@ -141,8 +140,8 @@ private:
 
 AttentionVariant describe() {
     return {AttentionKind::topk, "topk", "every token kept; each query reads the K tokens' blocks that bound q·k highest",
-            {integer_parameter("k", "Tokens read", 1024, 1, 1 << 20, "Older tokens each query reads, in whole blocks chosen per KV head."),
-             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "Newest tokens always read.")}};
+            {integer_parameter("k", "Tokens read", 1024, 1, 1 << 20, "Tokens each query reads, picked by block per KV head (Quest's bound): the cache keeps everything, the reads shrink. Rounds down to whole 16-token blocks."),
+             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "The newest tokens, always read as they are.")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) { return ":k=" + std::to_string(s.k) + ",recent=" + std::to_string(s.recent); }

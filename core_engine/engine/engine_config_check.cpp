@@ -9,7 +9,7 @@ namespace workbench {
 
 Status check_engine_config(const EngineConfig& config) {
     // Their messages already name the field and the text ("--attention 'x': ...").
-    if (auto spec = parse_attention_spec(config.attention.empty() ? "full" : config.attention); !spec.ok()) return spec.status();
+    if (auto spec = parse_attention_layout(config.attention.empty() ? "full" : config.attention); !spec.ok()) return spec.status();
     if (auto types = parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types); !types.ok()) return types.status();
     if (!config.weight_type.empty() && !dtype_from_name(config.weight_type))
         return error(StatusCode::invalid_argument, "unknown weight type '" + config.weight_type + "'");

@@ -68,7 +68,7 @@ ModelInfo describe(const Engine::Impl& e) {
     count(w.output);
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
-    m.attention = attention_spec_name(e.kv->spec());
+    m.attention = e.kv->layout_name();
     m.context_bounded = !e.kv->unbounded_context();
     m.kv_types = kv_types_name(e.kv->types());
     m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
@@ -139,7 +139,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     }
     const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
     impl->n_ctx = n_ctx;
-    WB_ASSIGN_OR_RETURN(const AttentionSpec spec, parse_attention_spec(config.attention.empty() ? "full" : config.attention));
+    WB_ASSIGN_OR_RETURN(const AttentionLayout layout, parse_attention_layout(config.attention.empty() ? "full" : config.attention));
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
     // the file if anything still needs them, e.g. latent factorization).
@@ -149,11 +149,12 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
         return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
-    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(spec, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(layout, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
                                                   config.n_seq_max));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
-    if (spec.kind == AttentionKind::latent) {
+    if (impl->kv->latent()) {
+        const AttentionSpec& spec = layout.front().spec;
         WB_ASSIGN_OR_RETURN(const std::vector<TokenId> calibration, calibration_tokens(config, *impl->tokenizer));
         WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec.rank, calibration, *impl->pool, [&](int done, int total) {
             if (config.on_load_progress) config.on_load_progress("latent factors", static_cast<float>(done) / static_cast<float>(total));

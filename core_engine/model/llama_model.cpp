@@ -90,7 +90,7 @@ Status LlamaModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& 
         if (t < 0 || t >= hp_.n_vocab)
             return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
                                                        std::to_string(hp_.n_vocab - 1) + ")");
-    if (kv.spec().kind == AttentionKind::latent && latent_.empty())
+    if (kv.latent() && latent_.empty())
         return error(StatusCode::invalid_argument, "forward: a latent KV cache needs enable_latent() first");
     return Status::ok_status();
 }
@@ -131,7 +131,7 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
         n_wanted += b.all_logits ? static_cast<int64_t>(b.tokens.size()) : b.want_logits;
     }
     logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
-    if (kv.spec().kind == AttentionKind::latent && batch.size() > 1) {
+    if (kv.latent() && batch.size() > 1) {
         // Latent keys are rebuilt per sequence: one step per sequence.
         std::vector<float> one;
         std::vector<int32_t> before;
@@ -358,7 +358,7 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
         const PackedLayer& pl = packed_[il];
         add_residual_then_norm(il > 0, &l.attn_norm, {&pl.wq, &pl.wk, &pl.wv});  // the previous layer's MLP output joins here
         if (capture_) (*capture_)[static_cast<size_t>(il)].insert((*capture_)[static_cast<size_t>(il)].end(), xn_.data(), xn_.data() + n * n_embd);
-        if (kv.spec().kind == AttentionKind::latent) {
+        if (kv.latent()) {
             latent_attention(il, n, kv, pos, pool);
         } else {
             standard_attention(il, n, kv, pool);

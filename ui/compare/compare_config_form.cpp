@@ -9,7 +9,8 @@
 #include <algorithm>
 
 #include "ui/compare/compare_remote.h"
-#include "widgets/kv_prediction.h"
+#include "ui/pages/predicted_kv.h"
+#include "workbench/attention.h"
 
 namespace {
 // What requantize accepts, as the configuration panel offers them.
@@ -26,8 +27,9 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
     grid->addWidget(new QLabel(tr("Attention (--attention)"), this), 0, 2);
     grid->addWidget(new QLabel(tr("KV types (--kv-type)"), this), 0, 3);
     grid->addWidget(new QLabel(tr("Weights"), this), 0, 4);
-    QStringList kvChoices = kvprediction::kvTypeNames();
-    kvChoices << QStringLiteral("k=q8_0,v=q4_0") << QStringLiteral("k=f16,v=q8_0");
+    QStringList kvChoices = predictedkv::toStringList(workbench::kv_type_names());
+    kvChoices << QString::fromStdString(workbench::kv_types_spec("q8_0", "q4_0"))
+              << QString::fromStdString(workbench::kv_types_spec("f16", "q8_0"));
     m_presets.append(ComparePreset{ComparePreset::Source::Chat, {}, QStringLiteral("full"), QStringLiteral("f16"), {}});
     for (int i = 0; i < kMaxRows; ++i) {
         Row& r = m_rows[i];

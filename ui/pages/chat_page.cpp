@@ -337,6 +337,7 @@ void ChatPage::onSamples(const QList<TokenSample>& samples) {
     // A remote server's samples do not know the context (0): its count comes with the reply's end.
     if (samples.last().nTokensContext > 0) {
         m_contextTokens = samples.last().nTokensContext;
+        m_config->showMeasuredKv(samples.last().nTokensContext, samples.last().kvBytesInUse);
         updateGauge();
     }
 }

@@ -7,17 +7,18 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRandomGenerator>
 #include <QSettings>
 #include <QSpinBox>
-#include <QStackedWidget>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
-#include <cmath>
 
 #include "ui/format.h"
+#include "ui/pages/attention_form.h"
+#include "ui/pages/predicted_kv.h"
 
 namespace {
 
@@ -104,21 +105,9 @@ QWidget* ConfigPanel::buildLoadGroup() {
     form->addRow(tr("Weights"), m_weights);
     connect(m_weights, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
 
-    m_attention = new QComboBox(this);
-    m_attention->setObjectName(QStringLiteral("attentionCombo"));
-    m_attention->addItems(kvprediction::variantNames());
-    m_attention->setToolTip(tr("The attention variant: what the KV cache keeps and what each query reads."));
-    form->addRow(tr("Attention"), m_attention);
-    outer->addWidget(buildAttentionForms());
-    connect(m_attention, &QComboBox::currentIndexChanged, this, [this](int index) {
-        // Only the shown form takes space: the stack would otherwise be as tall as its tallest.
-        for (int i = 0; i < m_attentionForms->count(); ++i)
-            m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred,
-                                                       i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
-        m_attentionForms->setCurrentIndex(index);
-        m_attentionForms->adjustSize();
-    });
-    connect(m_attention, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    m_attention = new AttentionForm(this);
+    outer->addWidget(m_attention);
+    connect(m_attention, &AttentionForm::changed, this, &ConfigPanel::refresh);
 
     auto* kvForm = new QFormLayout();
     outer->addLayout(kvForm);
@@ -126,13 +115,13 @@ QWidget* ConfigPanel::buildLoadGroup() {
                                "values, q4_0 18 per 32 (block scales included).");
     m_kType = new QComboBox(this);
     m_kType->setObjectName(QStringLiteral("kTypeCombo"));
-    m_kType->addItems(kvprediction::kvTypeNames());
+    m_kType->addItems(predictedkv::toStringList(workbench::kv_type_names()));
     m_kType->setCurrentText(QStringLiteral("f16"));
     m_kType->setToolTip(typeTip.arg(tr("keys")) + tr(" q4_0 keys are Hadamard-rotated per head."));
     kvForm->addRow(tr("K cache type"), m_kType);
     m_vType = new QComboBox(this);
     m_vType->setObjectName(QStringLiteral("vTypeCombo"));
-    m_vType->addItems(kvprediction::kvTypeNames());
+    m_vType->addItems(predictedkv::toStringList(workbench::kv_type_names()));
     m_vType->setCurrentText(QStringLiteral("f16"));
     m_vType->setToolTip(typeTip.arg(tr("values")));
     kvForm->addRow(tr("V cache type"), m_vType);
@@ -169,6 +158,11 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_measured->setWordWrap(true);
     m_measured->setStyleSheet(QStringLiteral("color: #555;"));
     outer->addWidget(m_measured);
+    m_measuredVsPredicted = new QLabel(this);
+    m_measuredVsPredicted->setObjectName(QStringLiteral("measuredVsPredictedLabel"));
+    m_measuredVsPredicted->setWordWrap(true);
+    m_measuredVsPredicted->setTextFormat(Qt::RichText);
+    outer->addWidget(m_measuredVsPredicted);
 
     m_apply = new QPushButton(tr("Applied"), this);
     m_apply->setObjectName(QStringLiteral("applyButton"));
@@ -182,79 +176,6 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_loadBar->setVisible(false);
     outer->addWidget(m_loadBar);
     return box;
-}
-
-QWidget* ConfigPanel::buildAttentionForms() {
-    m_attentionForms = new QStackedWidget(this);
-    auto page = [this]() {
-        auto* w = new QWidget(m_attentionForms);
-        auto* f = new QFormLayout(w);
-        f->setContentsMargins(12, 0, 0, 0);
-        m_attentionForms->addWidget(w);
-        return f;
-    };
-    // full
-    page()->addRow(new QLabel(tr("Every token, every layer: the reference."), this));
-    // sliding
-    QFormLayout* f = page();
-    m_slidingWindow = addSpin(f, tr("Window"), QStringLiteral("slidingWindow"), 1, 1 << 20, 1020,
-                              tr("The newest tokens each query reads. Older blocks are released: the cache stops "
-                                 "growing at about window + sinks tokens."));
-    m_slidingSinks = addSpin(f, tr("Sinks"), QStringLiteral("slidingSinks"), 0, 4096, 4,
-                             tr("The first tokens, kept for good: attention mass collects on them, and dropping "
-                                "them hurts more than their size suggests (StreamingLLM)."));
-    // cross_layer
-    f = page();
-    m_crossGroup = addSpin(f, tr("Group"), QStringLiteral("crossGroup"), 1, 64, 2,
-                           tr("Consecutive layers sharing one KV: the first of each group stores it, the others read "
-                              "it. group=2 halves the cache over the range."));
-    m_crossFirst = addSpin(f, tr("First layer"), QStringLiteral("crossFirst"), 0, 1023, 0,
-                           tr("First layer of the shared range (inclusive)."));
-    m_crossLast = addSpin(f, tr("Last layer"), QStringLiteral("crossLast"), -1, 1023, -1,
-                          tr("Last layer of the shared range (inclusive)."));
-    m_crossLast->setSpecialValueText(tr("last"));
-    m_crossMerge = new QComboBox(this);
-    m_crossMerge->setObjectName(QStringLiteral("crossMerge"));
-    m_crossMerge->addItems({QStringLiteral("none"), QStringLiteral("mean"), QStringLiteral("slerp")});
-    m_crossMerge->setToolTip(tr("none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: "
-                                "spherical interpolation of pairs (MiniCache; needs group=2)."));
-    f->addRow(tr("Merge"), m_crossMerge);
-    connect(m_crossMerge, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
-    // topk
-    f = page();
-    m_topkK = addSpin(f, tr("k"), QStringLiteral("topkK"), 1, 1 << 20, 1024,
-                      tr("Tokens each query reads, picked by block (Quest's bound): the cache keeps everything, the "
-                         "reads shrink. Rounds down to whole 16-token blocks."));
-    m_topkRecent = addSpin(f, tr("Recent"), QStringLiteral("topkRecent"), 0, 1 << 20, 64,
-                           tr("The newest tokens, always read as they are."));
-    // compressed
-    f = page();
-    m_compBlock = addSpin(f, tr("Block"), QStringLiteral("compBlock"), 1, 1024, 4,
-                          tr("Old tokens pooled into one entry (mean of keys and of values), M to 1."));
-    m_compRecent = addSpin(f, tr("Recent"), QStringLiteral("compRecent"), 0, 1 << 20, 256,
-                           tr("The newest tokens, kept unpooled."));
-    m_compSinks = addSpin(f, tr("Sinks"), QStringLiteral("compSinks"), 0, 4096, 0,
-                          tr("The first tokens, never pooled."));
-    // heavy
-    f = page();
-    m_heavyBlock = addSpin(f, tr("Block"), QStringLiteral("heavyBlock"), 1, 1024, 16,
-                           tr("Old tokens pooled into one entry, as in compressed."));
-    m_heavyK = addSpin(f, tr("k"), QStringLiteral("heavyK"), 1, 1 << 20, 32,
-                       tr("Pooled entries each KV head reads: the top k by q·k over its query group."));
-    m_heavyRecent = addSpin(f, tr("Recent"), QStringLiteral("heavyRecent"), 0, 1 << 20, 256,
-                            tr("The newest tokens, kept unpooled and always read."));
-    m_heavySinks = addSpin(f, tr("Sinks"), QStringLiteral("heavySinks"), 0, 4096, 0,
-                           tr("The first tokens, never pooled."));
-    // latent
-    f = page();
-    m_latentRank = addSpin(f, tr("Rank"), QStringLiteral("latentRank"), 2, 8192, 96,
-                           tr("Values stored per layer and token instead of 2 · n_kv_heads · head_dim (a load-time "
-                              "SVD of each layer's K/V projection, weighted by a calibration text). Even; with a "
-                              "quantized KV type, a multiple of 64."));
-    m_latentRank->setSingleStep(2);
-    for (int i = 1; i < m_attentionForms->count(); ++i)
-        m_attentionForms->widget(i)->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Ignored);
-    return m_attentionForms;
 }
 
 QWidget* ConfigPanel::buildSamplingGroup() {
@@ -294,24 +215,8 @@ QWidget* ConfigPanel::buildSamplingGroup() {
     return box;
 }
 
-AttentionParams ConfigPanel::attentionParams() const {
-    AttentionParams p;
-    p.kind = m_attention->currentText();
-    p.window = m_slidingWindow->value();
-    p.sinks = p.kind == QLatin1String("compressed") ? m_compSinks->value()
-              : p.kind == QLatin1String("heavy")    ? m_heavySinks->value()
-                                                    : m_slidingSinks->value();
-    p.group = m_crossGroup->value();
-    p.firstLayer = m_crossFirst->value();
-    p.lastLayer = m_crossLast->value();
-    p.merge = m_crossMerge->currentText();
-    p.k = p.kind == QLatin1String("heavy") ? m_heavyK->value() : m_topkK->value();
-    p.recent = p.kind == QLatin1String("compressed") ? m_compRecent->value()
-               : p.kind == QLatin1String("heavy")    ? m_heavyRecent->value()
-                                                     : m_topkRecent->value();
-    p.block = p.kind == QLatin1String("heavy") ? m_heavyBlock->value() : m_compBlock->value();
-    p.rank = m_latentRank->value();
-    return p;
+std::string ConfigPanel::kvTypes() const {
+    return workbench::kv_types_spec(m_kType->currentText().toStdString(), m_vType->currentText().toStdString());
 }
 
 workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) const {
@@ -320,8 +225,8 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.n_threads = m_threads->value();
     c.n_ctx = m_context->value();
     c.weight_type = m_weights->currentData().toString().toStdString();
-    c.attention = kvprediction::specString(attentionParams()).toStdString();
-    c.kv_types = kvprediction::kvTypesString(m_kType->currentText(), m_vType->currentText()).toStdString();
+    c.attention = m_attention->spec();
+    c.kv_types = kvTypes();
     c.kv_budget_bytes = static_cast<uint64_t>(m_kvBudget->value()) << 20;
     return c;
 }
@@ -330,35 +235,22 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     m_threads->setValue(c.n_threads);
     m_context->setValue(c.n_ctx);
     m_weights->setCurrentIndex(std::max(0, m_weights->findData(QString::fromStdString(c.weight_type))));
-    const AttentionParams p = kvprediction::parseSpec(QString::fromStdString(c.attention));
-    m_attention->setCurrentText(p.kind);
-    if (p.kind == QLatin1String("compressed")) {
-        m_compBlock->setValue(p.block);
-        m_compRecent->setValue(p.recent);
-        m_compSinks->setValue(p.sinks);
-    } else if (p.kind == QLatin1String("heavy")) {
-        m_heavyBlock->setValue(p.block);
-        m_heavyK->setValue(p.k);
-        m_heavyRecent->setValue(p.recent);
-        m_heavySinks->setValue(p.sinks);
-    } else {
-        m_slidingWindow->setValue(p.window);
-        m_slidingSinks->setValue(p.sinks);
-        m_crossGroup->setValue(p.group);
-        m_crossFirst->setValue(p.firstLayer);
-        m_crossLast->setValue(p.lastLayer);
-        m_crossMerge->setCurrentText(p.merge);
-        m_topkK->setValue(p.k);
-        m_topkRecent->setValue(p.recent);
-        m_latentRank->setValue(p.rank);
+    bool expressed = m_attention->setSpec(c.attention);
+    const auto kv = workbench::split_kv_types(c.kv_types.empty() ? std::string("f16") : c.kv_types);
+    if (kv.ok()) {
+        m_kType->setCurrentText(QString::fromStdString(kv->first));
+        m_vType->setCurrentText(QString::fromStdString(kv->second));
     }
-    const auto kv = kvprediction::parseKvTypes(QString::fromStdString(c.kv_types));
-    m_kType->setCurrentText(kv.first);
-    m_vType->setCurrentText(kv.second);
+    expressed = expressed && kv.ok();
     m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
     refresh();
+    if (!kv.ok()) m_prediction->setText(QString::fromStdString(kv.status().message()).toHtmlEscaped());
+    if (!expressed) return false;
+    // Read back in canonical form: "sliding" and "sliding:window=1020,sinks=4" are one setting.
     const workbench::EngineConfig back = engineConfig(QString());
-    return back.attention == c.attention && back.kv_types == c.kv_types && back.weight_type == c.weight_type;
+    const auto layout = workbench::parse_attention_layout(c.attention.empty() ? std::string("full") : c.attention);
+    return back.attention == workbench::attention_layout_name(*layout) &&
+           back.kv_types == workbench::kv_types_spec(kv->first, kv->second) && back.weight_type == c.weight_type;
 }
 
 workbench::GenerationRequest ConfigPanel::generationRequest() const {
@@ -383,8 +275,6 @@ void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info
     m_info = info;
     m_applied = applied;
     if (info) {
-        m_crossFirst->setMaximum(std::max(0, info->n_layer - 1));
-        m_crossLast->setMaximum(std::max(0, info->n_layer - 1));
         m_measured->setText(tr("Loaded: %1, KV %2, %3 tokens; pool %4, full attention %5/token.")
                                 .arg(QString::fromStdString(info->attention), QString::fromStdString(info->kv_types))
                                 .arg(info->n_ctx)
@@ -393,7 +283,30 @@ void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info
     } else {
         m_measured->clear();
     }
+    m_measuredVsPredicted->clear();
     refresh();
+}
+
+void ConfigPanel::showMeasuredKv(int nTokens, quint64 bytesInUse) {
+    if (!m_info || nTokens <= 0) return;
+    const auto predicted = predictedkv::forConfig(m_info->attention, m_info->kv_types, *m_info, nTokens);
+    if (!predicted.ok()) return;
+    const auto bytes = [](quint64 n) { return fmt::bytes(static_cast<double>(n)); };
+    QString text = tr("Measured KV at %1 tokens: <b>%2</b>; predicted %3").arg(nTokens).arg(bytes(bytesInUse), bytes(predicted->bytes_held));
+    if (bytesInUse == predicted->bytes_held) {
+        text += tr(" (equal).");
+    } else {
+        // The chat's one sequence is all the pool holds, so a difference is blocks held beyond
+        // the formula's: a step still in flight, or blocks a stopped reply left unreleased.
+        const QString note = predicted->note.empty() ? tr("blocks held by a step in flight")
+                                                     : QString::fromStdString(predicted->note).toHtmlEscaped();
+        text += tr(", %1 %2: %3.")
+                    .arg(bytesInUse > predicted->bytes_held ? tr("over by") : tr("under by"))
+                    .arg(bytes(bytesInUse > predicted->bytes_held ? bytesInUse - predicted->bytes_held
+                                                                  : predicted->bytes_held - bytesInUse))
+                    .arg(note);
+    }
+    m_measuredVsPredicted->setText(text);
 }
 
 void ConfigPanel::setLoading(bool loading) {
@@ -421,67 +334,71 @@ bool ConfigPanel::differsFromApplied() const {
 
 void ConfigPanel::refresh() {
     if (!m_apply || !m_kType || !m_kvBudget) return;  // still building
-    const AttentionParams params = attentionParams();
-    const QString spec = kvprediction::specString(params);
-    const QString kv = kvprediction::kvTypesString(m_kType->currentText(), m_vType->currentText());
-    m_specLabel->setText(tr("--attention %1\n--kv-type %2").arg(spec, kv));
+    const std::string spec = m_attention->spec();
+    const std::string kv = kvTypes();
+    m_specLabel->setText(tr("--attention %1\n--kv-type %2").arg(QString::fromStdString(spec), QString::fromStdString(kv)));
+    // A spec the engine would refuse is not offered for loading: its reason shows instead.
+    const auto layout = m_attention->layout();
+    bool runnable = layout.ok();
 
-    if (m_info) {
-        const KvShape shape{m_info->n_layer, m_info->n_head_kv, m_info->head_dim};
+    if (m_info && runnable) {
         const int ctx = effectiveContext(m_context->value(), m_info);
-        const KvPrediction p = kvprediction::predict(shape, params, m_kType->currentText(), m_vType->currentText(), ctx);
-        QString text = tr("<b>Predicted KV</b> per stored token: %1 (full attention %2)<br>"
-                          "at %3 tokens: <b>%4</b> (full attention %5, %6%)")
-                           .arg(fmt::bytes(p.bytesPerTokenStored), fmt::bytes(p.bytesPerTokenFull))
-                           .arg(ctx)
-                           .arg(fmt::bytes(p.bytesVariant), fmt::bytes(p.bytesFull))
-                           .arg(p.bytesFull > 0 ? 100.0 * p.bytesVariant / p.bytesFull : 0.0, 0, 'f', 0);
-        if (params.kind == QLatin1String("topk"))
-            text += tr("<br>Top-k stores every token (plus a small per-block index) and reads at most k.");
-        if (params.kind == QLatin1String("heavy"))
-            text += tr("<br>Heavy reads at most k pooled entries plus the recent tokens.");
-        m_prediction->setText(text);
-        // Past the trained length the positions are ones the model never saw: say so before Apply.
-        const int requested = m_context->value();
-        const bool pastTrained = m_info->n_ctx_train > 0 && requested > m_info->n_ctx_train;
-        m_contextWarning->setVisible(pastTrained);
-        if (pastTrained) {
-            const KvPrediction whole = kvprediction::predict(shape, params, m_kType->currentText(), m_vType->currentText(), requested);
-            m_contextWarning->setText(
-                tr("Context %1 is past the %2 tokens this model was trained on: positions beyond %2 are "
-                   "extrapolated, and replies there usually lose coherence. The KV pool is sized for the "
-                   "whole context at load: %3.")
-                    .arg(requested)
-                    .arg(m_info->n_ctx_train)
-                    .arg(fmt::bytes(whole.bytesVariant)));
-        }
-        // A budget below what the whole context needs stops a conversation part way: say so now,
-        // with the field's own name, rather than when a turn fails.
-        const double budget = static_cast<double>(static_cast<uint64_t>(m_kvBudget->value()) << 20);
-        const bool short_ = budget > 0 && p.bytesVariant > budget;
-        m_budgetWarning->setVisible(short_);
-        if (short_) {
-            const int neededMiB = static_cast<int>(std::ceil(p.bytesVariant / (1 << 20)));
-            m_budgetWarning->setText(
-                tr("The KV budget (%1 MiB) is below what this configuration holds at %2 tokens (%3): a "
-                   "conversation will stop before the context is full. Set KV budget to at least %4 MiB, "
-                   "or to \"what the context needs\".")
-                    .arg(m_kvBudget->value())
-                    .arg(ctx)
-                    .arg(fmt::bytes(p.bytesVariant))
-                    .arg(neededMiB));
+        const auto p = predictedkv::forConfig(spec, kv, *m_info, ctx);
+        runnable = p.ok();
+        if (!p.ok()) {
+            m_prediction->setText(QString::fromStdString(p.status().message()).toHtmlEscaped());
+            m_contextWarning->setVisible(false);
+            m_budgetWarning->setVisible(false);
+        } else {
+            m_prediction->setText(predictedkv::describe(*p, ctx));
+            showWarnings(*p, ctx);
         }
     } else {
-        m_prediction->setText(tr("Load a model to see the predicted KV bytes."));
+        m_prediction->setText(m_info ? tr("The attention fields name no configuration: see the message above.")
+                                     : tr("Load a model to see the predicted KV bytes."));
         m_contextWarning->setVisible(false);
         m_budgetWarning->setVisible(false);
     }
 
     const bool pending = differsFromApplied();
-    m_apply->setEnabled(!m_loading && (pending || !m_info));
+    m_apply->setEnabled(!m_loading && runnable && (pending || !m_info));
     if (m_loading) m_apply->setText(tr("Loading…"));
+    else if (!runnable) m_apply->setText(tr("Apply (fix the attention settings first)"));
     else if (!m_info) m_apply->setText(tr("Load the model with these settings"));
     else m_apply->setText(pending ? tr("Apply (reloads the model)") : tr("Applied"));
+}
+
+void ConfigPanel::showWarnings(const workbench::KvPrediction& atContext, int ctx) {
+    // Past the trained length the positions are ones the model never saw: say so before Apply.
+    const int requested = m_context->value();
+    const bool pastTrained = m_info->n_ctx_train > 0 && requested > m_info->n_ctx_train;
+    m_contextWarning->setVisible(pastTrained);
+    if (pastTrained) {
+        const auto whole = predictedkv::forConfig(m_attention->spec(), kvTypes(), *m_info, requested);
+        m_contextWarning->setText(
+            tr("Context %1 is past the %2 tokens this model was trained on: positions beyond %2 are "
+               "extrapolated, and replies there usually lose coherence. The KV pool is sized for the "
+               "whole context at load: %3.")
+                .arg(requested)
+                .arg(m_info->n_ctx_train)
+                .arg(whole.ok() ? fmt::bytes(static_cast<double>(whole->bytes_held)) : tr("unknown")));
+    }
+    // A budget below what the whole context needs stops a conversation part way: say so now,
+    // with the field's own name, rather than when a turn fails.
+    const uint64_t budget = static_cast<uint64_t>(m_kvBudget->value()) << 20;
+    const bool short_ = budget > 0 && atContext.bytes_held > budget;
+    m_budgetWarning->setVisible(short_);
+    if (short_) {
+        const auto neededMiB = static_cast<qulonglong>((atContext.bytes_held + (1u << 20) - 1) >> 20);
+        m_budgetWarning->setText(
+            tr("The KV budget (%1 MiB) is below what this configuration holds at %2 tokens (%3): a "
+               "conversation will stop before the context is full. Set KV budget to at least %4 MiB, "
+               "or to \"what the context needs\".")
+                .arg(m_kvBudget->value())
+                .arg(ctx)
+                .arg(fmt::bytes(static_cast<double>(atContext.bytes_held)))
+                .arg(neededMiB));
+    }
 }
 
 void ConfigPanel::saveSettings(QSettings& s) const {
@@ -490,6 +407,7 @@ void ConfigPanel::saveSettings(QSettings& s) const {
     for (const QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>()) s.setValue(spin->objectName(), spin->value());
     for (const QComboBox* combo : findChildren<QComboBox*>()) s.setValue(combo->objectName(), combo->currentIndex());
     s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
+    if (const auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers"))) s.setValue(layers->objectName(), layers->text());
     s.endGroup();
 }
 
@@ -505,6 +423,8 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
     }
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
+    if (auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers")))
+        layers->setText(s.value(layers->objectName(), layers->text()).toString());
     s.endGroup();
     refresh();
 }

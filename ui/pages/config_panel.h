@@ -1,16 +1,19 @@
 // The configuration beside the chat. Load-time settings (threads, context, weights, attention
 // variant and its parameters, K/V types, KV budget, backend) take effect on a reload, which the
 // Apply button starts; sampling settings go with the next turn. Before applying, it shows the
-// KV bytes the chosen variant will hold beside full attention's (widgets/kv_prediction).
-// GUI thread only; it reads the loaded ModelInfo, never the engine.
+// KV bytes the chosen configuration will hold and read beside full attention's, as the engine
+// predicts them for the loaded model (ui/pages/predicted_kv.h); the attention fields are the
+// engine's variant table (ui/pages/attention_form.h). GUI thread only; it reads the loaded
+// ModelInfo, never the engine.
 #pragma once
 
 #include <QWidget>
 #include <optional>
 
 #include "ui/bridge/engine_types.h"
-#include "widgets/kv_prediction.h"
+#include "workbench/attention.h"
 
+class AttentionForm;
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -20,7 +23,6 @@ class QProgressBar;
 class QPushButton;
 class QSettings;
 class QSpinBox;
-class QStackedWidget;
 
 class ConfigPanel : public QWidget {
     Q_OBJECT
@@ -33,14 +35,17 @@ public:
     workbench::GenerationRequest generationRequest() const;
     // A reply finished with `seed`: shown in the seed field while the seed is not fixed.
     void noteSeedUsed(quint64 seed);
-    AttentionParams attentionParams() const;
     // Sets the load-time fields to `config` (History → Continue reloads with a stored one).
-    // False when the form cannot express it (its spec reads back differently).
+    // False when the form cannot express it (a spec or KV types that do not parse, a layout of
+    // several terms, a value past a field's range): the reason is shown, nothing crashes.
     bool setEngineConfig(const workbench::EngineConfig& config);
 
     // The model the predictions are for (nullopt: none loaded) and the settings it was loaded
     // with: Apply is offered while the form differs from them.
     void setLoadedModel(const std::optional<workbench::ModelInfo>& info, const workbench::EngineConfig& applied);
+    // The loaded engine's KV after a step of the chat: shown beside what predict_kv gives for
+    // the same tokens, with where any difference comes from.
+    void showMeasuredKv(int nTokens, quint64 bytesInUse);
     void setLoading(bool loading);
     void setLoadProgress(const QString& step, double fraction);
 
@@ -52,28 +57,22 @@ signals:
 
 private:
     QWidget* buildLoadGroup();
-    QWidget* buildAttentionForms();
     QWidget* buildSamplingGroup();
     QSpinBox* addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
                       const QString& tip);
     QDoubleSpinBox* addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min, double max,
                                   double step, double value, const QString& tip);
     void refresh();  // the prediction and the Apply button, after any change
+    // The context and budget warnings, from the prediction at the context the panel predicts for.
+    void showWarnings(const workbench::KvPrediction& atContext, int ctx);
+    std::string kvTypes() const;
     bool differsFromApplied() const;
 
     // Load-time settings.
     QSpinBox* m_threads = nullptr;
     QSpinBox* m_context = nullptr;
     QComboBox* m_weights = nullptr;
-    QComboBox* m_attention = nullptr;
-    QStackedWidget* m_attentionForms = nullptr;
-    QSpinBox *m_slidingWindow = nullptr, *m_slidingSinks = nullptr;
-    QSpinBox *m_crossGroup = nullptr, *m_crossFirst = nullptr, *m_crossLast = nullptr;
-    QComboBox* m_crossMerge = nullptr;
-    QSpinBox *m_topkK = nullptr, *m_topkRecent = nullptr;
-    QSpinBox *m_compBlock = nullptr, *m_compRecent = nullptr, *m_compSinks = nullptr;
-    QSpinBox *m_heavyBlock = nullptr, *m_heavyK = nullptr, *m_heavyRecent = nullptr, *m_heavySinks = nullptr;
-    QSpinBox* m_latentRank = nullptr;
+    AttentionForm* m_attention = nullptr;
     QComboBox* m_kType = nullptr;
     QComboBox* m_vType = nullptr;
     QSpinBox* m_kvBudget = nullptr;
@@ -81,6 +80,7 @@ private:
     QLabel* m_specLabel = nullptr;
     QLabel* m_prediction = nullptr;
     QLabel* m_measured = nullptr;
+    QLabel* m_measuredVsPredicted = nullptr;
     QPushButton* m_apply = nullptr;
     QProgressBar* m_loadBar = nullptr;
     QLabel* m_loadStep = nullptr;

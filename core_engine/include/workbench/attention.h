@@ -1,6 +1,8 @@
 // Attention variants as a caller names them: the --attention grammar, every variant's parameters
-// (defaults, ranges, help) and the canonical spec string the session database keys on. The engine
-// runs exactly what it parses.
+// (defaults, ranges, help), the canonical spec string the session database keys on, per-layer
+// layouts, and the KV bytes a configuration holds and reads at a given context, worked out from
+// the model's KV geometry alone. The CLI, the GUI's configuration panel and Compare rows all use
+// this one header; the engine runs exactly what it parses.
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
 //   | topk:k=K[,recent=R] | compressed:block=M,recent=R[,sinks=S] | heavy:block=M,k=K,recent=R[,sinks=S]
 //   | latent:rank=R
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "workbench/status.h"
@@ -62,5 +65,52 @@ Result<AttentionSpec> parse_attention_spec(std::string_view spec);
 // Every parameter of the kind, so the string parses back to the same spec.
 std::string attention_spec_name(const AttentionSpec& spec);
 const char* attention_kind_name(AttentionKind kind);
+
+// Policies chosen per layer: terms joined by ';', each naming its layers with `layers=` (ranges
+// A-B or single layers joined by '+'); at most one term leaves them out and takes every layer
+// no other term names; layers no term takes run full attention.
+//   "sliding:window=512,sinks=4,layers=0-9+20-29;topk:k=256"
+// A cross_layer term's layers=A-B is its sharing range as in a single spec (one range). latent
+// runs on every layer or none. A single term without layers= is the single spec above.
+struct AttentionTerm {
+    AttentionSpec spec;
+    std::vector<std::pair<int32_t, int32_t>> layers;  // inclusive ranges; empty: the layers left over
+};
+using AttentionLayout = std::vector<AttentionTerm>;
+Result<AttentionLayout> parse_attention_layout(std::string_view spec);
+// The canonical string: each term's spec name, with its layers where it names them.
+std::string attention_layout_name(const AttentionLayout& layout);
+
+// The KV element types (--kv-type): "f32", "f16", "bf16", "q8_0", "q4_0", "fp8".
+const std::vector<std::string>& kv_type_names();
+// "f16" → {f16, f16}; "k=q8_0,v=q4_0" → {q8_0, q4_0}; invalid_argument naming the bad part.
+Result<std::pair<std::string, std::string>> split_kv_types(std::string_view kv_types);
+// The canonical spec of a K and a V type: "f16" when they agree, else "k=q8_0,v=q4_0".
+std::string kv_types_spec(std::string_view k_type, std::string_view v_type);
+
+// The KV cache's geometry as the GGUF gives it (no weights needed).
+struct KvGeometry {
+    int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0;
+    int32_t n_head = 0;          // query heads (0: n_kv_heads); the byte figures do not depend on it
+    int32_t block_tokens = 16;   // the engine's KV block
+};
+
+// What one sequence holding `n_tokens` tokens costs under a layout, once its steps are done:
+// exactly what the engine's KvUsage reports for such a sequence (the same blocks, rounding and
+// index data), so the two differ only when the engine held the tokens differently (see note).
+struct KvPrediction {
+    uint64_t bytes_held = 0;       // blocks held, index data included (KvUsage::bytes_in_use)
+    uint64_t bytes_read = 0;       // what its last query reads in all layers (bytes_read_last_step)
+    uint64_t bytes_full = 0;       // full attention with the same KV types (bytes_full)
+    uint64_t bytes_full_read = 0;  // what full attention's last query reads
+    int64_t blocks_held = 0;       // blocks held, over all groups of layers
+    // Where a measured figure may differ from these, in words (empty: nowhere).
+    std::string note;
+};
+
+// invalid_argument for KV types that do not parse, or a layout this geometry cannot run (a
+// latent rank, a layer range), named as loading the model would name them.
+Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view kv_types, const KvGeometry& geometry,
+                                int64_t n_tokens);
 
 }  // namespace workbench

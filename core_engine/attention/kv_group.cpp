@@ -1,0 +1,439 @@
+// The mechanism every variant shares: sequences, allocation, the step's parts, prefix sharing,
+// forks and byte accounting. What is variant-specific is asked of the policy.
+#include "attention/kv_group.h"
+
+#include <algorithm>
+
+#include "kv_cache/kv_row_codec.h"
+
+namespace workbench {
+
+
+namespace {
+
+bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+}  // namespace
+
+KvGroup::~KvGroup() = default;
+
+Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTypes types, const PagedKvShape& shape,
+                                                 uint64_t budget_bytes, int32_t n_ctx, int32_t n_seq, int32_t n_tokens_per_block,
+                                                 const std::vector<int32_t>& layers) {
+    std::unique_ptr<KvGroup> kv(new KvGroup());
+    kv->policy_ = make_attention_policy(spec);
+    AttentionPolicy& policy = *kv->policy_;
+    KvArena& arena = kv->arena_;
+    const int32_t n_layers = shape.n_layers;
+    WB_RETURN_IF_ERROR(policy.check(shape, types));
+    arena.types = types;
+    arena.shape = policy.stored_shape(shape);
+    if (types.k == KvDType::q4_0 && policy.rotates_4bit_keys() && !is_power_of_two(shape.head_dim))
+        return error(StatusCode::invalid_argument, "--kv-type k=q4_0 rotates keys with a Hadamard transform, which needs a "
+                                                   "power-of-two head_dim; this model's is " + std::to_string(shape.head_dim));
+    arena.rotate_k = types.k == KvDType::q4_0 && policy.rotates_4bit_keys();
+
+    // Which layer's KV each layer reads (-1: a layer of another group).
+    arena.owner.assign(static_cast<size_t>(n_layers), -1);
+    arena.storage_of.assign(static_cast<size_t>(n_layers), -1);
+    for (int32_t il = 0; il < n_layers; ++il) {
+        if (!layers.empty() && std::find(layers.begin(), layers.end(), il) == layers.end()) continue;
+        const int32_t owner = policy.owner_layer(il, n_layers);
+        arena.owner[static_cast<size_t>(il)] = owner;
+        if (owner == il) arena.members.emplace_back();
+        arena.storage_of[static_cast<size_t>(il)] = static_cast<int32_t>(arena.members.size()) - 1;
+        arena.members.back().push_back(il);
+    }
+
+    KvCacheConfig config;
+    config.types = types;
+    config.n_layers = static_cast<int32_t>(arena.members.size());
+    config.n_kv_heads = arena.shape.n_kv_heads;
+    config.head_dim = arena.shape.head_dim;
+    config.n_tokens_per_block = n_tokens_per_block;
+    WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
+    KvCacheConfig full_config = config;
+    full_config.n_layers = n_layers;
+    full_config.n_kv_heads = shape.n_kv_heads;
+    full_config.head_dim = shape.head_dim;
+    kv->full_bytes_per_token_ = kv_bytes_per_token(full_config);
+    kv->aux_block_bytes_ = policy.aux_bytes_per_block(arena);
+
+    const uint64_t per_block = kv_bytes_per_block(config) + kv->aux_block_bytes_;
+    uint64_t n_blocks = std::min<uint64_t>(budget_bytes / per_block, 1u << 30);
+    if (budget_bytes == 0) {
+        const int64_t seq_tokens = policy.held_tokens_bound(std::max(n_ctx, 1), n_tokens_per_block);
+        const uint64_t token_blocks = (static_cast<uint64_t>(seq_tokens) + n_tokens_per_block - 1) / n_tokens_per_block;
+        const uint64_t per_seq = token_blocks + policy.pooled_blocks(token_blocks) + 1;
+        n_blocks = per_seq * static_cast<uint64_t>(std::max(n_seq, 1)) + 1;
+    }
+    if (n_blocks < 2)
+        return error(StatusCode::resource_exhausted, "--kv-budget " + std::to_string(budget_bytes >> 20) + " MiB holds " +
+                                                         std::to_string(n_blocks) + " KV blocks of " + std::to_string(per_block) +
+                                                         " bytes; at least 2 are needed");
+    WB_ASSIGN_OR_RETURN(KvCacheManager manager, KvCacheManager::create(config, static_cast<int32_t>(n_blocks)));
+    arena.manager = std::make_unique<KvCacheManager>(std::move(manager));
+    WB_ASSIGN_OR_RETURN(arena.store, KvStore::create(config, static_cast<int32_t>(n_blocks)));
+    policy.on_pool_created(arena, static_cast<int32_t>(n_blocks));
+    return kv;
+}
+
+uint64_t KvGroup::block_bytes() const { return arena_.manager->bytes_per_block() + aux_block_bytes_; }
+
+KvSequence& KvGroup::seq_state(SeqId seq) {
+    auto& slot = seqs_[seq];
+    if (!slot) {
+        slot = std::make_unique<KvSequence>();
+        slot->token_id = 2 * seq;
+        slot->pooled_id = 2 * seq + 1;
+    }
+    return *slot;
+}
+
+Status KvGroup::begin_step(SeqId seq, std::span<const TokenId> tokens) {
+    const StepSequence one{seq, tokens};
+    return begin_step(std::span(&one, 1));
+}
+
+Status KvGroup::begin_step(std::span<const StepSequence> batch) {
+    if (batch.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one sequence");
+    for (size_t i = 0; i < batch.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (batch[i].seq == batch[j].seq)
+                return error(StatusCode::invalid_argument, "KV cache: sequence " + std::to_string(batch[i].seq) + " appears twice in one step");
+    if (policy_->one_sequence_per_step() && batch.size() > 1)
+        return error(StatusCode::invalid_argument, "KV cache: a latent step holds one sequence (its keys are rebuilt per sequence)");
+    if (parts_.size() < batch.size()) parts_.resize(batch.size());
+    n_parts_ = 0;
+    int32_t row = 0;
+    for (const StepSequence& b : batch) {
+        StepPart& part = parts_[static_cast<size_t>(n_parts_)];
+        if (Status st = begin_part(part, b.seq, b.tokens); !st.ok()) {
+            // Everything allocated for the earlier parts goes back.
+            while (n_parts_ > 0) undo_part(parts_[static_cast<size_t>(--n_parts_)]);
+            return st;
+        }
+        part.index = n_parts_;
+        part.row0 = row;
+        row += part.n;
+        ++n_parts_;
+    }
+    positions_.resize(static_cast<size_t>(row));
+    read_bytes_ = 0;
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        for (int32_t i = 0; i < part.n; ++i) positions_[static_cast<size_t>(part.row0 + i)] = part.t0 + i;
+        part.read_bytes = 0;
+        policy_->begin_part(arena_, part);
+    }
+    return Status::ok_status();
+}
+
+Status KvGroup::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens) {
+    if (seq < 0) return error(StatusCode::invalid_argument, "KV cache: sequence ids are non-negative");
+    if (tokens.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one token per sequence");
+    KvCacheManager& manager = *arena_.manager;
+    KvSequence& s = seq_state(seq);
+    const int32_t t0 = static_cast<int32_t>(s.tokens.size());
+    const int32_t n = static_cast<int32_t>(tokens.size());
+    s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
+    auto undo = [&](Status st) {
+        s.tokens.resize(static_cast<size_t>(t0));
+        if (t0 == 0 && !manager.has_sequence(s.token_id)) seqs_.erase(seq);
+        return st;
+    };
+    Result<SlotAllocation> slots = manager.allocate_slots(s.token_id, n, s.tokens);
+    if (!slots.ok()) return undo(slots.status());
+    const int32_t t1 = t0 + n - 1;
+    const int32_t n_pool_new = policy_->pooled_count(t1) - s.n_pooled;
+    if (n_pool_new > 0) {
+        std::vector<TokenId> ids(static_cast<size_t>(s.n_pooled + n_pool_new));
+        // Pooled entries are not tokens: negative ids keep them out of every real prompt's hash.
+        for (size_t g = 0; g < ids.size(); ++g) ids[g] = -1 - static_cast<TokenId>(g);
+        Result<SlotAllocation> pooled = manager.allocate_slots(s.pooled_id, n_pool_new, ids);
+        if (!pooled.ok()) {
+            (void)manager.rollback(s.token_id);
+            if (t0 == 0) (void)manager.free(s.token_id);
+            return undo(pooled.status());
+        }
+        if (pooled->copy) arena_.store->copy_block(pooled->copy->src, pooled->copy->dst);
+    }
+    if (slots->copy) {
+        arena_.store->copy_block(slots->copy->src, slots->copy->dst);
+        policy_->on_block_copied(arena_, slots->copy->src, slots->copy->dst);
+    }
+    part.s = &s;
+    part.id = seq;
+    part.t0 = t0;
+    part.n = n;
+    return Status::ok_status();
+}
+
+void KvGroup::undo_part(StepPart& part) {
+    KvSequence& s = *part.s;
+    (void)arena_.manager->rollback(s.token_id);
+    if (arena_.manager->has_sequence(s.pooled_id)) (void)arena_.manager->rollback(s.pooled_id);
+    s.tokens.resize(static_cast<size_t>(part.t0));
+    if (part.t0 == 0) free(part.id);  // a sequence this step created leaves no trace
+    part.s = nullptr;
+}
+
+void KvGroup::write(int32_t layer, const float* k, const float* v, ThreadPool&) {
+    const size_t row = static_cast<size_t>(arena_.shape.n_kv_heads) * arena_.shape.head_dim;
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        policy_->write(arena_, layer, part, k + part.row0 * row, v + part.row0 * row);
+    }
+}
+
+void KvGroup::read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const {
+    const KvSequence& s = *parts_.front().s;
+    const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
+    const int32_t bs = n_tokens_per_block();
+    const int32_t n_kv = arena_.shape.n_kv_heads, hd = arena_.shape.head_dim;
+    const int64_t row = static_cast<int64_t>(n_kv) * hd;
+    const std::span<const BlockId> table = arena_.token_table(s);
+    for (int32_t j = 0; j < n; ++j) {
+        const BlockId blk = table[static_cast<size_t>(j / bs)];
+        for (int32_t h = 0; h < n_kv; ++h) {
+            kv_decode_row(arena_.types.k, arena_.store->k_row(storage, blk, j % bs, h), k_out + j * row + h * hd, hd);
+            kv_decode_row(arena_.types.v, arena_.store->v_row(storage, blk, j % bs, h), v_out + j * row + h * hd, hd);
+        }
+    }
+}
+
+std::span<const KvStreamView> KvGroup::streams(int32_t layer) {
+    const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
+    views_.clear();
+    // Each part's streams in turn: its token cache, its pooled cache, then the policy's own, as
+    // plan() offsets them.
+    for (int32_t pi = 0; pi < n_parts_; ++pi) {
+        StepPart& part = parts_[static_cast<size_t>(pi)];
+        views_.push_back(arena_.token_stream(storage, *part.s));
+        views_.push_back(arena_.pooled_stream(storage, *part.s, policy_->pooled_score_bias()));
+        policy_->add_extra_streams(arena_, layer, part, views_);
+    }
+    return views_;
+}
+
+const AttendPlan& KvGroup::plan(int32_t layer, const float* q) {
+    const int64_t q_row = static_cast<int64_t>(arena_.shape.n_head) * arena_.shape.head_dim;
+    if (n_parts_ == 1) return part_plan(layer, parts_.front(), q);
+    // Several sequences: their lists in row order, each span moved to its part's streams.
+    AttendPlan& joined = batch_plan_;
+    joined.clear();
+    int32_t stream0 = 0;
+    for (int32_t pi = 0; pi < n_parts_; ++pi) {
+        StepPart& part = parts_[static_cast<size_t>(pi)];
+        const AttendPlan& p = part_plan(layer, part, q + part.row0 * q_row);
+        joined.per_kv_head = p.per_kv_head;
+        for (size_t li = 0; li + 1 < p.offsets.size(); ++li) {
+            for (KvSpan sp : p.list(static_cast<int64_t>(li))) {
+                sp.stream += stream0;
+                joined.add(sp);
+            }
+            joined.close_list();
+        }
+        stream0 += kFirstExtraStream + policy_->n_extra_streams(arena_, layer, part);
+    }
+    return joined;
+}
+
+const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float* q) {
+    part.index_bytes_last = 0;
+    const AttendPlan* p = &policy_->plan(arena_, layer, part, q);
+    // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head.
+    const int64_t n_kv = arena_.shape.n_kv_heads;
+    const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->k_layout().row_bytes + arena_.store->v_layout().row_bytes);
+    const int64_t last = part.n - 1;
+    uint64_t bytes = part.index_bytes_last;
+    for (int64_t h = 0; h < (p->per_kv_head ? n_kv : 1); ++h)
+        for (const KvSpan& sp : p->list(p->per_kv_head ? last * n_kv + h : last))
+            bytes += static_cast<uint64_t>(sp.end - sp.begin) * row_bytes * (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
+    part.read_bytes += bytes;
+    read_bytes_ += bytes;
+    if (policy_->marks_read_blocks()) {
+        // The token blocks the part's last query read in this layer (any KV head), for the block map.
+        const int32_t bs = n_tokens_per_block();
+        auto& seen = part.s->read_last;
+        seen.resize(static_cast<size_t>(arena_.shape.n_layers));
+        std::vector<bool>& row = seen[static_cast<size_t>(layer)];
+        row.assign(static_cast<size_t>((part.t0 + part.n + bs - 1) / bs), false);
+        for (int64_t h = 0; h < (p->per_kv_head ? n_kv : 1); ++h)
+            for (const KvSpan& sp : p->list(p->per_kv_head ? last * n_kv + h : last))
+                if (sp.stream == kTokenStream)
+                    for (int32_t b = sp.begin / bs; b < (sp.end + bs - 1) / bs; ++b) row[static_cast<size_t>(b)] = true;
+    }
+    return *p;
+}
+
+void KvGroup::release_unreachable(KvSequence& s) {
+    int32_t first = s.release_cursor, end = first;
+    policy_->releasable(arena_, s, first, end);
+    if (end > first) {
+        (void)arena_.manager->release_blocks(s.token_id, first, end);
+        s.release_cursor = end;
+        s.lossy = true;
+    }
+}
+
+void KvGroup::finish_step() {
+    for (int32_t p = 0; p < n_parts_; ++p) {
+        StepPart& part = parts_[static_cast<size_t>(p)];
+        KvSequence& s = *part.s;
+        const int32_t g1 = policy_->pooled_count(part.t0 + part.n - 1);
+        if (g1 > s.n_pooled) s.n_pooled = g1, s.lossy = true;
+        (void)arena_.manager->commit(s.token_id);
+        if (arena_.manager->has_sequence(s.pooled_id)) (void)arena_.manager->commit(s.pooled_id);
+        release_unreachable(s);
+        s.read_bytes_last_step = part.read_bytes;
+        part.s = nullptr;
+    }
+    n_parts_ = 0;
+    peak_ = std::max(peak_, usage().bytes_in_use);
+}
+
+void KvGroup::abort_step() {
+    while (n_parts_ > 0) undo_part(parts_[static_cast<size_t>(--n_parts_)]);
+}
+
+int32_t KvGroup::keep_prefix(SeqId seq, int32_t n_common) {
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return 0;
+    KvSequence& s = *it->second;
+    const int32_t n = static_cast<int32_t>(s.tokens.size());
+    n_common = std::clamp(n_common, 0, n);
+    if (n_common == n) return n;
+    if (s.lossy || n_common == 0) {
+        free(seq);
+        return 0;
+    }
+    (void)arena_.manager->truncate(s.token_id, n_common);
+    s.tokens.resize(static_cast<size_t>(n_common));
+    policy_->on_truncate(arena_, s, n_common);
+    return n_common;
+}
+
+int32_t KvGroup::cached_prefix_tokens(std::span<const TokenId> prompt) const {
+    return policy_->can_adopt_prefix() ? arena_.manager->find_cached_prefix(prompt).n_tokens : 0;
+}
+
+int32_t KvGroup::adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt) {
+    if (seqs_.contains(seq) || seq < 0) return 0;
+    if (!policy_->can_adopt_prefix()) return 0;
+    const CachedPrefix prefix = arena_.manager->find_cached_prefix(prompt);
+    if (prefix.n_tokens == 0) return 0;
+    KvSequence& s = seq_state(seq);
+    if (!arena_.manager->allocate_slots(s.token_id, 0, prompt, prefix).ok()) {
+        seqs_.erase(seq);
+        return 0;
+    }
+    (void)arena_.manager->commit(s.token_id);
+    s.tokens.assign(prompt.begin(), prompt.begin() + prefix.n_tokens);
+    peak_ = std::max(peak_, usage().bytes_in_use);
+    return prefix.n_tokens;
+}
+
+void KvGroup::free(SeqId seq) {
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return;
+    (void)arena_.manager->free(it->second->token_id);
+    if (arena_.manager->has_sequence(it->second->pooled_id)) (void)arena_.manager->free(it->second->pooled_id);
+    seqs_.erase(it);
+}
+
+Status KvGroup::fork(SeqId parent, SeqId child) {
+    const auto it = seqs_.find(parent);
+    if (it == seqs_.end()) return error(StatusCode::not_found, "KV cache: no sequence " + std::to_string(parent));
+    if (seqs_.contains(child)) return error(StatusCode::invalid_argument, "KV cache: sequence " + std::to_string(child) + " exists");
+    if (!policy_->can_fork())
+        return error(StatusCode::invalid_argument, "KV cache: " + std::string(attention_kind_name(spec().kind)) +
+                                                       " keeps per-sequence state; its sequences cannot share blocks");
+    const KvSequence& p = *it->second;
+    WB_RETURN_IF_ERROR(arena_.manager->fork(p.token_id, 2 * child));
+    if (arena_.manager->has_sequence(p.pooled_id)) WB_RETURN_IF_ERROR(arena_.manager->fork(p.pooled_id, 2 * child + 1));
+    auto c = std::make_unique<KvSequence>(p);
+    c->token_id = 2 * child;
+    c->pooled_id = 2 * child + 1;
+    seqs_[child] = std::move(c);
+    return Status::ok_status();
+}
+
+int32_t KvGroup::n_tokens(SeqId seq) const {
+    const auto it = seqs_.find(seq);
+    return it == seqs_.end() ? 0 : static_cast<int32_t>(it->second->tokens.size());
+}
+
+int64_t KvGroup::n_free_tokens() const {
+    return static_cast<int64_t>(arena_.manager->pool().n_free()) * n_tokens_per_block();
+}
+
+int32_t KvGroup::n_tokens_per_block() const { return arena_.manager->n_tokens_per_block(); }
+
+KvUsage KvGroup::usage() const {
+    KvUsage u;
+    const BlockPool& pool = arena_.manager->pool();
+    const uint64_t per_block = block_bytes();
+    u.bytes_in_use = static_cast<uint64_t>(pool.n_usable() - pool.n_free()) * per_block;
+    u.bytes_peak = std::max(peak_, u.bytes_in_use);
+    u.bytes_allocated = static_cast<uint64_t>(pool.n_blocks()) * per_block;
+    u.bytes_read_last_step = read_bytes_;
+    const uint64_t bs = static_cast<uint64_t>(n_tokens_per_block());
+    for (const auto& [id, s] : seqs_) {
+        u.n_tokens += static_cast<int32_t>(s->tokens.size());
+        u.bytes_full += (s->tokens.size() + bs - 1) / bs * bs * full_bytes_per_token_;
+    }
+    return u;
+}
+
+KvUsage KvGroup::usage(SeqId seq) const {
+    KvUsage u;
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return u;
+    const KvSequence& s = *it->second;
+    u.bytes_in_use = static_cast<uint64_t>(arena_.manager->n_live_blocks(s.token_id) + arena_.manager->n_live_blocks(s.pooled_id)) *
+                     block_bytes();
+    const uint64_t bs = static_cast<uint64_t>(n_tokens_per_block());
+    u.bytes_full = (s.tokens.size() + bs - 1) / bs * bs * full_bytes_per_token_;
+    u.bytes_read_last_step = s.read_bytes_last_step;
+    u.n_tokens = static_cast<int32_t>(s.tokens.size());
+    return u;
+}
+
+std::vector<KvBlockUse> KvGroup::block_map(SeqId seq, int32_t& n_blocks) const {
+    n_blocks = 0;
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return {};
+    const KvSequence& s = *it->second;
+    const std::span<const BlockId> table = arena_.token_table(s);
+    n_blocks = static_cast<int32_t>(table.size());
+    const KvBlockUse released = policy_->pools_released_blocks() ? KvBlockUse::compressed : KvBlockUse::evicted;
+    std::vector<KvBlockUse> map(static_cast<size_t>(arena_.shape.n_layers) * table.size());
+    for (int32_t il = 0; il < arena_.shape.n_layers; ++il) {
+        if (arena_.owner[static_cast<size_t>(il)] < 0) continue;  // another group's layer
+        const bool borrowed = !policy_->layer_computes_kv(arena_, il);
+        const std::vector<bool>* read = static_cast<size_t>(il) < s.read_last.size() ? &s.read_last[static_cast<size_t>(il)] : nullptr;
+        for (size_t b = 0; b < table.size(); ++b) {
+            KvBlockUse u = KvBlockUse::live;
+            if (table[b] == kNullBlock) u = released;
+            else if (borrowed) u = KvBlockUse::borrowed;
+            else if (read && b < read->size() && !(*read)[b]) u = KvBlockUse::skipped;
+            else if (arena_.manager->pool().ref_count(table[b]) > 1) u = KvBlockUse::shared;
+            map[static_cast<size_t>(il) * table.size() + b] = u;
+        }
+    }
+    return map;
+}
+
+std::vector<uint64_t> KvGroup::layer_bytes(SeqId seq) const {
+    std::vector<uint64_t> out(static_cast<size_t>(arena_.shape.n_layers), 0);
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return out;
+    const uint64_t per_layer_block = block_bytes() / arena_.members.size();
+    const uint64_t blocks = static_cast<uint64_t>(arena_.manager->n_live_blocks(it->second->token_id) +
+                                                  arena_.manager->n_live_blocks(it->second->pooled_id));
+    for (const auto& group : arena_.members) out[static_cast<size_t>(group.front())] = blocks * per_layer_block;
+    return out;
+}
+
+}  // namespace workbench

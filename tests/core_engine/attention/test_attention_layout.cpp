@@ -1,0 +1,245 @@
+// Per-layer attention and the public KV prediction (workbench/attention.h): the layout grammar
+// and its errors; on the real default model, a policy split over two groups of layers gives the
+// single policy's exact logits, tokens and batch samples (the groups' own block tables, steps,
+// forks and prefix reuse are invisible in the output); a mixed layout changes only its layers;
+// and predict_kv gives the bytes the engine then measures, for every variant and some mixes.
+#include <QFile>
+#include <QTest>
+
+#include <cstring>
+
+#include "tests/skip_missing.h"
+#include "workbench/attention.h"
+#include "workbench/engine.h"
+
+using namespace workbench;
+
+namespace {
+
+constexpr size_t kPromptTokens = 300;
+constexpr int kGenerated = 24;
+
+}  // namespace
+
+class TestAttentionLayout : public QObject {
+    Q_OBJECT
+    std::string model_;
+    std::vector<TokenId> prompt_;
+    KvGeometry geometry_;
+
+    std::unique_ptr<Engine> load(const std::string& attention, const std::string& kv_types = "f16") {
+        EngineConfig c;
+        c.model_path = model_;
+        c.n_ctx = 1024;
+        c.n_threads = 2;
+        c.n_seq_max = 4;
+        c.attention = attention;
+        c.kv_types = kv_types;
+        auto e = Engine::load(c);
+        if (!e.ok()) qFatal("%s: %s", attention.c_str(), e.status().message().c_str());
+        return std::move(*e);
+    }
+
+    GenerationRequest greedy() const {
+        GenerationRequest req;
+        req.max_tokens = kGenerated;
+        req.ignore_eos = true;
+        req.sampling.temperature = 0;
+        return req;
+    }
+
+    struct Outputs {
+        std::vector<float> logits;                 // every prompt position
+        std::vector<TokenId> greedy;
+        std::vector<std::vector<TokenId>> batch;   // two prompts, two samples of the first
+        std::vector<TokenId> second_turn;          // a follow-up that keeps the first turn's cache
+    };
+
+    Outputs outputs(const std::string& attention) {
+        auto e = load(attention);
+        Outputs o;
+        auto logits = e->logits_all(prompt_);
+        if (!logits.ok()) qFatal("%s", logits.status().message().c_str());
+        o.logits = std::move(*logits);
+        e->reset();
+        auto g = e->generate_tokens(prompt_, greedy());
+        if (!g.ok()) qFatal("%s", g.status().message().c_str());
+        o.greedy = g->tokens;
+        std::vector<TokenId> longer = prompt_;
+        longer.insert(longer.end(), g->tokens.begin(), g->tokens.end());
+        longer.insert(longer.end(), prompt_.begin() + 10, prompt_.begin() + 30);
+        auto again = e->generate_tokens(longer, greedy());
+        if (!again.ok()) qFatal("%s", again.status().message().c_str());
+        o.second_turn = again->tokens;
+        GenerationRequest sampled = greedy();
+        sampled.sampling.temperature = 0.8f;
+        sampled.sampling.seed = 7;
+        std::vector<BatchRequest> requests{{prompt_, sampled, 2, 0},
+                                           {std::vector<TokenId>(prompt_.begin(), prompt_.begin() + 120), greedy(), 1, 0}};
+        auto b = e->run_batch(requests, BatchOptions{});
+        if (!b.ok()) qFatal("%s", b.status().message().c_str());
+        for (const auto& c : b->completions) o.batch.push_back(c.tokens);
+        return o;
+    }
+
+private slots:
+    void initTestCase() {
+        model_ = find_default_model();
+        if (model_.empty()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        QFile f(QStringLiteral(WB_EVAL_TEXT));
+        QVERIFY2(f.open(QIODevice::ReadOnly), "resources/eval text missing");
+        auto e = load("full");
+        prompt_ = e->tokenize(f.readAll().toStdString(), true, false);
+        QVERIFY(prompt_.size() > kPromptTokens);
+        prompt_.resize(kPromptTokens);
+        const ModelInfo& info = e->model_info();
+        geometry_ = {info.n_layer, info.n_head_kv, info.head_dim, info.n_head, 16};
+    }
+
+    void grammar_round_trips() {
+        auto l = parse_attention_layout("sliding:window=512,sinks=4,layers=0-9+20-29; topk:k=256");
+        QVERIFY2(l.ok(), l.status().message().c_str());
+        QCOMPARE(l->size(), size_t{2});
+        QCOMPARE((*l)[0].layers.size(), size_t{2});
+        QCOMPARE((*l)[0].layers[1], (std::pair<int32_t, int32_t>{20, 29}));
+        QVERIFY((*l)[1].layers.empty());
+        const std::string name = attention_layout_name(*l);
+        QCOMPARE(name, std::string("sliding:window=512,sinks=4,layers=0-9+20-29;topk:k=256,recent=64"));
+        auto again = parse_attention_layout(name);
+        QVERIFY(again.ok());
+        QCOMPARE(attention_layout_name(*again), name);
+        QCOMPARE(attention_layout_name(*parse_attention_layout("full:layers=3")), std::string("full:layers=3"));
+        // A single spec keeps the name the session database keys on.
+        QCOMPARE(attention_layout_name(*parse_attention_layout("sliding")), std::string("sliding:window=1020,sinks=4"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("cross_layer:layers=2-9")),
+                 std::string("cross_layer:group=2,layers=2-9,merge=none"));
+        // Every variant's defaults are what its bare name parses to.
+        for (const AttentionVariant& v : attention_variants()) {
+            auto bare = parse_attention_spec(v.name);
+            QVERIFY(bare.ok());
+            QCOMPARE(attention_spec_name(*bare), attention_spec_name(default_attention_spec(v.kind)));
+            for (const AttentionParameter& p : v.parameters) {
+                QVERIFY(!p.help.empty() && !p.label.empty());
+                if (p.type == AttentionParameter::Type::integer) QVERIFY(p.min_value <= p.default_value && p.default_value <= p.max_value);
+            }
+        }
+    }
+
+    void grammar_errors_name_the_fault_data() {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("named");
+        QTest::newRow("two rests") << "full;full" << "only one term";
+        QTest::newRow("latent mixed") << "latent;full:layers=0-3" << "latent runs on every layer";
+        QTest::newRow("latent with layers") << "latent:layers=0-3" << "latent runs on every layer";
+        QTest::newRow("reversed range") << "sliding:layers=9-3" << "layers '9-3'";
+        QTest::newRow("not a layer") << "sliding:layers=x" << "layers 'x'";
+        QTest::newRow("empty term") << "full;;topk" << "empty term";
+        QTest::newRow("cross_layer as rest") << "cross_layer:group=2;full:layers=0-3" << "names its range";
+        QTest::newRow("bad parameter") << "sliding:window=0,layers=1-2" << "window must be at least 1";
+    }
+    void grammar_errors_name_the_fault() {
+        QFETCH(QString, spec);
+        QFETCH(QString, named);
+        auto l = parse_attention_layout(spec.toStdString());
+        QVERIFY(!l.ok());
+        QCOMPARE(l.status().code(), StatusCode::invalid_argument);
+        QVERIFY2(QString::fromStdString(l.status().message()).contains(named), l.status().message().c_str());
+    }
+
+    void load_refuses_layers_the_model_lacks() {
+        for (auto [spec, named] : {std::pair{"sliding:layers=0-40", "outside this model's 0-29"},
+                                   std::pair{"full:layers=0-5;sliding:layers=5-9", "layer 5 is named by two terms"},
+                                   std::pair{"sliding:layers=0-29;topk", "is left no layer"}}) {
+            EngineConfig c;
+            c.model_path = model_;
+            c.attention = spec;
+            auto e = Engine::load(c);
+            QVERIFY(!e.ok());
+            QVERIFY2(e.status().message().find(named) != std::string::npos, e.status().message().c_str());
+            auto p = predict_kv(*parse_attention_layout(spec), "f16", geometry_, 100);
+            QVERIFY(!p.ok());
+            QCOMPARE(p.status().message(), e.status().message());
+        }
+    }
+
+    // One policy split over two groups of layers: the same arithmetic on every layer, through
+    // separate block tables, steps, forks and prefix reuse.
+    void split_policy_equals_single_policy_data() {
+        QTest::addColumn<QString>("single");
+        QTest::addColumn<QString>("split");
+        QTest::newRow("full") << "full" << "full:layers=0-9;full";
+        QTest::newRow("sliding") << "sliding:window=64,sinks=4" << "sliding:window=64,sinks=4,layers=0-14;sliding:window=64,sinks=4";
+        QTest::newRow("topk") << "topk:k=64,recent=16" << "topk:k=64,recent=16,layers=3+7-29;topk:k=64,recent=16,layers=0-2+4-6";
+        QTest::newRow("compressed") << "compressed:block=4,recent=32,sinks=4"
+                                    << "compressed:block=4,recent=32,sinks=4,layers=0-19;compressed:block=4,recent=32,sinks=4";
+    }
+    void split_policy_equals_single_policy() {
+        QFETCH(QString, single);
+        QFETCH(QString, split);
+        const Outputs a = outputs(single.toStdString()), b = outputs(split.toStdString());
+        QCOMPARE(a.logits.size(), b.logits.size());
+        QVERIFY(std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * sizeof(float)) == 0);
+        QCOMPARE(b.greedy, a.greedy);
+        QCOMPARE(b.second_turn, a.second_turn);
+        QCOMPARE(b.batch, a.batch);
+    }
+
+    void mixed_layout_changes_only_its_layers() {
+        const std::string mixed = "sliding:window=64,sinks=4,layers=0-14";
+        auto full = load("full"), sliding = load("sliding:window=64,sinks=4"), part = load(mixed);
+        QVERIFY(part->model_info().context_bounded);  // the full layers keep every token
+        QVERIFY(!sliding->model_info().context_bounded);
+        QCOMPARE(part->model_info().attention, mixed);
+        std::vector<std::vector<float>> logits;
+        for (Engine* e : {full.get(), sliding.get(), part.get()}) logits.push_back(*e->logits_all(prompt_));
+        const size_t per = logits[0].size() / prompt_.size();
+        // Within the window every layer sees every token: all three agree bit for bit there.
+        QVERIFY(std::memcmp(logits[2].data(), logits[0].data(), 64 * per * sizeof(float)) == 0);
+        QVERIFY(logits[2] != logits[0]);
+        QVERIFY(logits[2] != logits[1]);
+        for (Engine* e : {full.get(), part.get()}) {
+            e->reset();
+            QVERIFY(e->generate_tokens(prompt_, greedy()).ok());
+        }
+        const KvUsageReport f = full->kv_usage(), p = part->kv_usage();
+        QCOMPARE(p.n_tokens, f.n_tokens);
+        for (size_t il = 0; il < 30; ++il) {
+            if (il < 15) QVERIFY2(p.layer_bytes[il] < f.layer_bytes[il] / 3, qPrintable(QString::number(il)));
+            else QCOMPARE(p.layer_bytes[il], f.layer_bytes[il]);
+        }
+    }
+
+    // The bytes the GUI predicts before a load are the bytes the engine then holds and reads.
+    void prediction_equals_measured_bytes_data() {
+        QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("kv");
+        for (const char* kv : {"f16", "k=q8_0,v=q4_0"}) {
+            for (const char* a : {"full", "sliding:window=64,sinks=4", "sliding:window=1020,sinks=4", "cross_layer:group=2",
+                                  "cross_layer:group=3,layers=4-20,merge=mean", "topk:k=64,recent=16", "topk",
+                                  "compressed:block=4,recent=32,sinks=4", "compressed", "heavy:block=4,k=8,recent=32", "heavy",
+                                  "latent:rank=64", "sliding:window=64,sinks=4,layers=0-14",
+                                  "topk:k=64,recent=16,layers=0-9;sliding:window=48,sinks=4,layers=20-29",
+                                  "compressed:block=4,recent=32,layers=10-19;cross_layer:group=2,layers=20-29;heavy:block=4,k=8,recent=16"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
+        }
+    }
+    void prediction_equals_measured_bytes() {
+        QFETCH(QString, attention);
+        QFETCH(QString, kv);
+        auto e = load(attention.toStdString(), kv.toStdString());
+        QVERIFY(e->generate_tokens(prompt_, greedy()).ok());
+        const KvUsageReport u = e->kv_usage();
+        QCOMPARE(u.n_tokens, static_cast<int32_t>(kPromptTokens) + kGenerated - 1);
+        auto layout = parse_attention_layout(attention.toStdString());
+        QVERIFY(layout.ok());
+        auto p = predict_kv(*layout, kv.toStdString(), geometry_, u.n_tokens);
+        QVERIFY2(p.ok(), p.status().message().c_str());
+        QCOMPARE(p->bytes_held, u.bytes_in_use);
+        QCOMPARE(p->bytes_read, u.bytes_read_last_step);
+        QCOMPARE(p->bytes_full, u.bytes_full);
+        QVERIFY(p->bytes_full_read >= p->bytes_read || attention.startsWith("topk"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAttentionLayout)
+#include "test_attention_layout.moc"
