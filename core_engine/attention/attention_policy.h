@@ -116,6 +116,11 @@ public:
     // A cached prefix's blocks are all a new sequence needs (no per-sequence state, no
     // dependence on how the prefix was chunked).
     virtual bool can_adopt_prefix() const { return true; }
+    // A sequence cut back to an earlier token (keep_prefix; speculative decoding's rollback)
+    // holds exactly what a fresh run of the kept tokens would. False where the cache forgets or
+    // pools tokens as it goes (a cut is then exact only before the first release, and
+    // keep_prefix starts the sequence over after it) or depends on how steps were chunked.
+    virtual bool can_truncate() const { return true; }
     virtual bool one_sequence_per_step() const { return false; }
     virtual bool layer_computes_kv(const KvArena&, int32_t /*layer*/) const { return true; }
     // The token blocks each query read are marked for the block map (they may be skipped).

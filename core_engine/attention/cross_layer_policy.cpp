@@ -37,6 +37,7 @@ public:
     // Merged blocks depend on how their prompt was chunked (a step's tokens see each other
     // unmerged): adopting them would make a prompt's output depend on history.
     bool can_adopt_prefix() const override { return !merged(); }
+    bool can_truncate() const override { return !merged(); }
 
     void begin_part(const KvArena& arena, StepPart& part) override {
         AttentionPolicy::begin_part(arena, part);

@@ -66,6 +66,7 @@ public:
     bool unbounded_context() const { return policy_->unbounded_context(); }
     // Whether a sequence may start sharing another's blocks (fork).
     bool can_fork() const { return policy_->can_fork(); }
+    bool can_truncate() const { return policy_->can_truncate(); }
     // What one sequence of n_tokens would hold and read, by the policy's formula.
     AttentionPolicy::Footprint footprint(int64_t n_tokens) const { return policy_->footprint(n_tokens, n_tokens_per_block()); }
     uint64_t full_bytes_per_token() const { return full_bytes_per_token_; }

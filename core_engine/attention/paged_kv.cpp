@@ -55,6 +55,10 @@ bool PagedKv::can_fork() const {
     return std::all_of(groups_.begin(), groups_.end(), [](const auto& g) { return g->can_fork(); });
 }
 
+bool PagedKv::can_truncate() const {
+    return std::all_of(groups_.begin(), groups_.end(), [](const auto& g) { return g->can_truncate(); });
+}
+
 Status PagedKv::begin_step(SeqId seq, std::span<const TokenId> tokens) {
     const StepSequence one{seq, tokens};
     return begin_step(std::span(&one, 1));

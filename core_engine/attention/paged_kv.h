@@ -40,6 +40,8 @@ public:
     // Most tokens a sequence may hold; only when every layer slides can it run past the trained context.
     bool unbounded_context() const;
     bool can_fork() const;
+    // Every group can cut a sequence back exactly (AttentionPolicy::can_truncate).
+    bool can_truncate() const;
     uint64_t full_bytes_per_token() const { return groups_.front()->full_bytes_per_token(); }
     const std::vector<std::unique_ptr<KvGroup>>& groups() const { return groups_; }
     const KvGroup& group_of(int32_t layer) const { return *groups_[static_cast<size_t>(group_of_[static_cast<size_t>(layer)])]; }

@@ -18,6 +18,7 @@ public:
     uint64_t pooled_blocks(uint64_t token_blocks) const override { return token_blocks / static_cast<uint64_t>(spec_.block) + 1; }
     bool can_fork() const override { return false; }
     bool can_adopt_prefix() const override { return false; }
+    bool can_truncate() const override { return false; }
     bool pools_released_blocks() const override { return true; }
     int32_t pooled_count(int32_t t) const override { return std::max(0, t + 1 - spec_.recent - spec_.sinks) / spec_.block; }
     // A pooled entry stands for M tokens: its softmax weight counts M times (ToMe's proportional

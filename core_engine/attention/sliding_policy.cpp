@@ -22,6 +22,7 @@ public:
     bool unbounded_context() const override { return true; }
     bool can_fork() const override { return false; }
     bool can_adopt_prefix() const override { return false; }
+    bool can_truncate() const override { return false; }
 
     void begin_part(const KvArena& arena, StepPart& part) override {
         AttendPlan& p = part.token_plan;

@@ -95,6 +95,25 @@ private slots:
         QVERIFY(workbench::split_kv_types(kv->itemText(names.size() + 1).toStdString()).ok());
     }
 
+    // A Compare row's spec is checked as the engine would: a bad one is marked with the parser's
+    // message; a good one's tooltip gives predict_kv's bytes for the loaded model.
+    void compareRowsCheckTheirSpec() {
+        CompareConfigForm form;
+        auto* attention = child<QLineEdit>(form, "compareAttention1");
+        attention->setText(QStringLiteral("sliding:window=0"));
+        QVERIFY(attention->property("specError").toString().contains(QStringLiteral("window must be at least 1")));
+        attention->setText(QStringLiteral("sliding:window=32,sinks=4,layers=0-14"));
+        QVERIFY(attention->property("specError").toString().isEmpty());
+        workbench::ModelInfo info;
+        info.n_layer = 30, info.n_head_kv = 3, info.head_dim = 64, info.n_head = 9, info.n_ctx = 2048;
+        form.setModelInfo(info);
+        auto p = predictedkv::forConfig("sliding:window=32,sinks=4,layers=0-14", "f16", info, 2048);
+        QVERIFY(p.ok());
+        QVERIFY2(attention->toolTip().contains(fmt::bytes(static_cast<double>(p->bytes_held))), qPrintable(attention->toolTip()));
+        attention->setText(QStringLiteral("sliding:layers=0-40"));  // parses, but this model has 30 layers
+        QVERIFY(attention->property("specError").toString().contains(QStringLiteral("outside this model's 0-29")));
+    }
+
     // Each parameter is a field named <kind><Key> with the engine's default, range and help.
     void fieldsTakeTheEnginesDefaultsRangesAndHelp() {
         ConfigPanel panel;

@@ -10,6 +10,7 @@
 
 #include "ui/compare/compare_remote.h"
 #include "ui/pages/predicted_kv.h"
+#include "ui/pages/predicted_kv.h"
 #include "workbench/attention.h"
 
 namespace {
@@ -76,8 +77,8 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
                 applyPreset(i, index);
             }
         });
-        connect(r.attention, &QLineEdit::textChanged, this, [this, i] { syncMenu(i); });
-        connect(r.kv, &QComboBox::currentTextChanged, this, [this, i] { syncMenu(i); });
+        connect(r.attention, &QLineEdit::textChanged, this, [this, i] { syncMenu(i), checkRow(i); });
+        connect(r.kv, &QComboBox::currentTextChanged, this, [this, i] { syncMenu(i), checkRow(i); });
         connect(r.weights, &QComboBox::currentIndexChanged, this, [this, i] { syncMenu(i); });
     }
     grid->setColumnStretch(1, 1);
@@ -254,4 +255,29 @@ void CompareConfigForm::syncMenu(int row) {
     }
     const QSignalBlocker block(r.preset);
     r.preset->setCurrentIndex(std::max(0, r.preset->findData(match)));
+}
+
+void CompareConfigForm::setModelInfo(const std::optional<workbench::ModelInfo>& info) {
+    m_info = info;
+    for (int i = 0; i < kMaxRows; ++i) checkRow(i);
+}
+
+void CompareConfigForm::checkRow(int row) {
+    Row& r = m_rows[row];
+    const QString text = r.attention->text().trimmed();
+    const std::string attention = text.isEmpty() ? std::string("full") : text.toStdString();
+    const QString tip = tr("The attention variant as the CLI's --attention takes it; see docs/VARIANTS.md.");
+    QString problem, predicted;
+    if (m_info) {
+        const auto p = predictedkv::forConfig(attention, r.kv->currentText().toStdString(), *m_info, m_info->n_ctx);
+        if (p.ok()) predicted = predictedkv::describe(*p, m_info->n_ctx);
+        else problem = QString::fromStdString(p.status().message());
+    } else if (auto layout = workbench::parse_attention_layout(attention); !layout.ok()) {
+        problem = QString::fromStdString(layout.status().message());
+    }
+    // A red frame reads in both themes; the reason is in the tooltip.
+    r.attention->setStyleSheet(problem.isEmpty() ? QString() : QStringLiteral("QLineEdit { border: 2px solid #d0342c; }"));
+    r.attention->setProperty("specError", problem);
+    r.attention->setToolTip(problem.isEmpty() ? (predicted.isEmpty() ? tip : tip + QStringLiteral("<br>") + predicted)
+                                              : problem.toHtmlEscaped());
 }

@@ -15,6 +15,7 @@
 #include "ui/bridge/remote_chat_client.h"
 #include "ui/compare/compare_presets.h"
 #include "workbench/config.h"
+#include "workbench/engine.h"
 
 class QCheckBox;
 class QComboBox;
@@ -45,6 +46,10 @@ public:
 
     // What the "Chat's current settings" preset fills in.
     void setChatSettings(const workbench::EngineConfig& chat);
+    // The loaded model each row's KV is predicted for (nullopt: none; a row's spec is then only
+    // checked): the attention field's tooltip gives the prediction, or the parser's message
+    // with the field marked, as the engine would refuse it.
+    void setModelInfo(const std::optional<workbench::ModelInfo>& info);
     // Rebuilds every row's menu: the chat's settings, then `presets` in order. Rows keep their fields.
     void setPresets(const QList<ComparePreset>& presets);
     const QList<ComparePreset>& presets() const { return m_presets; }  // index 0: the chat's
@@ -72,8 +77,10 @@ private:
     void fillMenu(Row& r);
     // Points the row's menu at a preset equal to its fields (the chosen one first), else Custom.
     void syncMenu(int row);
+    void checkRow(int row);
 
     Row m_rows[kMaxRows];
+    std::optional<workbench::ModelInfo> m_info;
     QList<ComparePreset> m_presets;
     std::optional<RemoteTarget> m_connected;
 };

@@ -234,6 +234,7 @@ struct StoredPresets {
 void ComparePage::refreshPresets() {
     const auto& info = m_chat->modelInfo();
     const int kvWidth = info ? info->n_head_kv * info->head_dim : 0;
+    m_form->setModelInfo(info);
     const QString model = QFileInfo(QString::fromStdString(m_chat->config().model_path)).fileName();
     if (!m_store->isOpen()) {
         m_form->setPresets(comparepresets::builtIns(kvWidth));

@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "attention/paged_kv.h"
 #include "tests/skip_missing.h"
 #include "workbench/attention.h"
 #include "workbench/engine.h"
@@ -123,6 +124,30 @@ private slots:
                 if (p.type == AttentionParameter::Type::integer) QVERIFY(p.min_value <= p.default_value && p.default_value <= p.max_value);
             }
         }
+    }
+
+    // What a sequence under each policy can do, as the engine and speculative decoding ask it;
+    // a layout can do what all its groups can.
+    void capabilities_of_each_policy() {
+        struct Row { const char* spec; bool fork, adopt, truncate, unbounded; };
+        for (const Row& r : {Row{"full", true, true, true, false}, Row{"sliding", false, false, false, true},
+                             Row{"cross_layer", true, true, true, false}, Row{"cross_layer:merge=mean", true, false, false, false},
+                             Row{"topk", true, true, true, false}, Row{"compressed", false, false, false, false},
+                             Row{"heavy", false, false, false, false}, Row{"latent", false, true, true, false}}) {
+            auto spec = parse_attention_spec(r.spec);
+            QVERIFY(spec.ok());
+            const auto policy = make_attention_policy(*spec);
+            QVERIFY2(policy->can_fork() == r.fork && policy->can_adopt_prefix() == r.adopt &&
+                         policy->can_truncate() == r.truncate && policy->unbounded_context() == r.unbounded, r.spec);
+        }
+        PagedKvShape shape;
+        shape.n_layers = 4, shape.n_kv_heads = 1, shape.n_head = 1, shape.head_dim = 32;
+        auto mixed = PagedKv::create(*parse_attention_layout("sliding:layers=0-1;topk"), KvTypes{}, shape, 0, 64);
+        QVERIFY2(mixed.ok(), mixed.ok() ? "" : mixed.status().message().c_str());
+        QVERIFY(!(*mixed)->can_fork() && !(*mixed)->can_truncate() && !(*mixed)->unbounded_context());
+        QCOMPARE((*mixed)->groups().size(), size_t{2});
+        auto split = PagedKv::create(*parse_attention_layout("sliding:layers=0-1;sliding"), KvTypes{}, shape, 0, 64);
+        QVERIFY(split.ok() && (*split)->unbounded_context());
     }
 
     void grammar_errors_name_the_fault_data() {
