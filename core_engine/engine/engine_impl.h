@@ -8,7 +8,7 @@
 #include "kernels/cpu/thread_pool.h"
 #include "attention/paged_kv.h"
 #include "engine/step_loop.h"
-#include "model/llama_model.h"
+#include "model/decoder_model.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #include "workbench/engine.h"
@@ -20,7 +20,7 @@ struct Engine::Impl {
     std::unique_ptr<GgufFile> file;
     std::unique_ptr<Tokenizer> tokenizer;
     ChatTemplate chat_template;
-    std::unique_ptr<LlamaModel> model;
+    std::unique_ptr<DecoderModel> model;
     std::unique_ptr<ThreadPool> pool;
     std::unique_ptr<PagedKv> kv;
     static constexpr SeqId kChatSequence = 0;

@@ -1,12 +1,13 @@
-// Hyperparameter loading with the per-architecture key prefix and defaults llama.cpp applies.
+// Hyperparameter loading with the per-architecture key prefix and defaults llama.cpp applies;
+// what differs by architecture comes from its file under model/arch/.
 #include "model/hparams.h"
+
+#include <algorithm>
+
+#include "model/arch/architecture.h"
 
 namespace workbench {
 namespace {
-
-bool supported_arch(const std::string& arch) {
-    return arch == "llama" || arch == "mistral" || arch == "qwen2";
-}
 
 Status bad(const GgufFile& f, const std::string& what) { return error(StatusCode::invalid_file, f.path() + ": " + what); }
 
@@ -15,8 +16,10 @@ Status bad(const GgufFile& f, const std::string& what) { return error(StatusCode
 Result<ModelHparams> load_hparams(const GgufFile& f, int32_t n_vocab) {
     ModelHparams hp;
     WB_ASSIGN_OR_RETURN(hp.arch, f.get_string("general.architecture"));
-    if (!supported_arch(hp.arch))
-        return error(StatusCode::unsupported, f.path() + ": architecture '" + hp.arch + "' is not supported (supported: llama, mistral, qwen2)");
+    const Architecture* arch = find_architecture(hp.arch);
+    if (!arch)
+        return error(StatusCode::unsupported,
+                     f.path() + ": architecture '" + hp.arch + "' is not supported (supported: " + supported_architectures() + ")");
     WB_ASSIGN_OR_RETURN(auto name, f.get_string_opt("general.name"));
     hp.name = name.value_or("");
     const std::string p = hp.arch + ".";
@@ -55,13 +58,16 @@ Result<ModelHparams> load_hparams(const GgufFile& f, int32_t n_vocab) {
 
     WB_ASSIGN_OR_RETURN(auto scaling_type, f.get_string_opt(p + "rope.scaling.type"));
     WB_ASSIGN_OR_RETURN(auto scaling_factor, f.get_float_opt(p + "rope.scaling.factor"));
-    if (scaling_type && *scaling_type != "none" && *scaling_type != "linear")
-        return error(StatusCode::unsupported, f.path() + ": rope scaling '" + *scaling_type + "' is not supported (none, linear)");
+    if (scaling_type && std::find(arch->rope_scaling.begin(), arch->rope_scaling.end(), *scaling_type) == arch->rope_scaling.end()) {
+        std::string accepted;
+        for (const std::string& t : arch->rope_scaling) accepted += (accepted.empty() ? "" : ", ") + t;
+        return error(StatusCode::unsupported,
+                     f.path() + ": rope scaling '" + *scaling_type + "' is not supported for " + hp.arch + " (" + accepted + ")");
+    }
     if (scaling_factor && *scaling_factor > 0 && (!scaling_type || *scaling_type == "linear"))
         hp.rope_freq_scale = static_cast<float>(1.0 / *scaling_factor);
 
-    hp.rope_style = hp.arch == "qwen2" ? RopeStyle::neox : RopeStyle::normal;
-    hp.has_qkv_bias = hp.arch == "qwen2";
+    hp.rope_style = arch->rope_style;
     hp.n_vocab = n_vocab;
     return hp;
 }

@@ -1,4 +1,4 @@
-// Hyperparameters of a llama-family model, read from GGUF metadata under the architecture's
+// Hyperparameters of a decoder model, read from GGUF metadata under the architecture's
 // prefix ("llama.block_count", "qwen2.attention.head_count_kv", ...). Missing required keys and
 // inconsistent values (heads not dividing the width, GQA ratio not whole) are errors.
 #pragma once
@@ -29,7 +29,6 @@ struct ModelHparams {
     float rope_freq_scale = 1.0f; // 1 / linear scaling factor
     int32_t n_rot = 0;            // rotated dims per head (rope.dimension_count)
     RopeStyle rope_style = RopeStyle::normal;
-    bool has_qkv_bias = false;    // qwen2
 
     int32_t n_embd_q() const { return n_head * head_dim; }
     int32_t n_embd_kv() const { return n_head_kv * head_dim; }

@@ -1,6 +1,8 @@
 // Binding GGUF tensors to the model's weight slots, with shape and dtype checks.
 #include "model/weights.h"
 
+#include "model/arch/architecture.h"
+
 #include <sstream>
 
 namespace workbench {
@@ -58,22 +60,24 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
     }
     WB_RETURN_IF_ERROR(b.bind(w.rope_freqs, "rope_freqs.weight", hp.n_rot / 2, 1, true));
 
+    // Each layer's tensors as its architecture declares them.
+    const Architecture* arch = find_architecture(hp.arch);
+    if (!arch) return error(StatusCode::unsupported, f.path() + ": architecture '" + hp.arch + "' is not supported");
+    auto dim = [&](TensorDim d) -> int64_t {
+        switch (d) {
+        case TensorDim::one: return 1;
+        case TensorDim::embd: return hp.n_embd;
+        case TensorDim::embd_q: return hp.n_embd_q();
+        case TensorDim::embd_kv: return hp.n_embd_kv();
+        case TensorDim::ff: return hp.n_ff;
+        }
+        return 0;
+    };
     w.layers.resize(hp.n_layer);
     for (int32_t il = 0; il < hp.n_layer; ++il) {
-        LayerWeights& l = w.layers[il];
         const std::string p = "blk." + std::to_string(il) + ".";
-        WB_RETURN_IF_ERROR(b.bind(l.attn_norm, p + "attn_norm.weight", hp.n_embd, 1));
-        WB_RETURN_IF_ERROR(b.bind(l.wq, p + "attn_q.weight", hp.n_embd, hp.n_embd_q()));
-        WB_RETURN_IF_ERROR(b.bind(l.wk, p + "attn_k.weight", hp.n_embd, hp.n_embd_kv()));
-        WB_RETURN_IF_ERROR(b.bind(l.wv, p + "attn_v.weight", hp.n_embd, hp.n_embd_kv()));
-        WB_RETURN_IF_ERROR(b.bind(l.wo, p + "attn_output.weight", hp.n_embd_q(), hp.n_embd));
-        WB_RETURN_IF_ERROR(b.bind(l.bq, p + "attn_q.bias", hp.n_embd_q(), 1, !hp.has_qkv_bias));
-        WB_RETURN_IF_ERROR(b.bind(l.bk, p + "attn_k.bias", hp.n_embd_kv(), 1, !hp.has_qkv_bias));
-        WB_RETURN_IF_ERROR(b.bind(l.bv, p + "attn_v.bias", hp.n_embd_kv(), 1, !hp.has_qkv_bias));
-        WB_RETURN_IF_ERROR(b.bind(l.ffn_norm, p + "ffn_norm.weight", hp.n_embd, 1));
-        WB_RETURN_IF_ERROR(b.bind(l.ffn_gate, p + "ffn_gate.weight", hp.n_embd, hp.n_ff));
-        WB_RETURN_IF_ERROR(b.bind(l.ffn_up, p + "ffn_up.weight", hp.n_embd, hp.n_ff));
-        WB_RETURN_IF_ERROR(b.bind(l.ffn_down, p + "ffn_down.weight", hp.n_ff, hp.n_embd));
+        for (const LayerTensor& t : arch->layer_tensors)
+            WB_RETURN_IF_ERROR(b.bind(w.layers[il].*t.slot, p + t.name, dim(t.n_in), dim(t.n_out), !t.required));
     }
     for (const auto& t : f.tensors()) {
         w.n_params += t.n_elements;

@@ -7,7 +7,7 @@
 #include "tests/skip_missing.h"
 #include "attention/paged_kv.h"
 #include "gguf/gguf_file.h"
-#include "model/llama_model.h"
+#include "model/decoder_model.h"
 #include "tokenizer/vocab_loader.h"
 #include "workbench/engine.h"
 
@@ -16,7 +16,7 @@ using namespace workbench;
 class TestPrefixSharing : public QObject {
     Q_OBJECT
     std::unique_ptr<GgufFile> file_;
-    std::unique_ptr<LlamaModel> model_;
+    std::unique_ptr<DecoderModel> model_;
     std::unique_ptr<ThreadPool> pool_;
 
     std::unique_ptr<PagedKv> make_kv() {
@@ -50,7 +50,7 @@ private slots:
         QVERIFY(hp.ok());
         auto w = load_weights(*file_, *hp);
         QVERIFY(w.ok());
-        auto m = LlamaModel::create(*hp, std::move(w).value());
+        auto m = DecoderModel::create(*hp, std::move(w).value());
         QVERIFY(m.ok());
         model_ = std::move(m).value();
         pool_ = std::make_unique<ThreadPool>(2);

@@ -7,7 +7,7 @@
 
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
-#include "model/llama_model.h"
+#include "model/decoder_model.h"
 #include "model/weights.h"
 #include "tiny_model.h"
 
@@ -108,7 +108,7 @@ std::vector<Vec> reference_forward(const tiny::Model& m, const std::vector<Token
 
 struct Loaded {
     std::unique_ptr<GgufFile> file;
-    std::unique_ptr<LlamaModel> model;
+    std::unique_ptr<DecoderModel> model;
 };
 
 Result<Loaded> load(const tiny::Model& m) {
@@ -116,11 +116,11 @@ Result<Loaded> load(const tiny::Model& m) {
     WB_ASSIGN_OR_RETURN(l.file, GgufFile::from_memory(m.gguf, "tiny.gguf"));
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(*l.file, m.spec.n_vocab));
     WB_ASSIGN_OR_RETURN(ModelWeights w, load_weights(*l.file, hp));
-    WB_ASSIGN_OR_RETURN(l.model, LlamaModel::create(hp, std::move(w)));
+    WB_ASSIGN_OR_RETURN(l.model, DecoderModel::create(hp, std::move(w)));
     return l;
 }
 
-Result<std::unique_ptr<PagedKv>> full_kv(const LlamaModel& model, int32_t n_ctx) {
+Result<std::unique_ptr<PagedKv>> full_kv(const DecoderModel& model, int32_t n_ctx) {
     return PagedKv::create(AttentionSpec{}, KvTypes{}, model.kv_shape(), 0, n_ctx);
 }
 
@@ -250,7 +250,27 @@ private slots:
         auto r = load(tiny::make(s));
         QVERIFY(!r.ok());
         QCOMPARE(r.status().code(), StatusCode::unsupported);
-        QVERIFY(r.status().message().find("architecture 'mamba' is not supported") != std::string::npos);
+        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2)") !=
+                std::string::npos);
+    }
+
+    // What an architecture file declares is what loading checks: qwen2 requires its Q/K/V biases,
+    // and a RoPE scaling its file does not list is refused by name.
+    void architecture_files_decide_tensors_and_rope_scaling() {
+        tiny::Spec s;
+        s.arch = "qwen2";
+        s.qkv_bias = true;
+        QVERIFY(load(tiny::make(s)).ok());
+        auto r = load(tiny::make(s, {"blk.0.attn_k.bias"}));
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.status().message()), QString("tiny.gguf: tensor 'blk.0.attn_k.bias' is missing"));
+        s.arch = "llama";
+        s.rope_scaling = "yarn";
+        r = load(tiny::make(s));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.status().code(), StatusCode::unsupported);
+        QCOMPARE(QString::fromStdString(r.status().message()),
+                 QString("tiny.gguf: rope scaling 'yarn' is not supported for llama (none, linear)"));
     }
 
     void out_of_vocab_token_and_full_cache_are_errors() {

@@ -1,5 +1,5 @@
 // A tiny random llama-family model written with GgufWriter, for unit tests of loading and of the
-// forward pass (no tokenizer: tests drive LlamaModel with token ids directly).
+// forward pass (no tokenizer: tests drive DecoderModel with token ids directly).
 #pragma once
 
 #include <cmath>
@@ -18,6 +18,7 @@ struct Spec {
     std::string arch = "llama";
     int n_vocab = 97, n_embd = 64, n_head = 4, n_head_kv = 2, n_ff = 96, n_layer = 2, n_ctx = 128;
     bool qkv_bias = false;
+    std::string rope_scaling;  // rope.scaling.type; empty: not written
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -46,6 +47,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     w.set_uint32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_float32(p + "rope.freq_base", 10000.0f);
+    if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
 
     auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable) {
         for (const auto& sk : skip)

@@ -1,6 +1,6 @@
-// Llama-family forward pass. Prompts run in chunks of kChunk tokens so activation memory stays
+// The decoder forward pass. Prompts run in chunks of kChunk tokens so activation memory stays
 // bounded; every op works on the whole chunk so weights are read once per chunk, not per token.
-#include "model/llama_model.h"
+#include "model/decoder_model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -37,9 +37,9 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 
 }  // namespace
 
-Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWeights weights,
+Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, ModelWeights weights,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
-    std::unique_ptr<LlamaModel> m(new LlamaModel(std::move(hp), std::move(weights)));
+    std::unique_ptr<DecoderModel> m(new DecoderModel(std::move(hp), std::move(weights)));
     auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
         if (!pack_matrix(t, out))
             return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
@@ -65,12 +65,12 @@ Result<std::unique_ptr<LlamaModel>> LlamaModel::create(ModelHparams hp, ModelWei
     return m;
 }
 
-RopeParams LlamaModel::rope_params() const {
+RopeParams DecoderModel::rope_params() const {
     return RopeParams{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
                       w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
 }
 
-void LlamaModel::ensure_scratch(int64_t n) {
+void DecoderModel::ensure_scratch(int64_t n) {
     auto fit = [](std::vector<float>& v, int64_t size) {
         if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
     };
@@ -85,7 +85,7 @@ void LlamaModel::ensure_scratch(int64_t n) {
     fit(up_, n * hp_.n_ff);
 }
 
-Status LlamaModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const {
+Status DecoderModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const {
     for (TokenId t : tokens)
         if (t < 0 || t >= hp_.n_vocab)
             return error(StatusCode::out_of_range, "token id " + std::to_string(t) + " is outside the vocabulary (0.." +
@@ -95,7 +95,7 @@ Status LlamaModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& 
     return Status::ok_status();
 }
 
-Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
+Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& kv, bool all_logits,
                            std::vector<float>& logits, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     if (n == 0) return error(StatusCode::invalid_argument, "forward: no tokens to process");
@@ -121,7 +121,7 @@ Status LlamaModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv& 
     return Status::ok_status();
 }
 
-Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits,
+Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits,
                                  ThreadPool& pool) {
     if (batch.empty()) return error(StatusCode::invalid_argument, "forward: an empty batch");
     int64_t n_wanted = 0;
@@ -168,7 +168,7 @@ Status LlamaModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& 
     return Status::ok_status();
 }
 
-void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool) {
+void DecoderModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool) {
     const LayerWeights& l = w_.layers[il];
     const PackedLayer& pl = packed_[il];
     const RopeParams rp = rope_params();
@@ -222,7 +222,7 @@ void LlamaModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPo
 // Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
 // RoPE at each entry's position) — the compute a latent cache trades for its memory — while V's
 // up-projection is applied once per head after attending over the latents.
-void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
+void DecoderModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool) {
     const LayerWeights& l = w_.layers[il];
     const PackedLayer& pl = packed_[il];
     const LatentLayer& lat = latent_[static_cast<size_t>(il)];
@@ -299,7 +299,7 @@ void LlamaModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<
     });
 }
 
-Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
+Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
                                                       const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     WB_ASSIGN_OR_RETURN(auto kv, PagedKv::create(AttentionSpec{}, KvTypes{}, kv_shape(), 0, static_cast<int32_t>(calibration.size())));
@@ -315,7 +315,7 @@ Result<std::vector<double>> LlamaModel::enable_latent(int32_t rank, std::span<co
     return errors;
 }
 
-void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
+void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
                               float* logits, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     const int64_t n_embd = hp_.n_embd;
@@ -407,7 +407,7 @@ void LlamaModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std:
     record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
 }
 
-void LlamaModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {
+void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {
     StepRoofline& r = last_step_;
     r.n_tokens = n;
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
@@ -428,7 +428,7 @@ void LlamaModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv,
     r.attention.seconds = attention_s_;
 }
 
-void LlamaModel::output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool) {
+void DecoderModel::output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool) {
     const int64_t n_embd = hp_.n_embd;
     // Only the rows whose logits are wanted go through the (large) output head.
     const int64_t rows = static_cast<int64_t>(logit_rows.size());

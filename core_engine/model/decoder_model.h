@@ -1,7 +1,8 @@
-// The llama-family forward pass on the CPU (llama, SmolLM2, Mistral, Qwen2 with QKV bias):
-// embeddings, then per layer RMSNorm → Q/K/V (+bias) → RoPE → KV write → causal GQA attention →
-// output projection → residual → RMSNorm → SwiGLU MLP → residual, then the final norm and the
-// output head. One instance per loaded model; forward() is called from the engine's thread only.
+// The decoder forward pass on the CPU, the skeleton every architecture runs (model/arch/ says what
+// differs): embeddings, then per layer RMSNorm → Q/K/V (+bias) → RoPE → KV write → causal GQA
+// attention → output projection → residual → RMSNorm → SwiGLU MLP → residual, then the final
+// norm and the output head. One instance per loaded model; forward() is called from the
+// engine's thread only.
 #pragma once
 
 #include <chrono>
@@ -33,13 +34,13 @@ struct BatchSequence {
     bool all_logits = false;    // the logits after every one of its tokens (scoring a prompt)
 };
 
-class LlamaModel {
+class DecoderModel {
 public:
     // Repacks the weight matrices for the CPU kernels. Errors: resource_exhausted.
     // `on_repacked(data, n_bytes)` is told of each file range as soon as its repacked copy exists,
     // so the caller can release those pages one matrix at a time (peak memory stays near the
     // file's size instead of twice it).
-    static Result<std::unique_ptr<LlamaModel>> create(ModelHparams hp, ModelWeights weights,
+    static Result<std::unique_ptr<DecoderModel>> create(ModelHparams hp, ModelWeights weights,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
 
     const ModelHparams& hparams() const { return hp_; }
@@ -86,7 +87,7 @@ private:
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     void standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool);
     void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
-    LlamaModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
+    DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
     struct PackedLayer {
         PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;

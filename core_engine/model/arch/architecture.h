@@ -1,0 +1,50 @@
+// What one architecture file declares, and the registry that finds it by the GGUF's
+// general.architecture: its hyperparameter conventions (RoPE pairing, accepted RoPE scaling),
+// the tensors each layer carries with the shapes the weights loader checks, and its block
+// structure as the forward skeleton (model/decoder_model.cpp) runs it. Adding an architecture is
+// one file here and one line in registry.cpp; a structure the skeleton does not run yet (a
+// sandwich norm, GeGLU, QK-norm, soft-capping) arrives as a field here with the architecture
+// that needs it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace workbench {
+
+// A layer tensor's shape in the model's dimensions ([n_in, n_out] as ggml lists them).
+enum class TensorDim { one, embd, embd_q, embd_kv, ff };
+
+struct LayerTensor {
+    const char* name;                 // after "blk.N.": "attn_q.weight"
+    WeightTensor LayerWeights::*slot;
+    TensorDim n_in, n_out;
+    bool required = true;
+};
+
+struct Architecture {
+    std::string name;                              // general.architecture
+    RopeStyle rope_style = RopeStyle::normal;
+    std::vector<std::string> rope_scaling;         // rope.scaling.type values it runs ("none", "linear")
+    std::vector<LayerTensor> layer_tensors;
+};
+
+// What an architecture file registers.
+struct ArchitectureRegistration {
+    Architecture (*describe)();
+};
+
+// The architecture named `name`, or nullptr.
+const Architecture* find_architecture(std::string_view name);
+// "llama, mistral, qwen2": the names the engine loads, for messages.
+std::string supported_architectures();
+
+// The pre-norm llama block's tensors: attention norm, Q/K/V/O, FFN norm, SwiGLU gate/up/down,
+// and Q/K/V biases (required when `qkv_bias`, else taken when present).
+std::vector<LayerTensor> llama_block_tensors(bool qkv_bias);
+
+}  // namespace workbench

@@ -1,0 +1,52 @@
+// The architectures the engine loads: one registration per file in this folder.
+#include "model/arch/architecture.h"
+
+namespace workbench {
+
+extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture;
+
+namespace {
+
+const std::vector<Architecture>& registry() {
+    static const std::vector<Architecture> all = [] {
+        std::vector<Architecture> out;
+        for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture})
+            out.push_back(r->describe());
+        return out;
+    }();
+    return all;
+}
+
+}  // namespace
+
+const Architecture* find_architecture(std::string_view name) {
+    for (const Architecture& a : registry())
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+std::string supported_architectures() {
+    std::string out;
+    for (const Architecture& a : registry()) out += (out.empty() ? "" : ", ") + a.name;
+    return out;
+}
+
+std::vector<LayerTensor> llama_block_tensors(bool qkv_bias) {
+    using D = TensorDim;
+    return {
+        {"attn_norm.weight", &LayerWeights::attn_norm, D::embd, D::one},
+        {"attn_q.weight", &LayerWeights::wq, D::embd, D::embd_q},
+        {"attn_k.weight", &LayerWeights::wk, D::embd, D::embd_kv},
+        {"attn_v.weight", &LayerWeights::wv, D::embd, D::embd_kv},
+        {"attn_output.weight", &LayerWeights::wo, D::embd_q, D::embd},
+        {"attn_q.bias", &LayerWeights::bq, D::embd_q, D::one, qkv_bias},
+        {"attn_k.bias", &LayerWeights::bk, D::embd_kv, D::one, qkv_bias},
+        {"attn_v.bias", &LayerWeights::bv, D::embd_kv, D::one, qkv_bias},
+        {"ffn_norm.weight", &LayerWeights::ffn_norm, D::embd, D::one},
+        {"ffn_gate.weight", &LayerWeights::ffn_gate, D::embd, D::ff},
+        {"ffn_up.weight", &LayerWeights::ffn_up, D::embd, D::ff},
+        {"ffn_down.weight", &LayerWeights::ffn_down, D::ff, D::embd},
+    };
+}
+
+}  // namespace workbench
