@@ -182,6 +182,8 @@ void DecoderModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, Thread
         const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
         float* ys[3] = {q_.data(), k_.data(), v_.data()};
         const WeightTensor* biases[3] = {&l.bq, &l.bk, &l.bv};
+        const WeightTensor* head_norms[2] = {&l.q_norm, &l.k_norm};
+        const bool qk_norm = l.q_norm.present();
         const int n_mats = own_kv ? 3 : 1;
         auto finish = [&](int m, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
             const int64_t width = ws[m]->n_out;
@@ -190,13 +192,17 @@ void DecoderModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, Thread
                 for (int64_t t = t0; t < t1; ++t)
                     for (int64_t r = r0; r < r1; ++r) ys[m][t * width + r] += b[r];
             }
+            if (m < 2 && qk_norm)  // each whole head in [r0, r1): the fusion aligns rows to heads
+                for (int64_t t = t0; t < t1; ++t)
+                    rms_norm(ys[m] + t * width + r0, f32(*head_norms[m]), ys[m] + t * width + r0, (r1 - r0) / hp_.head_dim,
+                             hp_.head_dim, hp_.rms_eps);
             if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles_, t0, t1);
         };
         MatmulFusion fusion;
         fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
         const bool in_epilogue = n < kFusedStepTokens;
         if (in_epilogue) {
-            fusion.row_align = rope_feature_align(rp, hp_.head_dim);
+            fusion.row_align = qk_norm ? hp_.head_dim : rope_feature_align(rp, hp_.head_dim);
             fusion.epilogue = [&](int m, int64_t r0, int64_t r1) { finish(m, r0, r1, 0, n); };
         }
         matmul_shared_input(std::span(ws, n_mats), xn_.data(), std::span(ys, n_mats), n, pool, mm_, fusion);
@@ -302,6 +308,9 @@ void DecoderModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
 Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
                                                       const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
+    if (!w_.layers.empty() && w_.layers.front().q_norm.present())
+        return error(StatusCode::unsupported, "latent: " + hp_.arch + " normalizes each key head before RoPE, which the latent "
+                                              "path (keys rebuilt from the cache) does not do yet");
     WB_ASSIGN_OR_RETURN(auto kv, PagedKv::create(AttentionSpec{}, KvTypes{}, kv_shape(), 0, static_cast<int32_t>(calibration.size())));
     std::vector<std::vector<float>> inputs(static_cast<size_t>(hp_.n_layer));
     std::vector<float> logits;

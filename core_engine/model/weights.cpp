@@ -70,6 +70,7 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
         case TensorDim::embd_q: return hp.n_embd_q();
         case TensorDim::embd_kv: return hp.n_embd_kv();
         case TensorDim::ff: return hp.n_ff;
+        case TensorDim::head: return hp.head_dim;
         }
         return 0;
     };

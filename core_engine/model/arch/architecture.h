@@ -17,7 +17,7 @@
 namespace workbench {
 
 // A layer tensor's shape in the model's dimensions ([n_in, n_out] as ggml lists them).
-enum class TensorDim { one, embd, embd_q, embd_kv, ff };
+enum class TensorDim { one, embd, embd_q, embd_kv, ff, head };
 
 struct LayerTensor {
     const char* name;                 // after "blk.N.": "attn_q.weight"

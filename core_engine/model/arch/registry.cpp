@@ -3,14 +3,14 @@
 
 namespace workbench {
 
-extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture;
+extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture;
 
 namespace {
 
 const std::vector<Architecture>& registry() {
     static const std::vector<Architecture> all = [] {
         std::vector<Architecture> out;
-        for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture})
+        for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture})
             out.push_back(r->describe());
         return out;
     }();

@@ -19,6 +19,8 @@ struct Spec {
     int n_vocab = 97, n_embd = 64, n_head = 4, n_head_kv = 2, n_ff = 96, n_layer = 2, n_ctx = 128;
     bool qkv_bias = false;
     std::string rope_scaling;  // rope.scaling.type; empty: not written
+    bool qk_norm = false;      // attn_q_norm / attn_k_norm per head (qwen3)
+    bool with_vocab = false;   // a placeholder SentencePiece vocab, so llama.cpp can load the file
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -48,6 +50,18 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_float32(p + "rope.freq_base", 10000.0f);
     if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
+    if (s.with_vocab) {
+        std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+        std::vector<int32_t> types{2, 3, 3};  // unknown, control, control
+        for (int i = 3; i < s.n_vocab; ++i) tokens.push_back(std::string("t").append(std::to_string(i))), types.push_back(1);
+        w.set_string("tokenizer.ggml.model", "llama");
+        w.set_string_array("tokenizer.ggml.tokens", tokens);
+        w.set_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+        w.set_int32_array("tokenizer.ggml.token_type", types);
+        w.set_uint32("tokenizer.ggml.bos_token_id", 1);
+        w.set_uint32("tokenizer.ggml.eos_token_id", 2);
+        w.set_bool("tokenizer.ggml.add_bos_token", false);
+    }
 
     auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable) {
         for (const auto& sk : skip)
@@ -78,6 +92,10 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
         add(b + "attn_k.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
         add(b + "attn_v.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
         add(b + "attn_output.weight", s.n_head * hd, s.n_embd, ws, false, true);
+        if (s.qk_norm) {
+            add(b + "attn_q_norm.weight", hd, 1, 0, true, false);
+            add(b + "attn_k_norm.weight", hd, 1, 0, true, false);
+        }
         if (s.qkv_bias) {
             add(b + "attn_q.bias", s.n_head * hd, 1, 0.1f, false, false);
             add(b + "attn_k.bias", s.n_head_kv * hd, 1, 0.1f, false, false);

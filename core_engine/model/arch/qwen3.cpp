@@ -1,0 +1,20 @@
+// qwen3 (dense Qwen3): llama's block without biases, each Q and K head RMS-normalized (its own
+// [head_dim] weight) before RoPE, RoPE on the two halves of each head (NeoX pairing); the head
+// size comes from attention.key_length and may differ from width / heads.
+#include "model/arch/architecture.h"
+
+namespace workbench {
+namespace {
+
+Architecture describe() {
+    std::vector<LayerTensor> tensors = llama_block_tensors(false);
+    tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, TensorDim::head, TensorDim::one});
+    tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, TensorDim::head, TensorDim::one});
+    return {"qwen3", RopeStyle::neox, {"none", "linear"}, tensors};
+}
+
+}  // namespace
+
+extern const ArchitectureRegistration kQwen3Architecture{describe};
+
+}  // namespace workbench

@@ -1,0 +1,125 @@
+// Each architecture's forward pass against llama.cpp on the same bytes: the tiny model of
+// tiny_arch_specs.h (F32 weights) is regenerated, checked to be the file the golden was made
+// from (sha256), and its logits at every position must match llama.cpp's
+// (tests/data/arch/tiny_<arch>.txt, tests/reference/make_arch_goldens.py), as must 16 greedy
+// tokens wherever llama.cpp's top two were not near-tied.
+#include <QFile>
+#include <QTest>
+
+#include <cmath>
+#include <sstream>
+
+#include "common/digest.h"
+#include "gguf/gguf_file.h"
+#include "model/decoder_model.h"
+#include "tests/core_engine/model/tiny_arch_specs.h"
+
+using namespace workbench;
+
+namespace {
+
+// F32 weights and F32 KV on both sides: the two differ by the order of their float sums (matmul
+// tiling, RoPE angles, softmax). Measured as a share of the largest |logit| (about 50 here):
+// 8e-5 for llama and qwen2, whose paths also match llama.cpp on real models, and 8e-5 for
+// qwen3; a wrong op (a norm, a RoPE pairing, a bias) moves logits by whole units. 2e-4 leaves
+// room for another compiler's order.
+constexpr double kRelativeBound = 2e-4;
+// A greedy step whose top two differ by less than this may legitimately flip.
+constexpr double kNearTie = 1e-2;
+
+struct Golden {
+    std::string sha256;
+    std::vector<TokenId> tokens;
+    std::vector<std::vector<float>> logits;
+    std::vector<std::pair<TokenId, double>> greedy;  // token, top-1 minus top-2
+};
+
+Golden read_golden(const QString& arch) {
+    QFile f(QStringLiteral(WB_SOURCE_DIR "/tests/data/arch/tiny_%1.txt").arg(arch));
+    if (!f.open(QIODevice::ReadOnly)) qFatal("missing golden %s", qPrintable(f.fileName()));
+    Golden g;
+    std::istringstream in(f.readAll().toStdString());
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream l(line);
+        std::string key;
+        l >> key;
+        if (key == "sha256") l >> g.sha256;
+        else if (key == "tokens") for (TokenId t; l >> t;) g.tokens.push_back(t);
+        else if (key == "logits") g.logits.emplace_back(std::istream_iterator<float>(l), std::istream_iterator<float>());
+        else if (key == "greedy")
+            for (std::string item; l >> item;)
+                g.greedy.emplace_back(std::stoi(item.substr(0, item.find(':'))), std::stod(item.substr(item.find(':') + 1)));
+    }
+    return g;
+}
+
+}  // namespace
+
+class TestArchOracle : public QObject {
+    Q_OBJECT
+private slots:
+    void forward_matches_llama_cpp_data() {
+        QTest::addColumn<QString>("arch");
+        for (const char* arch : {"llama", "qwen2", "qwen3"}) QTest::newRow(arch) << QString(arch);
+    }
+    void forward_matches_llama_cpp() {
+        QFETCH(QString, arch);
+        const Golden g = read_golden(arch);
+        QVERIFY(!g.tokens.empty() && g.logits.size() == g.tokens.size() && !g.greedy.empty());
+        const tiny::Model m = tiny::make(*tiny::arch_spec(arch.toStdString()));
+        Sha256 sha;
+        sha.update(m.gguf.data(), m.gguf.size());
+        QVERIFY2(sha.finish_hex() == g.sha256, "the tiny model generator changed: rerun tests/reference/make_arch_goldens.py");
+
+        auto file = GgufFile::from_memory(m.gguf, "tiny.gguf");
+        QVERIFY(file.ok());
+        auto hp = load_hparams(**file, m.spec.n_vocab);
+        QVERIFY2(hp.ok(), hp.status().message().c_str());
+        auto w = load_weights(**file, *hp);
+        QVERIFY2(w.ok(), w.status().message().c_str());
+        auto model = DecoderModel::create(*hp, std::move(*w));
+        QVERIFY(model.ok());
+        auto kv = PagedKv::create(AttentionSpec{}, KvTypes{KvDType::f32, KvDType::f32}, (*model)->kv_shape(), 0, 64);
+        QVERIFY(kv.ok());
+        ThreadPool pool(2);
+        std::vector<float> logits;
+        QVERIFY((*model)->forward(g.tokens, 0, **kv, true, logits, pool).ok());
+        double worst = 0, spread = 0;
+        for (size_t t = 0; t < g.tokens.size(); ++t)
+            for (int v = 0; v < m.spec.n_vocab; ++v) {
+                const double ref = g.logits[t][static_cast<size_t>(v)];
+                worst = std::max(worst, std::abs(static_cast<double>(logits[t * m.spec.n_vocab + v]) - ref));
+                spread = std::max(spread, std::abs(ref));
+            }
+        qInfo("%s: largest logit difference from llama.cpp %.2e (%.1e of the largest logit) over %zu positions", qPrintable(arch),
+              worst, worst / spread, g.tokens.size());
+        QVERIFY2(worst / spread <= kRelativeBound, qPrintable(QString::number(worst / spread)));
+
+        // Greedy continuation, one token a step as llama.cpp ran it.
+        std::vector<float> last(logits.end() - m.spec.n_vocab, logits.end());
+        for (const auto& [expected, margin] : g.greedy) {
+            const TokenId ours = static_cast<TokenId>(std::max_element(last.begin(), last.end()) - last.begin());
+            if (margin >= kNearTie) QCOMPARE(ours, expected);
+            const TokenId next = expected;  // stay on llama.cpp's path after a near-tie
+            QVERIFY((*model)->forward(std::span(&next, 1), 0, **kv, false, last, pool).ok());
+        }
+    }
+
+    // The latent variant rebuilds keys from its cache without a per-head norm: refused by name.
+    void latent_refuses_qk_norm() {
+        const tiny::Model m = tiny::make(*tiny::arch_spec("qwen3"));
+        auto file = GgufFile::from_memory(m.gguf, "tiny.gguf");
+        auto hp = load_hparams(**file, m.spec.n_vocab);
+        auto model = DecoderModel::create(*hp, std::move(*load_weights(**file, *hp)));
+        QVERIFY(model.ok());
+        ThreadPool pool(1);
+        std::vector<TokenId> calibration(80, 5);
+        auto r = (*model)->enable_latent(16, calibration, pool);
+        QVERIFY(!r.ok());
+        QCOMPARE(r.status().code(), StatusCode::unsupported);
+        QVERIFY2(r.status().message().find("qwen3 normalizes each key head") != std::string::npos, r.status().message().c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestArchOracle)
+#include "test_arch_oracle.moc"

@@ -1,0 +1,26 @@
+// The tiny model of each architecture whose forward pass is checked against llama.cpp
+// (tests/reference/data/tiny_<arch>_logits.txt): a few layers, GQA, the architecture's own
+// tensors, F32 weights and a placeholder vocab. The generator is seeded, so the test and
+// wb-write-tiny-model produce the same bytes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tests/core_engine/model/tiny_model.h"
+
+namespace tiny {
+
+inline std::optional<Spec> arch_spec(const std::string& arch) {
+    Spec s;
+    s.arch = arch;
+    s.n_layer = 3;
+    s.with_vocab = true;
+    s.seed = 7;
+    if (arch == "llama") return s;
+    if (arch == "qwen2") return s.qkv_bias = true, s;
+    if (arch == "qwen3") return s.qk_norm = true, s;
+    return std::nullopt;
+}
+
+}  // namespace tiny
