@@ -18,6 +18,7 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
     s.with_vocab = true;
     s.seed = 7;
     if (arch == "llama") return s;
+    if (arch == "llama3") return s.arch = "llama", s.rope_freqs = true, s;  // Llama 3.x RoPE scaling
     if (arch == "qwen2") return s.qkv_bias = true, s;
     if (arch == "qwen3") return s.qk_norm = true, s;
     return std::nullopt;

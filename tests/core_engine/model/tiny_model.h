@@ -21,6 +21,7 @@ struct Spec {
     std::string rope_scaling;  // rope.scaling.type; empty: not written
     bool qk_norm = false;      // attn_q_norm / attn_k_norm per head (qwen3)
     bool with_vocab = false;   // a placeholder SentencePiece vocab, so llama.cpp can load the file
+    bool rope_freqs = false;   // Llama 3.x scaling: per-dimension RoPE frequency divisors (rope_freqs.weight)
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -84,6 +85,17 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     const int hd = s.n_embd / s.n_head;
     add("token_embd.weight", s.n_embd, s.n_vocab, 1.0f, false, true);
     add("output_norm.weight", s.n_embd, 1, 0, true, false);
+    if (s.rope_freqs) {
+        // As the converter writes Llama 3.1's: 1 for high frequencies, the scaling factor for
+        // low ones, a smooth ramp between.
+        const int half = s.n_embd / s.n_head / 2;
+        std::vector<float> f(static_cast<size_t>(half));
+        for (int i = 0; i < half; ++i) f[static_cast<size_t>(i)] = i < half / 3 ? 1.0f : i >= 2 * half / 3 ? 8.0f : 1.0f + 7.0f * (3.0f * i / half - 1.0f);
+        std::vector<uint8_t> bytes(f.size() * sizeof(float));
+        std::memcpy(bytes.data(), f.data(), bytes.size());
+        (void)w.add_tensor("rope_freqs.weight", {static_cast<uint64_t>(half)}, workbench::DType::f32, bytes);
+        m.tensors["rope_freqs.weight"] = f;
+    }
     for (int il = 0; il < s.n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
