@@ -74,11 +74,28 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
         }
         return 0;
     };
+    for (const RefusedTensor& r : arch->refused_tensors)
+        if (f.find_tensor(r.name))
+            return error(StatusCode::unsupported, f.path() + ": tensor '" + std::string(r.name) + "' means " + r.feature +
+                                                      ", which this engine does not run");
     w.layers.resize(hp.n_layer);
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         for (const LayerTensor& t : arch->layer_tensors)
             WB_RETURN_IF_ERROR(b.bind(w.layers[il].*t.slot, p + t.name, dim(t.n_in), dim(t.n_out), !t.required));
+        for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
+            int64_t rows = 0;
+            for (const auto& part : t.parts) rows += dim(part.second);
+            WeightTensor fused;
+            WB_RETURN_IF_ERROR(b.bind(fused, p + t.name, dim(t.n_in), rows));
+            const uint64_t row_bytes = fused.n_bytes / static_cast<uint64_t>(rows);
+            int64_t row0 = 0;
+            for (const auto& [slot, n_rows] : t.parts) {
+                const int64_t n = dim(n_rows);
+                w.layers[il].*slot = WeightTensor{fused.type, fused.data + row0 * row_bytes, fused.n_in, n, static_cast<uint64_t>(n) * row_bytes};
+                row0 += n;
+            }
+        }
     }
     for (const auto& t : f.tensors()) {
         w.n_params += t.n_elements;

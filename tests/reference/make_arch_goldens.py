@@ -8,7 +8,7 @@ file's sha256, the logits at every position, and 16 greedy tokens with the top-1
 each step. Output: tests/data/arch/tiny_<arch>.txt.
 
 Regenerate (needs llama-cpp-python and numpy; nothing of it is committed):
-    python3 tests/reference/make_arch_goldens.py build/bin/wb-write-tiny-model llama llama3 qwen2 qwen3
+    python3 tests/reference/make_arch_goldens.py build/bin/wb-write-tiny-model llama llama3 qwen2 qwen3 phi3
 """
 import hashlib
 import os

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -26,11 +27,27 @@ struct LayerTensor {
     bool required = true;
 };
 
+// One stored tensor holding several slots' rows one after another (Phi-3's attn_qkv: Q, K, V;
+// its ffn_up: gate then up): bound once, each slot a view of its rows.
+struct FusedLayerTensor {
+    const char* name;
+    TensorDim n_in;
+    std::vector<std::pair<WeightTensor LayerWeights::*, TensorDim>> parts;  // in row order
+};
+
+// A tensor whose presence means a feature the engine does not run: refused with `feature`.
+struct RefusedTensor {
+    const char* name;     // "rope_factors_long.weight"
+    const char* feature;  // "LongRoPE (the 128k-context Phi-3 models)"
+};
+
 struct Architecture {
     std::string name;                              // general.architecture
     RopeStyle rope_style = RopeStyle::normal;
     std::vector<std::string> rope_scaling;         // rope.scaling.type values it runs ("none", "linear")
     std::vector<LayerTensor> layer_tensors;
+    std::vector<FusedLayerTensor> fused_layer_tensors;
+    std::vector<RefusedTensor> refused_tensors;
 };
 
 // What an architecture file registers.
@@ -42,6 +59,9 @@ struct ArchitectureRegistration {
 const Architecture* find_architecture(std::string_view name);
 // "llama, mistral, qwen2": the names the engine loads, for messages.
 std::string supported_architectures();
+
+// An architecture of the pre-norm llama block (llama_block_tensors), accepting no or linear RoPE scaling.
+Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bool qkv_bias);
 
 // The pre-norm llama block's tensors: attention norm, Q/K/V/O, FFN norm, SwiGLU gate/up/down,
 // and Q/K/V biases (required when `qkv_bias`, else taken when present).

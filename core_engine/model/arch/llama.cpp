@@ -5,7 +5,7 @@
 namespace workbench {
 namespace {
 
-Architecture describe() { return {"llama", RopeStyle::normal, {"none", "linear"}, llama_block_tensors(false)}; }
+Architecture describe() { return llama_block_architecture("llama", RopeStyle::normal, false); }
 
 }  // namespace
 

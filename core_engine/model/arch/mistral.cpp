@@ -4,7 +4,7 @@
 namespace workbench {
 namespace {
 
-Architecture describe() { return {"mistral", RopeStyle::normal, {"none", "linear"}, llama_block_tensors(false)}; }
+Architecture describe() { return llama_block_architecture("mistral", RopeStyle::normal, false); }
 
 }  // namespace
 

@@ -5,7 +5,7 @@
 namespace workbench {
 namespace {
 
-Architecture describe() { return {"qwen2", RopeStyle::neox, {"none", "linear"}, llama_block_tensors(true)}; }
+Architecture describe() { return llama_block_architecture("qwen2", RopeStyle::neox, true); }
 
 }  // namespace
 

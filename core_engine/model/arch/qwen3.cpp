@@ -7,10 +7,10 @@ namespace workbench {
 namespace {
 
 Architecture describe() {
-    std::vector<LayerTensor> tensors = llama_block_tensors(false);
-    tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, TensorDim::head, TensorDim::one});
-    tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, TensorDim::head, TensorDim::one});
-    return {"qwen3", RopeStyle::neox, {"none", "linear"}, tensors};
+    Architecture a = llama_block_architecture("qwen3", RopeStyle::neox, false);
+    a.layer_tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, TensorDim::head, TensorDim::one});
+    a.layer_tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, TensorDim::head, TensorDim::one});
+    return a;
 }
 
 }  // namespace

@@ -3,14 +3,16 @@
 
 namespace workbench {
 
-extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture;
+extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture,
+    kPhi3Architecture;
 
 namespace {
 
 const std::vector<Architecture>& registry() {
     static const std::vector<Architecture> all = [] {
         std::vector<Architecture> out;
-        for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture})
+        for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture,
+                                                 &kPhi3Architecture})
             out.push_back(r->describe());
         return out;
     }();
@@ -29,6 +31,15 @@ std::string supported_architectures() {
     std::string out;
     for (const Architecture& a : registry()) out += (out.empty() ? "" : ", ") + a.name;
     return out;
+}
+
+Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bool qkv_bias) {
+    Architecture a;
+    a.name = std::move(name);
+    a.rope_style = rope_style;
+    a.rope_scaling = {"none", "linear"};
+    a.layer_tensors = llama_block_tensors(qkv_bias);
+    return a;
 }
 
 std::vector<LayerTensor> llama_block_tensors(bool qkv_bias) {

@@ -250,7 +250,7 @@ private slots:
         auto r = load(tiny::make(s));
         QVERIFY(!r.ok());
         QCOMPARE(r.status().code(), StatusCode::unsupported);
-        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3)") !=
+        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3, phi3)") !=
                 std::string::npos);
     }
 
@@ -271,6 +271,20 @@ private slots:
         QCOMPARE(r.status().code(), StatusCode::unsupported);
         QCOMPARE(QString::fromStdString(r.status().message()),
                  QString("tiny.gguf: rope scaling 'yarn' is not supported for llama (none, linear)"));
+        // A fused tensor is bound whole and split; a missing one is named.
+        s = {};
+        s.arch = "phi3";
+        QVERIFY(load(tiny::make(s)).ok());
+        r = load(tiny::make(s, {"blk.1.attn_qkv.weight"}));
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.status().message()), QString("tiny.gguf: tensor 'blk.1.attn_qkv.weight' is missing"));
+        s.long_rope = true;
+        r = load(tiny::make(s));
+        QVERIFY(!r.ok());
+        QCOMPARE(r.status().code(), StatusCode::unsupported);
+        QCOMPARE(QString::fromStdString(r.status().message()),
+                 QString("tiny.gguf: tensor 'rope_factors_long.weight' means LongRoPE (the 128k-context Phi-3 models), which this "
+                         "engine does not run"));
     }
 
     void out_of_vocab_token_and_full_cache_are_errors() {

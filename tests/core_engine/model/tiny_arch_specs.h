@@ -21,6 +21,7 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
     if (arch == "llama3") return s.arch = "llama", s.rope_freqs = true, s;  // Llama 3.x RoPE scaling
     if (arch == "qwen2") return s.qkv_bias = true, s;
     if (arch == "qwen3") return s.qk_norm = true, s;
+    if (arch == "phi3") return s;  // fused attn_qkv and gate/up
     return std::nullopt;
 }
 

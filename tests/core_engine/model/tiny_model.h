@@ -22,6 +22,7 @@ struct Spec {
     bool qk_norm = false;      // attn_q_norm / attn_k_norm per head (qwen3)
     bool with_vocab = false;   // a placeholder SentencePiece vocab, so llama.cpp can load the file
     bool rope_freqs = false;   // Llama 3.x scaling: per-dimension RoPE frequency divisors (rope_freqs.weight)
+    bool long_rope = false;    // Phi-3 128k's rope_factors_long.weight (which the engine refuses)
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -85,6 +86,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     const int hd = s.n_embd / s.n_head;
     add("token_embd.weight", s.n_embd, s.n_vocab, 1.0f, false, true);
     add("output_norm.weight", s.n_embd, 1, 0, true, false);
+    if (s.long_rope) add("rope_factors_long.weight", s.n_embd / s.n_head / 2, 1, 0, true, false);
     if (s.rope_freqs) {
         // As the converter writes Llama 3.1's: 1 for high frequencies, the scaling factor for
         // low ones, a smooth ramp between.
@@ -100,9 +102,13 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
         const std::string b = "blk." + std::to_string(il) + ".";
         const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
         add(b + "attn_norm.weight", s.n_embd, 1, 0, true, false);
-        add(b + "attn_q.weight", s.n_embd, s.n_head * hd, ws, false, true);
-        add(b + "attn_k.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
-        add(b + "attn_v.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
+        if (s.arch == "phi3") {
+            add(b + "attn_qkv.weight", s.n_embd, (s.n_head + 2 * s.n_head_kv) * hd, ws, false, true);
+        } else {
+            add(b + "attn_q.weight", s.n_embd, s.n_head * hd, ws, false, true);
+            add(b + "attn_k.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
+            add(b + "attn_v.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
+        }
         add(b + "attn_output.weight", s.n_head * hd, s.n_embd, ws, false, true);
         if (s.qk_norm) {
             add(b + "attn_q_norm.weight", hd, 1, 0, true, false);
@@ -114,8 +120,12 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
             add(b + "attn_v.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
         }
         add(b + "ffn_norm.weight", s.n_embd, 1, 0, true, false);
-        add(b + "ffn_gate.weight", s.n_embd, s.n_ff, ws, false, true);
-        add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
+        if (s.arch == "phi3") {
+            add(b + "ffn_up.weight", s.n_embd, 2 * s.n_ff, ws, false, true);  // gate rows, then up rows
+        } else {
+            add(b + "ffn_gate.weight", s.n_embd, s.n_ff, ws, false, true);
+            add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
+        }
         add(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)), false, true);
     }
     m.gguf = w.to_bytes();
