@@ -22,6 +22,7 @@ int cmd_eval(int argc, char** argv);
 int cmd_batch(int argc, char** argv);
 int cmd_history(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
+int cmd_synth(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {

@@ -20,7 +20,8 @@ void print_help() {
                  "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n"
                  "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
                  "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n"
-                 "  serve     an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /metrics) on the model\n\n"
+                 "  serve     an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /metrics) on the model\n"
+                 "  synth     write a random-weight model of a named shape and architecture (tests, benchmarks)\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -50,5 +51,6 @@ int main(int argc, char** argv) {
     if (command == "batch") return wbcli::cmd_batch(argc, argv);
     if (command == "history") return wbcli::cmd_history(argc, argv);
     if (command == "serve") return wbcli::cmd_serve(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history, serve; see --help)");
+    if (command == "synth") return wbcli::cmd_synth(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history, serve, synth; see --help)");
 }

@@ -99,6 +99,42 @@ private slots:
         QCOMPARE(o.err.count('\n'), 1);
     }
 
+    // synth writes every architecture the engine runs, as its file declares the tensors: each
+    // loads and generates; the same seed writes the same bytes, another seed other weights;
+    // an unknown shape or a type whose blocks do not divide the rows is named.
+    void synth_writes_models_that_run() {
+        QTemporaryDir dir;
+        for (const char* arch : {"llama", "mistral", "qwen2", "qwen3", "phi3"}) {
+            const QString path = dir.filePath(QStringLiteral("%1.gguf").arg(arch));
+            auto w = run_cli({"synth", "--arch", arch, "--shape", "tiny", "--type", "q8_0", "-o", path});
+            QVERIFY2(w.exit_code == 0, w.err.constData());
+            auto r = run_cli({"run", "-m", path, "-p", "t5 t9 t12", "-n", "4", "--temp", "0", "--ignore-eos", "--json", "-t", "1"});
+            QVERIFY2(r.exit_code == 0, (QByteArray(arch) + ": " + r.err).constData());
+            QCOMPARE(QJsonDocument::fromJson(r.out).object()["tokens"].toArray().size(), 4);
+        }
+        const QString again = dir.filePath("again.gguf"), other = dir.filePath("other.gguf");
+        QCOMPARE(run_cli({"synth", "--arch", "qwen3", "--type", "q8_0", "-o", again}).exit_code, 0);
+        QCOMPARE(run_cli({"synth", "--arch", "qwen3", "--type", "q8_0", "--seed", "2", "-o", other}).exit_code, 0);
+        auto bytes = [](const QString& p) { QFile f(p); return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray(); };
+        QCOMPARE(bytes(again), bytes(dir.filePath("qwen3.gguf")));
+        QVERIFY(bytes(other) != bytes(again) && bytes(other).size() == bytes(again).size());
+        auto bad = run_cli({"synth", "--shape", "huge", "-o", dir.filePath("x.gguf")});
+        QCOMPARE(bad.exit_code, 1);
+        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, llama-1b, llama-3b, qwen3-0.6b)"), bad.err.constData());
+        bad = run_cli({"synth", "--type", "q4_k", "-o", dir.filePath("x.gguf")});
+        QVERIFY2(bad.err.contains("blocks of 256") && bad.err.contains("do not divide"), bad.err.constData());
+        QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no -o
+        if (model_present()) {
+            // A real tokenizer copied in: its vocabulary sizes the embedding, and real text runs.
+            const QString path = dir.filePath("vocab.gguf");
+            QCOMPARE(run_cli({"synth", "--arch", "llama", "--vocab-from", WB_DEFAULT_MODEL_PATH, "-o", path}).exit_code, 0);
+            auto r = run_cli({"run", "-m", path, "-p", "Hello there", "-n", "3", "--temp", "0", "--ignore-eos", "-t", "1"});
+            QVERIFY2(r.exit_code == 0, r.err.constData());
+            auto inspect = run_cli({"inspect", "-m", path, "--json"});
+            QVERIFY2(inspect.out.contains("49152"), inspect.out.left(400).constData());  // SmolLM2's vocabulary
+        }
+    }
+
     void run_json_shape_and_answer() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "--chat", "--temp", "0", "-p", "What is the capital of France? Answer in one word.", "--json", "-t", "2"});

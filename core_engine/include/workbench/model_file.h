@@ -41,4 +41,16 @@ namespace workbench {
 Status write_requantized_model(const std::string& in_path, const std::string& out_path, const std::string& type,
                                const std::function<void(int, int)>& progress = {});
 
+// The named shapes `synth` writes: "tiny" (3 layers, width 64: what the architecture tests use),
+// "llama-1b", "llama-3b", "qwen3-0.6b" (those models' blocks).
+std::vector<std::string> synth_shape_names();
+// Writes a random-weight model of architecture `arch` (any the engine runs) and named `shape` to
+// `out_path`, its tensors as the architecture declares them, matrices in `type` (f32, f16,
+// bf16, q8_0, q4_0, q4_1, q5_0, q5_1), norms f32; its tokenizer copied from the GGUF at
+// `vocab_from` (n_vocab follows it), else a placeholder vocab of the shape's size. Seeded: the
+// same arguments write the same bytes. invalid_argument naming an unknown arch, shape or type,
+// or a type whose blocks do not divide the shape's rows; io_error naming the path.
+Status write_synth_model(const std::string& arch, const std::string& shape, const std::string& type,
+                         const std::string& vocab_from, const std::string& out_path, uint64_t seed = 1);
+
 }  // namespace workbench

@@ -1,0 +1,156 @@
+// `synth`: random-weight models of a named shape, laid out as an architecture file declares its
+// tensors (model/arch/), so every architecture the engine runs can be written at any size for
+// tests and benchmarks without downloading weights.
+#include <cmath>
+#include <cstring>
+
+#include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
+#include "model/arch/architecture.h"
+#include "tensor/dequantize.h"
+#include "tensor/dtype.h"
+#include "workbench/model_file.h"
+
+namespace workbench {
+namespace {
+
+struct SynthShape {
+    const char* name;
+    int32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
+};
+
+// tiny: what the architecture tests use; the others: published models' dimensions.
+constexpr SynthShape kShapes[] = {
+    {"tiny", 3, 64, 96, 4, 2, 16, 97, 128},
+    {"llama-1b", 16, 2048, 8192, 32, 8, 64, 32000, 4096},      // Llama 3.2 1B's block
+    {"llama-3b", 28, 3072, 8192, 24, 8, 128, 32000, 4096},     // Llama 3.2 3B's block
+    {"qwen3-0.6b", 28, 1024, 3072, 16, 8, 128, 32000, 4096},   // Qwen3 0.6B's block
+};
+
+// Uniform in [-a, a) from a splitmix64 stream: the variance of N(0, s²) for a = s·√3, and fast
+// enough for a billion weights.
+class Noise {
+public:
+    explicit Noise(uint64_t seed) : state_(seed) {}
+    float next(float a) {
+        uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        return a * (static_cast<float>(z >> 40) / static_cast<float>(1ull << 23) - 1.0f);
+    }
+
+private:
+    uint64_t state_;
+};
+
+Status bad(const std::string& what) { return error(StatusCode::invalid_argument, "synth: " + what); }
+
+}  // namespace
+
+std::vector<std::string> synth_shape_names() {
+    std::vector<std::string> out;
+    for (const SynthShape& s : kShapes) out.emplace_back(s.name);
+    return out;
+}
+
+Status write_synth_model(const std::string& arch_name, const std::string& shape_name, const std::string& type_name,
+                         const std::string& vocab_from, const std::string& out_path, uint64_t seed) {
+    const Architecture* arch = find_architecture(arch_name);
+    if (!arch) return bad("architecture '" + arch_name + "' is not one the engine runs (" + supported_architectures() + ")");
+    const SynthShape* shape = nullptr;
+    std::string names;
+    for (const SynthShape& s : kShapes) {
+        names += (names.empty() ? "" : ", ") + std::string(s.name);
+        if (shape_name == s.name) shape = &s;
+    }
+    if (!shape) return bad("shape '" + shape_name + "' is not known (" + names + ")");
+    const std::optional<DType> type = dtype_from_name(type_name);
+    if (!type || !dtype_traits(*type).dequantizable || !quantize_row(*type, nullptr, nullptr, 0))
+        return bad("type '" + type_name + "' cannot be written (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, ...)");
+
+    GgufWriter w;
+    int32_t n_vocab = shape->n_vocab;
+    if (!vocab_from.empty()) {
+        WB_ASSIGN_OR_RETURN(auto source, GgufFile::open(vocab_from));
+        for (const auto& [key, value] : source->metadata())
+            if (key.rfind("tokenizer.", 0) == 0) w.set_value(key, value);
+        const auto tokens = source->metadata().find("tokenizer.ggml.tokens");
+        if (tokens == source->metadata().end()) return bad(vocab_from + " has no tokenizer.ggml.tokens to copy");
+        n_vocab = static_cast<int32_t>(tokens->second.array_count);
+    } else {
+        // A placeholder SentencePiece vocab: enough for the engine and llama.cpp to load it.
+        std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+        std::vector<int32_t> types{2, 3, 3};
+        for (int32_t i = 3; i < n_vocab; ++i) tokens.push_back(std::string("t").append(std::to_string(i))), types.push_back(1);
+        w.set_string("tokenizer.ggml.model", "llama");
+        w.set_string_array("tokenizer.ggml.tokens", tokens);
+        w.set_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+        w.set_int32_array("tokenizer.ggml.token_type", types);
+        w.set_uint32("tokenizer.ggml.bos_token_id", 1);
+        w.set_uint32("tokenizer.ggml.eos_token_id", 2);
+        w.set_bool("tokenizer.ggml.add_bos_token", false);
+    }
+    const std::string p = arch_name + ".";
+    w.set_string("general.architecture", arch_name);
+    // The name leaves out the architecture: llama.cpp keys token fix-ups on model names ("phi3").
+    w.set_string("general.name", "synth " + shape_name);
+    w.set_uint32(p + "block_count", static_cast<uint32_t>(shape->n_layer));
+    w.set_uint32(p + "context_length", static_cast<uint32_t>(shape->n_ctx));
+    w.set_uint32(p + "embedding_length", static_cast<uint32_t>(shape->n_embd));
+    w.set_uint32(p + "feed_forward_length", static_cast<uint32_t>(shape->n_ff));
+    w.set_uint32(p + "attention.head_count", static_cast<uint32_t>(shape->n_head));
+    w.set_uint32(p + "attention.head_count_kv", static_cast<uint32_t>(shape->n_head_kv));
+    w.set_uint32(p + "attention.key_length", static_cast<uint32_t>(shape->head_dim));
+    w.set_uint32(p + "attention.value_length", static_cast<uint32_t>(shape->head_dim));
+    w.set_uint32(p + "rope.dimension_count", static_cast<uint32_t>(shape->head_dim));
+    w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
+    w.set_float32(p + "rope.freq_base", 10000.0f);
+
+    auto dim = [&](TensorDim d) -> int64_t {
+        switch (d) {
+        case TensorDim::one: return 1;
+        case TensorDim::embd: return shape->n_embd;
+        case TensorDim::embd_q: return int64_t{shape->n_head} * shape->head_dim;
+        case TensorDim::embd_kv: return int64_t{shape->n_head_kv} * shape->head_dim;
+        case TensorDim::ff: return shape->n_ff;
+        case TensorDim::head: return shape->head_dim;
+        }
+        return 0;
+    };
+    Noise noise(seed);
+    std::vector<float> values;
+    // Vectors (norms) are f32 near 1; matrices are `type` with the variance of 1/n_in.
+    auto add = [&](const std::string& name, int64_t n_in, int64_t n_out) -> Status {
+        const bool vector = n_out == 1;
+        const DType t = vector ? DType::f32 : *type;
+        const auto& traits = dtype_traits(t);
+        if (n_in % traits.block_elements != 0)
+            return bad("type " + type_name + " stores rows in blocks of " + std::to_string(traits.block_elements) + "; " + name +
+                       "'s rows of " + std::to_string(n_in) + " do not divide (pick another shape or type)");
+        values.resize(static_cast<size_t>(n_in * n_out));
+        const float a = vector ? 0.1f : std::sqrt(3.0f / static_cast<float>(n_in));
+        for (float& v : values) v = (vector ? 1.0f : 0.0f) + noise.next(a);
+        std::vector<uint8_t> bytes(static_cast<size_t>(n_in * n_out / traits.block_elements * traits.block_bytes));
+        if (t == DType::f32) std::memcpy(bytes.data(), values.data(), bytes.size());
+        else quantize_row(t, values.data(), bytes.data(), n_in * n_out);
+        std::vector<uint64_t> ne{static_cast<uint64_t>(n_in)};
+        if (!vector) ne.push_back(static_cast<uint64_t>(n_out));
+        return w.add_tensor(name, ne, t, bytes);
+    };
+    WB_RETURN_IF_ERROR(add("token_embd.weight", shape->n_embd, n_vocab));  // tied: no output.weight
+    WB_RETURN_IF_ERROR(add("output_norm.weight", shape->n_embd, 1));
+    for (int32_t il = 0; il < shape->n_layer; ++il) {
+        const std::string b = "blk." + std::to_string(il) + ".";
+        for (const LayerTensor& t : arch->layer_tensors)
+            if (t.required) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out)));
+        for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
+            int64_t rows = 0;
+            for (const auto& part : t.parts) rows += dim(part.second);
+            WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), rows));
+        }
+    }
+    return w.write_to(out_path);
+}
+
+}  // namespace workbench
