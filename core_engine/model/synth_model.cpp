@@ -6,6 +6,7 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
+#include "model/synth_model.h"
 #include "model/arch/architecture.h"
 #include "tensor/dequantize.h"
 #include "tensor/dtype.h"
@@ -48,6 +49,19 @@ Status bad(const std::string& what) { return error(StatusCode::invalid_argument,
 
 }  // namespace
 
+void add_placeholder_vocab(GgufWriter& w, int32_t n_vocab) {
+    std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+    std::vector<int32_t> types{2, 3, 3};  // unknown, control, control
+    for (int32_t i = 3; i < n_vocab; ++i) tokens.push_back(std::string("t").append(std::to_string(i))), types.push_back(1);
+    w.set_string("tokenizer.ggml.model", "llama");
+    w.set_string_array("tokenizer.ggml.tokens", tokens);
+    w.set_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+    w.set_int32_array("tokenizer.ggml.token_type", types);
+    w.set_uint32("tokenizer.ggml.bos_token_id", 1);
+    w.set_uint32("tokenizer.ggml.eos_token_id", 2);
+    w.set_bool("tokenizer.ggml.add_bos_token", false);
+}
+
 std::vector<std::string> synth_shape_names() {
     std::vector<std::string> out;
     for (const SynthShape& s : kShapes) out.emplace_back(s.name);
@@ -79,17 +93,7 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
         if (tokens == source->metadata().end()) return bad(vocab_from + " has no tokenizer.ggml.tokens to copy");
         n_vocab = static_cast<int32_t>(tokens->second.array_count);
     } else {
-        // A placeholder SentencePiece vocab: enough for the engine and llama.cpp to load it.
-        std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-        std::vector<int32_t> types{2, 3, 3};
-        for (int32_t i = 3; i < n_vocab; ++i) tokens.push_back(std::string("t").append(std::to_string(i))), types.push_back(1);
-        w.set_string("tokenizer.ggml.model", "llama");
-        w.set_string_array("tokenizer.ggml.tokens", tokens);
-        w.set_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-        w.set_int32_array("tokenizer.ggml.token_type", types);
-        w.set_uint32("tokenizer.ggml.bos_token_id", 1);
-        w.set_uint32("tokenizer.ggml.eos_token_id", 2);
-        w.set_bool("tokenizer.ggml.add_bos_token", false);
+        add_placeholder_vocab(w, n_vocab);
     }
     const std::string p = arch_name + ".";
     w.set_string("general.architecture", arch_name);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gguf/gguf_writer.h"
+#include "model/synth_model.h"
 #include "tensor/dequantize.h"
 
 namespace tiny {
@@ -52,18 +53,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_float32(p + "rope.freq_base", 10000.0f);
     if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
-    if (s.with_vocab) {
-        std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-        std::vector<int32_t> types{2, 3, 3};  // unknown, control, control
-        for (int i = 3; i < s.n_vocab; ++i) tokens.push_back(std::string("t").append(std::to_string(i))), types.push_back(1);
-        w.set_string("tokenizer.ggml.model", "llama");
-        w.set_string_array("tokenizer.ggml.tokens", tokens);
-        w.set_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-        w.set_int32_array("tokenizer.ggml.token_type", types);
-        w.set_uint32("tokenizer.ggml.bos_token_id", 1);
-        w.set_uint32("tokenizer.ggml.eos_token_id", 2);
-        w.set_bool("tokenizer.ggml.add_bos_token", false);
-    }
+    if (s.with_vocab) workbench::add_placeholder_vocab(w, s.n_vocab);
 
     auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable) {
         for (const auto& sk : skip)
