@@ -2,6 +2,8 @@
 #include "attention/paged_kv.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace workbench {
 
@@ -19,6 +21,7 @@ Result<std::unique_ptr<PagedKv>> PagedKv::create(const AttentionLayout& layout, 
     std::unique_ptr<PagedKv> kv(new PagedKv());
     kv->layout_ = layout;
     kv->group_of_.assign(static_cast<size_t>(shape.n_layers), 0);
+    kv->n_ctx_ = n_ctx;
     if (plans.size() == 1) {
         WB_ASSIGN_OR_RETURN(auto group, KvGroup::create(plans.front().spec, types, shape, budget_bytes, n_ctx, n_seq, n_tokens_per_block));
         kv->groups_.push_back(std::move(group));
@@ -68,10 +71,48 @@ Status PagedKv::begin_step(std::span<const StepSequence> batch) {
     for (size_t i = 0; i < groups_.size(); ++i) {
         if (Status st = groups_[i]->begin_step(batch); !st.ok()) {
             while (i > 0) groups_[--i]->abort_step();  // every group as it was
-            return st;
+            if (st.code() != StatusCode::out_of_range) return st;
+            // The longest sequence of the step is the one that cannot fit.
+            const StepSequence* longest = &batch.front();
+            for (const StepSequence& b : batch)
+                if (n_tokens(b.seq) + b.tokens.size() > n_tokens(longest->seq) + longest->tokens.size()) longest = &b;
+            return never_fits(st, longest->seq, static_cast<int64_t>(longest->tokens.size()));
         }
     }
     return Status::ok_status();
+}
+
+uint64_t PagedKv::budget_for(int64_t n_tokens) const {
+    int64_t blocks = 0;
+    uint64_t block_bytes = 0;
+    for (const auto& g : groups_) {
+        const AttentionPolicy::Footprint f = g->footprint(n_tokens);
+        const int64_t bs = g->n_tokens_per_block();
+        // A step holds its new tokens before it releases anything: the formula's blocks plus one
+        // step's (never more than all of them), its pooled blocks, and the null block.
+        const int64_t token_blocks = std::min((n_tokens + bs - 1) / bs, f.token_blocks + (kMaxStepTokens + bs - 1) / bs + 1);
+        blocks = std::max(blocks, token_blocks + f.pooled_blocks + 1);
+        block_bytes += g->block_bytes();
+    }
+    return static_cast<uint64_t>(blocks) * block_bytes;
+}
+
+Status PagedKv::never_fits(const Status& from_group, SeqId seq, int64_t n_new) const {
+    const int64_t n = n_tokens(seq) + n_new;
+    auto mib = [](uint64_t bytes) {  // rounded up, so the figure given is always enough
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f MiB", std::ceil(static_cast<double>(bytes) * 100.0 / (1024.0 * 1024.0)) / 100.0);
+        return std::string(buf);
+    };
+    // The step that failed is one chunk of a request, so a figure for it would fail again at
+    // the next: give what the whole context needs.
+    const int64_t whole = std::max<int64_t>(n, n_ctx_);
+    const std::string advice = "raise the KV budget (--kv-budget) to at least " + mib(budget_for(whole)) + ", what the whole " +
+                               std::to_string(whole) + "-token context needs";
+    // The group's own figures (blocks, tokens) stay; its advice counted only its share of the pool.
+    const std::string& m = from_group.message();
+    const size_t cut = m.find("; raise");
+    return error(StatusCode::out_of_range, (cut == std::string::npos ? m : m.substr(0, cut)) + "; " + advice + ", or shorten the request");
 }
 
 void PagedKv::finish_step() {

@@ -76,11 +76,18 @@ public:
 
 private:
     PagedKv() = default;
+    // A budget that holds one sequence of n tokens: every group gets the same number of blocks
+    // (create() splits a budget so), so the group needing most decides.
+    uint64_t budget_for(int64_t n_tokens) const;
+    // The pool can never hold `seq` with `n_new` more tokens: the groups' advice restated for
+    // the whole cache and the whole context.
+    Status never_fits(const Status& from_group, SeqId seq, int64_t n_new) const;
     KvGroup& group(int32_t layer) { return *groups_[static_cast<size_t>(group_of_[static_cast<size_t>(layer)])]; }
 
     AttentionLayout layout_;
     std::vector<std::unique_ptr<KvGroup>> groups_;
     std::vector<int32_t> group_of_;  // model layer → its group
+    int32_t n_ctx_ = 0;
     uint64_t peak_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QTest>
 
+#include <cmath>
 #include <cstring>
 
 #include "attention/paged_kv.h"
@@ -232,6 +233,43 @@ private slots:
             if (il < 15) QVERIFY2(p.layer_bytes[il] < f.layer_bytes[il] / 3, qPrintable(QString::number(il)));
             else QCOMPARE(p.layer_bytes[il], f.layer_bytes[il]);
         }
+    }
+
+    // A budget too small for a request names one that holds the whole context, for the cache as
+    // a whole (every group's blocks, index data included, one step in flight): it then does.
+    void budget_advice_covers_every_group_data() {
+        QTest::addColumn<QString>("attention");
+        for (const char* a : {"full", "topk:k=64,recent=16", "sliding:window=64,sinks=4,layers=0-14",
+                              "topk:k=64,recent=16,layers=0-9;compressed:block=4,recent=32,sinks=4"})
+            QTest::newRow(a) << QString(a);
+    }
+    void budget_advice_covers_every_group() {
+        QFETCH(QString, attention);
+        auto with_budget = [&](uint64_t bytes) {
+            EngineConfig c;
+            c.model_path = model_;
+            c.n_ctx = 1024;
+            c.n_threads = 2;
+            c.attention = attention.toStdString();
+            c.kv_budget_bytes = bytes;
+            auto e = Engine::load(c);
+            if (!e.ok()) qFatal("%s", e.status().message().c_str());
+            return std::move(*e);
+        };
+        auto small = with_budget(3u << 20);
+        auto failed = small->generate_tokens(prompt_, greedy());
+        QVERIFY(!failed.ok());
+        const std::string m = failed.status().message();
+        const size_t at = m.find("raise the KV budget (--kv-budget) to at least ");
+        QVERIFY2(at != std::string::npos && m.find("what the whole 1024-token context needs") != std::string::npos, m.c_str());
+        const double advised_mib = std::stod(m.substr(at + 46));
+        // The advice holds a conversation that fills the context.
+        auto whole = with_budget(static_cast<uint64_t>(advised_mib * (1 << 20)));
+        GenerationRequest fill = greedy();
+        fill.max_tokens = 1024 - static_cast<int>(kPromptTokens);
+        auto filled = whole->generate_tokens(prompt_, fill);
+        QVERIFY2(filled.ok(), filled.ok() ? "" : filled.status().message().c_str());
+        QCOMPARE(filled->tokens.size(), static_cast<size_t>(fill.max_tokens));
     }
 
     // The bytes the GUI predicts before a load are the bytes the engine then holds and reads.
