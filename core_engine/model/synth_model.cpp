@@ -111,17 +111,13 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_float32(p + "rope.freq_base", 10000.0f);
 
-    auto dim = [&](TensorDim d) -> int64_t {
-        switch (d) {
-        case TensorDim::one: return 1;
-        case TensorDim::embd: return shape->n_embd;
-        case TensorDim::embd_q: return int64_t{shape->n_head} * shape->head_dim;
-        case TensorDim::embd_kv: return int64_t{shape->n_head_kv} * shape->head_dim;
-        case TensorDim::ff: return shape->n_ff;
-        case TensorDim::head: return shape->head_dim;
-        }
-        return 0;
-    };
+    ModelHparams hp;  // the shape in the loader's terms, so sizes come from the same function
+    hp.n_embd = shape->n_embd;
+    hp.n_ff = shape->n_ff;
+    hp.n_head = shape->n_head;
+    hp.n_head_kv = shape->n_head_kv;
+    hp.head_dim = shape->head_dim;
+    auto dim = [&](TensorDim d) { return tensor_dim(d, hp); };
     Noise noise(seed);
     std::vector<float> values;
     // Vectors (norms) are f32 near 1; matrices are `type` with the variance of 1/n_in.
@@ -149,9 +145,7 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
         for (const LayerTensor& t : arch->layer_tensors)
             if (t.required) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out)));
         for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
-            int64_t rows = 0;
-            for (const auto& part : t.parts) rows += dim(part.second);
-            WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), rows));
+            WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), fused_rows(t, hp)));
         }
     }
     return w.write_to(out_path);

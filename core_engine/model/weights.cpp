@@ -63,17 +63,7 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
     // Each layer's tensors as its architecture declares them.
     const Architecture* arch = find_architecture(hp.arch);
     if (!arch) return error(StatusCode::unsupported, f.path() + ": architecture '" + hp.arch + "' is not supported");
-    auto dim = [&](TensorDim d) -> int64_t {
-        switch (d) {
-        case TensorDim::one: return 1;
-        case TensorDim::embd: return hp.n_embd;
-        case TensorDim::embd_q: return hp.n_embd_q();
-        case TensorDim::embd_kv: return hp.n_embd_kv();
-        case TensorDim::ff: return hp.n_ff;
-        case TensorDim::head: return hp.head_dim;
-        }
-        return 0;
-    };
+    auto dim = [&](TensorDim d) { return tensor_dim(d, hp); };
     for (const RefusedTensor& r : arch->refused_tensors)
         if (f.find_tensor(r.name))
             return error(StatusCode::unsupported, f.path() + ": tensor '" + std::string(r.name) + "' means " + r.feature +
@@ -84,8 +74,7 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
         for (const LayerTensor& t : arch->layer_tensors)
             WB_RETURN_IF_ERROR(b.bind(w.layers[il].*t.slot, p + t.name, dim(t.n_in), dim(t.n_out), !t.required));
         for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
-            int64_t rows = 0;
-            for (const auto& part : t.parts) rows += dim(part.second);
+            const int64_t rows = fused_rows(t, hp);
             WeightTensor fused;
             WB_RETURN_IF_ERROR(b.bind(fused, p + t.name, dim(t.n_in), rows));
             const uint64_t row_bytes = fused.n_bytes / static_cast<uint64_t>(rows);

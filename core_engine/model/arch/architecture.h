@@ -55,6 +55,10 @@ struct ArchitectureRegistration {
     Architecture (*describe)();
 };
 
+// A dimension's size in a model of hyperparameters `hp`; the rows a fused tensor stores.
+int64_t tensor_dim(TensorDim d, const ModelHparams& hp);
+int64_t fused_rows(const FusedLayerTensor& t, const ModelHparams& hp);
+
 // The architecture named `name`, or nullptr.
 const Architecture* find_architecture(std::string_view name);
 // "llama, mistral, qwen2": the names the engine loads, for messages.

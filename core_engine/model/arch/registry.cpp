@@ -33,6 +33,24 @@ std::string supported_architectures() {
     return out;
 }
 
+int64_t tensor_dim(TensorDim d, const ModelHparams& hp) {
+    switch (d) {
+    case TensorDim::one: return 1;
+    case TensorDim::embd: return hp.n_embd;
+    case TensorDim::embd_q: return hp.n_embd_q();
+    case TensorDim::embd_kv: return hp.n_embd_kv();
+    case TensorDim::ff: return hp.n_ff;
+    case TensorDim::head: return hp.head_dim;
+    }
+    return 0;
+}
+
+int64_t fused_rows(const FusedLayerTensor& t, const ModelHparams& hp) {
+    int64_t rows = 0;
+    for (const auto& part : t.parts) rows += tensor_dim(part.second, hp);
+    return rows;
+}
+
 Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bool qkv_bias) {
     Architecture a;
     a.name = std::move(name);
