@@ -17,6 +17,13 @@ std::string shape_text(const std::vector<uint64_t>& shape) {
     return s + "]";
 }
 
+// KV bytes of one sequence at the trained context with full attention on the global layers
+// and the trained window on the local ones (the engine's own prediction, f16).
+uint64_t native_kv_at_train_context(const workbench::ModelInfo& info) {
+    const auto p = workbench::predict_kv({{}}, "f16", workbench::kv_geometry(info), info.n_ctx_train);
+    return p.ok() ? p->bytes_held : 0;
+}
+
 void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo* info, const std::string& load_error, bool all_tensors) {
     std::cout << "file:        " << s.path << "\n"
               << "format:      GGUF v" << s.gguf_version << ", " << format_bytes(s.file_bytes) << ", " << s.tensors.size() << " tensors, "
@@ -32,6 +39,11 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                   << "output head: " << (info->tied_output ? "tied to the token embedding" : "separate") << "\n"
                   << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 K+V, full attention) = "
                   << format_bytes(info->kv_bytes_per_token * static_cast<uint64_t>(info->n_ctx_train)) << " at " << info->n_ctx_train << " tokens\n";
+        if (const std::string pattern = workbench::native_attention_name(info->native_attention, info->n_layer); !pattern.empty()) {
+            const auto native = native_kv_at_train_context(*info);
+            std::cout << "trained:     " << pattern << "\n"
+                      << "             KV with it: " << format_bytes(native) << " at " << info->n_ctx_train << " tokens (f16)\n";
+        }
         std::cout << "this CPU:    " << info->cpu_features << " (matmul kernels: " << info->cpu_kernels << ")\n";
         std::cout << "weights:     ";
         for (const auto& t : info->tensor_types) std::cout << t.type << " x" << t.n_tensors << " (" << format_bytes(t.n_bytes) << ")  ";
@@ -79,6 +91,10 @@ void print_json(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                           {"eos_id", info->eos_id},
                           {"chat_template", info->chat_template_family}};
         j["kv_bytes_per_token"] = info->kv_bytes_per_token;
+        if (!info->native_attention.local_layers.empty())
+            j["native_attention"] = {{"window", info->native_attention.window},
+                                     {"local_layers", info->native_attention.local_layers},
+                                     {"kv_bytes_at_train_context", native_kv_at_train_context(*info)}};
         Json& types = j["weight_types"] = Json::array();
         for (const auto& t : info->tensor_types) types.push_back({{"type", t.type}, {"n_tensors", t.n_tensors}, {"bytes", t.n_bytes}});
     }

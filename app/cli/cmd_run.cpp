@@ -34,6 +34,7 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
     j["prompt_tokens"] = m.n_prompt_tokens;
     j["stop_reason"] = workbench::stop_reason_name(r.stop_reason);
     j["attention"] = info.attention;
+    j["attention_runs"] = info.attention_runs;
     j["kv_type"] = info.kv_types;
     j["weights"] = info.weight_type;
     Json& weight_types = j["weight_types"] = Json::array();

@@ -10,8 +10,10 @@ namespace wbcli {
 int cmd_synth(int argc, char** argv) {
     std::string shapes;
     for (const std::string& s : workbench::synth_shape_names()) shapes += (shapes.empty() ? "" : ", ") + s;
+    std::string archs;
+    for (const std::string& a : workbench::architecture_names()) archs += (archs.empty() ? "" : ", ") + a;
     std::vector<FlagSpec> flags = {
-        {"--arch", "", true, "NAME  architecture: llama, mistral, qwen2, qwen3, phi3 (default llama)"},
+        {"--arch", "", true, "NAME  architecture: " + archs + " (default llama)"},
         {"--shape", "", true, "NAME  " + shapes + " (default tiny)"},
         {"--type", "", true, "TYPE  weight matrices: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1 (default f16)"},
         {"--vocab-from", "", true, "GGUF  copy this model's tokenizer (n_vocab follows it); default: a placeholder vocab"},

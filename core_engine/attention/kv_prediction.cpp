@@ -29,7 +29,8 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
     if (g.n_layers < 1 || g.n_kv_heads < 1 || g.head_dim < 1 || g.block_tokens < 1)
         return error(StatusCode::invalid_argument, "KV geometry: layers, KV heads, head_dim and block must be positive");
     if (layout.empty()) return error(StatusCode::invalid_argument, "--attention: no policy given");
-    WB_ASSIGN_OR_RETURN(const std::vector<LayerGroupPlan> groups, resolve_attention_layout(layout, g.n_layers));
+    WB_ASSIGN_OR_RETURN(const AttentionLayout runs, apply_native_attention(layout, g.native, g.n_layers));
+    WB_ASSIGN_OR_RETURN(const std::vector<LayerGroupPlan> groups, resolve_attention_layout(runs, g.n_layers));
     PagedKvShape model;
     model.n_layers = g.n_layers;
     model.n_kv_heads = g.n_kv_heads;

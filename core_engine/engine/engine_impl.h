@@ -22,6 +22,7 @@ struct Engine::Impl {
     ChatTemplate chat_template;
     std::unique_ptr<DecoderModel> model;
     std::unique_ptr<ThreadPool> pool;
+    AttentionLayout layout;           // as configured (the model's native pattern is applied in kv)
     std::unique_ptr<PagedKv> kv;
     static constexpr SeqId kChatSequence = 0;
     int32_t n_ctx = 0;

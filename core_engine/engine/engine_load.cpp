@@ -9,6 +9,7 @@
 #include "engine/engine_impl.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
+#include "model/arch/architecture.h"
 #include "model/requantize.h"
 #include "tokenizer/vocab_loader.h"
 
@@ -68,7 +69,9 @@ ModelInfo describe(const Engine::Impl& e) {
     count(w.output);
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
-    m.attention = e.kv->layout_name();
+    m.attention = attention_layout_name(e.layout);
+    m.native_attention = NativeAttention{hp.sliding_window, hp.local_layers};
+    m.attention_runs = e.kv->layout_name();
     m.context_bounded = !e.kv->unbounded_context();
     m.kv_types = kv_types_name(e.kv->types());
     m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
@@ -126,7 +129,10 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (vocab.eos_id >= 0) eos_text = vocab.tokens[static_cast<size_t>(vocab.eos_id)];
     WB_ASSIGN_OR_RETURN(impl->tokenizer, Tokenizer::create(std::move(vocab)));
     WB_ASSIGN_OR_RETURN(auto template_source, f.get_string_opt("tokenizer.chat_template"));
-    impl->chat_template = ChatTemplate::detect(template_source.value_or(""), bos_text, eos_text);
+    WB_ASSIGN_OR_RETURN(const std::string arch_name, f.get_string("general.architecture"));
+    const Architecture* arch = find_architecture(arch_name);
+    impl->chat_template = ChatTemplate::detect(template_source.value_or(""), bos_text, eos_text,
+                                               arch ? arch->chat_family : ChatTemplateFamily::chatml, arch_name);
 
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
     WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));
@@ -139,7 +145,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     }
     const int32_t n_ctx = config.n_ctx > 0 ? config.n_ctx : std::min(hp.n_ctx_train, kDefaultMaxContext);
     impl->n_ctx = n_ctx;
-    WB_ASSIGN_OR_RETURN(const AttentionLayout layout, parse_attention_layout(config.attention.empty() ? "full" : config.attention));
+    WB_ASSIGN_OR_RETURN(impl->layout, parse_attention_layout(config.attention.empty() ? "full" : config.attention));
+    const AttentionLayout& layout = impl->layout;
+    WB_ASSIGN_OR_RETURN(const AttentionLayout runs, apply_native_attention(layout, NativeAttention{hp.sliding_window, hp.local_layers}, hp.n_layer));
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
     // the file if anything still needs them, e.g. latent factorization).
@@ -149,7 +157,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))
         return error(StatusCode::invalid_argument, "n_seq_max must be between 1 and " + std::to_string((int64_t{1} << 30) / n_ctx) +
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
-    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(layout, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
+    WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(runs, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
                                                   config.n_seq_max));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
@@ -231,6 +239,16 @@ std::string user_models_dir() {
     if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/inference-workbench/models";
     if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/inference-workbench/models";
     return {};
+}
+
+KvGeometry kv_geometry(const ModelInfo& info) {
+    KvGeometry g;
+    g.n_layers = info.n_layer;
+    g.n_kv_heads = info.n_head_kv;
+    g.head_dim = info.head_dim;
+    g.n_head = info.n_head;
+    g.native = info.native_attention;
+    return g;
 }
 
 std::string find_default_model() {

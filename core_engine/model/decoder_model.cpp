@@ -16,6 +16,7 @@
 #include "kernels/cpu/swiglu.h"
 #include "kernels/cpu/half_convert.h"
 #include "kv_cache/kv_row_codec.h"
+#include "model/arch/architecture.h"
 
 namespace workbench {
 namespace {
@@ -40,6 +41,7 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, ModelWeights weights,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
     std::unique_ptr<DecoderModel> m(new DecoderModel(std::move(hp), std::move(weights)));
+    if (const Architecture* arch = find_architecture(m->hp_.arch)) m->gelu_gate_ = arch->activation == FfnActivation::gelu_tanh;
     auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
         if (!pack_matrix(t, out))
             return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
@@ -65,9 +67,15 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, Mode
     return m;
 }
 
-RopeParams DecoderModel::rope_params() const {
+RopeParams DecoderModel::rope_params(bool local_layer) const {
+    if (local_layer) return RopeParams{hp_.n_rot, hp_.rope_freq_base_local, hp_.rope_freq_scale_local, hp_.rope_style, nullptr};
     return RopeParams{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
                       w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
+}
+
+void DecoderModel::activate(float* gate, const float* up, int64_t n) const {
+    if (gelu_gate_) geglu_tanh(gate, up, gate, n);
+    else swiglu(gate, up, gate, n);
 }
 
 void DecoderModel::ensure_scratch(int64_t n) {
@@ -171,9 +179,11 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
 void DecoderModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool) {
     const LayerWeights& l = w_.layers[il];
     const PackedLayer& pl = packed_[il];
-    const RopeParams rp = rope_params();
+    const bool local = hp_.is_local_layer(il);
+    const RopeParams rp = rope_params(local);
+    const RopeAngles& angles = local && !angles_local_.cos.empty() ? angles_local_ : angles_;
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
-    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     const bool own_kv = kv.layer_computes_kv(il);
     {
         // Biases and RoPE: for a few tokens on each chunk of Q/K/V rows by the thread that
@@ -196,7 +206,7 @@ void DecoderModel::standard_attention(int32_t il, int64_t n, PagedKv& kv, Thread
                 for (int64_t t = t0; t < t1; ++t)
                     rms_norm(ys[m] + t * width + r0, f32(*head_norms[m]), ys[m] + t * width + r0, (r1 - r0) / hp_.head_dim,
                              hp_.head_dim, hp_.rms_eps);
-            if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles_, t0, t1);
+            if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles, t0, t1);
         };
         MatmulFusion fusion;
         fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
@@ -333,10 +343,14 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
     ensure_scratch(n);
     const std::span<const int32_t> pos = kv.positions();
     rope_angles(pos.data(), n, rope_params(), angles_);
+    if (!hp_.local_layers.empty()) rope_angles(pos.data(), n, rope_params(true), angles_local_);
     for (int64_t t = 0; t < n; ++t) {
+        float* row = x_.data() + t * n_embd;
         // A tied table lives only in its repacked form; an untied one is read from the file.
-        if (w_.tied_output) packed_row_f32(output_, tokens[t], x_.data() + t * n_embd);
-        else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), x_.data() + t * n_embd, n_embd);
+        if (w_.tied_output) packed_row_f32(output_, tokens[t], row);
+        else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), row, n_embd);
+        if (hp_.embedding_scale != 1.0f)
+            for (int64_t i = 0; i < n_embd; ++i) row[i] *= hp_.embedding_scale;
     }
     const int64_t n_ff = hp_.n_ff;
     // Elementwise steps over token rows: split across the pool for a prompt (serial, they would
@@ -347,12 +361,17 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
         else pool.parallel_for(n, fn);
     };
     // When the matrices reading the norm's output take 8-bit activations, each row is quantized
-    // right after it is normalized (xn_q_), while it is in cache, instead of by the matmul.
-    auto add_residual_then_norm = [&](bool add, const WeightTensor* norm, std::initializer_list<const PackedMatrix*> readers) {
+    // right after it is normalized (xn_q_), while it is in cache, instead of by the matmul. A
+    // sandwich block's post-norm normalizes the sublayer's output (proj_) before it joins.
+    auto add_residual_then_norm = [&](bool add, const WeightTensor* post_norm, const WeightTensor* norm,
+                                      std::initializer_list<const PackedMatrix*> readers) {
+        if (post_norm && !post_norm->present()) post_norm = nullptr;
         const bool quantize = norm && std::any_of(readers.begin(), readers.end(), [](const PackedMatrix* w) { return is_quantized_layout(w->layout); });
         xn_q_.n_tokens = 0;  // not valid until written below
         if (quantize) resize_activations(xn_q_, n, n_embd);
         token_rows([&](int64_t b, int64_t e) {
+            if (add && post_norm)
+                rms_norm(proj_.data() + b * n_embd, f32(*post_norm), proj_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
             if (add)
                 for (int64_t i = b * n_embd; i < e * n_embd; ++i) x_[i] += proj_[i];
             if (!norm) return;
@@ -365,7 +384,8 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const LayerWeights& l = w_.layers[il];
         const PackedLayer& pl = packed_[il];
-        add_residual_then_norm(il > 0, &l.attn_norm, {&pl.wq, &pl.wk, &pl.wv});  // the previous layer's MLP output joins here
+        // the previous layer's MLP output joins here
+        add_residual_then_norm(il > 0, il > 0 ? &w_.layers[il - 1].ffn_post_norm : nullptr, &l.attn_norm, {&pl.wq, &pl.wk, &pl.wv});
         if (capture_) (*capture_)[static_cast<size_t>(il)].insert((*capture_)[static_cast<size_t>(il)].end(), xn_.data(), xn_.data() + n * n_embd);
         if (kv.latent()) {
             latent_attention(il, n, kv, pos, pool);
@@ -373,7 +393,7 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
             standard_attention(il, n, kv, pool);
         }
         matmul(pl.wo, attn_.data(), proj_.data(), n, pool, mm_);
-        add_residual_then_norm(true, &l.ffn_norm, {&pl.ffn_gate, &pl.ffn_up});
+        add_residual_then_norm(true, &l.attn_post_norm, &l.ffn_norm, {&pl.ffn_gate, &pl.ffn_up});
         // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens
         // it runs on each chunk of gate and up rows as soon as one thread has both (no pass of its
         // own, no barrier); for a prompt the chunk's rows span every token and have left the cache
@@ -383,7 +403,7 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
         if (quantize_ff) resize_activations(ff_q_, n, n_ff);
         auto swiglu_rows = [&](int64_t t, int64_t r0, int64_t r1) {
             float* g = gate_.data() + t * n_ff;
-            swiglu(g + r0, up_.data() + t * n_ff + r0, g + r0, r1 - r0);
+            activate(g + r0, up_.data() + t * n_ff + r0, r1 - r0);
             if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
         };
         {
@@ -411,7 +431,7 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
         float* down_y[1] = {proj_.data()};
         matmul_shared_input(down_w, gate_.data(), down_y, n, pool, mm_, down);
     }
-    add_residual_then_norm(hp_.n_layer > 0, nullptr, {});
+    add_residual_then_norm(hp_.n_layer > 0, hp_.n_layer > 0 ? &w_.layers.back().ffn_post_norm : nullptr, nullptr, {});
     if (logits && !logit_rows.empty()) output_head(logit_rows, logits, pool);
     record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
 }
@@ -448,6 +468,8 @@ void DecoderModel::output_head(std::span<const int64_t> logit_rows, float* logit
             rms_norm(x_.data() + logit_rows[static_cast<size_t>(i)] * n_embd, f32(w_.output_norm), xn_.data() + i * n_embd, 1, n_embd, hp_.rms_eps);
     }
     matmul(output_, xn_.data(), logits, rows, pool, mm_);
+    if (const float cap = hp_.final_logit_softcap; cap > 0)
+        for (int64_t i = 0; i < rows * hp_.n_vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
 }
 
 }  // namespace workbench

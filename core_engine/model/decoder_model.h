@@ -1,7 +1,9 @@
 // The decoder forward pass on the CPU, the skeleton every architecture runs (model/arch/ says what
-// differs): embeddings, then per layer RMSNorm → Q/K/V (+bias) → RoPE → KV write → causal GQA
-// attention → output projection → residual → RMSNorm → SwiGLU MLP → residual, then the final
-// norm and the output head. One instance per loaded model; forward() is called from the
+// differs): embeddings (optionally scaled), then per layer RMSNorm → Q/K/V (+bias) → (QK-norm) →
+// RoPE (the layer's own base on trained local layers) → KV write → causal GQA attention through
+// the layer's attention policy → output projection → (post-norm) → residual → RMSNorm → SwiGLU or
+// GeGLU MLP → (post-norm) → residual, then the final norm, the output head and optional logit
+// soft-capping. One instance per loaded model; forward() is called from the
 // engine's thread only.
 #pragma once
 
@@ -45,7 +47,8 @@ public:
 
     const ModelHparams& hparams() const { return hp_; }
     const ModelWeights& weights() const { return w_; }
-    RopeParams rope_params() const;
+    // The RoPE of the global layers, or of the trained local ones (their own base and scale).
+    RopeParams rope_params(bool local_layer = false) const;
     // The KV cache geometry this model needs (PagedKv::create).
     PagedKvShape kv_shape() const { return {hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params()}; }
 
@@ -88,6 +91,8 @@ private:
     void standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool);
     void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
+    // The MLP's gate activation on n elements (in place into gate), SwiGLU or GeGLU.
+    void activate(float* gate, const float* up, int64_t n) const;
 
     struct PackedLayer {
         PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
@@ -95,6 +100,7 @@ private:
 
     ModelHparams hp_;
     ModelWeights w_;
+    bool gelu_gate_ = false;     // GeGLU (tanh GELU) instead of SwiGLU
     HugePageArena weight_memory_;  // the repacked matrices' bytes (declared first: it outlives them)
     std::vector<PackedLayer> packed_;
     PackedMatrix output_;        // the output head (the embedding table when tied)
@@ -103,7 +109,8 @@ private:
     std::vector<float> x_;      // [n, n_embd] residual stream
     std::vector<float> xn_;     // [n, n_embd] normed
     QuantizedActivations xn_q_; // xn_ as 8-bit blocks, written by the norm for quantized weights (valid when its n_tokens is the step's)
-    RopeAngles angles_;         // the step's RoPE angles, shared by every layer
+    RopeAngles angles_;         // the step's RoPE angles, shared by every (global) layer
+    RopeAngles angles_local_;   // the same for the trained local layers, when they rotate differently
     QuantizedActivations ff_q_; // SwiGLU's output as 8-bit blocks, written by the gate/up matmul's epilogue
     std::vector<float> q_;      // [n, n_embd_q]
     std::vector<float> k_;      // [n, n_embd_kv]

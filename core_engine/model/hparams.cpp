@@ -3,6 +3,7 @@
 #include "model/hparams.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "model/arch/architecture.h"
 
@@ -69,7 +70,13 @@ Result<ModelHparams> load_hparams(const GgufFile& f, int32_t n_vocab) {
 
     hp.rope_style = arch->rope_style;
     hp.n_vocab = n_vocab;
+    if (arch->scale_embeddings) hp.embedding_scale = std::sqrt(static_cast<float>(hp.n_embd));
+    if (arch->read_hparams) WB_RETURN_IF_ERROR(arch->read_hparams(f, hp));
     return hp;
+}
+
+bool ModelHparams::is_local_layer(int32_t il) const {
+    return std::binary_search(local_layers.begin(), local_layers.end(), il);
 }
 
 }  // namespace workbench

@@ -26,6 +26,7 @@ constexpr SynthShape kShapes[] = {
     {"llama-1b", 16, 2048, 8192, 32, 8, 64, 32000, 4096},      // Llama 3.2 1B's block
     {"llama-3b", 28, 3072, 8192, 24, 8, 128, 32000, 4096},     // Llama 3.2 3B's block
     {"qwen3-0.6b", 28, 1024, 3072, 16, 8, 128, 32000, 4096},   // Qwen3 0.6B's block
+    {"gemma3-270m", 18, 640, 2048, 4, 1, 256, 32000, 32768},   // Gemma 3 270M's block (its vocabulary is 262k)
 };
 
 // Uniform in [-a, a) from a splitmix64 stream: the variance of N(0, s²) for a = s·√3, and fast
@@ -109,7 +110,8 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     w.set_uint32(p + "attention.value_length", static_cast<uint32_t>(shape->head_dim));
     w.set_uint32(p + "rope.dimension_count", static_cast<uint32_t>(shape->head_dim));
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
-    w.set_float32(p + "rope.freq_base", 10000.0f);
+    w.set_float32(p + "rope.freq_base", arch->write_synth_hparams ? 1e6f : 10000.0f);  // a trained local pattern: local layers rotate at 10k
+    if (arch->write_synth_hparams) arch->write_synth_hparams(w, shape->n_layer, shape->n_ctx);
 
     ModelHparams hp;  // the shape in the loader's terms, so sizes come from the same function
     hp.n_embd = shape->n_embd;

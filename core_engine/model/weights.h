@@ -29,7 +29,9 @@ struct LayerWeights {
     WeightTensor wq, wk, wv, wo;          // [n_embd, n_embd_q], [n_embd, n_embd_kv] x2, [n_embd_q, n_embd]
     WeightTensor bq, bk, bv;              // [n_embd_q], [n_embd_kv] x2 (qwen2 only)
     WeightTensor q_norm, k_norm;          // [head_dim] f32: RMSNorm of each Q and K head before RoPE (qwen3)
+    WeightTensor attn_post_norm;          // [n_embd] f32: RMSNorm of the attention output before the residual add (Gemma)
     WeightTensor ffn_norm;                // [n_embd] f32
+    WeightTensor ffn_post_norm;           // [n_embd] f32: likewise for the MLP output
     WeightTensor ffn_gate, ffn_up;        // [n_embd, n_ff]
     WeightTensor ffn_down;                // [n_ff, n_embd]
 };

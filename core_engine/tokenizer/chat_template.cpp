@@ -143,7 +143,8 @@ const char* chat_template_family_name(ChatTemplateFamily family) {
     return "unknown";
 }
 
-ChatTemplate ChatTemplate::detect(std::string_view source, std::string bos_text, std::string eos_text) {
+ChatTemplate ChatTemplate::detect(std::string_view source, std::string bos_text, std::string eos_text, ChatTemplateFamily missing,
+                                  std::string_view arch) {
     ChatTemplate t;
     t.bos_text_ = std::move(bos_text);
     t.eos_text_ = std::move(eos_text);
@@ -171,6 +172,11 @@ ChatTemplate ChatTemplate::detect(std::string_view source, std::string bos_text,
         t.family_ = ChatTemplateFamily::chatml;
         t.warning_ = "unrecognised chat template (no ChatML, Llama 3, Gemma, Llama 2/Mistral or Phi-3 markers); "
                      "using ChatML, which the model may not have been trained on";
+    } else {
+        t.family_ = missing;
+        if (!arch.empty())
+            t.warning_ = std::string("the file carries no chat template; using the ") + chat_template_family_name(missing) +
+                         " template of its architecture (" + std::string(arch) + "), which a base model may not follow";
     }
     return t;
 }

@@ -21,9 +21,11 @@ const char* chat_template_family_name(ChatTemplateFamily family);
 
 class ChatTemplate {
 public:
-    // Detects the family from the template source (empty source: ChatML). `warning` is set when
-    // the template was not recognised and ChatML is used instead.
-    static ChatTemplate detect(std::string_view template_source, std::string bos_text = {}, std::string eos_text = {});
+    // Detects the family from the template source. `warning` is set when the template was not
+    // recognised and ChatML is used instead. An empty source (the file carries no template) takes
+    // `missing`, the model architecture's family; `arch` named, a notice says so.
+    static ChatTemplate detect(std::string_view template_source, std::string bos_text = {}, std::string eos_text = {},
+                               ChatTemplateFamily missing = ChatTemplateFamily::chatml, std::string_view arch = {});
 
     ChatTemplateFamily family() const { return family_; }
     const std::string& warning() const { return warning_; }

@@ -5,7 +5,7 @@
 """Usage: make_tokenizer_golden.py [--model PATH] [--out DIR] [--work DIR]
 
 Writes DIR/tokenizer_golden_<name>.json for name in smollm, llama-bpe, qwen2, default, gpt-2, spm,
-and DIR/spm_tiny.gguf (the SentencePiece vocab, small enough to commit). The BPE variants are
+gemma3 (Gemma 3's 262k SentencePiece vocab, when --gemma3 exists), and DIR/spm_tiny.gguf (the SentencePiece vocab, small enough to commit). The BPE variants are
 vocab-only copies of the model with tokenizer.ggml.pre changed; they go to --work, never to the
 repo. Needs: pip install llama-cpp-python gguf numpy.
 """
@@ -318,7 +318,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default=os.path.join(here, "..", "..", "models", "SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--out", default=os.path.join(here, "..", "data", "tokenizer"))
+    ap.add_argument("--gemma3", default=os.path.join(here, "..", "..", "models", "gemma-3-270m-q4_k_m.gguf"))
     ap.add_argument("--work", default="/tmp/wb_tokenizer_golden")
+    ap.add_argument("--only", help="write just this golden (e.g. gemma3)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
@@ -332,8 +334,12 @@ def main():
     spm_path = os.path.join(args.out, "spm_tiny.gguf")
     write_spm_gguf(spm_path)
     jobs.append(("spm", spm_path, "", False))
+    if os.path.exists(args.gemma3):
+        jobs.append(("gemma3", args.gemma3, "", False))
 
     for name, path, pre, extended in jobs:
+        if args.only and name != args.only:
+            continue
         golden = record(name, path, inputs, pre, extended)
         out = os.path.join(args.out, "tokenizer_golden_%s.json" % name)
         with open(out, "w", encoding="utf-8") as f:

@@ -41,6 +41,22 @@ workbench::ModelInfo smolInfo() {
     return info;
 }
 
+// Gemma 3 270M's shape: 18 layers, five local (window 512) to each global one.
+workbench::ModelInfo gemmaInfo() {
+    workbench::ModelInfo info;
+    info.name = "Gemma 3 270M (shape only)";
+    info.n_layer = 18;
+    info.n_head = 4;
+    info.n_head_kv = 1;
+    info.head_dim = 256;
+    info.n_ctx_train = 32768;
+    info.n_ctx = 8192;
+    info.native_attention.window = 512;
+    for (int32_t il = 0; il < 18; ++il)
+        if (il % 6 != 5) info.native_attention.local_layers.push_back(il);
+    return info;
+}
+
 template <typename T>
 T* child(const QWidget& parent, const QString& name) {
     T* w = parent.findChild<T*>(name);
@@ -208,13 +224,32 @@ private slots:
         const workbench::KvPrediction p = predicted("sliding:window=64,sinks=4,layers=0-14", "f16", info, 8192);
         QCOMPARE(p.bytes_full, 8192 * kFullF16PerToken);
         QVERIFY(p.bytes_held < p.bytes_full && p.bytes_held > p.bytes_full / 2);  // half the layers stay full
-        QCOMPARE(prediction->text(), predictedkv::describe(p, 8192));
+        QCOMPARE(prediction->text(), predictedkv::describe(p, 8192, info));
         for (uint64_t b : {p.bytes_held, p.bytes_full, p.bytes_read, p.bytes_full_read})
             QVERIFY2(prediction->text().contains(fmt::bytes(static_cast<double>(b))), qPrintable(prediction->text()));
         // Sliding releases whole blocks: the note says so, in small print.
         QVERIFY(!p.note.empty());
         QVERIFY2(prediction->text().contains("<small>") && prediction->text().contains(QString::fromStdString(p.note)),
                  qPrintable(prediction->text()));
+    }
+
+    // A model's trained pattern: the panel predicts with it, says which layers are local and
+    // global, and refuses what the pattern refuses, in the engine's words.
+    void predictionFollowsTheTrainedPattern() {
+        ConfigPanel panel;
+        auto* prediction = child<QLabel>(panel, "predictionLabel");
+        const workbench::ModelInfo info = gemmaInfo();
+        panel.setLoadedModel(info, panel.engineConfig(QString()));
+        const workbench::KvPrediction p = predicted("full", "f16", info, 8192);
+        // Global layers 5, 11, 17 hold all 8192 tokens; each local layer its window (block-rounded).
+        QCOMPARE(p.bytes_full, uint64_t{8192} * 18 * 1024);
+        QCOMPARE(p.bytes_held, uint64_t{8192} * 3 * 1024 + uint64_t{15} * 512 * 1024);
+        QCOMPARE(prediction->text(), predictedkv::describe(p, 8192, info));
+        QVERIFY2(prediction->text().contains("Trained pattern: local layers 0-4+6-10+12-16 (window 512), global 5+11+17"),
+                 qPrintable(prediction->text()));
+        child<QComboBox>(panel, "attentionCombo")->setCurrentText("cross_layer");
+        QVERIFY2(prediction->text().contains("neighbouring layers"), qPrintable(prediction->text()));
+        QVERIFY(!child<QPushButton>(panel, "applyButton")->isEnabled());
     }
 
     // What the model cannot run is the engine's message, and Apply stays off.

@@ -270,7 +270,7 @@ void CompareConfigForm::checkRow(int row) {
     QString problem, predicted;
     if (m_info) {
         const auto p = predictedkv::forConfig(attention, r.kv->currentText().toStdString(), *m_info, m_info->n_ctx);
-        if (p.ok()) predicted = predictedkv::describe(*p, m_info->n_ctx);
+        if (p.ok()) predicted = predictedkv::describe(*p, m_info->n_ctx, *m_info);
         else problem = QString::fromStdString(p.status().message());
     } else if (auto layout = workbench::parse_attention_layout(attention); !layout.ok()) {
         problem = QString::fromStdString(layout.status().message());

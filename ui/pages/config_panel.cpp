@@ -350,7 +350,7 @@ void ConfigPanel::refresh() {
             m_contextWarning->setVisible(false);
             m_budgetWarning->setVisible(false);
         } else {
-            m_prediction->setText(predictedkv::describe(*p, ctx));
+            m_prediction->setText(predictedkv::describe(*p, ctx, *m_info));
             showWarnings(*p, ctx);
         }
     } else {

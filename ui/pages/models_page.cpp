@@ -92,6 +92,15 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("Tensors in the file"), types);
     html += row(tr("Weights computed as"), s(m.weight_type));
     html += row(tr("Attention"), s(m.attention));
+    if (const std::string pattern = workbench::native_attention_name(m.native_attention, m.n_layer); !pattern.empty()) {
+        html += row(tr("Trained attention"), s(pattern));
+        html += row(tr("Runs per layer"), s(m.attention_runs));
+        const auto at_train = workbench::predict_kv({{}}, m.kv_types, workbench::kv_geometry(m), m.n_ctx_train);
+        if (at_train.ok())
+            html += row(tr("KV at the trained context"),
+                        tr("%1 (every layer global: %2)").arg(fmt::bytes(static_cast<double>(at_train->bytes_held)),
+                                                             fmt::bytes(static_cast<double>(at_train->bytes_full))));
+    }
     html += row(tr("KV types"), s(m.kv_types));
     html += row(tr("KV per token (full attention)"), fmt::bytes(static_cast<double>(m.kv_bytes_per_token)));
     html += row(tr("KV pool"), fmt::bytes(static_cast<double>(m.kv_bytes_allocated)));

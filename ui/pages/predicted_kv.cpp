@@ -24,29 +24,23 @@ QStringList toStringList(const std::vector<std::string>& names) {
     return out;
 }
 
-workbench::KvGeometry geometryOf(const workbench::ModelInfo& info) {
-    workbench::KvGeometry g;
-    g.n_layers = info.n_layer;
-    g.n_kv_heads = info.n_head_kv;
-    g.head_dim = info.head_dim;
-    g.n_head = info.n_head;
-    return g;
-}
-
 workbench::Result<workbench::KvPrediction> forConfig(const std::string& attention, const std::string& kvTypes,
                                                      const workbench::ModelInfo& info, int64_t nTokens) {
     WB_ASSIGN_OR_RETURN(const workbench::AttentionLayout layout,
                         workbench::parse_attention_layout(attention.empty() ? std::string("full") : attention));
-    return workbench::predict_kv(layout, kvTypes, geometryOf(info), nTokens);
+    return workbench::predict_kv(layout, kvTypes, workbench::kv_geometry(info), nTokens);
 }
 
-QString describe(const workbench::KvPrediction& p, int64_t nTokens) {
+QString describe(const workbench::KvPrediction& p, int64_t nTokens, const workbench::ModelInfo& info) {
     auto bytes = [](uint64_t n) { return fmt::bytes(static_cast<double>(n)); };
     QString text = tr("<b>Predicted KV</b> at %1 tokens: <b>%2</b> held (full attention %3, %4)<br>"
                       "each new token reads %5 (full attention %6)")
                        .arg(nTokens)
                        .arg(bytes(p.bytes_held), bytes(p.bytes_full), percentOf(p.bytes_held, p.bytes_full),
                             bytes(p.bytes_read), bytes(p.bytes_full_read));
+    const std::string pattern = workbench::native_attention_name(info.native_attention, info.n_layer);
+    if (!pattern.empty())
+        text += tr("<br>Trained pattern: %1; a variant applies to the global layers").arg(QString::fromStdString(pattern).toHtmlEscaped());
     if (!p.note.empty())
         text += tr("<br><small>The measured figure can differ: %1.</small>")
                     .arg(QString::fromStdString(p.note).toHtmlEscaped());

@@ -17,9 +17,6 @@ namespace predictedkv {
 
 QStringList toStringList(const std::vector<std::string>& names);
 
-// The KV geometry ModelInfo gives (the engine's block size: KvGeometry's default).
-workbench::KvGeometry geometryOf(const workbench::ModelInfo& info);
-
 // What one sequence of `nTokens` holds and reads on `info`'s model with `attention` (a layout
 // spec, "sliding:window=64,sinks=4,layers=0-9") and `kvTypes` ("f16", "k=q8_0,v=q4_0"; empty:
 // f16). invalid_argument, in the parser's or the engine's words, when either does not parse or
@@ -28,7 +25,8 @@ workbench::Result<workbench::KvPrediction> forConfig(const std::string& attentio
                                                      const workbench::ModelInfo& info, int64_t nTokens);
 
 // Rich text: the bytes held at `nTokens` beside full attention's, what each new token reads beside
-// full attention's, and, in small print, where a measured figure can differ (the note).
-QString describe(const workbench::KvPrediction& prediction, int64_t nTokens);
+// full attention's, which layers `info`'s model trained local and global (where it has such a
+// pattern), and, in small print, where a measured figure can differ (the note).
+QString describe(const workbench::KvPrediction& prediction, int64_t nTokens, const workbench::ModelInfo& info);
 
 }  // namespace predictedkv

@@ -81,6 +81,22 @@ Result<AttentionLayout> parse_attention_layout(std::string_view spec);
 // The canonical string: each term's spec name, with its layers where it names them.
 std::string attention_layout_name(const AttentionLayout& layout);
 
+// A model's trained attention pattern (Gemma 3): its local layers attend over the newest
+// `window` tokens only (a query reads itself and the window − 1 before it); the others are
+// global. No local layers: every layer global.
+struct NativeAttention {
+    int32_t window = 0;
+    std::vector<int32_t> local_layers;  // ascending
+};
+// The layout such a model runs for `layout`: its local layers keep their trained window (a
+// sliding term without sinks) and the terms of `layout` apply to its global layers — a term
+// without layers= takes the global layers no other term names. Refused with the reason: a term
+// naming a local layer, cross_layer (neighbouring layers attend differently) and latent (every
+// layer or none). With no local layers, `layout` itself.
+Result<AttentionLayout> apply_native_attention(const AttentionLayout& layout, const NativeAttention& native, int32_t n_layers);
+// "local layers 0-4+6-10+12-16 (window 512), global 5+11+17"; empty when every layer is global.
+std::string native_attention_name(const NativeAttention& native, int32_t n_layers);
+
 // The KV element types (--kv-type): "f32", "f16", "bf16", "q8_0", "q4_0", "fp8".
 const std::vector<std::string>& kv_type_names();
 // "f16" → {f16, f16}; "k=q8_0,v=q4_0" → {q8_0, q4_0}; invalid_argument naming the bad part.
@@ -93,6 +109,7 @@ struct KvGeometry {
     int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0;
     int32_t n_head = 0;          // query heads (0: n_kv_heads); the byte figures do not depend on it
     int32_t block_tokens = 16;   // the engine's KV block
+    NativeAttention native;      // trained local layers, applied before the layout (apply_native_attention)
 };
 
 // What one sequence holding `n_tokens` tokens costs under a layout, once its steps are done:
@@ -109,7 +126,8 @@ struct KvPrediction {
 };
 
 // invalid_argument for KV types that do not parse, or a layout this geometry cannot run (a
-// latent rank, a layer range), named as loading the model would name them.
+// latent rank, a layer range, a variant its trained local layers refuse), named as loading the
+// model would name them. bytes_full stays every layer global at the given KV types.
 Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view kv_types, const KvGeometry& geometry,
                                 int64_t n_tokens);
 

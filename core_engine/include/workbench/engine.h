@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "workbench/attention.h"
 #include "workbench/config.h"
 #include "workbench/metrics.h"
 #include "workbench/request.h"
@@ -44,6 +45,8 @@ struct ModelInfo {
     std::vector<TensorTypeCount> weight_types;  // every matrix (output head included) by computed type
     uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
     std::string attention;             // the variant in use, canonical spec
+    NativeAttention native_attention;  // the model's trained local layers (Gemma 3), if any
+    std::string attention_runs;        // what runs on each layer: `attention` on top of the native pattern
     bool context_bounded = true;       // false: the variant (a sliding window) runs past n_ctx
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
     uint64_t kv_bytes_allocated = 0;   // the KV pool
@@ -241,6 +244,8 @@ private:
 // file, else user_models_dir()'s, else /usr/share/inference-workbench/models/'s. Empty when none
 // exists; default_model_hint() then says how to get it.
 std::string find_default_model();
+// The KV cache geometry of a loaded model, native local layers included: what predict_kv needs.
+KvGeometry kv_geometry(const ModelInfo& info);
 // $XDG_DATA_HOME/inference-workbench/models (else ~/.local/share/...): where the GUI fetches models.
 std::string user_models_dir();
 std::string default_model_hint();

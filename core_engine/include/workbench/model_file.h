@@ -42,8 +42,10 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
                                const std::function<void(int, int)>& progress = {});
 
 // The named shapes `synth` writes: "tiny" (3 layers, width 64: what the architecture tests use),
-// "llama-1b", "llama-3b", "qwen3-0.6b" (those models' blocks).
+// "llama-1b", "llama-3b", "qwen3-0.6b", "gemma3-270m" (those models' blocks).
 std::vector<std::string> synth_shape_names();
+// The architectures the engine runs (general.architecture values), in registration order.
+std::vector<std::string> architecture_names();
 // Writes a random-weight model of architecture `arch` (any the engine runs) and named `shape` to
 // `out_path`, its tensors as the architecture declares them, matrices in `type` (f32, f16,
 // bf16, q8_0, q4_0, q4_1, q5_0, q5_1), norms f32; its tokenizer copied from the GGUF at

@@ -1,4 +1,5 @@
-// SwiGLU activation: out = silu(gate) · up, elementwise.
+// The MLP's gated activations, elementwise: SwiGLU out = silu(gate) · up (llama, qwen, phi) and
+// GeGLU out = gelu_tanh(gate) · up (gemma), GELU in its tanh approximation.
 #pragma once
 
 #include <cstdint>
@@ -6,5 +7,6 @@
 namespace workbench {
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+void geglu_tanh(const float* gate, const float* up, float* out, int64_t n);
 
 }  // namespace workbench

@@ -2,9 +2,8 @@
 // general.architecture: its hyperparameter conventions (RoPE pairing, accepted RoPE scaling),
 // the tensors each layer carries with the shapes the weights loader checks, and its block
 // structure as the forward skeleton (model/decoder_model.cpp) runs it. Adding an architecture is
-// one file here and one line in registry.cpp; a structure the skeleton does not run yet (a
-// sandwich norm, GeGLU, QK-norm, soft-capping) arrives as a field here with the architecture
-// that needs it.
+// one file here and one line in registry.cpp; a structure the skeleton does not run yet arrives
+// as a field here with the architecture that needs it.
 #pragma once
 
 #include <string>
@@ -12,8 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gguf/gguf_writer.h"
 #include "model/hparams.h"
 #include "model/weights.h"
+#include "tokenizer/chat_template.h"
 
 namespace workbench {
 
@@ -41,9 +42,22 @@ struct RefusedTensor {
     const char* feature;  // "LongRoPE (the 128k-context Phi-3 models)"
 };
 
+// The MLP's gate activation: silu (SwiGLU) or tanh-approximated GELU (GeGLU).
+enum class FfnActivation { silu, gelu_tanh };
+
 struct Architecture {
     std::string name;                              // general.architecture
     RopeStyle rope_style = RopeStyle::normal;
+    FfnActivation activation = FfnActivation::silu;
+    bool scale_embeddings = false;                 // token embeddings times sqrt(n_embd)
+    // Keys only this architecture reads (its local/global layer pattern, soft-capping, ...),
+    // after the common ones; errors name the key.
+    Status (*read_hparams)(const GgufFile& file, ModelHparams& hp) = nullptr;
+    // What `synth` writes beyond the common keys (a trained local/global pattern), for a model of
+    // n_layer layers and context n_ctx.
+    void (*write_synth_hparams)(GgufWriter& w, int32_t n_layer, int32_t n_ctx) = nullptr;
+    // The chat format a file of this architecture gets when it carries no template.
+    ChatTemplateFamily chat_family = ChatTemplateFamily::chatml;
     std::vector<std::string> rope_scaling;         // rope.scaling.type values it runs ("none", "linear")
     std::vector<LayerTensor> layer_tensors;
     std::vector<FusedLayerTensor> fused_layer_tensors;

@@ -13,6 +13,7 @@ Architecture describe() {
     a.name = "phi3";
     a.rope_style = RopeStyle::neox;
     a.rope_scaling = {"none", "linear"};
+    a.chat_family = ChatTemplateFamily::phi3;
     a.layer_tensors = {
         {"attn_norm.weight", &LayerWeights::attn_norm, D::embd, D::one},
         {"attn_output.weight", &LayerWeights::wo, D::embd_q, D::embd},

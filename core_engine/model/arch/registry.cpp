@@ -1,10 +1,11 @@
 // The architectures the engine loads: one registration per file in this folder.
 #include "model/arch/architecture.h"
+#include "workbench/model_file.h"
 
 namespace workbench {
 
 extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture,
-    kPhi3Architecture;
+    kPhi3Architecture, kGemma3Architecture;
 
 namespace {
 
@@ -12,7 +13,7 @@ const std::vector<Architecture>& registry() {
     static const std::vector<Architecture> all = [] {
         std::vector<Architecture> out;
         for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture,
-                                                 &kPhi3Architecture})
+                                                 &kPhi3Architecture, &kGemma3Architecture})
             out.push_back(r->describe());
         return out;
     }();
@@ -27,9 +28,15 @@ const Architecture* find_architecture(std::string_view name) {
     return nullptr;
 }
 
+std::vector<std::string> architecture_names() {
+    std::vector<std::string> out;
+    for (const Architecture& a : registry()) out.push_back(a.name);
+    return out;
+}
+
 std::string supported_architectures() {
     std::string out;
-    for (const Architecture& a : registry()) out += (out.empty() ? "" : ", ") + a.name;
+    for (const std::string& name : architecture_names()) out += (out.empty() ? "" : ", ") + name;
     return out;
 }
 

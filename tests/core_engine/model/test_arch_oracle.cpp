@@ -60,7 +60,7 @@ class TestArchOracle : public QObject {
 private slots:
     void forward_matches_llama_cpp_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* arch : {"llama", "llama3", "qwen2", "qwen3", "phi3"}) QTest::newRow(arch) << QString(arch);
+        for (const char* arch : {"llama", "llama3", "qwen2", "qwen3", "phi3", "gemma3"}) QTest::newRow(arch) << QString(arch);
     }
     void forward_matches_llama_cpp() {
         QFETCH(QString, arch);
@@ -79,7 +79,10 @@ private slots:
         QVERIFY2(w.ok(), w.status().message().c_str());
         auto model = DecoderModel::create(*hp, std::move(*w));
         QVERIFY(model.ok());
-        auto kv = PagedKv::create(AttentionSpec{}, KvTypes{KvDType::f32, KvDType::f32}, (*model)->kv_shape(), 0, 64);
+        // The model's trained local layers keep their window, as the engine loads it.
+        auto layout = apply_native_attention({{}}, NativeAttention{hp->sliding_window, hp->local_layers}, hp->n_layer);
+        QVERIFY(layout.ok());
+        auto kv = PagedKv::create(*layout, KvTypes{KvDType::f32, KvDType::f32}, (*model)->kv_shape(), 0, 64);
         QVERIFY(kv.ok());
         ThreadPool pool(2);
         std::vector<float> logits;

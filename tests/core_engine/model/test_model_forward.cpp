@@ -250,7 +250,7 @@ private slots:
         auto r = load(tiny::make(s));
         QVERIFY(!r.ok());
         QCOMPARE(r.status().code(), StatusCode::unsupported);
-        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3, phi3)") !=
+        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, gemma3)") !=
                 std::string::npos);
     }
 

@@ -24,6 +24,9 @@ struct Spec {
     bool with_vocab = false;   // a placeholder SentencePiece vocab, so llama.cpp can load the file
     bool rope_freqs = false;   // Llama 3.x scaling: per-dimension RoPE frequency divisors (rope_freqs.weight)
     bool long_rope = false;    // Phi-3 128k's rope_factors_long.weight (which the engine refuses)
+    bool sandwich_norms = false;  // post_attention_norm / post_ffw_norm (gemma3)
+    int sliding_window = 0, sliding_pattern = 0;  // gemma3's trained local layers: window, every Nth layer global
+    float rope_base = 10000.0f;
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -51,7 +54,9 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     w.set_uint32(p + "attention.head_count", static_cast<uint32_t>(s.n_head));
     w.set_uint32(p + "attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
-    w.set_float32(p + "rope.freq_base", 10000.0f);
+    w.set_float32(p + "rope.freq_base", s.rope_base);
+    if (s.sliding_window > 0) w.set_uint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    if (s.sliding_pattern > 0) w.set_uint32(p + "attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_pattern));
     if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
     if (s.with_vocab) workbench::add_placeholder_vocab(w, s.n_vocab);
 
@@ -109,6 +114,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
             add(b + "attn_k.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
             add(b + "attn_v.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
         }
+        if (s.sandwich_norms) add(b + "post_attention_norm.weight", s.n_embd, 1, 0, true, false);
         add(b + "ffn_norm.weight", s.n_embd, 1, 0, true, false);
         if (s.arch == "phi3") {
             add(b + "ffn_up.weight", s.n_embd, 2 * s.n_ff, ws, false, true);  // gate rows, then up rows
@@ -117,6 +123,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
             add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
         }
         add(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)), false, true);
+        if (s.sandwich_norms) add(b + "post_ffw_norm.weight", s.n_embd, 1, 0, true, false);
     }
     m.gguf = w.to_bytes();
     return m;

@@ -61,6 +61,7 @@ private slots:
     void golden();
     void unknown_template_falls_back_to_chatml();
     void empty_template_is_chatml_without_warning();
+    void missing_template_takes_the_architecture_family();
     void smollm2_default_system_prompt();
     void default_system_prompt_parsed_generically();
     void default_system_not_taken_from_expressions();
@@ -122,6 +123,20 @@ void TestChatTemplate::empty_template_is_chatml_without_warning() {
     QCOMPARE(tmpl.family(), ChatTemplateFamily::chatml);
     QVERIFY(tmpl.warning().empty());
     QCOMPARE(tmpl.render({}, true), std::string("<|im_start|>assistant\n"));
+}
+
+// A file without a template takes its architecture's family (Gemma 3 base: Gemma's turns), with
+// a notice naming both; the rendering is the family's, which the golden checks against jinja2.
+void TestChatTemplate::missing_template_takes_the_architecture_family() {
+    const ChatTemplate tmpl = ChatTemplate::detect("", "<bos>", "<eos>", ChatTemplateFamily::gemma, "gemma3");
+    QCOMPARE(tmpl.family(), ChatTemplateFamily::gemma);
+    QVERIFY2(tmpl.warning().find("no chat template") != std::string::npos && tmpl.warning().find("gemma3") != std::string::npos,
+             tmpl.warning().c_str());
+    QCOMPARE(tmpl.render({{"user", "Hi"}}, true), std::string("<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n"));
+    QCOMPARE(tmpl.render({{"user", "Hi"}}, true), detect_file("gemma.jinja", "<bos>", "<eos>").render({{"user", "Hi"}}, true));
+    const ChatTemplate phi = ChatTemplate::detect("", "<s>", "<|endoftext|>", ChatTemplateFamily::phi3, "phi3");
+    QCOMPARE(phi.family(), ChatTemplateFamily::phi3);
+    QCOMPARE(phi.render({{"user", "Hi"}}, true), detect_file("phi3.jinja", "<s>", "<|endoftext|>").render({{"user", "Hi"}}, true));
 }
 
 void TestChatTemplate::smollm2_default_system_prompt() {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/skip_missing.h"
+#include "tests/test_models.h"
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/tokenizer.h"
@@ -230,6 +231,22 @@ private slots:
         auto tok = make(std::move(vocab).value());
         QVERIFY(tok);
         const std::string mismatch = check_against_golden(*tok, read_golden("spm"));
+        QVERIFY2(mismatch.empty(), mismatch.c_str());
+    }
+
+    // Gemma 3's own 262k-piece SentencePiece vocab (add_bos, no space prefix, byte fallback) on
+    // the same few hundred strings.
+    void gemma3_spm_matches_llama_cpp() {
+        const std::string path = wbtest::find_model("gemma-3-270m-q4_k_m.gguf");
+        if (path.empty()) WB_SKIP_MISSING("gemma-3-270m-q4_k_m.gguf not present: WB_EXTRA_MODELS=gemma3 installer/bootstrap.sh");
+        auto vocab = load_vocab(path);
+        QVERIFY2(vocab.ok(), vocab.status().message().c_str());
+        QCOMPARE(vocab->tokens.size(), size_t{262144});
+        auto tok = make(std::move(vocab).value());
+        QVERIFY(tok);
+        const QJsonObject golden = read_golden("gemma3");
+        QVERIFY(golden["cases"].toArray().size() >= 300);
+        const std::string mismatch = check_against_golden(*tok, golden);
         QVERIFY2(mismatch.empty(), mismatch.c_str());
     }
 
