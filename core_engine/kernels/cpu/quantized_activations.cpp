@@ -54,9 +54,15 @@ void quantize_activation_blocks(const float* xt, int64_t t, int64_t b0, int64_t 
             const float max_abs = _mm_cvtss_f32(m4);
             const float scale = max_abs / 127.0f;
             const __m256 id = _mm256_set1_ps(max_abs != 0.0f ? 127.0f / max_abs : 0.0f);
+            // Finite rows give |q| <= 127 as they are. A NaN (a corrupt file's weights) can hide
+            // the block's largest value from amax and converts to INT_MIN itself: the clamp keeps
+            // such blocks from overflowing their sums (their output is garbage, not undefined).
             __m256i i32[4];
             for (int j = 0; j < 4; ++j)
-                i32[j] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+                i32[j] = _mm256_min_epi32(
+                    _mm256_max_epi32(_mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[j], id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)),
+                                     _mm256_set1_epi32(-127)),
+                    _mm256_set1_epi32(127));
             // Σq of each half in int32, then pack 32 int32 → 32 int8 in element order.
             auto sum_lanes = [](__m256i lanes) {
                 __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(lanes), _mm256_extracti128_si256(lanes, 1));

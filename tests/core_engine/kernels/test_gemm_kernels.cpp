@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "tests/skip_missing.h"
@@ -278,6 +279,26 @@ private slots:
                 matmul(w.packed, x.data() + t * n_in, alone.data(), 1, one, s1);
                 for (int r = 0; r < 64; ++r) QCOMPARE(alone[static_cast<size_t>(r)], all[static_cast<size_t>(t * 64 + r)]);
             }
+        }
+    }
+
+    // A corrupt file's NaN or huge values reach the activations: every quant stays in [-127, 127]
+    // and each block's sums stay what 32 such quants can sum to, so the integer kernels that
+    // subtract 128·Σq never overflow (found by fuzz_model_load: a NaN after a large value hid it
+    // from the block's max).
+    void non_finite_activations_keep_quants_in_range() {
+        std::vector<float> x(64, 0.5f);
+        x[3] = 5e6f;                                   // lane 3 of the first vector...
+        x[11] = std::numeric_limits<float>::quiet_NaN();  // ...then NaN in the same lane of the next
+        x[40] = std::numeric_limits<float>::infinity();
+        x[50] = -1e30f;
+        QuantizedActivations a;
+        resize_activations(a, 1, 64);
+        quantize_activations(x.data(), 0, 1, a);
+        for (int i = 0; i < 64; ++i) QVERIFY(a.qs[static_cast<size_t>(i)] >= -127 && a.qs[static_cast<size_t>(i)] <= 127);
+        for (int b = 0; b < 2; ++b) {
+            QVERIFY(std::abs(a.sum_q[static_cast<size_t>(b)]) <= 32 * 127);
+            QVERIFY(std::abs(a.half_sum_q[static_cast<size_t>(2 * b)]) <= 16 * 127);
         }
     }
 
