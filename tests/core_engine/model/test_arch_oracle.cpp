@@ -108,6 +108,30 @@ private slots:
         }
     }
 
+    // llama.cpp has no "mistral" architecture (it reads Mistral's GGUFs as "llama"); ours is llama's
+    // block under the mistral prefix, so the same weights give llama's logits bit for bit — and
+    // llama's are checked against llama.cpp above.
+    void mistral_runs_llamas_block() {
+        std::vector<std::vector<float>> logits;
+        for (const char* arch : {"llama", "mistral"}) {
+            tiny::Spec spec = *tiny::arch_spec("llama");
+            spec.arch = arch;
+            const tiny::Model m = tiny::make(spec);
+            auto file = GgufFile::from_memory(m.gguf, "tiny.gguf");
+            auto hp = load_hparams(**file, m.spec.n_vocab);
+            QVERIFY2(hp.ok(), hp.status().message().c_str());
+            auto model = DecoderModel::create(*hp, std::move(*load_weights(**file, *hp)));
+            QVERIFY(model.ok());
+            auto kv = PagedKv::create(AttentionSpec{}, KvTypes{KvDType::f32, KvDType::f32}, (*model)->kv_shape(), 0, 64);
+            ThreadPool pool(2);
+            const std::vector<TokenId> tokens = {5, 17, 42, 8, 66, 3, 91, 20};
+            logits.emplace_back();
+            QVERIFY((*model)->forward(tokens, 0, **kv, true, logits.back(), pool).ok());
+        }
+        QVERIFY(!logits[0].empty());
+        QVERIFY(logits[0] == logits[1]);
+    }
+
     // The latent variant rebuilds keys from its cache without a per-head norm: refused by name.
     void latent_refuses_qk_norm() {
         const tiny::Model m = tiny::make(*tiny::arch_spec("qwen3"));
