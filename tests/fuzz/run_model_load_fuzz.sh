@@ -11,10 +11,12 @@ RUN_S="${1:-60}"
 BUILD="${WB_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 CLI="${WB_CLI:-$ROOT/build/bin/workbench-cli}"   # writes the seeds (bootstrap's build)
 
-if ! command -v clang++ >/dev/null; then
-  [ "$(id -u)" -eq 0 ] || { echo "error: the fuzz build needs clang (apt-get install clang)" >&2; exit 1; }
+# clang, and its sanitizer and libFuzzer runtimes (libclang-rt-dev: only a Recommends of clang).
+have_runtime() { [ -n "$(ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ]; }
+if ! command -v clang++ >/dev/null || ! have_runtime; then
+  [ "$(id -u)" -eq 0 ] || { echo "error: the fuzz build needs clang and libclang-rt-dev (apt-get install clang libclang-rt-dev)" >&2; exit 1; }
   apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang libclang-rt-dev
 fi
 [ -x "$CLI" ] || { echo "error: $CLI is missing: run installer/bootstrap.sh first (it writes the seeds)" >&2; exit 1; }
 
