@@ -14,6 +14,7 @@
 
 #include "tests/golden_file.h"
 #include "tests/skip_missing.h"
+#include "tests/test_models.h"
 #include "workbench/json.h"
 #include "workbench/store.h"
 
@@ -123,7 +124,11 @@ private slots:
         QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m)"), bad.err.constData());
         bad = run_cli({"synth", "--type", "q4_k", "-o", dir.filePath("x.gguf")});
         QVERIFY2(bad.err.contains("blocks of 256") && bad.err.contains("do not divide"), bad.err.constData());
-        QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no -o
+        QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no output named
+        // The output as the last argument, as in `synth --arch NAME --shape SHAPE --type TYPE OUT.gguf`.
+        const QString positional = dir.filePath("positional.gguf");
+        QCOMPARE(run_cli({"synth", "--arch", "qwen3", "--type", "q8_0", positional}).exit_code, 0);
+        QCOMPARE(bytes(positional), bytes(again));
         if (model_present()) {
             // A real tokenizer copied in: its vocabulary sizes the embedding, and real text runs.
             const QString path = dir.filePath("vocab.gguf");
@@ -133,6 +138,28 @@ private slots:
             auto inspect = run_cli({"inspect", "-m", path, "--json"});
             QVERIFY2(inspect.out.contains("49152"), inspect.out.left(400).constData());  // SmolLM2's vocabulary
         }
+    }
+
+    // Gemma 3 270M: its trained local layers hold their 512-token window, so run --json's KV bytes
+    // are the per-layer formula, under the every-layer-global kv_bytes_full.
+    void gemma3_kv_bytes_follow_the_per_layer_formula() {
+        const QString model = QString::fromStdString(wbtest::find_model("gemma-3-270m-q4_k_m.gguf"));
+        if (model.isEmpty()) WB_SKIP_MISSING("gemma-3-270m-q4_k_m.gguf not present: WB_EXTRA_MODELS=gemma3 installer/bootstrap.sh");
+        QFile text(QStringLiteral(WB_SOURCE_DIR "/resources/eval/alice_wonderland.txt"));
+        QVERIFY(text.open(QIODevice::ReadOnly));
+        const QString prompt = QString::fromUtf8(text.read(4000));
+        auto o = run_cli({"run", "-m", model, "-p", prompt, "-n", "8", "--temp", "0", "--ignore-eos", "--json", "-t", "2"});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        const auto obj = QJsonDocument::fromJson(o.out).object();
+        const auto m = obj["metrics"].toObject();
+        const qint64 n = m["context_tokens"].toInteger(), bs = 16, window = 512, row = 2 * 2 * 1 * 256;  // K+V, f16, 1 KV head, 256
+        QVERIFY(n > window);
+        const qint64 all_blocks = (n + bs - 1) / bs, local_blocks = all_blocks - (n + 1 - window) / bs;
+        QCOMPARE(m["kv_bytes"].toInteger(), (3 * all_blocks + 15 * local_blocks) * bs * row);
+        QCOMPARE(m["kv_bytes_full"].toInteger(), 18 * all_blocks * bs * row);
+        QCOMPARE(obj["attention_runs"].toString(), QStringLiteral("sliding:window=512,sinks=0,layers=0-4+6-10+12-16"));
+        auto inspect = run_cli({"inspect", "-m", model});
+        QVERIFY2(inspect.out.contains("local layers 0-4+6-10+12-16 (window 512), global 5+11+17"), inspect.out.left(800).constData());
     }
 
     void run_json_shape_and_answer() {

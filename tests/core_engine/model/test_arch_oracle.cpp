@@ -60,7 +60,7 @@ class TestArchOracle : public QObject {
 private slots:
     void forward_matches_llama_cpp_data() {
         QTest::addColumn<QString>("arch");
-        for (const char* arch : {"llama", "llama3", "qwen2", "qwen3", "phi3", "gemma3"}) QTest::newRow(arch) << QString(arch);
+        for (const char* arch : {"llama", "llama3", "qwen2", "qwen3", "phi3", "gemma3", "gemma3_softcap"}) QTest::newRow(arch) << QString(arch);
     }
     void forward_matches_llama_cpp() {
         QFETCH(QString, arch);

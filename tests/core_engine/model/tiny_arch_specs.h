@@ -22,7 +22,7 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
     if (arch == "qwen2") return s.qkv_bias = true, s;
     if (arch == "qwen3") return s.qk_norm = true, s;
     if (arch == "phi3") return s;  // fused attn_qkv and gate/up
-    if (arch == "gemma3") {
+    if (arch == "gemma3" || arch == "gemma3_softcap") {
         // Sandwich norms, QK-norm, GeGLU, scaled embeddings; layers 0 and 2 local over 8 tokens
         // (RoPE base 10k), 1 and 3 global (base 1M): the oracle's 24 + 16 tokens pass the window.
         s.n_layer = 4;
@@ -30,6 +30,8 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
         s.sliding_window = 8;
         s.sliding_pattern = 2;
         s.rope_base = 1e6f;
+        if (arch == "gemma3_softcap") s.final_logit_softcap = 30.0f;  // logits = 30·tanh(logits / 30)
+        s.arch = "gemma3";
         return s;
     }
     return std::nullopt;

@@ -27,6 +27,7 @@ struct Spec {
     bool sandwich_norms = false;  // post_attention_norm / post_ffw_norm (gemma3)
     int sliding_window = 0, sliding_pattern = 0;  // gemma3's trained local layers: window, every Nth layer global
     float rope_base = 10000.0f;
+    float final_logit_softcap = 0.0f;  // <arch>.final_logit_softcapping when > 0
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -56,6 +57,7 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     w.set_float32(p + "attention.layer_norm_rms_epsilon", 1e-5f);
     w.set_float32(p + "rope.freq_base", s.rope_base);
     if (s.sliding_window > 0) w.set_uint32(p + "attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+    if (s.final_logit_softcap > 0) w.set_float32(p + "final_logit_softcapping", s.final_logit_softcap);
     if (s.sliding_pattern > 0) w.set_uint32(p + "attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_pattern));
     if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
     if (s.with_vocab) workbench::add_placeholder_vocab(w, s.n_vocab);
