@@ -238,8 +238,9 @@ Result<RowId> Store::save_comparison(const ComparisonRecord& comparison) {
         const int64_t id = conn.last_insert_id();
         for (size_t i = 0; i < c.configuration_ids.size(); ++i) {
             WB_ASSIGN_OR_RETURN(Statement link, conn.prepare("INSERT INTO comparison_configurations (comparison_id, "
-                                                             "position, configuration_id) VALUES (?1, ?2, ?3)"));
+                                                             "position, configuration_id, error) VALUES (?1, ?2, ?3, ?4)"));
             link.bind(1, id).bind(2, static_cast<int64_t>(i)).bind(3, c.configuration_ids[i]);
+            if (i < c.errors.size() && !c.errors[i].empty()) link.bind(4, c.errors[i]);
             WB_RETURN_IF_ERROR(while_doing(link.run(), "linking a configuration to comparison " + std::to_string(id)));
         }
         for (const RowId run_id : c.run_ids) {

@@ -123,6 +123,14 @@ Result<ComparisonRecord> Store::load_comparison(RowId comparison_id) const {
         WB_ASSIGN_OR_RETURN(c.configuration_ids,
                             read_ids(conn, "SELECT configuration_id FROM comparison_configurations "
                                            "WHERE comparison_id = ?1 ORDER BY position", c.id));
+        WB_ASSIGN_OR_RETURN(Statement errors, conn.prepare("SELECT coalesce(error, '') FROM comparison_configurations "
+                                                           "WHERE comparison_id = ?1 ORDER BY position"));
+        errors.bind(1, c.id);
+        for (;;) {
+            WB_ASSIGN_OR_RETURN(bool has_row, errors.next());
+            if (!has_row) break;
+            c.errors.push_back(errors.column_text(0));
+        }
         WB_ASSIGN_OR_RETURN(c.run_ids, read_ids(conn, "SELECT run_id FROM comparison_runs WHERE comparison_id = ?1 "
                                                       "ORDER BY run_id", c.id));
         return c;

@@ -176,8 +176,14 @@ constexpr const char* kMigration5 = R"sql(
 ALTER TABLE runs ADD COLUMN seed INTEGER;
 )sql";
 
+// Version 6: why a comparison's configuration did not run (NULL: it ran), so a saved comparison
+// keeps its failed columns with their reason instead of dropping them.
+constexpr const char* kMigration6 = R"sql(
+ALTER TABLE comparison_configurations ADD COLUMN error TEXT;
+)sql";
+
 const std::vector<const char*>& migrations() {
-    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5};
+    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6};
     return list;
 }
 

@@ -186,6 +186,32 @@ private slots:
                                      "user:Name one planet.", "assistant:mars"}));
     }
 
+    // What failed is stored with its reason (schema 6), not dropped: a column that never ran, and
+    // one whose second prompt failed; History shows both.
+    void failedColumnsAreStoredWithTheirReason() {
+        auto store = openStore("failed.db");
+        const std::vector<workbench::EngineConfig> configs = {config("full", "f16"), config("latent:rank=999", "f16"),
+                                                              config("full", "q8_0")};
+        std::vector<ComparisonCell> cells = {cell(0, 0, 10, "apple"), cell(1, 0, 12, "mars"), cell(0, 2, 11, "pear")};
+        const std::vector<std::string> errors = {"", "latent: rank 999 is larger than the layer's K and V width", "prompt 2: out of KV"};
+        auto saved = comparisons::save(*store, {"Name one fruit.", "Name one planet."}, configs, cells, {}, errors);
+        QVERIFY2(saved.ok(), saved.status().message().c_str());
+        QCOMPARE(saved->configurationIds.size(), size_t(3));
+        auto loaded = comparisons::load(*store, saved->id);
+        QVERIFY2(loaded.ok(), loaded.status().message().c_str());
+        QCOMPARE(loaded->errors, errors);
+        QCOMPARE(loaded->configurations[1].variant, std::string("latent:rank=999"));
+        QVERIFY(!loaded->runs[0][1] && !loaded->runs[1][1]);
+        QCOMPARE(*loaded->outputs[0][2], std::string("pear"));
+        QVERIFY(!loaded->outputs[1][2]);
+        // Saved without errors (as before schema 6): every column reads as having run.
+        auto plain = comparisons::save(*store, {"Name one fruit."}, configs, {cell(0, 0, 10, "apple")});
+        QVERIFY(plain.ok());
+        auto reloaded = comparisons::load(*store, plain->id);
+        QVERIFY(reloaded.ok());
+        QCOMPARE(reloaded->errors, std::vector<std::string>{""});
+    }
+
     void singlePromptComparisonOfEarlierVersionsLoads() {
         // Written as the Compare page did before prompt sets: one user message, then each reply.
         auto store = openStore("old.db");

@@ -479,6 +479,7 @@ void ComparePage::finishRun() {
     m_progress->setVisible(false);
     m_engine->unload();  // the chat's model is the one that stays in memory
     std::vector<ComparisonCell> toSave;
+    std::vector<std::string> errors(static_cast<size_t>(m_cells.size()));  // per column: its first failure
     workbench::RunProvenance provenance = workbench::app_provenance();
     provenance.model_sha256 = m_engine->modelSha256().toStdString();
     provenance.backend = "cpu";
@@ -492,6 +493,8 @@ void ComparePage::finishRun() {
         for (int p = 0; p < m_cells[i].size(); ++p) {
             const Cell& c = m_cells[i][p];
             failed = failed || !c.error.isEmpty();
+            std::string& error = errors[static_cast<size_t>(i)];
+            if (!c.error.isEmpty() && error.empty()) error = (m_prompts.size() > 1 ? tr("prompt %1: %2").arg(p + 1).arg(c.error) : c.error).toStdString();
             if (!c.reply) continue;
             ComparisonCell cell;
             cell.prompt = p;
@@ -532,8 +535,8 @@ void ComparePage::finishRun() {
     for (const std::optional<RemoteTarget>& remote : m_remotes)
         stored.push_back(remote ? std::optional(compareremote::configuration(*remote)) : std::nullopt);
     m_store->call<SavedComparison>(
-        [prompts, configs, stored, toSave = std::move(toSave)](workbench::Store& s) mutable {
-            return comparisons::save(s, prompts, configs, std::move(toSave), stored);
+        [prompts, configs, stored, errors, toSave = std::move(toSave)](workbench::Store& s) mutable {
+            return comparisons::save(s, prompts, configs, std::move(toSave), stored, errors);
         },
         this, [this](const workbench::Result<SavedComparison>& result) {
             if (!result.ok()) {

@@ -17,12 +17,16 @@ workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config) {
 workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
                                         const std::vector<workbench::EngineConfig>& configs,
                                         std::vector<ComparisonCell> cells,
-                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored) {
+                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored,
+                                        const std::vector<std::string>& errors) {
     SavedComparison saved;
     if (cells.empty() || prompts.empty() || configs.empty())
         return workbench::error(workbench::StatusCode::invalid_argument, "a comparison without runs");
-    // Columns without a single output are left out; the rest keep their order.
+    // Columns with neither an output nor an error are left out; the rest keep their order.
+    auto errorOf = [&errors](size_t i) { return i < errors.size() ? errors[i] : std::string(); };
     std::vector<int> position(configs.size(), -1);
+    for (size_t i = 0; i < configs.size(); ++i)
+        if (!errorOf(i).empty()) position[i] = 0;
     for (const ComparisonCell& c : cells) {
         if (c.column < 0 || c.column >= static_cast<int>(configs.size()) || c.prompt < 0 ||
             c.prompt >= static_cast<int>(prompts.size()))
@@ -30,6 +34,7 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
         position[static_cast<size_t>(c.column)] = 0;
     }
     auto storedAs = [&stored](size_t i) { return i < stored.size() ? stored[i] : std::nullopt; };
+    std::vector<std::string> savedErrors;
     size_t firstLocal = 0;
     while (firstLocal + 1 < configs.size() && storedAs(firstLocal)) ++firstLocal;
     for (size_t i = 0; i < configs.size(); ++i) {
@@ -38,6 +43,7 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
         if (!id.ok()) return id.status();
         position[i] = static_cast<int>(saved.configurationIds.size());
         saved.configurationIds.push_back(*id);
+        savedErrors.push_back(errorOf(i));
     }
     auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs[firstLocal]), "cpu"));
     if (!reference.ok()) return reference.status();
@@ -57,6 +63,7 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
     record.name = session.title;
     for (const std::string& p : prompts) record.prompt += (record.prompt.empty() ? "" : "\n---\n") + p;
     record.configuration_ids = saved.configurationIds;
+    record.errors = savedErrors;
     auto comparisonId = store.save_comparison(record);
     if (!comparisonId.ok()) return comparisonId.status();
     saved.id = *comparisonId;
@@ -156,6 +163,8 @@ workbench::Result<LoadedComparison> load(const workbench::Store& store, workbenc
             }
     }
     if (out.prompts.empty()) out.prompts.push_back(out.record.prompt);
+    out.errors = out.record.errors;
+    out.errors.resize(out.configurations.size());
     const size_t nColumns = out.configurations.size();
     out.runs.assign(out.prompts.size(), std::vector<std::optional<workbench::RunRecord>>(nColumns));
     out.outputs.assign(out.prompts.size(), std::vector<std::optional<std::string>>(nColumns));

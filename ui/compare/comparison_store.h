@@ -34,6 +34,7 @@ struct LoadedComparison {
     workbench::ComparisonRecord record;
     std::vector<workbench::ConfigurationRecord> configurations;  // in column order
     std::vector<std::string> prompts;                            // in order; at least one
+    std::vector<std::string> errors;                             // per column: why it failed ("" : it ran)
     // [prompt][column]: that cell's run and output, when it has one (its session may be deleted).
     std::vector<std::vector<std::optional<workbench::RunRecord>>> runs;
     std::vector<std::vector<std::optional<std::string>>> outputs;
@@ -46,14 +47,16 @@ namespace comparisons {
 // full attention, f16 KV and the file's weights.
 workbench::EngineConfig referenceConfig(const workbench::EngineConfig& config);
 
-// Saves the configurations that have at least one cell (in column order; SavedComparison's ids
-// follow that order) and every prompt, answered or not. A column with a record in `stored` (a
-// remote server's: backend "remote") is saved as that record instead of its EngineConfig; the
-// quality baseline follows the first local column.
+// Saves the configurations that have at least one cell or a failure in `errors` (per column:
+// why it, or some of its prompts, failed; empty: none) in column order (SavedComparison's ids
+// follow that order) with their errors, and every prompt, answered or not. A column with a
+// record in `stored` (a remote server's: backend "remote") is saved as that record instead of
+// its EngineConfig; the quality baseline follows the first local column.
 workbench::Result<SavedComparison> save(workbench::Store& store, const std::vector<std::string>& prompts,
                                         const std::vector<workbench::EngineConfig>& configs,
                                         std::vector<ComparisonCell> cells,
-                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored = {});
+                                        const std::vector<std::optional<workbench::ConfigurationRecord>>& stored = {},
+                                        const std::vector<std::string>& errors = {});
 // Saves each figure's evaluation under its configuration (figures[i].index into `configs`),
 // against the reference configuration. Equal configurations share a row with the comparison's.
 workbench::Result<bool> saveEvaluations(workbench::Store& store, const std::vector<workbench::EngineConfig>& configs,

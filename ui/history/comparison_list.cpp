@@ -115,8 +115,9 @@ void ComparisonList::showComparison(workbench::RowId comparisonId) {
                 std::vector<workbench::RunRecord> runs;
                 for (const auto& row : c.runs)
                     if (row[column]) runs.push_back(*row[column]);
-                CompareFigures f = runs.empty() ? CompareFigures::named(name + tr(" (no run)"))
-                                                : CompareFigures::fromRuns(name, runs);
+                const QString error = QString::fromStdString(c.errors[column]);
+                CompareFigures f = runs.empty() ? CompareFigures::named(name + (error.isEmpty() ? tr(" (no run)") : tr(" (failed: %1)").arg(error)))
+                                                : CompareFigures::fromRuns(name + (error.isEmpty() ? QString() : tr(" (some prompts failed: %1)").arg(error)), runs);
                 auto evaluation = c.evaluationsByConfiguration.find(config.id);
                 if (evaluation != c.evaluationsByConfiguration.end())
                     f.setQuality(evaluation->second, comparisons::baselinePerplexity(evaluation->second));
@@ -151,7 +152,9 @@ void ComparisonList::showPrompt(int prompt) {
         const std::optional<std::string>& output = c.outputs[p][column];
         outputs += QStringLiteral("## %1\n\n%2\n\n")
                        .arg(configurationName(c.configurations[column]),
-                            output ? QString::fromStdString(*output) : tr("(no output)"));
+                            output ? QString::fromStdString(*output)
+                                   : c.errors[column].empty() ? tr("(no output)")
+                                                              : tr("(failed: %1)").arg(QString::fromStdString(c.errors[column])));
     }
     m_outputs->setMarkdown(outputs);
 }

@@ -136,6 +136,7 @@ struct ComparisonRecord {
     RowId id = 0;
     std::string name, prompt;
     std::vector<RowId> configuration_ids;  // in display order
+    std::vector<std::string> errors;       // per configuration: why it did not run ("" or absent: it ran)
     std::vector<RowId> run_ids;            // filled by load_comparison
     int64_t created_unix_ms = 0;
 };

@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 5);
+        QCOMPARE(Store::schema_version(), 6);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 5LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 6LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -103,6 +103,16 @@ private slots:
             bench.configuration_id = 1;
             bench.test_name = "tg128";
             WB_VERIFY_OK(store->save_benchmark(bench));
+            // A comparison keeps why a configuration failed (version 6).
+            ComparisonRecord comparison;
+            comparison.name = "Compare: old";
+            comparison.configuration_ids = {1, 1};
+            comparison.errors = {"", "out of KV"};
+            auto comparison_id = store->save_comparison(comparison);
+            WB_VERIFY_OK(comparison_id);
+            auto comparison_back = store->load_comparison(*comparison_id);
+            WB_VERIFY_OK(comparison_back);
+            QCOMPARE(comparison_back->errors, (std::vector<std::string>{"", "out of KV"}));
             PresetRecord preset;
             preset.name = "old full";
             preset.configuration_id = 1;
@@ -587,7 +597,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 5);
+        QCOMPARE(root["schema_version"].toInt(), 6);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();
