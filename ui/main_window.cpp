@@ -18,6 +18,7 @@
 #include <QGuiApplication>
 #include <QMessageBox>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -35,6 +36,7 @@
 #include "ui/history/session_detail.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
+#include "ui/pages/conversation_list.h"
 #include "ui/pages/metrics_panel.h"
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
@@ -69,12 +71,6 @@ constexpr PageEntry kPages[] = {
     {"Server", "Serve the chat's model to other programs through the OpenAI-compatible API."},
 };
 
-bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b) {
-    return a.model_path == b.model_path && a.n_threads == b.n_threads && a.n_ctx == b.n_ctx &&
-           a.weight_type == b.weight_type && a.attention == b.attention && a.kv_types == b.kv_types &&
-           a.kv_budget_bytes == b.kv_budget_bytes;
-}
-
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
@@ -96,14 +92,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_store = new StoreClient(this);
     m_recorder = new HistoryRecorder(m_store, this);
     m_chat->setRecorder(m_recorder);
+    m_conversations = new ConversationList(m_store, m_chat);
+    m_chat->setConversationList(m_conversations);
     m_history = new HistoryPage(m_store, m_pages);
     m_compare = new ComparePage(m_client, m_store, m_pages);
     m_benchmark = new BenchmarkPage(m_client, m_store, m_pages);
     m_server = new ServerPage(m_client, m_pages);
-    for (QWidget* page : {static_cast<QWidget*>(m_chat), static_cast<QWidget*>(m_compare),
-                          static_cast<QWidget*>(m_history), static_cast<QWidget*>(m_models),
-                          static_cast<QWidget*>(m_benchmark), static_cast<QWidget*>(m_server)})
-        m_pages->addWidget(page);
+    // The chat fits a 1000×700 window by itself (its side panels give way or hide); the other pages
+    // scroll there instead of setting the window's minimum size.
+    m_pages->addWidget(m_chat);
+    for (QWidget* page : {static_cast<QWidget*>(m_compare), static_cast<QWidget*>(m_history), static_cast<QWidget*>(m_models),
+                          static_cast<QWidget*>(m_benchmark), static_cast<QWidget*>(m_server)}) {
+        auto* scroll = new QScrollArea(m_pages);
+        scroll->setObjectName(page->objectName().isEmpty() ? QStringLiteral("pageScroll") : page->objectName() + QStringLiteral("Scroll"));
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(page);
+        m_pages->addWidget(scroll);
+    }
     row->addWidget(m_sidebar);
     row->addWidget(m_pages, 1);
     setCentralWidget(central);
@@ -124,6 +130,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         m_reloading = true;
         // The button that asked for the reload turns off while it runs, and Qt would hand its focus
         // to the next field in the panel (Temperature); the next thing to do is write.
+        m_chat->input()->setFocus(Qt::OtherFocusReason);
+        loadModel(m_modelPath);
+    });
+    // The welcome's variant example: reload with the window, then ask for a long answer, so the
+    // KV chart shows the cache levelling off at the window.
+    connect(m_chat, &ChatPage::variantExampleRequested, this, [this](const QString& attention, const QString& prompt) {
+        if (m_modelPath.isEmpty()) {
+            openModel();
+            return;
+        }
+        workbench::EngineConfig config = m_client->config();
+        config.attention = attention.toStdString();
+        m_chat->configPanel()->setEngineConfig(config);
+        m_pendingPrompt = prompt;
+        m_reloading = true;
         m_chat->input()->setFocus(Qt::OtherFocusReason);
         loadModel(m_modelPath);
     });
@@ -169,9 +190,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         m_statusContext->setText(nCtx > 0 ? tr("%1 / %2 tokens").arg(tokens).arg(nCtx) : tr("no context"));
     });
 
-    connect(m_history, &HistoryPage::continueRequested, this, &MainWindow::continueSession);
+    connect(m_history, &HistoryPage::continueRequested, this, [this](qint64 id) { continueSession(id); });
+    connect(m_conversations, &ConversationList::continueRequested, this, [this](qint64 id) { continueSession(id); });
+    connect(m_conversations, &ConversationList::newChatRequested, m_chat, &ChatPage::newChat);
+    connect(m_conversations, &ConversationList::deleted, this, [this](qint64 sessionId, bool ok) {
+        if (ok && sessionId == m_recorder->sessionId()) m_recorder->startNewSession();
+        m_history->refresh();
+    });
+    connect(m_recorder, &HistoryRecorder::sessionChanged, m_conversations, &ConversationList::setCurrentSession);
+    // A recorded turn shows in the list once the store has written it.
+    connect(m_client, &EngineClient::replyFinished, this, [this] {
+        m_store->whenIdle(m_conversations, [this] { m_conversations->refresh(); });
+    });
     // The chat's own session deleted under it: its next turn starts a new one.
     connect(m_history, &HistoryPage::deleted, this, [this](qint64 sessionId, bool ok) {
+        m_conversations->refresh();
         if (ok && sessionId == m_recorder->sessionId()) m_recorder->startNewSession();
     });
     connect(m_store, &StoreClient::unavailable, this, [this](const QString& reason) {
@@ -195,23 +228,27 @@ void MainWindow::openHistory() { m_store->open(StoreClient::defaultPath()); }
 MainWindow::~MainWindow() = default;
 
 void MainWindow::buildSidebar() {
-    m_sidebar->setFixedWidth(120);
+    m_sidebar->setFixedWidth(108);
     m_sidebar->setSpacing(2);
     for (const PageEntry& p : kPages) {
         auto* item = new QListWidgetItem(tr(p.name), m_sidebar);
         item->setData(Qt::UserRole, QString::fromLatin1(p.name));
-        item->setSizeHint(QSize(110, 34));
+        item->setSizeHint(QSize(100, 34));
         item->setToolTip(tr(p.tip));
     }
     connect(m_sidebar, &QListWidget::currentItemChanged, this, [this](QListWidgetItem* item) {
         if (!item) return;
         const QString name = item->data(Qt::UserRole).toString();
-        if (name == QLatin1String("Chat")) m_pages->setCurrentWidget(m_chat);
-        else if (name == QLatin1String("Compare")) m_pages->setCurrentWidget(m_compare);
-        else if (name == QLatin1String("History")) m_pages->setCurrentWidget(m_history);
-        else if (name == QLatin1String("Models")) m_pages->setCurrentWidget(m_models);
-        else if (name == QLatin1String("Benchmark")) m_pages->setCurrentWidget(m_benchmark);
-        else if (name == QLatin1String("Server")) m_pages->setCurrentWidget(m_server);
+        // A page other than the chat sits in its scroll area (its viewport's parent).
+        auto show = [this](QWidget* page) {
+            m_pages->setCurrentWidget(page == m_chat ? page : page->parentWidget()->parentWidget());
+        };
+        if (name == QLatin1String("Chat")) show(m_chat);
+        else if (name == QLatin1String("Compare")) show(m_compare);
+        else if (name == QLatin1String("History")) show(m_history);
+        else if (name == QLatin1String("Models")) show(m_models);
+        else if (name == QLatin1String("Benchmark")) show(m_benchmark);
+        else if (name == QLatin1String("Server")) show(m_server);
     });
     m_sidebar->setCurrentRow(0);
 }
@@ -260,7 +297,30 @@ void MainWindow::buildActions() {
             ->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_0 + number++)));
     }
 
-    menuBar()->addMenu(tr("&View"))->addMenu(m_theme->createMenu(this));
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addMenu(m_theme->createMenu(this));
+    // The panel takes ~330 px beside the chat: a small window hides it to give the transcript and
+    // the charts that width. The choice is kept across runs.
+    QAction* panel = view->addAction(tr("&Configuration panel"));
+    panel->setObjectName(QStringLiteral("configPanelAction"));
+    panel->setCheckable(true);
+    panel->setShortcut(QKeySequence(Qt::Key_F9));
+    panel->setChecked(QSettings().value(QStringLiteral("chat/configPanelVisible"), true).toBool());
+    m_chat->setConfigPanelVisible(panel->isChecked());
+    connect(panel, &QAction::toggled, this, [this](bool on) {
+        m_chat->setConfigPanelVisible(on);
+        QSettings().setValue(QStringLiteral("chat/configPanelVisible"), on);
+    });
+    QAction* conversations = view->addAction(tr("C&onversations"));
+    conversations->setObjectName(QStringLiteral("conversationsAction"));
+    conversations->setCheckable(true);
+    conversations->setShortcut(QKeySequence(Qt::Key_F8));
+    conversations->setChecked(QSettings().value(QStringLiteral("chat/conversationsVisible"), true).toBool());
+    m_conversations->setVisible(conversations->isChecked());
+    connect(conversations, &QAction::toggled, this, [this](bool on) {
+        m_conversations->setVisible(on);
+        QSettings().setValue(QStringLiteral("chat/conversationsVisible"), on);
+    });
 
     connect(m_chat->transcript(), &TokenStreamView::copied, this, [this](const QString& text) {
         statusBar()->showMessage(tr("Copied %n characters.", nullptr, static_cast<int>(text.size())), 4000);
@@ -391,65 +451,12 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
     refreshMemory();
     if (isRemote()) showRemoteStatus();  // the chat still talks to the server
     if (m_continue) finishContinue();
-}
-
-void MainWindow::continueSession(qint64 sessionId) {
-    if (m_client->isBusy()) {
-        m_chat->addNote(tr("Wait for the running reply or load to end, then Continue."), true);
-        emit sessionContinued(sessionId, false);
-        return;
+    reopenLastConversation();
+    if (!m_pendingPrompt.isEmpty()) {
+        m_chat->input()->setPlainText(m_pendingPrompt);
+        m_pendingPrompt.clear();
+        m_chat->send();
     }
-    m_store->call<SessionData>(
-        [sessionId](workbench::Store& s) { return SessionData::load(s, sessionId); }, this,
-        [this, sessionId](const workbench::Result<SessionData>& result) {
-            if (!result.ok()) {
-                m_chat->addNote(QString::fromStdString(result.status().message()), true);
-                emit sessionContinued(sessionId, false);
-                return;
-            }
-            PendingContinue pending{sessionId, {}};
-            for (const workbench::MessageRecord& m : result->messages) {
-                if (m.role != "user" && m.role != "assistant") continue;
-                // A regenerated reply follows the one it replaced (the store keeps both): the
-                // conversation goes on from the newest.
-                if (m.role == "assistant" && !pending.turns.empty() && pending.turns.back().role == "assistant")
-                    pending.turns.back().content = m.text;
-                else pending.turns.push_back({m.role, m.text});
-            }
-            m_continue = pending;
-            showPage(QStringLiteral("Chat"));
-            auto parsed = workbench::engine_config_from_json(result->configuration.config_json);
-            if (!parsed.ok()) {
-                m_continue.reset();
-                m_chat->addNote(tr("Session %1's configuration cannot be read: %2")
-                                    .arg(sessionId)
-                                    .arg(QString::fromStdString(parsed.status().message())),
-                                true);
-                emit sessionContinued(sessionId, false);
-                return;
-            }
-            const workbench::EngineConfig stored = *parsed;
-            if (stored.model_path.empty() || (m_client->isLoaded() && sameLoad(stored, m_client->config()))) {
-                finishContinue();
-                return;
-            }
-            // Its configuration differs from the loaded one: reload with it first.
-            if (!m_chat->configPanel()->setEngineConfig(stored))
-                m_chat->addNote(tr("The session's attention setting '%1' is not one the form offers; loading the "
-                                   "closest.").arg(QString::fromStdString(stored.attention)), true);
-            m_chat->addNote(tr("Reloading with session %1's configuration…").arg(sessionId));
-            loadModel(QString::fromStdString(stored.model_path));
-        });
-}
-
-void MainWindow::finishContinue() {
-    const PendingContinue pending = *m_continue;
-    m_continue.reset();
-    m_chat->restoreConversation(pending.turns);
-    m_recorder->continueSession(pending.sessionId);
-    m_chat->addNote(tr("Continuing session %1: the next turn reads the conversation from the start and is recorded "
-                       "into it.").arg(pending.sessionId));
-    emit sessionContinued(pending.sessionId, true);
 }
 
 void MainWindow::rememberRecent(const QString& path) {
@@ -477,6 +484,7 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
     ConfigPanel* config = m_chat->configPanel();
     config->setLoading(false);
+    m_pendingPrompt.clear();
     const QString failed = QFileInfo(m_modelPath).fileName();
     const auto& kept = m_client->modelInfo();
     if (modelKept && kept) {

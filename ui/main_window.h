@@ -80,8 +80,9 @@ public slots:
     void openModel();
     void showPage(const QString& name);
     // History → Continue: reopens a stored session in the chat with its configuration (reloading
-    // the model when it differs); its next turns are recorded into the same session.
-    void continueSession(qint64 sessionId);
+    // the model when it differs); its next turns are recorded into the same session. With
+    // `keepLoaded` (the last conversation reopened at start) the loaded configuration stays.
+    void continueSession(qint64 sessionId, bool keepLoaded = false);
     // File → Connect to a server…: the dialog (window-modal); once it connects, the chat's turns
     // go to that server.
     void connectToServer();
@@ -109,6 +110,7 @@ private:
     void saveSettings() const;
     void openHistory();
     void finishContinue();
+    void reopenLastConversation();
     void restoreSettings();
     void showRemoteStatus();
 
@@ -122,6 +124,8 @@ private:
     QListWidget* m_sidebar = nullptr;
     QStackedWidget* m_pages = nullptr;
     ChatPage* m_chat = nullptr;
+    class ConversationList* m_conversations = nullptr;
+    bool m_reopenedLast = false;  // the last conversation is reopened once, after the first load
     ModelsPage* m_models = nullptr;
     ModelFetcher* m_fetcher = nullptr;
     HistoryPage* m_history = nullptr;
@@ -142,4 +146,5 @@ private:
     QTimer* m_memoryTimer = nullptr;
     QString m_modelPath;
     bool m_reloading = false;  // a load from Apply, with a conversation to keep
+    QString m_pendingPrompt;   // sent once the load under way finishes (the welcome's variant example)
 };

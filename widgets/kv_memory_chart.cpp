@@ -9,7 +9,7 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 }
 
-KvMemoryChart::KvMemoryChart(QWidget* parent) : MetricChartView(tr("KV cache vs tokens in context"), parent) {
+KvMemoryChart::KvMemoryChart(QWidget* parent) : MetricChartView(tr("KV cache vs context"), parent) {
     m_inUse = new QLineSeries(this);
     m_inUse->setName(tr("in use"));
     m_inUse->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 2));

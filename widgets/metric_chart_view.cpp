@@ -40,7 +40,8 @@ MetricChartView::MetricChartView(const QString& title, QWidget* parent) : QChart
     c->setAnimationOptions(QChart::NoAnimation);
     setChart(c);
     setRenderHint(QPainter::Antialiasing);
-    setMinimumSize(220, 180);
+    // Small enough that three charts fit beside each other in a 1000×700 window (titles are short).
+    setMinimumSize(140, 150);
 }
 
 bool MetricChartView::isDark() const { return palette().color(QPalette::Window).lightness() < 128; }

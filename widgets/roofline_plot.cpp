@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
-RooflinePlot::RooflinePlot(QWidget* parent) : MetricChartView(tr("Roofline: last prompt and decode steps"), parent) {
+RooflinePlot::RooflinePlot(QWidget* parent) : MetricChartView(tr("Roofline: last prompt and decode step"), parent) {
     QChart* c = chart();
     m_ceiling = new QLineSeries(this);
     m_ceiling->setName(tr("machine ceiling"));
@@ -46,7 +46,7 @@ RooflinePlot::RooflinePlot(QWidget* parent) : MetricChartView(tr("Roofline: last
     }
     for (QScatterSeries* s : {m_prompt, m_decode}) {
         s->setPointLabelsVisible(true);
-        s->setPointLabelsFormat("@yPoint");
+        s->setPointLabelsFormat(QStringLiteral("@yPoint GOP/s"));
         s->setPointLabelsClipping(false);
     }
     rescale();
@@ -72,7 +72,10 @@ void RooflinePlot::setPoints(const QList<RooflineDot>& prompt, const QList<Roofl
     for (auto [series, dots] : {std::pair{m_prompt, &prompt}, {m_decode, &decode}})
         for (const RooflineDot& d : *dots) {
             if (d.opsPerByte <= 0 || d.gops <= 0) continue;   // a log axis cannot show zero
-            series->append(d.opsPerByte, d.gops);
+            // Labels print the value as stored: three significant digits read as "35.2", not
+            // "35.2417", and move the point by under 0.5 % on a log axis.
+            const double step = std::pow(10.0, std::floor(std::log10(d.gops)) - 2);
+            series->append(d.opsPerByte, std::round(d.gops / step) * step);
             m_dots.append(d);
         }
     rescale();

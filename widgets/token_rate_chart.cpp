@@ -6,7 +6,7 @@
 #include <QValueAxis>
 #include <numeric>
 
-TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode speed and inter-token latency"), parent) {
+TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode tok/s and ITL"), parent) {
     m_rate = new QLineSeries(this);
     m_rate->setName(tr("tok/s (avg of %1)").arg(kAverageOver));
     m_rate->setPen(QPen(QColor(0x94, 0x67, 0xbd), 2));

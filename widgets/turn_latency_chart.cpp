@@ -1,12 +1,14 @@
 #include "widgets/turn_latency_chart.h"
 
+#include <algorithm>
+
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QValueAxis>
 
-TurnLatencyChart::TurnLatencyChart(QWidget* parent) : MetricChartView(tr("Time to first token per turn"), parent) {
+TurnLatencyChart::TurnLatencyChart(QWidget* parent) : MetricChartView(tr("TTFT per turn"), parent) {
     m_series = new QBarSeries(this);
     m_ttft = new QBarSet(tr("TTFT (ms)"), this);
     m_ttft->setColor(QColor(0x2c, 0xa0, 0x2c));
@@ -33,7 +35,7 @@ void TurnLatencyChart::addTurn(double ttftMs) {
         m_ttft->remove(0);
         m_axisX->remove(m_axisX->categories().first());
     }
-    const int turn = m_axisX->count() == 0 ? 1 : m_axisX->categories().last().toInt() + 1;
+    const int turn = m_axisX->count() == 0 ? m_firstTurn : m_axisX->categories().last().toInt() + 1;
     m_axisX->append(QString::number(turn));
     m_axisX->setVisible(true);
     m_ttft->append(ttftMs);
@@ -41,7 +43,10 @@ void TurnLatencyChart::addTurn(double ttftMs) {
     growToFit(m_axisY, m_maxMs, 10);
 }
 
-void TurnLatencyChart::clear() {
+QStringList TurnLatencyChart::turnLabels() const { return m_axisX->categories(); }
+
+void TurnLatencyChart::clear(int firstTurn) {
+    m_firstTurn = std::max(1, firstTurn);
     m_ttft->remove(0, m_ttft->count());
     m_axisX->clear();
     m_maxMs = 0;

@@ -15,9 +15,12 @@ public:
     explicit TurnLatencyChart(QWidget* parent = nullptr);
 
     void addTurn(double ttftMs);
-    void clear();
+    // Empties the chart; the next bar is turn `firstTurn` (a continued conversation goes on
+    // counting from its stored turns).
+    void clear(int firstTurn = 1);
 
     QBarSet* ttftSet() const { return m_ttft; }
+    QStringList turnLabels() const;  // the bars' turn numbers, oldest first
 
 private:
     QBarSeries* m_series = nullptr;
@@ -25,5 +28,6 @@ private:
     QBarCategoryAxis* m_axisX = nullptr;
     QValueAxis* m_axisY = nullptr;
     double m_maxMs = 0;
+    int m_firstTurn = 1;
     static constexpr int kMaxTurns = 40;
 };

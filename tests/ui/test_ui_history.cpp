@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QListWidget>
 #include <QLineSeries>
 #include <QComboBox>
 #include <QPlainTextEdit>
@@ -19,6 +20,7 @@
 #include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QTableView>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <functional>
@@ -33,6 +35,8 @@
 #include "ui/main_window.h"
 #include "ui/models/session_table_model.h"
 #include "ui/pages/chat_page.h"
+#include "ui/pages/conversation_list.h"
+#include "ui/pages/metrics_panel.h"
 #include "widgets/kv_memory_chart.h"
 #include "widgets/token_stream_view.h"
 #include "widgets/turn_latency_chart.h"
@@ -202,6 +206,8 @@ private slots:
 
         send("And one fact about elephants.");
         QCOMPARE(m_window->recorder()->sessionId(), m_giraffes);
+        // The continued conversation's next turn is its second: the TTFT chart counts on from it.
+        QCOMPARE(chat()->metricsPanel()->findChild<TurnLatencyChart*>()->turnLabels(), QStringList{QStringLiteral("2")});
         auto messages = query<std::vector<workbench::MessageRecord>>(
             [id = m_giraffes](workbench::Store& s) { return s.load_messages(id); });
         QVERIFY(messages.ok());
@@ -300,6 +306,74 @@ private slots:
         QCOMPARE(fresh->size(), size_t{2});
         QCOMPARE(fresh->front().text, std::string("Name another color."));
         QVERIFY2(chat()->historyNoticeText().isEmpty(), qPrintable(chat()->historyNoticeText()));
+    }
+
+    // The conversations beside the chat: the stored chats newest first (no comparisons), a search
+    // over their messages, a click continues one, rename and delete through the store; and a new
+    // window reopens the newest conversation once its model has loaded.
+    void conversationListBesideTheChat() {
+        m_window->showPage("Chat");
+        chat()->newChat();
+        send("Tell me one fact about owls.");
+        const qint64 owls = m_window->recorder()->sessionId();
+        chat()->newChat();
+        send("Name a fruit.");
+        auto* list = m_window->findChild<ConversationList*>();
+        QVERIFY(list && list->isVisible());
+        list->refresh();
+        QListWidget* items = list->list();
+        QTRY_VERIFY_WITH_TIMEOUT(items->count() >= 2, uitest::kTimeoutMs);
+        auto rowOf = [&](qint64 id) {
+            for (int i = 0; i < items->count(); ++i)
+                if (items->item(i)->data(Qt::UserRole).toLongLong() == id) return i;
+            return -1;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(owls) >= 0, uitest::kTimeoutMs);
+        for (int i = 0; i < items->count(); ++i) QVERIFY(!items->item(i)->text().startsWith("Compare:"));
+        child<QLineEdit>("conversationSearch")->setText("owls");
+        QTRY_COMPARE_WITH_TIMEOUT(items->count(), 1, uitest::kTimeoutMs);
+        child<QLineEdit>("conversationSearch")->clear();
+        QTRY_VERIFY_WITH_TIMEOUT(items->count() >= 2, uitest::kTimeoutMs);
+
+        chat()->newChat();
+        QSignalSpy continued(m_window, &MainWindow::sessionContinued);
+        QListWidgetItem* owlsItem = items->item(rowOf(owls));
+        QTest::mouseClick(items->viewport(), Qt::LeftButton, {}, items->visualItemRect(owlsItem).center());
+        QTRY_VERIFY_WITH_TIMEOUT(continued.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(continued.at(0).at(1).toBool());
+        QCOMPARE(m_window->recorder()->sessionId(), owls);
+        QVERIFY(chat()->transcript()->toPlainText().contains("owls"));
+
+        list->renameSession(owls, QStringLiteral("Owl facts"));
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(owls) >= 0 && items->item(rowOf(owls))->text().startsWith("Owl facts"),
+                                 uitest::kTimeoutMs);
+        auto session = query<workbench::SessionRecord>([id = owls](workbench::Store& s) { return s.load_session(id); });
+        QVERIFY(session.ok());
+        QCOMPARE(session->title, std::string("Owl facts"));
+
+        // A new window on the same database reopens the newest chat, keeping its own configuration.
+        chat()->newChat();
+        send("Name a bird.");
+        const qint64 newest = m_window->recorder()->sessionId();
+        QVERIFY(m_window->store()->waitIdle(uitest::kTimeoutMs));
+        QSettings().setValue(QStringLiteral("chat/reopenLast"), true);
+        {
+            MainWindow second;
+            QSignalSpy reopened(&second, &MainWindow::sessionContinued);
+            second.startWithModel(uitest::modelPath());
+            QTRY_VERIFY_WITH_TIMEOUT(reopened.count() == 1, uitest::kTimeoutMs);
+            QCOMPARE(reopened.at(0).at(0).toLongLong(), newest);
+            QCOMPARE(second.chatPage()->history().size(), size_t{2});
+            QCOMPARE(second.chatPage()->history().front().content, std::string("Name a bird."));
+        }
+        QSettings().setValue(QStringLiteral("chat/reopenLast"), false);
+
+        // Delete from the list: gone from the list and the store; the chat recording into it starts anew.
+        QSignalSpy deleted(list, &ConversationList::deleted);
+        list->deleteSession(newest);
+        QTRY_VERIFY_WITH_TIMEOUT(deleted.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(deleted.at(0).at(1).toBool());
+        QTRY_VERIFY_WITH_TIMEOUT(rowOf(newest) < 0, uitest::kTimeoutMs);
     }
 
     void theTableModelPassesTheModelTester() {

@@ -5,6 +5,7 @@
 // rising; a corrupt GGUF shows the engine's message and the model loaded before stays; without a model
 // the window says how to get one; loaded models are remembered and a dropped .gguf loads;
 // settings and layout survive a restart.
+#include <QAction>
 #include <QBarSet>
 #include <QComboBox>
 #include <QFile>
@@ -18,6 +19,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSettings>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QTest>
@@ -31,6 +33,7 @@
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
 #include "ui/pages/models_page.h"
+#include "ui/pages/welcome_panel.h"
 #include "widgets/kv_memory_chart.h"
 #include "widgets/token_rate_chart.h"
 #include "widgets/token_stream_view.h"
@@ -110,6 +113,23 @@ private slots:
         QCOMPARE(m_window->modelPath(), uitest::modelPath());
     }
     void cleanupTestCase() { delete m_window; }
+
+    // Issue 24, defect 11: the window goes down to 1000×700 with every panel shown; the pages that
+    // need more width scroll instead of setting the window's minimum.
+    void aSmallWindowFits() {
+        const QSize hint = m_window->minimumSizeHint();
+        QVERIFY2(hint.width() <= 1000 && hint.height() <= 700, qPrintable(QStringLiteral("%1x%2").arg(hint.width()).arg(hint.height())));
+        const QSize before = m_window->size();
+        m_window->resize(1000, 700);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->size(), QSize(1000, 700), uitest::kTimeoutMs);
+        for (const char* page : {"Compare", "Benchmark", "History", "Models", "Server", "Chat"}) {
+            m_window->showPage(page);
+            QCoreApplication::processEvents();
+            QCOMPARE(m_window->size(), QSize(1000, 700));
+        }
+        QVERIFY(chat()->configPanelVisible());
+        m_window->resize(before);
+    }
 
     void sidebarOffersEveryPage() {
         QListWidget* bar = m_window->sidebar();
@@ -352,6 +372,37 @@ private slots:
         auto blocks = [](double n) { return std::ceil(n / 16) * 16; };
         QVERIFY(qAbs(grown - (blocks(full.last().x()) - blocks(full.first().x())) * kBytesPerToken / kMiB) < 1e-6);
         QVERIFY(grown > 2 * (hi - lo));
+    }
+
+    // An empty chat shows the welcome: an example prompt sends itself; the variant example reloads
+    // with a 64-token window and then asks for a long answer; F9 hides and shows the panel.
+    void welcomeExamplesAndTheCollapsiblePanel() {
+        chat()->newChat();
+        QVERIFY(chat()->welcome()->isVisible());
+        setSampling(8);
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QTest::mouseClick(child<QPushButton>("welcomePrompt0"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(QString::fromStdString(chat()->history().front().content), WelcomePanel::examplePrompts().front());
+        QVERIFY(!chat()->welcome()->isVisible() && chat()->transcript()->isVisible());
+
+        chat()->newChat();
+        QVERIFY(chat()->welcome()->isVisible());
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("welcomeVariantExample"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(loaded.at(0).at(0).value<workbench::ModelInfo>().attention, WelcomePanel::variantExampleAttention().toStdString());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        QCOMPARE(QString::fromStdString(chat()->history().front().content), WelcomePanel::examplePrompts().last());
+
+        QAction* panel = m_window->findChild<QAction*>(QStringLiteral("configPanelAction"));
+        QVERIFY(panel && panel->isChecked() && chat()->configPanelVisible());
+        QCOMPARE(panel->shortcut(), QKeySequence(Qt::Key_F9));
+        panel->trigger();
+        QVERIFY(!chat()->configPanelVisible() && !config()->isVisible());
+        QCOMPARE(QSettings().value(QStringLiteral("chat/configPanelVisible")).toBool(), false);
+        panel->trigger();
+        QVERIFY(chat()->configPanelVisible() && config()->isVisible());
     }
 
     void reloadConvertsWeightsWithProgressAndAnOverlongPromptIsAMessage() {

@@ -1,7 +1,7 @@
 // Renders the main window offscreen to PNG after real replies: the chat with its footer, the
 // live charts and the configuration panel (a sliding window chosen, its predicted KV beside full
 // attention's; again in the dark theme as chat_dark.png), the KV chart once a 64-token window is
-// applied, the Models page, the History page replaying a recorded session, and the Compare page after three configurations ran (and their
+// applied, the chat at 1000×700 and 1600×1000 in both themes, a new chat's welcome, the Models page, the History page replaying a recorded session, and the Compare page after three configurations ran (and their
 // quality was evaluated, when the engine measures it). Files go to $WB_SCREENSHOT_DIR
 // (docs/screenshots/ when the README's pictures are refreshed), else to the build folder's screenshots/.
 #include <QComboBox>
@@ -97,6 +97,20 @@ private slots:
         m_window->theme()->setMode(ThemeController::Mode::Light);
     }
 
+    // The same chat in a 1000×700 window and a 1600×1000 one, light and dark (issue 24, item 11).
+    void smallAndLargeWindows() {
+        for (const QSize size : {QSize(1000, 700), QSize(1600, 1000)}) {
+            m_window->resize(size);
+            QTRY_COMPARE_WITH_TIMEOUT(m_window->size(), size, uitest::kTimeoutMs);
+            const QString tag = size.width() == 1000 ? QStringLiteral("small") : QStringLiteral("large");
+            save(QStringLiteral("chat_%1.png").arg(tag));
+            m_window->theme()->setMode(ThemeController::Mode::Dark);
+            save(QStringLiteral("chat_%1_dark.png").arg(tag));
+            m_window->theme()->setMode(ThemeController::Mode::Light);
+        }
+        m_window->resize(1440, 900);
+    }
+
     void slidingWindowApplied() {
         child<QSpinBox>("slidingWindow")->setValue(64);
         QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
@@ -106,6 +120,15 @@ private slots:
         send("Count from 1 to 100, separated by commas.");
         send("Now count from 100 down to 1.");
         save(QStringLiteral("sliding.png"));
+    }
+
+    // A new chat: the welcome with its example prompts, in the small window.
+    void welcome() {
+        m_window->chatPage()->newChat();
+        m_window->resize(1000, 700);
+        QTRY_COMPARE_WITH_TIMEOUT(m_window->size(), QSize(1000, 700), uitest::kTimeoutMs);
+        save(QStringLiteral("welcome.png"));
+        m_window->resize(1440, 900);
     }
 
     void modelsPage() {

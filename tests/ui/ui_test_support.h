@@ -5,6 +5,7 @@
 #pragma once
 
 #include <QApplication>
+#include <QSettings>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cstdio>
@@ -33,6 +34,8 @@ inline int runSuite(QObject& suite, int argc, char** argv) { return QTest::qExec
         QApplication app(argc, argv);                                                                    \
         QApplication::setOrganizationName(QStringLiteral("InferenceWorkbenchTests"));                    \
         QApplication::setApplicationName(QStringLiteral(#TestClass));                                    \
+        /* Each window starts on an empty chat; the suite that tests reopening turns it on. */         \
+        QSettings().setValue(QStringLiteral("chat/reopenLast"), false);                                  \
         if ((NEEDS_MODEL) && uitest::modelPath().isEmpty()) {                                            \
             /* Under CI=true a missing install step fails (tests/skip_missing.h). */                     \
             const bool fail = qgetenv("CI") == "true";                                                   \

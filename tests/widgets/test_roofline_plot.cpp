@@ -28,6 +28,11 @@ private slots:
         QCOMPARE(p.decodeSeries()->count(), 1);   // the zero point cannot sit on a log axis
         QCOMPARE(p.decodeSeries()->at(0), QPointF(2, 20));
         QVERIFY(!p.grab().isNull());
+        // Point labels show three significant digits and the unit, not a raw float.
+        p.setPoints({{"prompt · matmuls", 150, 123.456789}}, {{"decode · matmuls", 0.912345, 0.0345678}});
+        QCOMPARE(p.promptSeries()->at(0).y(), 123.0);
+        QVERIFY(qFuzzyCompare(p.decodeSeries()->at(0).y(), 0.0346));
+        QCOMPARE(p.promptSeries()->pointLabelsFormat(), QStringLiteral("@yPoint GOP/s"));
     }
 
     void charts_follow_a_dark_palette() {

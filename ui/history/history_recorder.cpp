@@ -71,6 +71,7 @@ void HistoryRecorder::replyFailed() {
 void HistoryRecorder::startNewSession() {
     m_sessionId = 0;
     m_store->post([shared = m_shared](workbench::Store&) { shared->sessionId = 0; });
+    emit sessionChanged(0);
 }
 
 void HistoryRecorder::continueSession(workbench::RowId sessionId) {

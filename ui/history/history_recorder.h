@@ -52,7 +52,7 @@ public:
                                                                 const workbench::GenerationMetrics& metrics);
 
 signals:
-    // A session row was created or chosen for the chat.
+    // A session row was created or chosen for the chat (0: a new chat, no row yet).
     void sessionChanged(qint64 sessionId);
 
 private:

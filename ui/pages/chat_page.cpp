@@ -17,6 +17,7 @@
 #include "ui/history/history_recorder.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
+#include "ui/pages/welcome_panel.h"
 #include "widgets/token_stream_view.h"
 
 namespace {
@@ -84,6 +85,13 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_view = new TokenStreamView(chatColumn);
     m_view->setObjectName(QStringLiteral("transcript"));
     col->addWidget(m_view, 1);
+    m_welcome = new WelcomePanel(chatColumn);
+    col->addWidget(m_welcome, 1);
+    connect(m_welcome, &WelcomePanel::promptChosen, this, [this](const QString& prompt) {
+        m_input->setPlainText(prompt);
+        send();
+    });
+    connect(m_welcome, &WelcomePanel::variantExampleChosen, this, &ChatPage::variantExampleRequested);
 
     auto* gaugeRow = new QHBoxLayout();
     m_gauge = new QProgressBar(chatColumn);
@@ -113,7 +121,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_input = new QPlainTextEdit(chatColumn);
     m_input->setObjectName(QStringLiteral("chatInput"));
     m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter starts a new line)"));
-    m_input->setMaximumHeight(90);
+    m_input->setMaximumHeight(72);
     m_input->installEventFilter(this);
     col->addWidget(m_input);
 
@@ -125,7 +133,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_regenerate = new QPushButton(tr("Regenerate"), chatColumn);
     m_regenerate->setObjectName(QStringLiteral("regenerateButton"));
     m_regenerate->setToolTip(tr("Drop the last reply and generate it again (with the current sampling settings)."));
-    m_edit = new QPushButton(tr("Edit last message"), chatColumn);
+    m_edit = new QPushButton(tr("Edit last"), chatColumn);
     m_edit->setObjectName(QStringLiteral("editButton"));
     m_edit->setToolTip(tr("Take the last message back into the input box, dropping it and its reply."));
     m_new = new QPushButton(tr("New chat"), chatColumn);
@@ -155,6 +163,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_config = new ConfigPanel(scroll);
     scroll->setWidget(m_config);
     scroll->setMinimumWidth(m_config->sizeHint().width() + 20);
+    m_configScroll = scroll;
     m_split->addWidget(m_chatSplit);
     m_split->addWidget(scroll);
     m_split->setStretchFactor(0, 1);
@@ -227,6 +236,8 @@ QString ChatPage::historyNoticeText() const { return m_historyNotice->isVisible(
 
 void ChatPage::restoreConversation(const ChatHistory& turns) {
     newChat();
+    m_metrics->continueAfterTurns(static_cast<int>(
+        std::count_if(turns.begin(), turns.end(), [](const workbench::ChatMessage& m) { return m.role == "user"; })));
     for (const workbench::ChatMessage& m : turns) {
         if (m.role != "user" && m.role != "assistant") continue;
         m_viewIndex.append(m_view->messageCount());
@@ -239,6 +250,7 @@ void ChatPage::restoreConversation(const ChatHistory& turns) {
 
 void ChatPage::addNote(const QString& text, bool isError) {
     m_view->addMessage(isError ? TokenStreamView::Role::Error : TokenStreamView::Role::Note, text);
+    updateWelcome();
 }
 
 bool ChatPage::eventFilter(QObject* watched, QEvent* event) {
@@ -252,6 +264,25 @@ bool ChatPage::eventFilter(QObject* watched, QEvent* event) {
     }
     return QWidget::eventFilter(watched, event);
 }
+
+void ChatPage::setConfigPanelVisible(bool visible) { m_configScroll->setVisible(visible); }
+
+QWidget* ChatPage::welcome() const { return m_welcome; }
+
+void ChatPage::setConversationList(QWidget* list) {
+    m_split->insertWidget(0, list);
+    m_split->setStretchFactor(0, 0);
+    m_split->setCollapsible(0, true);
+}
+
+void ChatPage::updateWelcome() {
+    // Until the conversation has a turn; the transcript stays in view when it holds notes (a load).
+    const bool noConversation = m_history.empty() && !m_replyStreaming;
+    m_welcome->setVisible(noConversation);
+    m_view->setVisible(!noConversation || m_view->messageCount() > 0);
+}
+
+bool ChatPage::configPanelVisible() const { return !m_configScroll->isHidden(); }
 
 void ChatPage::send() {
     const QString text = m_input->toPlainText().trimmed();
@@ -418,6 +449,7 @@ void ChatPage::updateGauge() {
 }
 
 void ChatPage::updateButtons() {
+    updateWelcome();
     const bool ready = m_backend->isReady() && !m_backend->isBusy();
     m_send->setEnabled(ready);
     m_stop->setEnabled(m_backend->isGenerating());

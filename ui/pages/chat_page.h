@@ -31,8 +31,15 @@ public:
     MetricsPanel* metricsPanel() const { return m_metrics; }
     TokenStreamView* transcript() const { return m_view; }
     QPlainTextEdit* input() const { return m_input; }
+    QWidget* welcome() const;
     QSplitter* mainSplitter() const { return m_split; }
     QSplitter* chatSplitter() const { return m_chatSplit; }
+    // The configuration panel beside the chat (View → Configuration panel, F9): hidden, the
+    // transcript and charts take its width, as small windows need.
+    void setConfigPanelVisible(bool visible);
+    bool configPanelVisible() const;
+    // The conversation list, placed left of the chat (the window makes it: it needs the store).
+    void setConversationList(QWidget* list);
     const ChatHistory& history() const { return m_history; }
     QString lastReply() const;  // the conversation's last assistant message; empty when none
     QString systemPrompt() const;
@@ -74,6 +81,8 @@ signals:
     void fetchModelRequested();
     // The context gauge's offer: reload with a sliding window and keep the conversation.
     void continueWithSlidingRequested();
+    // The welcome's variant example: reload with `attention`, then send `prompt`.
+    void variantExampleRequested(const QString& attention, const QString& prompt);
     // Tokens in the cached conversation and the context length (0: no model).
     void contextChanged(int tokens, int nCtx);
 
@@ -89,6 +98,7 @@ private:
     void onReplyFailed(const QString& message);
     void updateGauge();
     void updateButtons();
+    void updateWelcome();  // the welcome instead of an empty transcript
 
     EngineClient* m_client;
     ChatBackend* m_backend;  // m_client, or a remote server's client
@@ -98,8 +108,10 @@ private:
     ConfigPanel* m_config = nullptr;
     MetricsPanel* m_metrics = nullptr;
     TokenStreamView* m_view = nullptr;
+    class WelcomePanel* m_welcome = nullptr;
     QSplitter* m_split = nullptr;
     QSplitter* m_chatSplit = nullptr;
+    QWidget* m_configScroll = nullptr;
     QWidget* m_banner = nullptr;
     QLabel* m_bannerText = nullptr;
     QPushButton* m_bannerFetch = nullptr;

@@ -118,3 +118,5 @@ void MetricsPanel::clearAll() {
 }
 
 void MetricsPanel::clearKv() { m_kv->clear(); }
+
+void MetricsPanel::continueAfterTurns(int n) { m_turns->clear(n + 1); }

@@ -29,6 +29,8 @@ public:
     void setCeilings(const MachineCeilings& ceilings, bool quantizedWeights);
     // A new conversation: every chart starts empty.
     void clearAll();
+    // After clearAll(), for a stored conversation continued: its next turn is turn n + 1.
+    void continueAfterTurns(int n);
     // A reload with other KV settings: the memory chart's old points would not compare.
     void clearKv();
 
