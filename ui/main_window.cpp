@@ -1,6 +1,7 @@
 #include "ui/main_window.h"
 
 #include <algorithm>
+#include <functional>
 
 #include <QAction>
 #include <QApplication>
@@ -299,28 +300,25 @@ void MainWindow::buildActions() {
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addMenu(m_theme->createMenu(this));
-    // The panel takes ~330 px beside the chat: a small window hides it to give the transcript and
-    // the charts that width. The choice is kept across runs.
-    QAction* panel = view->addAction(tr("&Configuration panel"));
-    panel->setObjectName(QStringLiteral("configPanelAction"));
-    panel->setCheckable(true);
-    panel->setShortcut(QKeySequence(Qt::Key_F9));
-    panel->setChecked(QSettings().value(QStringLiteral("chat/configPanelVisible"), true).toBool());
-    m_chat->setConfigPanelVisible(panel->isChecked());
-    connect(panel, &QAction::toggled, this, [this](bool on) {
-        m_chat->setConfigPanelVisible(on);
-        QSettings().setValue(QStringLiteral("chat/configPanelVisible"), on);
-    });
-    QAction* conversations = view->addAction(tr("C&onversations"));
-    conversations->setObjectName(QStringLiteral("conversationsAction"));
-    conversations->setCheckable(true);
-    conversations->setShortcut(QKeySequence(Qt::Key_F8));
-    conversations->setChecked(QSettings().value(QStringLiteral("chat/conversationsVisible"), true).toBool());
-    m_conversations->setVisible(conversations->isChecked());
-    connect(conversations, &QAction::toggled, this, [this](bool on) {
-        m_conversations->setVisible(on);
-        QSettings().setValue(QStringLiteral("chat/conversationsVisible"), on);
-    });
+    // The chat's side panels: a small window hides one to give the transcript and the charts its
+    // width (the configuration panel takes ~330 px). The choice is kept across runs.
+    auto sidePanel = [&](const QString& text, const char* name, Qt::Key key, const QString& setting,
+                         const std::function<void(bool)>& show) {
+        QAction* a = view->addAction(text);
+        a->setObjectName(QString::fromLatin1(name));
+        a->setCheckable(true);
+        a->setShortcut(QKeySequence(key));
+        a->setChecked(QSettings().value(setting, true).toBool());
+        show(a->isChecked());
+        connect(a, &QAction::toggled, this, [show, setting](bool on) {
+            show(on);
+            QSettings().setValue(setting, on);
+        });
+    };
+    sidePanel(tr("&Configuration panel"), "configPanelAction", Qt::Key_F9, QStringLiteral("chat/configPanelVisible"),
+              [this](bool on) { m_chat->setConfigPanelVisible(on); });
+    sidePanel(tr("C&onversations"), "conversationsAction", Qt::Key_F8, QStringLiteral("chat/conversationsVisible"),
+              [this](bool on) { m_conversations->setVisible(on); });
 
     connect(m_chat->transcript(), &TokenStreamView::copied, this, [this](const QString& text) {
         statusBar()->showMessage(tr("Copied %n characters.", nullptr, static_cast<int>(text.size())), 4000);

@@ -212,6 +212,36 @@ private slots:
         QCOMPARE(reloaded->errors, std::vector<std::string>{""});
     }
 
+    // A comparison shows the quality evaluated after it ran, never one made before it for another
+    // comparison of the same configuration (issue 24, defect 6).
+    void qualityShownIsTheComparisonsOwn() {
+        auto store = openStore("quality.db");
+        const std::vector<workbench::EngineConfig> configs = {config("full", "f16")};
+        auto configurationId = store->save_configuration(workbench::make_configuration(configs[0], "cpu"));
+        QVERIFY(configurationId.ok());
+        auto evaluation = [&](int64_t when, double ppl) {
+            workbench::EvaluationRecord e;
+            e.configuration_id = *configurationId;
+            e.perplexity = ppl;
+            e.created_unix_ms = when;
+            QVERIFY(store->save_evaluation(e).ok());
+        };
+        evaluation(1000, 9.0);  // long before
+        auto saved = comparisons::save(*store, {"Name one fruit."}, configs, {cell(0, 0, 10, "apple")});
+        QVERIFY(saved.ok());
+        QVERIFY(store->flush().ok());
+        auto loaded = comparisons::load(*store, saved->id);
+        QVERIFY(loaded.ok());
+        QVERIFY(loaded->evaluationsByConfiguration.empty());  // not evaluated with this comparison
+        const int64_t ran = loaded->record.created_unix_ms;
+        evaluation(ran + 5000, 7.0);
+        evaluation(ran + 1000, 8.0);  // the first after it: this comparison's
+        QVERIFY(store->flush().ok());
+        loaded = comparisons::load(*store, saved->id);
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded->evaluationsByConfiguration.at(*configurationId).perplexity.value_or(0), 8.0);
+    }
+
     void singlePromptComparisonOfEarlierVersionsLoads() {
         // Written as the Compare page did before prompt sets: one user message, then each reply.
         auto store = openStore("old.db");

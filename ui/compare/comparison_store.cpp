@@ -136,12 +136,16 @@ workbench::Result<LoadedComparison> load(const workbench::Store& store, workbenc
         auto c = store.load_configuration(id);
         if (!c.ok()) return c.status();
         out.configurations.push_back(*c);
+        // Its quality as evaluated after this comparison ran (the first such evaluation); one made
+        // before it, for another comparison, is not this comparison's.
         auto evaluations = store.list_evaluations(id);
         if (evaluations.ok())
-            for (const workbench::EvaluationRecord& e : *evaluations)
-                if (!out.evaluationsByConfiguration.count(id) ||
-                    out.evaluationsByConfiguration[id].created_unix_ms <= e.created_unix_ms)
+            for (const workbench::EvaluationRecord& e : *evaluations) {
+                if (e.created_unix_ms < out.record.created_unix_ms) continue;
+                auto have = out.evaluationsByConfiguration.find(id);
+                if (have == out.evaluationsByConfiguration.end() || e.created_unix_ms < have->second.created_unix_ms)
                     out.evaluationsByConfiguration[id] = e;
+            }
     }
     // The session's messages give the prompts in order and which prompt each run answered.
     std::vector<workbench::RunRecord> runs;

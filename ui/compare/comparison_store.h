@@ -38,7 +38,8 @@ struct LoadedComparison {
     // [prompt][column]: that cell's run and output, when it has one (its session may be deleted).
     std::vector<std::vector<std::optional<workbench::RunRecord>>> runs;
     std::vector<std::vector<std::optional<std::string>>> outputs;
-    std::map<workbench::RowId, workbench::EvaluationRecord> evaluationsByConfiguration;  // the latest of each
+    // Per configuration, the first quality evaluation made after the comparison ran (none: not evaluated).
+    std::map<workbench::RowId, workbench::EvaluationRecord> evaluationsByConfiguration;
 };
 
 namespace comparisons {
