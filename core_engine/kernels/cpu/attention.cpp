@@ -135,7 +135,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                   const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
     const int64_t group = s.n_head / s.n_head_kv;
     const int64_t hd = s.head_dim;
-    const bool simd = hd % 8 == 0 && hd <= 128;
+    const bool simd = hd % 8 == 0;
     // Queries are tiled so each K/V row loaded serves several of them; per (query, head, key)
     // the arithmetic is exactly the untiled one, so tiling never changes a result.
     const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;

@@ -155,6 +155,7 @@ private slots:
         QTest::newRow("gqa3 f32 keys, q8_0 values") << 9 << 3 << 64 << f32 << q8;
         QTest::newRow("group 4, untiled, q8_0 keys") << 8 << 2 << 64 << q8 << f16;
         QTest::newRow("mha head 128") << 4 << 4 << 128 << f16 << f32;
+        QTest::newRow("gqa4 head 256, one KV head (Gemma 3 270M)") << 4 << 1 << 256 << f16 << f16;
         QTest::newRow("head 40 (scalar path)") << 4 << 2 << 40 << f16 << f16;
     }
     void matches_reference() {
