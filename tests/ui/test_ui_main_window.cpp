@@ -28,6 +28,7 @@
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
+#include "ui/bridge/store_client.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
@@ -249,7 +250,9 @@ private slots:
         const ReplySummary third = regenerate();
         QCOMPARE(third.seed, second.seed);
         QCOMPARE(third.text, second.text);
-        // The run is stored with its seed.
+        // The run is stored with its seed (once the window's store has written it: the conversation
+        // list's reads share that thread).
+        QVERIFY(m_window->store()->waitIdle(uitest::kTimeoutMs));
         QTRY_VERIFY_WITH_TIMEOUT(lastStoredSeed() == static_cast<int64_t>(third.seed), uitest::kTimeoutMs);
         child<QCheckBox>("fixedSeedCheck")->setChecked(false);
         setSampling(24);
