@@ -15,7 +15,7 @@ namespace wbtest {
 
 inline std::string find_model(const std::string& file_name) {
     std::error_code ec;
-    for (const std::filesystem::path dir : {std::filesystem::path(WB_DEFAULT_MODEL_PATH).parent_path(),
+    for (const std::filesystem::path& dir : {std::filesystem::path(WB_DEFAULT_MODEL_PATH).parent_path(),
                                             std::filesystem::path(workbench::user_models_dir())})
         if (std::filesystem::exists(dir / file_name, ec)) return (dir / file_name).string();
     return {};

@@ -84,5 +84,7 @@ Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bo
 // The pre-norm llama block's tensors: attention norm, Q/K/V/O, FFN norm, SwiGLU gate/up/down,
 // and Q/K/V biases (required when `qkv_bias`, else taken when present).
 std::vector<LayerTensor> llama_block_tensors(bool qkv_bias);
+// Appends the per-head QK-norm weights (attn_q_norm, attn_k_norm: [head_dim] each) to `tensors`.
+void add_qk_norm_tensors(std::vector<LayerTensor>& tensors);
 
 }  // namespace workbench

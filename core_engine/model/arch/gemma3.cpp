@@ -59,8 +59,7 @@ Architecture describe() {
     a.write_synth_hparams = write_gemma3_synth_hparams;
     a.chat_family = ChatTemplateFamily::gemma;
     a.layer_tensors = llama_block_tensors(false);
-    a.layer_tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, D::head, D::one});
-    a.layer_tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, D::head, D::one});
+    add_qk_norm_tensors(a.layer_tensors);
     a.layer_tensors.push_back({"post_attention_norm.weight", &LayerWeights::attn_post_norm, D::embd, D::one});
     a.layer_tensors.push_back({"post_ffw_norm.weight", &LayerWeights::ffn_post_norm, D::embd, D::one});
     return a;

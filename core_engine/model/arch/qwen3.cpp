@@ -8,8 +8,7 @@ namespace {
 
 Architecture describe() {
     Architecture a = llama_block_architecture("qwen3", RopeStyle::neox, false);
-    a.layer_tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, TensorDim::head, TensorDim::one});
-    a.layer_tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, TensorDim::head, TensorDim::one});
+    add_qk_norm_tensors(a.layer_tensors);
     return a;
 }
 

@@ -67,6 +67,11 @@ Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bo
     return a;
 }
 
+void add_qk_norm_tensors(std::vector<LayerTensor>& tensors) {
+    tensors.push_back({"attn_q_norm.weight", &LayerWeights::q_norm, TensorDim::head, TensorDim::one});
+    tensors.push_back({"attn_k_norm.weight", &LayerWeights::k_norm, TensorDim::head, TensorDim::one});
+}
+
 std::vector<LayerTensor> llama_block_tensors(bool qkv_bias) {
     using D = TensorDim;
     return {
