@@ -111,6 +111,8 @@ int cmd_batch(int argc, char** argv) {
     };
     const auto sf = sampling_flags();
     flags.insert(flags.end(), sf.begin(), sf.end());
+    const auto spf = speculation_flags();
+    flags.insert(flags.end(), spf.begin(), spf.end());
     add_engine_flags(flags);
     const std::string synopsis = "-f prompts.jsonl [-n SAMPLES] [--concurrency C] [--out results.jsonl] [--json]";
     CommandContext ctx;
@@ -125,6 +127,7 @@ int cmd_batch(int argc, char** argv) {
     workbench::GenerationRequest defaults;
     defaults.max_tokens = max_tokens;
     defaults.sampling = read_sampling(ctx.args, err);
+    defaults.speculation = read_speculation(ctx.args, err);
     if (!err.empty()) return usage_error("batch: " + err);
     if (!ctx.args.has("--file")) return usage_error("batch: -f/--file PATH is required (one JSON object per line)");
     const std::string path = ctx.args.get("--file");
@@ -203,6 +206,8 @@ int cmd_batch(int argc, char** argv) {
                 j["tpot_ms"] = json_rounded(m.tpot_ms);
                 j["e2e_ms"] = json_rounded(m.e2e_ms);
                 j["preemptions"] = m.n_preemptions;
+                j["draft_tokens"] = m.n_draft_tokens;
+                j["accepted_tokens"] = m.n_accepted_tokens;
                 json& gaps = j["itl_ms"] = json::array();
                 for (double g : m.itl_ms) gaps.push_back(json_rounded(g));
             }
@@ -229,6 +234,9 @@ int cmd_batch(int argc, char** argv) {
         out["preemptions"] = m.n_preemptions;
         out["max_running"] = m.max_running;
         out["kv_bytes_peak"] = m.kv_bytes_peak;
+        out["draft_tokens"] = m.n_draft_tokens;
+        out["accepted_tokens"] = m.n_accepted_tokens;
+        out["acceptance_rate"] = m.n_draft_tokens > 0 ? json_rounded(static_cast<double>(m.n_accepted_tokens) / static_cast<double>(m.n_draft_tokens)) : json(nullptr);
         out["concurrency"] = concurrency;
         out["max_batch_tokens"] = max_batch_tokens;
         print_json_line(out);
@@ -245,6 +253,9 @@ int cmd_batch(int argc, char** argv) {
         print_stats("Inter-token latency", "ITL", m.itl_ms);
         std::printf("Steps: %d, preemptions: %d, most running: %d, KV peak: %s\n", m.n_steps, m.n_preemptions, m.max_running,
                     format_bytes(m.kv_bytes_peak).c_str());
+        if (m.n_draft_tokens > 0)
+            std::printf("Speculative decoding: %lld of %lld drafted tokens accepted (%.1f%%)\n", static_cast<long long>(m.n_accepted_tokens),
+                        static_cast<long long>(m.n_draft_tokens), 100.0 * static_cast<double>(m.n_accepted_tokens) / static_cast<double>(m.n_draft_tokens));
     }
     return n_failed > 0 ? 1 : 0;
 }

@@ -31,6 +31,8 @@ void install_sigint() {
 
 int cmd_chat(int argc, char** argv) {
     auto flags = sampling_flags();
+    const auto spf = speculation_flags();
+    flags.insert(flags.end(), spf.begin(), spf.end());
     flags.push_back({"--n-predict", "-n", true, "N  most tokens per reply (default 1024)"});
     flags.push_back({"--system", "", true, "TEXT  system prompt (default: the template's own, if any)"});
     add_engine_flags(flags);
@@ -39,6 +41,7 @@ int cmd_chat(int argc, char** argv) {
     std::string err;
     workbench::GenerationRequest req;
     req.sampling = read_sampling(ctx.args, err);
+    req.speculation = read_speculation(ctx.args, err);
     req.max_tokens = ctx.args.get_int("--n-predict", 1024, 1, 1 << 20, err);
     if (!err.empty()) return usage_error("chat: " + err);
     if (int rc = prepare_command(argc, argv, "chat", "[options]", flags, ctx); rc >= 0) return rc;
@@ -90,10 +93,13 @@ int cmd_chat(int argc, char** argv) {
         }
         messages.push_back({"assistant", result->text});
         const auto& m = result->metrics;
-        char stats[256];
-        std::snprintf(stats, sizeof stats, "\n[%d tokens, TTFT %.0f ms, %.1f tok/s, %d prompt tokens (%d reused), KV %s%s]\n",
+        char drafts[96] = "";
+        if (m.acceptance_rate)
+            std::snprintf(drafts, sizeof drafts, ", drafts %d/%d accepted (%.0f%%)", m.n_accepted_tokens, m.n_draft_tokens, *m.acceptance_rate * 100.0);
+        char stats[320];
+        std::snprintf(stats, sizeof stats, "\n[%d tokens, TTFT %.0f ms, %.1f tok/s, %d prompt tokens (%d reused), KV %s%s%s]\n",
                       m.n_generated, m.ttft_ms, m.decode_tok_s.value_or(0.0), m.n_prompt_tokens, m.n_prompt_reused,
-                      format_bytes(m.kv_bytes).c_str(), result->stop_reason == workbench::StopReason::cancelled ? ", stopped" : "");
+                      format_bytes(m.kv_bytes).c_str(), drafts, result->stop_reason == workbench::StopReason::cancelled ? ", stopped" : "");
         std::cout << std::flush;
         std::cerr << stats;
     }

@@ -48,7 +48,10 @@ void print_json(const workbench::GenerationResult& r, const workbench::ModelInfo
                     {"kv_bytes_allocated", m.kv_bytes_allocated},
                     {"kv_bytes_full", m.kv_bytes_full},
                     {"kv_bytes_read_per_token", m.kv_bytes_read_per_token},
-                    {"context_tokens", m.n_context_tokens}};
+                    {"context_tokens", m.n_context_tokens},
+                    {"draft_tokens", m.n_draft_tokens},
+                    {"accepted_tokens", m.n_accepted_tokens},
+                    {"acceptance_rate", json_rounded(m.acceptance_rate)}};
     j["roofline"] = {{"prefill", roofline_json(roof.prefill)}, {"decode", roofline_json(roof.decode)}};
     print_json_line(j);
 }
@@ -101,6 +104,8 @@ int cmd_run(int argc, char** argv) {
     };
     auto sf = sampling_flags();
     flags.insert(flags.end(), sf.begin(), sf.end());
+    const auto spf = speculation_flags();
+    flags.insert(flags.end(), spf.begin(), spf.end());
     // Validate flags before the (slow) model load, so a typo fails fast.
     add_engine_flags(flags);
     CommandContext ctx;
@@ -110,6 +115,7 @@ int cmd_run(int argc, char** argv) {
     workbench::GenerationRequest req;
     req.max_tokens = ctx.args.get_int("--n-predict", 256, 0, 1 << 20, err);
     req.sampling = read_sampling(ctx.args, err);
+    req.speculation = read_speculation(ctx.args, err);
     req.ignore_eos = ctx.args.has("--ignore-eos");
     if (ctx.args.has("--stop")) req.stop_strings.push_back(ctx.args.get("--stop"));
     if (!err.empty()) return usage_error("run: " + err);
@@ -133,7 +139,10 @@ int cmd_run(int argc, char** argv) {
     std::cerr << "\n[" << m.n_prompt_tokens << " prompt tokens, " << m.n_generated << " generated, stop: "
               << workbench::stop_reason_name(result->stop_reason) << "] TTFT " << fmt(m.ttft_ms, "ms") << ", prefill "
               << fmt(m.prefill_tok_s, "tok/s") << ", decode " << fmt(m.decode_tok_s, "tok/s") << ", KV "
-              << format_bytes(m.kv_bytes) << " (full attention: " << format_bytes(m.kv_bytes_full) << ")\n";
+              << format_bytes(m.kv_bytes) << " (full attention: " << format_bytes(m.kv_bytes_full) << ")";
+    if (m.acceptance_rate)
+        std::cerr << ", drafts " << m.n_accepted_tokens << "/" << m.n_draft_tokens << " accepted (" << fmt(*m.acceptance_rate * 100.0, "%") << ")";
+    std::cerr << "\n";
     return 0;
 }
 

@@ -64,5 +64,8 @@ namespace wbcli {
 // Sampling flags shared by run and chat, and reading them into a request.
 std::vector<FlagSpec> sampling_flags();
 workbench::SamplingParams read_sampling(const Args& args, std::string& err);
+// Speculative decoding's flags (run, chat, batch, serve) and reading them.
+std::vector<FlagSpec> speculation_flags();
+workbench::SpeculationParams read_speculation(const Args& args, std::string& err);
 
 }  // namespace wbcli

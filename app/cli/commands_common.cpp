@@ -86,6 +86,7 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     if (ctx.args.has("--weights") && ctx.args.get("--weights") != "as-is") config.weight_type = ctx.args.get("--weights");
     if (ctx.args.has("--attention")) config.attention = ctx.args.get("--attention");
     if (ctx.args.has("--kv-type")) config.kv_types = ctx.args.get("--kv-type");
+    if (ctx.args.has("--draft")) config.draft_model_path = ctx.args.get("--draft");
     if (!err.empty()) return usage_error(name + ": " + err);
     ctx.config = config;   // without the model path: a command that loads later resolves it
     if (!load_model) return -1;
@@ -128,6 +129,31 @@ std::vector<FlagSpec> sampling_flags() {
         {"--frequency-penalty", "", true, "F  (default 0)"},
         {"--presence-penalty", "", true, "F  (default 0)"},
     };
+}
+
+std::vector<FlagSpec> speculation_flags() {
+    return {
+        {"--draft-lookup", "", false, "speculative decoding with prompt lookup: drafts copied from where the last n-gram occurred in the "
+                                      "prompt or reply (pays when the reply quotes or edits given text)"},
+        {"--draft-ngram", "", true, "N  longest n-gram prompt lookup matches (default 3; shorter ones are tried after it)"},
+        {"--draft", "", true, "MODEL  speculative decoding with a draft model of the same vocabulary (a smaller one of the family)"},
+        {"--draft-max", "", true, "N  most tokens drafted per step (default 8, 1..64); the length adapts to what is accepted. Output is "
+                                  "the model's own: token for token when greedy, the same distribution when sampling. Variants that "
+                                  "cannot roll back rejected drafts exactly (sliding, compressed, heavy, merged cross_layer, Gemma 3's "
+                                  "local layers) refuse it"},
+    };
+}
+
+workbench::SpeculationParams read_speculation(const Args& args, std::string& err) {
+    workbench::SpeculationParams s;
+    if (args.has("--draft") && args.has("--draft-lookup")) err = "--draft and --draft-lookup are two kinds of drafting: choose one";
+    if (args.has("--draft")) s.kind = workbench::DraftKind::model;
+    else if (args.has("--draft-lookup")) s.kind = workbench::DraftKind::lookup;
+    s.draft_max = args.get_int("--draft-max", s.draft_max, 1, 64, err);
+    s.ngram = args.get_int("--draft-ngram", s.ngram, 1, 16, err);
+    if (s.kind == workbench::DraftKind::off && err.empty() && (args.has("--draft-max") || args.has("--draft-ngram")))
+        err = "--draft-max and --draft-ngram need --draft-lookup or --draft MODEL";
+    return s;
 }
 
 workbench::SamplingParams read_sampling(const Args& args, std::string& err) {

@@ -168,6 +168,8 @@ BatchMetrics batch_metrics(const std::vector<BatchResult::Completion>& completio
         if (c.request != last_request) bm.n_prompt_tokens += m.n_prompt_tokens;
         last_request = c.request;
         bm.n_output_tokens += m.n_output_tokens;
+        bm.n_draft_tokens += m.n_draft_tokens;
+        bm.n_accepted_tokens += m.n_accepted_tokens;
         if (m.n_output_tokens > 0) ttft.push_back(m.ttft_ms), e2e.push_back(m.e2e_ms);
         if (m.tpot_ms) tpot.push_back(*m.tpot_ms);
         itl.insert(itl.end(), m.itl_ms.begin(), m.itl_ms.end());

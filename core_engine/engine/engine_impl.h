@@ -36,6 +36,10 @@ struct Engine::Impl {
     void note_step(bool decode) { (decode ? roofline.decode : roofline.prefill) = model->last_step_roofline(); }
     ModelInfo info;
     std::vector<std::unique_ptr<uint8_t[]>> converted_weights;  // when config.weight_type asks for a conversion
+    // Speculative decoding's draft model (config.draft_model_path): its own model and cache,
+    // run on this engine's thread pool.
+    std::unique_ptr<Engine> draft_engine;
+    Engine::Impl* draft() const { return draft_engine ? draft_engine->impl_.get() : nullptr; }
 };
 
 }  // namespace workbench

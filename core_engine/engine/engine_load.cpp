@@ -107,6 +107,32 @@ static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& confi
     return tokens;
 }
 
+// The draft model for speculative decoding: full attention, f16 KV, the target's context and
+// sequences; its forward passes run on the target's thread pool (its own has one thread). Its
+// tokens must be the target's, id for id.
+static Result<std::unique_ptr<Engine>> load_draft_model(const EngineConfig& target_config, const Engine::Impl& target) {
+    EngineConfig c;
+    c.model_path = target_config.draft_model_path;
+    c.n_threads = 1;
+    c.n_ctx = target.n_ctx;
+    c.n_seq_max = target_config.n_seq_max;
+    auto draft = Engine::load(c);
+    if (!draft.ok()) return error(draft.status().code(), "draft model: " + draft.status().message());
+    const Tokenizer& mine = *target.tokenizer;
+    const int32_t n_theirs = (*draft)->model_info().n_vocab;
+    if (n_theirs != mine.n_vocab())
+        return error(StatusCode::invalid_argument, "draft model " + c.model_path + " has a vocabulary of " + std::to_string(n_theirs) +
+                                                       " tokens, the model " + std::to_string(mine.n_vocab()) +
+                                                       ": speculative decoding needs the same tokens");
+    for (TokenId id = 0; id < n_theirs; ++id) {
+        const std::string theirs = (*draft)->token_text(id), ours = mine.token_to_piece(id, true);
+        if (theirs != ours)
+            return error(StatusCode::invalid_argument, "draft model " + c.model_path + " has another vocabulary: token " + std::to_string(id) +
+                                                           " is '" + theirs + "' there and '" + ours + "' in the model");
+    }
+    return std::move(*draft);
+}
+
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Engine::~Engine() = default;
 
@@ -170,6 +196,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     }
     impl->info = describe(*impl);
     impl->info.latent_error = std::move(latent_error);
+    if (!config.draft_model_path.empty()) {
+        WB_ASSIGN_OR_RETURN(impl->draft_engine, load_draft_model(config, *impl));
+    }
     impl->loop = std::make_unique<StepLoop>(*impl);
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }

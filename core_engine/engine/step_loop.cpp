@@ -7,17 +7,10 @@
 #include <cmath>
 
 #include "engine/engine_impl.h"
-#include "engine/stop_string_filter.h"
-#include "sampling/sampler.h"
+#include "engine/step_loop_completion.h"
 
 namespace workbench {
 namespace {
-
-// Samples of one prompt draw differently, reproducibly: sample s uses seed + s.
-SamplingParams sample_params(SamplingParams p, int32_t sample) {
-    p.seed += static_cast<uint64_t>(sample);
-    return p;
-}
 
 // Log-probability of `token` and the `n_top` most likely tokens under `logits`.
 void logprobs(std::span<const float> logits, TokenId token, int32_t n_top, RequestEvent& ev) {
@@ -36,33 +29,6 @@ void logprobs(std::span<const float> logits, TokenId token, int32_t n_top, Reque
 }
 
 }  // namespace
-
-// One completion: a sample of a request, with its own sequence in the cache.
-struct StepLoop::Completion {
-    Completion(std::shared_ptr<const EngineRequest> r, RequestEventCallback cb, RequestHandle h, int32_t s)
-        : req(std::move(r)), on_event(std::move(cb)), handle(h), sample(s),
-          filter(req->generation.stop_strings, emit_text), sampler(sample_params(req->generation.sampling, s)) {}
-    std::shared_ptr<const EngineRequest> req;
-    RequestEventCallback on_event;
-    RequestHandle handle;
-    int32_t sample;
-    std::string shown;                 // text released by the filter since the last event
-    TextCallback emit_text = [this](std::string_view t) { shown += t; };
-    StopStringFilter filter;
-    Utf8StreamDecoder utf8;
-    Sampler sampler;
-    SeqId seq = 0;
-    int32_t sched = -1;                // scheduler id; -1 until it is queued
-    std::vector<TokenId> tokens;       // prompt + sampled: what the sequence holds once all has run
-    int32_t n_prompt = 0;
-    Clock::time_point arrival;
-    double scheduled_ms = -1, prefill_start_ms = -1, prefill_ms = 0;   // since arrival
-    std::vector<double> token_ms;      // since arrival
-    std::vector<Completion*> forks;    // samples that start from this one's prompt (fork)
-    bool done = false;
-    bool owns_conversation = false;   // it holds the chat's sequence
-    RequestMetrics metrics;
-};
 
 // What a decode-only step and a prompt token cost, learnt from the steps so far (moving
 // averages), to size prompt chunks so a step that carries them stays under a time budget.
@@ -174,6 +140,7 @@ void StepLoop::start(Submitted& s) {
         else if (req->n_samples < 1) bad = error(StatusCode::invalid_argument, "n_samples must be at least 1 (got " + std::to_string(req->n_samples) + ")");
         else if (g.max_tokens < 0) bad = error(StatusCode::invalid_argument, "max_tokens must not be negative");
         else if (req->conversation && conversation_busy_) bad = error(StatusCode::unavailable, "the conversation is busy with another request");
+        else if (Status spec = check_speculation(*req); !spec.ok()) bad = spec;
         else if (bounded && static_cast<int64_t>(req->prompt.size()) + (g.max_tokens > 0 ? 1 : 0) > e_.n_ctx)
             bad = error(StatusCode::out_of_range, "the prompt has " + std::to_string(req->prompt.size()) + " tokens but the context holds " +
                                                        std::to_string(e_.n_ctx) + "; shorten it or raise the context length");
@@ -233,10 +200,19 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
 
 // A token for `c` from `logits`: stream it, then stop or queue it to run.
 void StepLoop::take_token(Completion& c, std::span<const float> logits) {
-    const GenerationRequest& g = c.req->generation;
-    if (g.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
+    if (c.req->generation.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
     const TokenId token = c.sampler.sample(logits);
     c.sampler.accept(token);
+    if (deliver(c, token, logits)) queue_next(c);
+}
+
+void StepLoop::queue_next(Completion& c) {
+    sched_->append_token(c.sched);
+    if (c.req->generation.speculation.kind != DraftKind::off) propose_drafts(c);
+}
+
+bool StepLoop::deliver(Completion& c, TokenId token, std::span<const float> logits) {
+    const GenerationRequest& g = c.req->generation;
     c.tokens.push_back(token);
     c.token_ms.push_back(since(c.arrival));
     ++counters_.n_generation_tokens;
@@ -255,13 +231,16 @@ void StepLoop::take_token(Completion& c, std::span<const float> logits) {
     ev.kv_bytes_full = pool.bytes_full;
     ev.kv_tokens = e_.kv->n_tokens(c.seq);
     emit(c, ev);
-    if (c.done) return;   // cancelled from its own callback
+    if (c.done) return false;   // cancelled from its own callback
     const int32_t n_out = static_cast<int32_t>(c.tokens.size()) - c.n_prompt;
-    if (!g.ignore_eos && e_.tokenizer->is_eog(token)) return finish(c, StopReason::end_of_generation);
-    if (stop_string) return finish(c, StopReason::stop_string);
-    if (n_out >= g.max_tokens) return finish(c, StopReason::max_tokens);
-    if (!e_.kv->unbounded_context() && static_cast<int64_t>(c.tokens.size()) > e_.n_ctx) return finish(c, StopReason::context_full);
-    sched_->append_token(c.sched);
+    std::optional<StopReason> stop;
+    if (!g.ignore_eos && e_.tokenizer->is_eog(token)) stop = StopReason::end_of_generation;
+    else if (stop_string) stop = StopReason::stop_string;
+    else if (n_out >= g.max_tokens) stop = StopReason::max_tokens;
+    else if (!e_.kv->unbounded_context() && static_cast<int64_t>(c.tokens.size()) > e_.n_ctx) stop = StopReason::context_full;
+    if (!stop) return true;
+    finish(c, *stop);
+    return false;
 }
 
 // Takes `c` out of the scheduler and the cache; the conversation's sequence stays, holding
@@ -272,7 +251,10 @@ void StepLoop::release(Completion& c) {
         sched_->finish(c.sched);
         by_sched_[static_cast<size_t>(c.sched)] = nullptr;
     }
+    free_draft_sequence(c);
     if (c.owns_conversation) {
+        // A verification step may have cached accepted drafts past where the reply stopped.
+        if (e_.kv->n_tokens(c.seq) > static_cast<int32_t>(c.tokens.size())) e_.kv->keep_prefix(c.seq, static_cast<int32_t>(c.tokens.size()));
         e_.cached.assign(c.tokens.begin(), c.tokens.begin() + e_.kv->n_tokens(c.seq));
         conversation_busy_ = false;
     } else if (!c.req->conversation) {
@@ -356,12 +338,14 @@ StepReport StepLoop::step() {
                                                      costs_->prompt_budget(options_.max_step_ms, sched_->n_decoding()));
     if (items.empty()) return finish_report();
     std::vector<BatchSequence> batch;
+    std::vector<bool> verifying;   // a decode carrying drafts: every row's logits, then verification
     for (const StepItem& it : items) {
         Completion& c = *by_sched_[static_cast<size_t>(it.request)];
         const int32_t done = sched_->n_cached(it.request);
         if (c.prefill_start_ms < 0) c.prefill_start_ms = since(c.arrival);
+        verifying.push_back(c.n_drafts > 0 && sched_->n_draft(it.request) > 0);
         batch.push_back({c.seq, std::span(c.tokens).subspan(static_cast<size_t>(done), static_cast<size_t>(it.n_tokens)), it.completes,
-                         c.req->prompt_logits && done < c.n_prompt});
+                         verifying.back() || (c.req->prompt_logits && done < c.n_prompt)});
     }
     const auto t_step = Clock::now();
     const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool);
@@ -371,6 +355,7 @@ StepReport StepLoop::step() {
             const int32_t victim = sched_->preempt_youngest();
             if (victim >= 0) {
                 Completion& v = *by_sched_[static_cast<size_t>(victim)];
+                drop_drafts(v);
                 e_.kv->free(v.seq);
                 if (v.req->conversation) e_.cached.clear();
                 ++report.n_preemptions;
@@ -390,7 +375,8 @@ StepReport StepLoop::step() {
     const double step_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_step).count();
     report.ran = true;
     int32_t n_prompt_tokens = 0;
-    for (const StepItem& it : items) n_prompt_tokens += it.n_tokens > 1 || !it.completes ? it.n_tokens : 0;
+    for (size_t i = 0; i < items.size(); ++i)
+        n_prompt_tokens += !verifying[i] && (items[i].n_tokens > 1 || !items[i].completes) ? items[i].n_tokens : 0;
     costs_->observe(step_ms, n_prompt_tokens);
     for (const StepItem& it : items) {
         report.n_step_tokens += it.n_tokens;
@@ -414,6 +400,12 @@ StepReport StepLoop::step() {
         const StepItem& it = items[i];
         Completion* cp = by_sched_[static_cast<size_t>(it.request)];
         std::span<const float> lg;
+        if (verifying[i]) {
+            const int32_t n_rows = it.n_tokens;
+            if (cp && !cp->done) verify_drafts(*cp, logits_.data() + row * n_vocab, n_rows);
+            row += static_cast<size_t>(n_rows);
+            continue;
+        }
         if (batch[i].all_logits) {
             const size_t n_rows = batch[i].tokens.size();
             if (cp && !cp->done) {

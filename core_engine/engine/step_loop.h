@@ -48,6 +48,17 @@ private:
     void start(Submitted& submitted);
     int32_t admit(int32_t sched_id, int32_t n_first);
     void take_token(Completion& c, std::span<const float> logits);
+    // Streams `token` (sampled from `logits`) and checks the stops; false once `c` has ended.
+    bool deliver(Completion& c, TokenId token, std::span<const float> logits);
+    // The last delivered token runs next (with drafts after it when the request speculates).
+    void queue_next(Completion& c);
+    // Speculative decoding (step_loop_speculation.cpp).
+    Status check_speculation(const EngineRequest& request) const;
+    void propose_drafts(Completion& c);
+    std::vector<TokenId> draft_with_model(Completion& c, int32_t n);
+    void verify_drafts(Completion& c, const float* rows, int32_t n_rows);
+    void drop_drafts(Completion& c);
+    void free_draft_sequence(Completion& c);
     void finish(Completion& c, StopReason why);
     void fail(Completion& c, Status why);
     void release(Completion& c);
@@ -66,6 +77,8 @@ private:
     struct StepCosts;
     std::unique_ptr<StepCosts> costs_;
     std::vector<float> logits_;
+    std::vector<float> draft_logits_;
+    std::unordered_map<SeqId, std::vector<TokenId>> draft_held_;   // the draft model's cache, per sequence
 
     mutable std::mutex inbox_mutex_;
     std::condition_variable inbox_ready_;

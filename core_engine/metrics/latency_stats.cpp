@@ -62,6 +62,9 @@ GenerationMetrics generation_metrics(const RequestMetrics& m) {
     g.kv_bytes_full = m.kv_bytes_full;
     g.kv_bytes_read_per_token = m.kv_bytes_read_per_token;
     g.n_context_tokens = m.n_context_tokens;
+    g.n_draft_tokens = m.n_draft_tokens;
+    g.n_accepted_tokens = m.n_accepted_tokens;
+    if (m.n_draft_tokens > 0) g.acceptance_rate = static_cast<double>(m.n_accepted_tokens) / m.n_draft_tokens;
     return g;
 }
 

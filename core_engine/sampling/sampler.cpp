@@ -89,8 +89,7 @@ void Sampler::reset() {
     rng_.seed(params_.seed);
 }
 
-TokenId Sampler::sample(std::span<const float> logits) {
-    if (logits.empty()) return -1;  // no valid id exists; callers always pass n_vocab > 0
+TokenId Sampler::prepare(std::span<const float> logits) {
     const size_t n_vocab = logits.size();
 
     // candidates_[id] starts as (logit, id) so the penalties can index by token id. NaN and -inf
@@ -120,8 +119,15 @@ TokenId Sampler::sample(std::span<const float> logits) {
     if (params_.top_p < 1.0f) keep_top_p(candidates_, std::max(params_.top_p, 0.0f), weights_);
     if (params_.min_p > 0.0f) keep_min_p(candidates_, std::min(params_.min_p, 1.0f));
 
-    // Temperature scales the surviving logits; then draw by inverse CDF over the weights.
+    // Temperature scales the surviving logits.
     relative_weights(candidates_, params_.temperature, weights_);
+    return -1;
+}
+
+TokenId Sampler::sample(std::span<const float> logits) {
+    if (logits.empty()) return -1;  // no valid id exists; callers always pass n_vocab > 0
+    if (const TokenId chosen = prepare(logits); chosen >= 0) return chosen;
+    // Draw by inverse CDF over the weights.
     double total = 0.0;
     for (double w : weights_) total += w;
     const double target = uniform_unit(rng_) * total;
@@ -132,6 +138,21 @@ TokenId Sampler::sample(std::span<const float> logits) {
     }
     return candidates_.back().second;  // rounding left target at the very top
 }
+
+void Sampler::distribution(std::span<const float> logits, std::vector<TokenProbability>& out) {
+    out.clear();
+    if (logits.empty()) return;
+    if (const TokenId chosen = prepare(logits); chosen >= 0) {
+        out.push_back({chosen, 1.0});
+        return;
+    }
+    double total = 0.0;
+    for (double w : weights_) total += w;
+    out.reserve(candidates_.size());
+    for (size_t i = 0; i < candidates_.size(); ++i) out.push_back({candidates_[i].second, weights_[i] / total});
+}
+
+double Sampler::draw_unit() { return uniform_unit(rng_); }
 
 void Sampler::apply_penalties() {
     const bool active = params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f ||

@@ -13,12 +13,24 @@
 
 namespace workbench {
 
+// One token's probability under a sampler's distribution.
+struct TokenProbability {
+    TokenId token = -1;
+    double p = 0;
+};
+
 class Sampler {
 public:
     explicit Sampler(SamplingParams params);
 
     // Chooses a token; `logits` has n_vocab entries and is not modified.
     TokenId sample(std::span<const float> logits);
+    // The distribution sample() draws from under the current history: the surviving candidates
+    // best first with probabilities summing to 1 (greedy: the one token with 1). Speculative
+    // decoding compares the target's and the draft's with it.
+    void distribution(std::span<const float> logits, std::vector<TokenProbability>& out);
+    // A uniform number in [0, 1) from the sampler's seeded stream.
+    double draw_unit();
     // Records a token that is now part of the sequence (prompt or generated) for the penalties.
     void accept(TokenId token);
     void reset();
@@ -35,6 +47,9 @@ private:
 
     // Applies repetition/frequency/presence penalties to candidates_ (indexed by id).
     void apply_penalties();
+    // Penalties, then greedy (returns the token) or the filters: candidates_ sorted with their
+    // relative weights in weights_ (returns -1).
+    TokenId prepare(std::span<const float> logits);
 };
 
 }  // namespace workbench

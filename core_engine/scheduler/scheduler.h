@@ -53,6 +53,14 @@ public:
     void absorb(std::span<const StepItem> items);
     // A token was sampled for the request: one more known token to run.
     void append_token(int32_t request);
+    // Speculative decoding: `n` drafted tokens follow the request's next token. They run with
+    // it as its decode, as many as the step's token budget leaves after every decode's first
+    // token; the engine verifies them and then rewinds.
+    void append_draft(int32_t request, int32_t n);
+    // The sequence keeps its first `n_tokens` (≤ its known tokens): later ones, drafts
+    // included, are dropped (rejected drafts, drafts of a preempted request).
+    void rewind(int32_t request, int32_t n_tokens);
+    int32_t n_draft(int32_t request) const { return reqs_[static_cast<size_t>(request)].n_draft; }
     void finish(int32_t request);
     // Pauses the youngest running request: it goes back to the queue (ahead of later arrivals)
     // and all its known tokens run again when it is re-admitted (recompute). Returns its id, or
@@ -75,6 +83,8 @@ private:
     struct Request {
         int32_t n_known = 0;   // tokens of the sequence known so far (prompt + sampled)
         int32_t n_done = 0;    // of those, in the cache
+        int32_t n_draft = 0;   // of the known ones, drafted (the last ones)
+        int32_t n_pending() const { return n_known - n_done - n_draft; }   // not run, drafts aside
         int32_t n_preemptions = 0;
         RequestState state = RequestState::waiting;
     };

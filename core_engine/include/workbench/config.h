@@ -27,11 +27,14 @@ struct EngineConfig {
     std::function<void(const std::string& step, float fraction)> on_load_progress;
     std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
                                      // empty: the last 512 tokens of resources/eval/alice_wonderland.txt
+    // Speculative decoding's draft model (same vocabulary), loaded beside the model; empty: none.
+    // Requests choose per request whether to draft with it (SpeculationParams).
+    std::string draft_model_path;
 };
 
 // EngineConfig as JSON, the one schema the CLI's --config, the GUI's --config and the session
 // database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
-// "kv_budget_bytes", "n_seq_max", "calibration_text"} (callbacks are not saved).
+// "kv_budget_bytes", "n_seq_max", "calibration_text", "draft_model_path"} (callbacks are not saved).
 std::string engine_config_json(const EngineConfig& config);
 // What can be checked without the model file: the attention spec, the K/V types and the weight
 // type parse. invalid_argument naming the field and what is wrong; model-dependent limits (a
@@ -53,9 +56,23 @@ struct SamplingParams {
     uint64_t seed = 0;
 };
 
+// Speculative decoding: drafted tokens are verified in one batched step of the model and the
+// rejected ones rolled back, so the output is the model's own (token for token when greedy,
+// the same distribution when sampling: accept with min(1, p/q), else draw from the residual).
+enum class DraftKind { off, lookup, model };
+const char* draft_kind_name(DraftKind kind);
+struct SpeculationParams {
+    DraftKind kind = DraftKind::off;  // lookup: n-grams of the prompt and text so far; model: EngineConfig::draft_model_path
+    int32_t draft_max = 8;            // most tokens drafted per step (≥ 1); the length adapts to what is accepted
+    int32_t ngram = 3;                // lookup: longest n-gram matched (shorter ones are tried after it)
+};
+// invalid_argument naming the field for a draft_max or ngram out of range.
+Status check_speculation(const SpeculationParams& params);
+
 struct GenerationRequest {
     int32_t max_tokens = 256;
     SamplingParams sampling;
+    SpeculationParams speculation;
     std::vector<std::string> stop_strings;  // generation ends when the text ends with one (it is cut off)
     bool ignore_eos = false;                // keep going past end-of-generation tokens
 };

@@ -24,6 +24,10 @@ struct GenerationMetrics {
     uint64_t kv_bytes_full = 0;        // what full attention at the configured KV dtype holds for the same tokens
     uint64_t kv_bytes_read_per_token = 0;  // what the last decode step's attention read, indexer included
     int32_t n_context_tokens = 0;      // tokens in the sequence at the end
+    // Speculative decoding: tokens drafted and verified, of those accepted, and their ratio
+    // (empty when nothing was drafted).
+    int32_t n_draft_tokens = 0, n_accepted_tokens = 0;
+    std::optional<double> acceptance_rate;
 };
 
 // One completion of a batch, with vLLM `bench serve`'s definitions. Times from its arrival.
@@ -43,6 +47,7 @@ struct RequestMetrics {
     uint64_t kv_bytes_peak = 0, kv_bytes_allocated = 0;
     uint64_t kv_bytes = 0, kv_bytes_full = 0, kv_bytes_read_per_token = 0;
     int32_t n_context_tokens = 0;
+    int32_t n_draft_tokens = 0, n_accepted_tokens = 0;   // speculative decoding: verified drafts, accepted ones
 };
 
 // One request's figures in the single-generation form (chat, run): derived from the loop's.
@@ -86,6 +91,7 @@ struct BatchMetrics {
     LatencyStats ttft_ms, tpot_ms, itl_ms, e2e_ms;
     int32_t n_steps = 0, n_preemptions = 0, max_running = 0;
     uint64_t kv_bytes_peak = 0;
+    int64_t n_draft_tokens = 0, n_accepted_tokens = 0;   // speculative decoding, over every completion
 };
 
 }  // namespace workbench
