@@ -37,6 +37,8 @@ int cmd_serve(int argc, char** argv) {
         {"--timeout", "", true, "S  a silent client's read/write timeout in seconds (default 10)"},
         {"--parallel-contexts", "", true, "N  KV pool size in full contexts when no --kv-budget is given (default 4)"},
     };
+    const auto spf = speculation_flags();
+    flags.insert(flags.end(), spf.begin(), spf.end());
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "serve", "serve [-m MODEL] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [options]", flags, ctx, false);
@@ -57,6 +59,7 @@ int cmd_serve(int argc, char** argv) {
     o.limits.max_n = ctx.args.get_int("--max-n", o.limits.max_n, 1, 1024, err);
     o.read_timeout_s = o.write_timeout_s = ctx.args.get_int("--timeout", o.read_timeout_s, 1, 3600, err);
     const int contexts = ctx.args.get_int("--parallel-contexts", 4, 1, 1024, err);
+    o.speculation = read_speculation(ctx.args, err);
     if (!err.empty()) return usage_error("serve: " + err);
     int rc;
     workbench::EngineConfig config = ctx.config;

@@ -35,6 +35,8 @@ struct ServeOptions {
     int keep_alive_s = 5;               // an idle kept-alive connection
     int body_deadline_s = 30;           // a whole request body, however slowly it trickles in
     int heartbeat_ms = 2000;            // a stream with nothing to send sends an SSE comment (and so notices a gone client)
+    // Speculative decoding for requests that do not choose ("speculative" in the body).
+    workbench::SpeculationParams speculation;
 };
 
 class ApiServer {

@@ -32,6 +32,7 @@ ApiError engine_error(const workbench::Status& s) {
     e.message = s.message();
     switch (s.code()) {
         case StatusCode::invalid_argument:
+        case StatusCode::unsupported:   // asked of this server what it cannot do (a draft model it has not loaded)
         case StatusCode::out_of_range: e.http_status = 400; break;
         case StatusCode::unavailable:
         case StatusCode::resource_exhausted:
@@ -94,6 +95,11 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     out.generation.sampling = r.sampling;
     out.generation.stop_strings = r.stop;
     out.generation.ignore_eos = r.ignore_eos;
+    workbench::SpeculationParams& spec = out.generation.speculation;
+    spec = ctx.options.speculation;
+    if (r.draft) spec.kind = *r.draft;
+    if (r.draft_max) spec.draft_max = *r.draft_max;
+    if (r.draft_ngram) spec.ngram = *r.draft_ngram;
     out.n_samples = r.n;
     out.top_logprobs = r.logprobs ? r.top_logprobs : -1;
     return out;

@@ -198,6 +198,25 @@ std::optional<ApiError> read_sampling(const Json& body, ApiRequest& out) {
     return std::nullopt;
 }
 
+std::optional<ApiError> read_speculative(const Json& body, ApiRequest& out) {
+    const Json* spec = field(body, "speculative");
+    if (!spec) return std::nullopt;
+    if (!spec->is_object()) return bad("speculative", "'speculative' must be an object: {\"draft\": \"lookup\", \"draft_max\": 8, \"ngram\": 3}");
+    if (const Json* draft = field(*spec, "draft")) {
+        const std::string name = draft->is_string() ? draft->get<std::string>() : "";
+        if (name == "off") out.draft = workbench::DraftKind::off;
+        else if (name == "lookup") out.draft = workbench::DraftKind::lookup;
+        else if (name == "model") out.draft = workbench::DraftKind::model;
+        else return bad("speculative.draft", "'speculative.draft' must be \"off\", \"lookup\" or \"model\"");
+    }
+    std::optional<int64_t> draft_max, ngram;
+    if (auto e = read_int(*spec, "draft_max", 1, 64, draft_max)) return bad("speculative.draft_max", "'speculative.draft_max' must be a whole number from 1 to 64");
+    if (auto e = read_int(*spec, "ngram", 1, 16, ngram)) return bad("speculative.ngram", "'speculative.ngram' must be a whole number from 1 to 16");
+    if (draft_max) out.draft_max = static_cast<int32_t>(*draft_max);
+    if (ngram) out.draft_ngram = static_cast<int32_t>(*ngram);
+    return std::nullopt;
+}
+
 }  // namespace
 
 workbench::Json error_json(const ApiError& error) {
@@ -234,6 +253,7 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
     if (auto e = read_stop(body, limits, out)) return *e;
     if (auto e = read_logprobs(body, limits, out)) return *e;
     if (auto e = read_bool(body, "ignore_eos", out.ignore_eos)) return *e;
+    if (auto e = read_speculative(body, out)) return *e;
     if (auto e = read_bool(body, "stream", out.stream)) return *e;
     if (const Json* options = field(body, "stream_options")) {
         if (!options->is_object()) return bad("stream_options", "'stream_options' must be an object");

@@ -55,6 +55,10 @@ struct ApiRequest {
     int32_t top_logprobs = 0;
     bool stream = false;
     bool include_usage = false;                        // stream_options.include_usage
+    // Speculative decoding, our extension: "speculative": {"draft": "off"|"lookup"|"model",
+    // "draft_max": N, "ngram": N}; what is absent stays the server's default (serve --draft...).
+    std::optional<workbench::DraftKind> draft;
+    std::optional<int32_t> draft_max, draft_ngram;
 };
 
 // Reads and checks a request body. Unknown fields are ignored; null counts as absent.

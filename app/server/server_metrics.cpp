@@ -116,6 +116,8 @@ std::string ServerMetrics::render() const {
     metric(out, "workbench:generation_tokens_total", "counter", "Tokens generated.", labels, static_cast<double>(c.n_generation_tokens));
     metric(out, "workbench:request_success_total", "counter", "Completions finished.", labels, static_cast<double>(c.n_requests_finished));
     metric(out, "workbench:num_preemptions_total", "counter", "Sequences paused for KV room and recomputed.", labels, static_cast<double>(c.n_preemptions));
+    metric(out, "workbench:spec_decode_num_draft_tokens_total", "counter", "Speculative decoding: drafted tokens verified.", labels, static_cast<double>(c.n_draft_tokens));
+    metric(out, "workbench:spec_decode_num_accepted_tokens_total", "counter", "Speculative decoding: drafted tokens accepted.", labels, static_cast<double>(c.n_accepted_tokens));
     header(out, "workbench:time_to_first_token_seconds", "histogram", "Arrival to first token, queueing included.");
     out += ttft_.render("workbench:time_to_first_token_seconds", labels);
     header(out, "workbench:time_per_output_token_seconds", "histogram", "Per completion: (e2e - ttft) / (tokens - 1).");

@@ -131,6 +131,8 @@ void StepLoop::verify_drafts(Completion& c, const float* rows, int32_t n_rows) {
     c.draft_q.clear();
     c.metrics.n_draft_tokens += n_run;
     c.metrics.n_accepted_tokens += n_accepted;
+    counters_.n_draft_tokens += n_run;
+    counters_.n_accepted_tokens += n_accepted;
     // The draft length adapts: longer while everything is kept, shorter after a rejection.
     const int32_t max_len = c.req->generation.speculation.draft_max;
     c.draft_length = n_accepted == n_run ? std::min(max_len, c.draft_length + 2) : std::max(1, c.draft_length - 1);

@@ -183,6 +183,54 @@ private slots:
         QCOMPARE(obj["kv_type"].toString(), QString("f16"));
     }
 
+    // Speculative decoding from the command line: the same greedy tokens with a draft model of
+    // the same vocabulary (a synth model carrying SmolLM2's tokenizer), counts in --json; bad
+    // settings (exit 2) and bad draft files (exit 1) named in one line.
+    void speculative_decoding_flags_and_draft_files() {
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString same_vocab = dir.filePath("draft.gguf"), other_vocab = dir.filePath("other.gguf"), garbage = dir.filePath("garbage.gguf");
+        QCOMPARE(run_cli({"synth", "--arch", "llama", "--vocab-from", WB_DEFAULT_MODEL_PATH, "-o", same_vocab}).exit_code, 0);
+        QCOMPARE(run_cli({"synth", "--arch", "llama", "--shape", "tiny", "-o", other_vocab}).exit_code, 0);
+        {
+            QFile f(garbage);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("GGUF but not really");
+        }
+        const QStringList base = {"run", "-p", "Say red, green, blue, red, green, blue, red, green,", "-n", "24", "--temp", "0", "--ignore-eos",
+                                  "--json", "-t", "2"};
+        const auto plain = run_cli(base);
+        QCOMPARE(plain.exit_code, 0);
+        const QJsonArray expected = QJsonDocument::fromJson(plain.out).object()["tokens"].toArray();
+        for (const QStringList& extra : {QStringList{"--draft", same_vocab, "--draft-max", "4"}, QStringList{"--draft-lookup", "--draft-ngram", "2"}}) {
+            const auto o = run_cli(base + extra);
+            QVERIFY2(o.exit_code == 0, o.err.constData());
+            const QJsonObject obj = QJsonDocument::fromJson(o.out).object();
+            QCOMPARE(obj["tokens"].toArray(), expected);
+            const QJsonObject m = obj["metrics"].toObject();
+            QVERIFY(m["draft_tokens"].toInt() > 0);
+            QVERIFY(m["accepted_tokens"].toInt() <= m["draft_tokens"].toInt());
+            QVERIFY(m["acceptance_rate"].isDouble());
+        }
+        QVERIFY(QJsonDocument::fromJson(plain.out).object()["metrics"].toObject()["acceptance_rate"].isNull());
+        auto o = run_cli(base + QStringList{"--draft-lookup", "--draft-max", "0"});
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY2(o.err.contains("--draft-max"), o.err.constData());
+        o = run_cli(base + QStringList{"--draft-max", "4"});
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY2(o.err.contains("need --draft-lookup or --draft"), o.err.constData());
+        o = run_cli(base + QStringList{"--draft", other_vocab});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("vocabulary") && o.err.contains("other.gguf"), o.err.constData());
+        o = run_cli(base + QStringList{"--draft", garbage});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("draft model") && o.err.contains("garbage.gguf"), o.err.constData());
+        QCOMPARE(o.err.count('\n'), 1);
+        o = run_cli(base + QStringList{"--draft-lookup", "--attention", "sliding:window=64,sinks=4"});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("roll") && o.err.contains("sliding"), o.err.constData());
+    }
+
     void run_json_has_the_roofline_split() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", QString("word ").repeated(200), "-n", "4", "--ignore-eos", "--json", "-t", "2"});

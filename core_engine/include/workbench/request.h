@@ -88,6 +88,7 @@ struct LoopCounters {
     int64_t n_prompt_tokens = 0, n_generation_tokens = 0;
     int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;   // prompt tokens looked up / found cached
     int64_t n_requests_finished = 0, n_requests_failed = 0, n_preemptions = 0;
+    int64_t n_draft_tokens = 0, n_accepted_tokens = 0;   // speculative decoding: verified drafts, accepted ones
 };
 
 }  // namespace workbench

@@ -136,6 +136,10 @@ private slots:
         row("include_usage a string", R"({"prompt": "x", "stream": true, "stream_options": {"include_usage": "y"}})", false,
             "stream_options.include_usage");
         row("ignore_eos a number", R"({"prompt": "x", "ignore_eos": 1})", false, "ignore_eos");
+        row("speculative a string", R"({"prompt": "x", "speculative": "lookup"})", false, "speculative");
+        row("speculative draft unknown", R"({"prompt": "x", "speculative": {"draft": "medusa"}})", false, "speculative.draft");
+        row("speculative draft_max 0", R"({"prompt": "x", "speculative": {"draft": "lookup", "draft_max": 0}})", false, "speculative.draft_max");
+        row("speculative ngram 99", R"({"prompt": "x", "speculative": {"draft": "lookup", "ngram": 99}})", false, "speculative.ngram");
     }
     void hostile_bodies_are_refused_naming_the_field() {
         QFETCH(QByteArray, body);

@@ -192,6 +192,33 @@ private slots:
         QCOMPARE(l["text_offset"][0].get<int>(), 0);
     }
 
+    void speculative_requests_are_lossless() {
+        // Prompt lookup per request: the same greedy text as the engine's plain run.
+        const std::string prompt = "List: red, green, blue, red, green, blue, red, green, blue, red,";
+        const auto tokens = engine_->tokenize(prompt, true, true);
+        const std::string expected = in_process_greedy(*engine_, tokens, 32);
+        for (bool stream : {false, true}) {
+            const Json body = {{"prompt", prompt}, {"max_tokens", 32}, {"temperature", 0}, {"stream", stream},
+                               {"speculative", {{"draft", "lookup"}, {"draft_max", 6}, {"ngram", 2}}}};
+            const std::string out = post(server_, "/v1/completions", body);
+            if (stream) {
+                const Streamed s = parse_stream(out, false, 1);
+                QVERIFY2(s.error.empty(), s.error.c_str());
+                QCOMPARE(s.text[0], expected);
+            } else {
+                QCOMPARE(parse(out)["choices"][0]["text"].get<std::string>(), expected);
+            }
+        }
+        const std::string metrics = get(server_, "/metrics");
+        QVERIFY(wbtest::metric(metrics, "workbench:spec_decode_num_draft_tokens_total") > 0);
+        QVERIFY(wbtest::metric(metrics, "workbench:spec_decode_num_accepted_tokens_total") > 0);
+        // A draft model this server did not load: a 400 naming it.
+        int status = 0;
+        const Json e = parse(post(server_, "/v1/completions", {{"prompt", "x"}, {"max_tokens", 4}, {"speculative", {{"draft", "model"}}}}, &status));
+        QCOMPARE(status, 400);
+        QVERIFY2(e["error"]["message"].get<std::string>().find("draft model") != std::string::npos, e.dump().c_str());
+    }
+
     void metrics_are_prometheus_text_with_vllms_names() {
         const std::string text = get(server_, "/metrics");
         for (const char* name : {"workbench:num_requests_running", "workbench:num_requests_waiting", "workbench:kv_cache_usage_perc",
