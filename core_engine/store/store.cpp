@@ -43,6 +43,12 @@ void bind_outcome(Statement& stmt, int first, const RunRecord& run) {
         .bind(first + 13, run.stop_reason);
 }
 
+// Speculative decoding's counts at `first`, first + 1; left NULL for a run that did not speculate.
+void bind_drafts(Statement& stmt, int first, const RunRecord& run) {
+    if (run.n_draft_tokens) stmt.bind(first, *run.n_draft_tokens);
+    if (run.n_accepted_tokens) stmt.bind(first + 1, *run.n_accepted_tokens);
+}
+
 // Sets WAL (readers never block the writer, and a killed process loses at most its open
 // transaction) and checks it took: some file systems refuse it.
 Status use_wal(Connection& conn) {
@@ -182,14 +188,15 @@ Result<RowId> Store::begin_run(const RunRecord& run) {
                          "n_tokens_prompt, n_tokens_generated, ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, "
                          "itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, kv_bytes_full, kv_bytes_read_per_token, "
                          "stop_reason, model_sha256, app_version, app_commit, cpu_model, cpu_features, backend, "
-                         "n_threads, seed) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
-                         "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)"));
+                         "n_threads, seed, draft_tokens, accepted_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                         "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"));
         stmt.bind_id(1, start.session_id).bind_id(2, start.configuration_id).bind(3, start.started_unix_ms);
         bind_outcome(stmt, 4, start);
         const RunProvenance& p = start.provenance;
         stmt.bind(18, p.model_sha256).bind(19, p.app_version).bind(20, p.app_commit).bind(21, p.cpu_model);
         stmt.bind(22, p.cpu_features).bind(23, p.backend).bind(24, p.n_threads);
         if (start.seed) stmt.bind(25, *start.seed);
+        bind_drafts(stmt, 26, start);
         WB_RETURN_IF_ERROR(while_doing(stmt.run(), "starting a run"));
         return conn.last_insert_id();
     });
@@ -356,9 +363,10 @@ Status Store::finish_run(const RunRecord& run) {
                                          "n_tokens_generated = ?3, ttft_ms = ?4, prefill_tok_s = ?5, decode_tok_s = ?6, "
                                          "itl_ms_p50 = ?7, itl_ms_p90 = ?8, itl_ms_p99 = ?9, kv_bytes = ?10, "
                                          "kv_bytes_peak = ?11, kv_bytes_full = ?12, kv_bytes_read_per_token = ?13, "
-                                         "stop_reason = ?14 WHERE id = ?15"));
+                                         "stop_reason = ?14, draft_tokens = ?16, accepted_tokens = ?17 WHERE id = ?15"));
         bind_outcome(stmt, 1, r);
         stmt.bind(15, r.id);
+        bind_drafts(stmt, 16, r);
         WB_RETURN_IF_ERROR(while_doing(stmt.run(), "finishing run " + std::to_string(r.id)));
         if (conn.changes() == 0)
             return error(StatusCode::not_found, conn.path() + ": no run " + std::to_string(r.id) + " to finish");

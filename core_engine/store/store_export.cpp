@@ -45,6 +45,8 @@ Json run_json(const RunRecord& run, const std::vector<MetricSample>& samples) {
     o["kv_bytes_read_per_token"] = run.kv_bytes_read_per_token;
     o["stop_reason"] = run.stop_reason;
     o["seed"] = run.seed ? Json(*run.seed) : Json(nullptr);
+    o["draft_tokens"] = run.n_draft_tokens ? Json(*run.n_draft_tokens) : Json(nullptr);
+    o["accepted_tokens"] = run.n_accepted_tokens ? Json(*run.n_accepted_tokens) : Json(nullptr);
     const RunProvenance& p = run.provenance;
     o["provenance"] = {{"model_sha256", p.model_sha256}, {"app_version", p.app_version}, {"app_commit", p.app_commit},
                        {"cpu_model", p.cpu_model},       {"cpu_features", p.cpu_features}, {"backend", p.backend},
@@ -126,7 +128,7 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             "run_id,session_id,configuration_id,started_utc,finished_utc,n_tokens_prompt,n_tokens_generated,ttft_ms,"
             "prefill_tok_s,decode_tok_s,itl_ms_p50,itl_ms_p90,itl_ms_p99,kv_bytes,kv_bytes_peak,kv_bytes_full,"
             "kv_bytes_read_per_token,stop_reason,model_sha256,app_version,app_commit,cpu_model,cpu_features,backend,"
-            "n_threads,seed\n";
+            "n_threads,seed,draft_tokens,accepted_tokens\n";
         for (const RunRecord& r : runs) {
             out += std::to_string(r.id) + ',' + std::to_string(r.session_id) + ',' + std::to_string(r.configuration_id) + ',';
             out += store::format_utc(r.started_unix_ms) + ',' + store::format_utc(r.finished_unix_ms) + ',';
@@ -145,6 +147,10 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             }
             out += std::to_string(p.n_threads) + ',';
             if (r.seed) out += std::to_string(*r.seed);
+            out += ',';
+            if (r.n_draft_tokens) out += std::to_string(*r.n_draft_tokens);
+            out += ',';
+            if (r.n_accepted_tokens) out += std::to_string(*r.n_accepted_tokens);
             out += '\n';
         }
         return out;

@@ -17,7 +17,7 @@ constexpr const char* kRunColumns =
     "id, session_id, configuration_id, started_unix_ms, finished_unix_ms, n_tokens_prompt, n_tokens_generated, "
     "ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, "
     "kv_bytes_full, kv_bytes_read_per_token, stop_reason, model_sha256, app_version, app_commit, cpu_model, "
-    "cpu_features, backend, n_threads, seed";
+    "cpu_features, backend, n_threads, seed, draft_tokens, accepted_tokens";
 
 RunRecord run_from_row(const Statement& row) {
     RunRecord run;
@@ -47,6 +47,8 @@ RunRecord run_from_row(const Statement& row) {
     run.provenance.backend = row.column_text(23);
     run.provenance.n_threads = static_cast<int32_t>(row.column_int(24));
     if (!row.column_is_null(25)) run.seed = row.column_int(25);
+    if (!row.column_is_null(26)) run.n_draft_tokens = static_cast<int32_t>(row.column_int(26));
+    if (!row.column_is_null(27)) run.n_accepted_tokens = static_cast<int32_t>(row.column_int(27));
     return run;
 }
 

@@ -32,6 +32,10 @@ void apply_metrics(RunRecord& run, const GenerationMetrics& metrics) {
     run.kv_bytes_peak = metrics.kv_bytes_peak;
     run.kv_bytes_full = metrics.kv_bytes_full;
     run.kv_bytes_read_per_token = metrics.kv_bytes_read_per_token;
+    if (metrics.n_draft_tokens > 0) {
+        run.n_draft_tokens = metrics.n_draft_tokens;
+        run.n_accepted_tokens = metrics.n_accepted_tokens;
+    }
 }
 
 RunProvenance app_provenance() {

@@ -182,8 +182,15 @@ constexpr const char* kMigration6 = R"sql(
 ALTER TABLE comparison_configurations ADD COLUMN error TEXT;
 )sql";
 
+// Version 7: speculative decoding's drafted and accepted tokens per run (NULL: it did not speculate,
+// or was recorded before).
+constexpr const char* kMigration7 = R"sql(
+ALTER TABLE runs ADD COLUMN draft_tokens INTEGER;
+ALTER TABLE runs ADD COLUMN accepted_tokens INTEGER;
+)sql";
+
 const std::vector<const char*>& migrations() {
-    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6};
+    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6, kMigration7};
     return list;
 }
 

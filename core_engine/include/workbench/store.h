@@ -98,6 +98,12 @@ struct RunRecord {
     std::string stop_reason;       // stop_reason_name(): "max_tokens", ...
     RunProvenance provenance;
     std::optional<int64_t> seed;   // the sampling seed; none for runs recorded before schema 5
+    // Speculative decoding: tokens drafted and verified, and accepted (none: it did not speculate).
+    std::optional<int32_t> n_draft_tokens, n_accepted_tokens;
+    std::optional<double> acceptance_rate() const {
+        if (!n_draft_tokens || *n_draft_tokens <= 0 || !n_accepted_tokens) return std::nullopt;
+        return static_cast<double>(*n_accepted_tokens) / *n_draft_tokens;
+    }
 };
 
 // One point of a run's time series (the charts): one per generated token, or coarser.

@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 6);
+        QCOMPARE(Store::schema_version(), 7);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 6LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 7LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -87,6 +87,7 @@ private slots:
             QCOMPARE(runs->size(), size_t(1));
             QCOMPARE((*runs)[0].decode_tok_s.value_or(0), 12.5);
             QVERIFY(!(*runs)[0].seed);  // recorded before runs had a seed
+            QVERIFY(!(*runs)[0].n_draft_tokens && !(*runs)[0].acceptance_rate());   // nor speculation's counts (version 7)
             auto samples = store->load_samples(1);
             WB_VERIFY_OK(samples);
             QCOMPARE(samples->size(), size_t(1));
@@ -131,6 +132,16 @@ private slots:
             WB_VERIFY_OK(with_seed);
             QCOMPARE(with_seed->size(), size_t(2));
             QCOMPARE(with_seed->back().seed.value_or(-1), int64_t(4242));
+            // Speculative decoding's counts (version 7) are written at finish and read back.
+            seeded.id = *seeded_id;
+            seeded.n_draft_tokens = 40;
+            seeded.n_accepted_tokens = 30;
+            WB_VERIFY_OK(store->finish_run(seeded));
+            WB_VERIFY_OK(store->flush());
+            auto with_drafts = store->load_runs(1);
+            WB_VERIFY_OK(with_drafts);
+            QCOMPARE(with_drafts->back().n_draft_tokens.value_or(-1), 40);
+            QCOMPARE(with_drafts->back().acceptance_rate().value_or(-1), 0.75);
         }
     }
 
@@ -597,7 +608,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 6);
+        QCOMPARE(root["schema_version"].toInt(), 7);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();
