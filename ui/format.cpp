@@ -19,6 +19,8 @@ QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopRe
     parts << (m.decode_tok_s ? QStringLiteral("%1 tok/s").arg(*m.decode_tok_s, 0, 'f', 1) : QStringLiteral("— tok/s"));
     parts << QStringLiteral("prompt %1 (%2 reused)").arg(m.n_prompt_tokens).arg(m.n_prompt_reused);
     parts << QStringLiteral("KV %1 (full %2)").arg(bytes(static_cast<double>(m.kv_bytes)), bytes(static_cast<double>(m.kv_bytes_full)));
+    if (m.acceptance_rate)
+        parts << QStringLiteral("drafts %1/%2 accepted (%3%)").arg(m.n_accepted_tokens).arg(m.n_draft_tokens).arg(*m.acceptance_rate * 100, 0, 'f', 0);
     if (seed) parts << QStringLiteral("seed %1").arg(*seed);
     parts << stopReason;
     return parts.join(QStringLiteral(" · "));

@@ -151,6 +151,32 @@ private slots:
         }
     }
 
+    // A row that drafts (prompt lookup) beside one that does not: the same greedy output, and the
+    // acceptance row appears with the drafting column's figure only.
+    void draftingRowBesideAPlainOne() {
+        m_window->showPage("Compare");
+        CompareConfigForm* form = page()->form();
+        form->setRow(0, true, "full", "f16");
+        form->setRow(1, true, "full", "f16");
+        form->setRow(2, false, "full", "q8_0");
+        form->setRow(3, false, "full", "q8_0");
+        auto* drafting = m_window->findChild<QComboBox*>("compareDrafting1");
+        QVERIFY(drafting);
+        drafting->setCurrentIndex(drafting->findData(static_cast<int>(workbench::DraftKind::lookup)));
+        page()->prompt()->setPlainText("Repeat exactly: one fish, two fish, red fish, blue fish, one fish, two fish.");
+        page()->maxTokens()->setValue(24);
+        QSignalSpy done(page(), &ComparePage::runFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("compareRun"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        QCOMPARE(page()->output(1)->textOf(0), page()->output(0)->textOf(0));
+        CompareTable* table = page()->table();
+        QVERIFY(!table->isRowHidden(CompareTable::Acceptance));
+        QCOMPARE(table->item(CompareTable::Acceptance, 0)->text(), QStringLiteral("—"));
+        QVERIFY(table->item(CompareTable::Acceptance, 1)->text().endsWith('%'));
+        QVERIFY(table->horizontalHeaderItem(1)->toolTip().contains("lookup"));
+        drafting->setCurrentIndex(0);
+    }
+
     void evaluateQualityAddsColumns() {
         if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
         m_window->showPage("Compare");
@@ -305,7 +331,7 @@ private slots:
         history->tabs()->setCurrentIndex(1);
         ComparisonList* list = history->comparisons();
         list->refresh();
-        QTRY_VERIFY_WITH_TIMEOUT(list->list()->count() == 2, uitest::kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(list->list()->count() == 3, uitest::kTimeoutMs);
         QSignalSpy shown(list, &ComparisonList::comparisonShown);
         list->list()->setCurrentRow(0);  // newest first
         QTRY_VERIFY_WITH_TIMEOUT(shown.count() >= 1, uitest::kTimeoutMs);

@@ -15,6 +15,7 @@
 #include <QGuiApplication>
 #include <QListWidget>
 #include <QMimeData>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -221,6 +222,33 @@ private slots:
         QVERIFY(m_window->modelsPage()->isVisible());
         QTest::keyClick(m_window, Qt::Key_1, Qt::ControlModifier);
         QVERIFY(chat()->isVisible());
+    }
+
+    // Speculative decoding from the sampling panel: prompt lookup regenerates the same greedy
+    // reply, its footer counts the drafts; a draft model is a load-time setting that offers Apply.
+    void speculativeDecodingKeepsTheReply() {
+        chat()->newChat();
+        setSampling(32);
+        const ReplySummary plain = sendAndWait("Repeat exactly: one fish, two fish, red fish, blue fish, one fish, two fish.", false);
+        auto* drafting = child<QComboBox>("draftingCombo");
+        QVERIFY(!child<QSpinBox>("draftMaxSpin")->isEnabled());
+        drafting->setCurrentIndex(drafting->findData(static_cast<int>(workbench::DraftKind::lookup)));
+        QVERIFY(child<QSpinBox>("draftMaxSpin")->isEnabled() && child<QSpinBox>("draftNgramSpin")->isEnabled());
+        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
+        QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        const ReplySummary spec = finished.at(0).at(0).value<ReplySummary>();
+        QCOMPARE(spec.text, plain.text);
+        QVERIFY(spec.metrics.n_draft_tokens > 0);
+        const QString footer = chat()->transcript()->footerOf(chat()->transcript()->messageCount() - 1);
+        QVERIFY2(footer.contains("accepted"), qPrintable(footer));
+        drafting->setCurrentIndex(drafting->findData(static_cast<int>(workbench::DraftKind::model)));
+        child<QLineEdit>("draftModelEdit")->setText(uitest::modelPath());
+        QCOMPARE(config()->engineConfig("m.gguf").draft_model_path, uitest::modelPath().toStdString());
+        QVERIFY(child<QPushButton>("applyButton")->isEnabled());
+        drafting->setCurrentIndex(drafting->findData(static_cast<int>(workbench::DraftKind::off)));
+        QVERIFY(config()->engineConfig("m.gguf").draft_model_path.empty());
+        QVERIFY(!child<QPushButton>("applyButton")->isEnabled());
     }
 
     // Issue 24, defect 4: with the seed not fixed (the default) each regeneration draws a new

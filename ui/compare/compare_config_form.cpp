@@ -10,7 +10,6 @@
 
 #include "ui/compare/compare_remote.h"
 #include "ui/pages/predicted_kv.h"
-#include "ui/pages/predicted_kv.h"
 #include "workbench/attention.h"
 
 namespace {
@@ -28,6 +27,7 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
     grid->addWidget(new QLabel(tr("Attention (--attention)"), this), 0, 2);
     grid->addWidget(new QLabel(tr("KV types (--kv-type)"), this), 0, 3);
     grid->addWidget(new QLabel(tr("Weights"), this), 0, 4);
+    grid->addWidget(new QLabel(tr("Drafting"), this), 0, 5);
     QStringList kvChoices = predictedkv::toStringList(workbench::kv_type_names());
     kvChoices << QString::fromStdString(workbench::kv_types_spec("q8_0", "q4_0"))
               << QString::fromStdString(workbench::kv_types_spec("f16", "q8_0"));
@@ -60,12 +60,20 @@ CompareConfigForm::CompareConfigForm(QWidget* parent) : QWidget(parent) {
         grid->addWidget(r.attention, i + 1, 2);
         grid->addWidget(r.kv, i + 1, 3);
         grid->addWidget(r.weights, i + 1, 4);
+        r.drafting = new QComboBox(this);
+        r.drafting->setObjectName(QStringLiteral("compareDrafting%1").arg(i));
+        r.drafting->addItem(tr("none"), static_cast<int>(workbench::DraftKind::off));
+        r.drafting->addItem(tr("prompt lookup"), static_cast<int>(workbench::DraftKind::lookup));
+        r.drafting->addItem(tr("draft model"), static_cast<int>(workbench::DraftKind::model));
+        r.drafting->setToolTip(tr("Speculative decoding for this row's replies: drafts from prompt lookup or from the "
+                                  "draft model set in the chat's sampling panel, verified by the model (the same output)."));
+        grid->addWidget(r.drafting, i + 1, 5);
         auto* save = new QToolButton(this);
         save->setObjectName(QStringLiteral("compareSavePreset%1").arg(i));
         save->setText(tr("Save…"));
         save->setToolTip(tr("Keep this row's settings as a named preset (in the history database)."));
         connect(save, &QToolButton::clicked, this, [this, i] { emit savePresetRequested(i); });
-        grid->addWidget(save, i + 1, 5);
+        grid->addWidget(save, i + 1, 6);
         connect(r.preset, &QComboBox::activated, this, [this, i](int item) {
             const int index = m_rows[i].preset->itemData(item).toInt();
             if (index == kRemoteAsk) {
@@ -97,7 +105,8 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
     Row& r = m_rows[row];
     if (r.remote) {
         r.remote.reset();
-        for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights)})
+        for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights),
+                           static_cast<QWidget*>(r.drafting)})
             w->setEnabled(true);
         fillMenu(r);
     }
@@ -116,7 +125,8 @@ void CompareConfigForm::setRemote(int row, const RemoteTarget& target) {
     r.remote = target;
     r.use->setChecked(true);
     // A server's attention, KV and weights are its own: nothing here applies to it.
-    for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights)})
+    for (QWidget* w : {static_cast<QWidget*>(r.attention), static_cast<QWidget*>(r.kv), static_cast<QWidget*>(r.weights),
+                       static_cast<QWidget*>(r.drafting)})
         w->setEnabled(false);
     fillMenu(r);
     syncMenu(row);
@@ -157,12 +167,26 @@ workbench::EngineConfig CompareConfigForm::rowConfig(int row, const workbench::E
     const QString kv = r.kv->currentText().trimmed();
     c.kv_types = kv.isEmpty() ? std::string("f16") : kv.toStdString();
     c.weight_type = r.weights->currentData().toString().toStdString();
+    // Only a row that drafts with the draft model loads it.
+    if (r.drafting->currentData().toInt() != static_cast<int>(workbench::DraftKind::model)) c.draft_model_path.clear();
     return c;
 }
 
-QString CompareConfigForm::shortName(const workbench::EngineConfig& c) {
+QList<workbench::SpeculationParams> CompareConfigForm::speculations() const {
+    QList<workbench::SpeculationParams> out;
+    for (const Row& r : m_rows)
+        if (r.use->isChecked()) {
+            workbench::SpeculationParams s;
+            if (!r.remote) s.kind = static_cast<workbench::DraftKind>(r.drafting->currentData().toInt());
+            out.append(s);
+        }
+    return out;
+}
+
+QString CompareConfigForm::shortName(const workbench::EngineConfig& c, const workbench::SpeculationParams& drafting) {
     QString name = QStringLiteral("%1 · KV %2").arg(QString::fromStdString(c.attention), QString::fromStdString(c.kv_types));
     if (!c.weight_type.empty()) name += QStringLiteral(" · W %1").arg(QString::fromStdString(c.weight_type));
+    if (drafting.kind != workbench::DraftKind::off) name += QStringLiteral(" · %1").arg(QString::fromLatin1(workbench::draft_kind_name(drafting.kind)));
     return name;
 }
 

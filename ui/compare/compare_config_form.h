@@ -41,8 +41,11 @@ public:
     QList<workbench::EngineConfig> configs(const workbench::EngineConfig& base) const;
     // One row over `base`, checked or not.
     workbench::EngineConfig rowConfig(int row, const workbench::EngineConfig& base) const;
-    // A column header for a configuration: "sliding:window=32,sinks=4 · KV f16".
-    static QString shortName(const workbench::EngineConfig& config);
+    // The checked rows' speculative decoding, in configs()' order (a draft model row drafts with
+    // the chat's draft model: configs() keeps its path only for those rows).
+    QList<workbench::SpeculationParams> speculations() const;
+    // A column header for a configuration: "sliding:window=32,sinks=4 · KV f16 · lookup".
+    static QString shortName(const workbench::EngineConfig& config, const workbench::SpeculationParams& drafting = {});
 
     // What the "Chat's current settings" preset fills in.
     void setChatSettings(const workbench::EngineConfig& chat);
@@ -72,6 +75,7 @@ private:
         QLineEdit* attention = nullptr;
         QComboBox* kv = nullptr;
         QComboBox* weights = nullptr;
+        QComboBox* drafting = nullptr;   // speculative decoding: off, prompt lookup, the chat's draft model
         std::optional<RemoteTarget> remote;
     };
     void fillMenu(Row& r);

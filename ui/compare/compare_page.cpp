@@ -6,7 +6,6 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
-#include <QInputDialog>
 #include <QLineEdit>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -223,80 +222,6 @@ void ComparePage::showEvent(QShowEvent* event) {
     refreshPresets();
 }
 
-namespace {
-// What the preset menus list from the database, read in one store task.
-struct StoredPresets {
-    std::vector<workbench::PresetRecord> named;
-    std::vector<workbench::ConfigurationRecord> configurations;
-};
-}  // namespace
-
-void ComparePage::refreshPresets() {
-    const auto& info = m_chat->modelInfo();
-    const int kvWidth = info ? info->n_head_kv * info->head_dim : 0;
-    m_form->setModelInfo(info);
-    const QString model = QFileInfo(QString::fromStdString(m_chat->config().model_path)).fileName();
-    if (!m_store->isOpen()) {
-        m_form->setPresets(comparepresets::builtIns(kvWidth));
-        return;
-    }
-    m_store->call<StoredPresets>(
-        [](workbench::Store& s) -> workbench::Result<StoredPresets> {
-            StoredPresets out;
-            auto named = s.list_presets();
-            if (!named.ok()) return named.status();
-            auto configurations = s.list_configurations();
-            if (!configurations.ok()) return configurations.status();
-            return StoredPresets{std::move(*named), std::move(*configurations)};
-        },
-        this, [this, kvWidth, model](const workbench::Result<StoredPresets>& result) {
-            QList<ComparePreset> presets;
-            QList<ComparePreset> stored;
-            if (result.ok()) {
-                presets = comparepresets::fromNamed(result->named);
-                stored = comparepresets::fromStored(result->configurations, model);
-            }
-            presets += comparepresets::builtIns(kvWidth);
-            presets += stored;
-            m_form->setPresets(presets);
-            emit presetsLoaded(static_cast<int>(stored.size()));
-        });
-}
-
-void ComparePage::savePreset(int row, const QString& name) {
-    const QString trimmed = name.trimmed();
-    if (m_form->rowRemote(row)) {
-        setStatus(tr("Row #%1 is a remote server: presets keep local settings.").arg(row + 1));
-        return;
-    }
-    if (trimmed.isEmpty() || !m_store->isOpen()) {
-        setStatus(m_store->isOpen() ? tr("A preset needs a name.") : tr("Presets are kept in the history, which is off."));
-        return;
-    }
-    const workbench::EngineConfig config = m_form->rowConfig(row, baseConfig());
-    m_store->call<workbench::RowId>(
-        [config, name = trimmed.toStdString()](workbench::Store& s) -> workbench::Result<workbench::RowId> {
-            auto configurationId = s.save_configuration(workbench::make_configuration(config, "cpu"));
-            if (!configurationId.ok()) return configurationId.status();
-            workbench::PresetRecord preset;
-            preset.name = name;
-            preset.configuration_id = *configurationId;
-            return s.save_preset(preset);
-        },
-        this, [this, trimmed](const workbench::Result<workbench::RowId>& result) {
-            setStatus(result.ok() ? tr("Saved preset \"%1\".").arg(trimmed)
-                                  : tr("Preset not saved: %1").arg(QString::fromStdString(result.status().message())));
-            refreshPresets();
-        });
-}
-
-void ComparePage::askAndSavePreset(int row) {
-    bool ok = false;
-    const QString name = QInputDialog::getText(this, tr("Save as preset"), tr("Name for row #%1's settings:").arg(row + 1),
-                                               QLineEdit::Normal, QString(), &ok);
-    if (ok) savePreset(row, name);
-}
-
 bool ComparePage::loadPromptSet(const QString& path) {
     const promptset::Loaded loaded = promptset::load(path);
     if (!loaded.error.isEmpty()) {
@@ -331,6 +256,7 @@ void ComparePage::run() {
     }
     m_configs = m_form->configs(baseConfig());
     m_remotes = m_form->remotes();
+    m_drafting = m_form->speculations();
     m_prompts = promptset::split(m_prompt->toPlainText());
     if (m_configs.isEmpty() || m_prompts.isEmpty()) {
         setStatus(tr("Tick at least one configuration and write a prompt."));
@@ -396,6 +322,7 @@ void ComparePage::sendPrompt() {
     workbench::GenerationRequest request;
     request.max_tokens = m_maxTokens->value();
     request.sampling.temperature = static_cast<float>(m_temperature->value());
+    request.speculation = m_drafting.value(m_current);
     currentCell().startedMs = QDateTime::currentMSecsSinceEpoch();
     setStatus(tr("Configuration %1 of %2, prompt %3 of %4: generating…")
                   .arg(m_current + 1).arg(m_configs.size()).arg(m_currentPrompt + 1).arg(m_prompts.size()));
@@ -553,7 +480,7 @@ void ComparePage::finishRun() {
 void ComparePage::refreshTable() { m_table->setFigures(m_figures); }
 
 QString ComparePage::columnName(int column) const {
-    return isRemoteColumn(column) ? compareremote::shortName(*m_remotes[column]) : CompareConfigForm::shortName(m_configs.value(column));
+    return isRemoteColumn(column) ? compareremote::shortName(*m_remotes[column]) : CompareConfigForm::shortName(m_configs.value(column), m_drafting.value(column));
 }
 
 CompareFigures ComparePage::namedFigures(int column) const {
@@ -577,6 +504,7 @@ void ComparePage::evaluateQuality() {
     if (configs.size() != m_configs.size() || m_figures.size() != configs.size()) {
         m_configs = configs;
         m_remotes = m_form->remotes();
+        m_drafting = m_form->speculations();
         m_figures.clear();
         for (int i = 0; i < m_configs.size(); ++i) m_figures.append(namedFigures(i));
     }

@@ -133,6 +133,7 @@ private:
 
     workbench::EngineConfig m_chatConfig;
     QList<workbench::EngineConfig> m_configs;  // of the last run (or evaluation)
+    QList<workbench::SpeculationParams> m_drafting;   // each column's speculative decoding
     QList<std::optional<RemoteTarget>> m_remotes;  // per column: its server, nullopt for a local row
     QList<int> m_evalColumns;                  // the evaluated (local) columns, in the evaluation's order
     QStringList m_prompts;                     // of the last run

@@ -20,6 +20,7 @@ const RowSpec kRows[CompareTable::RowCount] = {
     {"ITL p50 (ms)", true, &CompareFigures::itlP50Ms},
     {"ITL p90 (ms)", true, &CompareFigures::itlP90Ms},
     {"Decode tok/s", false, &CompareFigures::decodeTokS},
+    {"Drafts accepted", false, &CompareFigures::acceptance},
     {"KV bytes at end", true, &CompareFigures::kvBytes},
     {"KV bytes read / token", true, &CompareFigures::kvReadPerToken},
     {"Perplexity", true, &CompareFigures::perplexity},
@@ -34,6 +35,7 @@ QString format(int row, double v) {
     case CompareTable::KvRead: return fmt::bytes(v);
     case CompareTable::DeltaPpl: return QStringLiteral("%1%2").arg(v >= 0 ? QStringLiteral("+") : QString()).arg(v, 0, 'f', 2);
     case CompareTable::Kl: return QString::number(v, 'f', 5);
+    case CompareTable::Acceptance:
     case CompareTable::Top1: return QStringLiteral("%1%").arg(100 * v, 0, 'f', 1);
     case CompareTable::Perplexity: return QString::number(v, 'f', 3);
     default: return QString::number(v, 'f', v >= 100 ? 0 : 1);
@@ -56,6 +58,7 @@ CompareFigures CompareFigures::fromRun(const QString& name, const workbench::Run
     f.itlP50Ms = run.itl_ms_p50;
     f.itlP90Ms = run.itl_ms_p90;
     f.decodeTokS = run.decode_tok_s;
+    f.acceptance = run.acceptance_rate();
     // A server's cache is its own: the 0 a remote run stores means "not reported", not "empty".
     f.remote = run.provenance.backend == "remote";
     if (f.remote) return f;
@@ -72,7 +75,7 @@ CompareFigures CompareFigures::fromRuns(const QString& name, const std::vector<w
     mean.remote = each.front().remote;
     for (std::optional<double> CompareFigures::*field :
          {&CompareFigures::ttftMs, &CompareFigures::tpotMs, &CompareFigures::itlP50Ms, &CompareFigures::itlP90Ms,
-          &CompareFigures::decodeTokS, &CompareFigures::kvBytes, &CompareFigures::kvReadPerToken}) {
+          &CompareFigures::decodeTokS, &CompareFigures::acceptance, &CompareFigures::kvBytes, &CompareFigures::kvReadPerToken}) {
         double sum = 0;
         int n = 0;
         for (const CompareFigures& f : each)
@@ -153,7 +156,8 @@ void CompareTable::setFigures(const QList<CompareFigures>& columns) {
             }
             setItem(row, col, item);
         }
-        // The quality rows stay hidden until an evaluation fills them.
-        setRowHidden(row, row >= Perplexity && !hasQuality());
+        // The quality rows stay hidden until an evaluation fills them, the acceptance row unless a column drafted.
+        const bool anyDrafted = std::any_of(columns.begin(), columns.end(), [](const CompareFigures& c) { return c.acceptance.has_value(); });
+        setRowHidden(row, (row >= Perplexity && !hasQuality()) || (row == Acceptance && !anyDrafted));
     }
 }

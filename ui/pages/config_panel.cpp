@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -14,6 +15,7 @@
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "ui/format.h"
@@ -212,7 +214,54 @@ QWidget* ConfigPanel::buildSamplingGroup() {
     connect(m_fixedSeed, &QCheckBox::toggled, m_seed, &QWidget::setEnabled);
     m_maxTokens = addSpin(form, tr("Max tokens"), QStringLiteral("maxTokensSpin"), 1, 1 << 20, 512,
                           tr("Most tokens per reply."));
+    addSpeculationRows(form);
     return box;
+}
+
+void ConfigPanel::addSpeculationRows(QFormLayout* form) {
+    m_drafting = new QComboBox(this);
+    m_drafting->setObjectName(QStringLiteral("draftingCombo"));
+    m_drafting->addItem(tr("off"), static_cast<int>(workbench::DraftKind::off));
+    m_drafting->addItem(tr("prompt lookup"), static_cast<int>(workbench::DraftKind::lookup));
+    m_drafting->addItem(tr("draft model"), static_cast<int>(workbench::DraftKind::model));
+    m_drafting->setToolTip(tr("Speculative decoding: tokens are drafted cheaply and verified by the model in one batched "
+                              "step, so the reply is the model's own (the same tokens when greedy, the same distribution "
+                              "when sampling) but may come faster. Prompt lookup copies from the conversation (quoting, "
+                              "editing); a draft model is a smaller model with the same vocabulary. Sliding-window and "
+                              "pooled variants cannot roll drafts back and refuse."));
+    form->addRow(tr("Speculative"), m_drafting);
+    auto* row = new QWidget(this);
+    auto* rowLayout = new QHBoxLayout(row);
+    rowLayout->setContentsMargins(0, 0, 0, 0);
+    m_draftModel = new QLineEdit(row);
+    m_draftModel->setObjectName(QStringLiteral("draftModelEdit"));
+    m_draftModel->setPlaceholderText(tr("draft .gguf (loads with Apply)"));
+    m_draftModel->setToolTip(tr("The draft model's file; it loads beside the model when you apply."));
+    auto* browse = new QToolButton(row);   // compact: the panel's width is the chat's to share
+    browse->setText(tr("…"));
+    browse->setObjectName(QStringLiteral("draftModelBrowse"));
+    browse->setToolTip(tr("Choose the draft model file"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Draft model"), QString(), tr("GGUF models (*.gguf)"));
+        if (!path.isEmpty()) m_draftModel->setText(path);
+    });
+    rowLayout->addWidget(m_draftModel, 1);
+    rowLayout->addWidget(browse);
+    form->addRow(tr("Draft model"), row);
+    m_draftMax = addSpin(form, tr("Draft tokens"), QStringLiteral("draftMaxSpin"), 1, 64, 8,
+                         tr("Most tokens drafted per step; the length adapts to how many are accepted."));
+    m_draftNgram = addSpin(form, tr("Lookup n-gram"), QStringLiteral("draftNgramSpin"), 1, 16, 3,
+                           tr("Prompt lookup matches the last n tokens (then shorter) in the conversation."));
+    auto sync = [this] {
+        const auto kind = static_cast<workbench::DraftKind>(m_drafting->currentData().toInt());
+        m_draftModel->setEnabled(kind == workbench::DraftKind::model);
+        m_draftMax->setEnabled(kind != workbench::DraftKind::off);
+        m_draftNgram->setEnabled(kind == workbench::DraftKind::lookup);
+        refresh();
+    };
+    connect(m_drafting, &QComboBox::currentIndexChanged, this, sync);
+    connect(m_draftModel, &QLineEdit::textChanged, this, &ConfigPanel::refresh);
+    sync();
 }
 
 std::string ConfigPanel::kvTypes() const {
@@ -228,6 +277,8 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.attention = m_attention->spec();
     c.kv_types = kvTypes();
     c.kv_budget_bytes = static_cast<uint64_t>(m_kvBudget->value()) << 20;
+    if (m_drafting && m_drafting->currentData().toInt() == static_cast<int>(workbench::DraftKind::model))
+        c.draft_model_path = m_draftModel->text().trimmed().toStdString();
     return c;
 }
 
@@ -243,6 +294,10 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     }
     expressed = expressed && kv.ok();
     m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
+    if (!c.draft_model_path.empty()) {
+        m_draftModel->setText(QString::fromStdString(c.draft_model_path));
+        m_drafting->setCurrentIndex(m_drafting->findData(static_cast<int>(workbench::DraftKind::model)));
+    }
     refresh();
     if (!kv.ok()) m_prediction->setText(QString::fromStdString(kv.status().message()).toHtmlEscaped());
     if (!expressed) return false;
@@ -263,6 +318,9 @@ workbench::GenerationRequest ConfigPanel::generationRequest() const {
     r.sampling.repeat_penalty = static_cast<float>(m_repeatPenalty->value());
     r.sampling.seed = m_fixedSeed->isChecked() ? static_cast<uint64_t>(m_seed->value())
                                                : static_cast<uint64_t>(QRandomGenerator::global()->bounded(qint64{kMaxSeed} + 1));
+    r.speculation.kind = static_cast<workbench::DraftKind>(m_drafting->currentData().toInt());
+    r.speculation.draft_max = m_draftMax->value();
+    r.speculation.ngram = m_draftNgram->value();
     return r;
 }
 
@@ -329,7 +387,7 @@ bool ConfigPanel::differsFromApplied() const {
     const workbench::EngineConfig c = engineConfig(QString());
     return c.n_threads != m_applied.n_threads || c.n_ctx != m_applied.n_ctx || c.weight_type != m_applied.weight_type ||
            c.attention != m_applied.attention || c.kv_types != m_applied.kv_types ||
-           c.kv_budget_bytes != m_applied.kv_budget_bytes;
+           c.kv_budget_bytes != m_applied.kv_budget_bytes || c.draft_model_path != m_applied.draft_model_path;
 }
 
 void ConfigPanel::refresh() {
@@ -408,6 +466,7 @@ void ConfigPanel::saveSettings(QSettings& s) const {
     for (const QComboBox* combo : findChildren<QComboBox*>()) s.setValue(combo->objectName(), combo->currentIndex());
     s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
     if (const auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers"))) s.setValue(layers->objectName(), layers->text());
+    s.setValue(m_draftModel->objectName(), m_draftModel->text());
     s.endGroup();
 }
 
@@ -423,6 +482,7 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
     }
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
+    m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
     if (auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers")))
         layers->setText(s.value(layers->objectName(), layers->text()).toString());
     s.endGroup();

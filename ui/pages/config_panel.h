@@ -19,6 +19,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
+class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSettings;
@@ -58,6 +59,7 @@ signals:
 private:
     QWidget* buildLoadGroup();
     QWidget* buildSamplingGroup();
+    void addSpeculationRows(QFormLayout* form);
     QSpinBox* addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
                       const QString& tip);
     QDoubleSpinBox* addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min, double max,
@@ -95,6 +97,11 @@ private:
     QSpinBox* m_seed = nullptr;
     QCheckBox* m_fixedSeed = nullptr;
     QSpinBox* m_maxTokens = nullptr;
+    // Speculative decoding, per turn; the draft model loads with Apply.
+    QComboBox* m_drafting = nullptr;
+    QLineEdit* m_draftModel = nullptr;
+    QSpinBox* m_draftMax = nullptr;
+    QSpinBox* m_draftNgram = nullptr;
 
     std::optional<workbench::ModelInfo> m_info;
     QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
