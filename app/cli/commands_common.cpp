@@ -135,7 +135,7 @@ std::vector<FlagSpec> speculation_flags() {
     return {
         {"--draft-lookup", "", false, "speculative decoding with prompt lookup: drafts copied from where the last n-gram occurred in the "
                                       "prompt or reply (pays when the reply quotes or edits given text)"},
-        {"--draft-ngram", "", true, "N  longest n-gram prompt lookup matches (default 3; shorter ones are tried after it)"},
+        {"--draft-ngram", "", true, "N  longest n-gram prompt lookup matches (default 3; shorter ones down to 2 are tried after it)"},
         {"--draft", "", true, "MODEL  speculative decoding with a draft model of the same vocabulary (a smaller one of the family)"},
         {"--draft-max", "", true, "N  most tokens drafted per step (default 8, 1..64); the length adapts to what is accepted. Output is "
                                   "the model's own: token for token when greedy, the same distribution when sampling. Variants that "

@@ -50,7 +50,7 @@ void StepLoop::propose_drafts(Completion& c) {
     int32_t n = std::min({c.draft_length, g.max_tokens - n_out - 1, PagedKv::kMaxStepTokens - 1});
     if (!e_.kv->unbounded_context()) n = std::min<int64_t>(n, e_.n_ctx - static_cast<int64_t>(c.tokens.size()));
     if (n <= 0) return;
-    std::vector<TokenId> drafts = s.kind == DraftKind::lookup ? lookup_draft(c.tokens, s.ngram, n) : draft_with_model(c, n);
+    std::vector<TokenId> drafts = s.kind == DraftKind::lookup ? lookup_draft(c.tokens, s.ngram, n, std::min(2, s.ngram)) : draft_with_model(c, n);
     if (drafts.empty()) return;
     c.tokens.insert(c.tokens.end(), drafts.begin(), drafts.end());
     c.n_drafts = static_cast<int32_t>(drafts.size());

@@ -251,7 +251,7 @@ void ConfigPanel::addSpeculationRows(QFormLayout* form) {
     m_draftMax = addSpin(form, tr("Draft tokens"), QStringLiteral("draftMaxSpin"), 1, 64, 8,
                          tr("Most tokens drafted per step; the length adapts to how many are accepted."));
     m_draftNgram = addSpin(form, tr("Lookup n-gram"), QStringLiteral("draftNgramSpin"), 1, 16, 3,
-                           tr("Prompt lookup matches the last n tokens (then shorter) in the conversation."));
+                           tr("Prompt lookup matches the last n tokens (then fewer, down to 2) in the conversation."));
     auto sync = [this] {
         const auto kind = static_cast<workbench::DraftKind>(m_drafting->currentData().toInt());
         m_draftModel->setEnabled(kind == workbench::DraftKind::model);

@@ -64,7 +64,7 @@ const char* draft_kind_name(DraftKind kind);
 struct SpeculationParams {
     DraftKind kind = DraftKind::off;  // lookup: n-grams of the prompt and text so far; model: EngineConfig::draft_model_path
     int32_t draft_max = 8;            // most tokens drafted per step (≥ 1); the length adapts to what is accepted
-    int32_t ngram = 3;                // lookup: longest n-gram matched (shorter ones are tried after it)
+    int32_t ngram = 3;                // lookup: longest n-gram matched (shorter ones down to 2 after it; 1: single tokens)
 };
 // invalid_argument naming the field for a draft_max or ngram out of range.
 Status check_speculation(const SpeculationParams& params);
