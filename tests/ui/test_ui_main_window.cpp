@@ -246,8 +246,19 @@ private slots:
         child<QLineEdit>("draftModelEdit")->setText(uitest::modelPath());
         QCOMPARE(config()->engineConfig("m.gguf").draft_model_path, uitest::modelPath().toStdString());
         QVERIFY(child<QPushButton>("applyButton")->isEnabled());
+        // Applied, the model drafts for itself: the same reply, nearly every draft accepted.
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        waitLoaded();
+        QCOMPARE(m_window->client()->config().draft_model_path, uitest::modelPath().toStdString());
+        QTest::mouseClick(child<QPushButton>("regenerateButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        const ReplySummary drafted = finished.at(1).at(0).value<ReplySummary>();
+        QCOMPARE(drafted.text, plain.text);
+        QVERIFY(drafted.metrics.n_draft_tokens > 0 && drafted.metrics.acceptance_rate.value_or(0) > 0.9);
         drafting->setCurrentIndex(drafting->findData(static_cast<int>(workbench::DraftKind::off)));
         QVERIFY(config()->engineConfig("m.gguf").draft_model_path.empty());
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);   // back to the model alone
+        waitLoaded();
         QVERIFY(!child<QPushButton>("applyButton")->isEnabled());
     }
 
