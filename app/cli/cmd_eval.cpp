@@ -19,11 +19,14 @@
 namespace wbcli {
 
 int cmd_eval(int argc, char** argv) {
+    for (int i = 2; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--retrieval") return eval_retrieval(argc, argv);
     std::vector<FlagSpec> flags = {
         {"--file", "-f", true, "PATH  the text to score (e.g. resources/eval/alice_wonderland.txt)"},
         {"--chunks", "", true, "N  score at most N windows (default: all)"},
         {"--decode", "", true, "N  after the last window, generate N tokens to time decode at that context (default 32; 0 = off)"},
         {"--json", "", false, "print one JSON object with the figures"},
+        {"--retrieval", "", false, "passkey and multi-key retrieval instead (eval --retrieval --help lists its flags)"},
         db_flag(),
     };
     const std::string synopsis = "-f TEXT [--ctx N] [--attention SPEC] [--kv-type T] [--weights Q] [--json]";

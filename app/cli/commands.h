@@ -19,10 +19,13 @@ int cmd_inspect(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_quantize(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
+// eval --retrieval (cmd_eval_retrieval.cpp).
+int eval_retrieval(int argc, char** argv);
 int cmd_batch(int argc, char** argv);
 int cmd_history(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
+int cmd_sweep(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {

@@ -17,7 +17,8 @@ void print_help() {
                  "  inspect   architecture, hyperparameters, tokenizer and tensors of a GGUF model\n"
                  "  bench     prompt-processing and generation speed, llama-bench style (pp512, tg128)\n"
                  "  quantize  write a copy of a model with its weight matrices in another type\n"
-                 "  eval      perplexity, KL and top-1 agreement of a configuration against full attention\n"
+                 "  eval      perplexity, KL and top-1 agreement of a configuration against full attention (--retrieval: passkey)\n"
+                 "  sweep     the variants map: many configurations' memory, speed and quality, one JSON line each (--plot SVG)\n"
                  "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
                  "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n"
                  "  serve     an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /metrics) on the model\n"
@@ -52,5 +53,6 @@ int main(int argc, char** argv) {
     if (command == "history") return wbcli::cmd_history(argc, argv);
     if (command == "serve") return wbcli::cmd_serve(argc, argv);
     if (command == "synth") return wbcli::cmd_synth(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, batch, history, serve, synth; see --help)");
+    if (command == "sweep") return wbcli::cmd_sweep(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, sweep, batch, history, serve, synth; see --help)");
 }

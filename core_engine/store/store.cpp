@@ -209,10 +209,10 @@ Result<RowId> Store::save_evaluation(const EvaluationRecord& evaluation) {
         WB_ASSIGN_OR_RETURN(Statement stmt,
                             conn.prepare("INSERT INTO evaluations (configuration_id, reference_configuration_id, "
                                          "text_name, text_sha256, n_tokens, perplexity, kl_mean, top1_agreement, json, "
-                                         "created_unix_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"));
+                                         "created_unix_ms, retrieval_accuracy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
         stmt.bind_id(1, e.configuration_id).bind_id(2, e.reference_configuration_id).bind(3, e.text_name);
         stmt.bind(4, e.text_sha256).bind(5, e.n_tokens).bind(6, e.perplexity).bind(7, e.kl_mean);
-        stmt.bind(8, e.top1_agreement).bind(9, e.json).bind(10, created);
+        stmt.bind(8, e.top1_agreement).bind(9, e.json).bind(10, created).bind(11, e.retrieval_accuracy);
         WB_RETURN_IF_ERROR(while_doing(stmt.run(), "saving an evaluation"));
         return conn.last_insert_id();
     });

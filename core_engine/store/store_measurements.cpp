@@ -30,7 +30,7 @@ Result<std::vector<EvaluationRecord>> Store::list_evaluations(RowId configuratio
         WB_ASSIGN_OR_RETURN(Statement stmt,
                             conn.prepare("SELECT id, configuration_id, reference_configuration_id, text_name, "
                                          "text_sha256, n_tokens, perplexity, kl_mean, top1_agreement, json, "
-                                         "created_unix_ms FROM evaluations WHERE ?1 = 0 OR configuration_id = ?1 "
+                                         "created_unix_ms, retrieval_accuracy FROM evaluations WHERE ?1 = 0 OR configuration_id = ?1 "
                                          "ORDER BY created_unix_ms, id"));
         stmt.bind(1, configuration_id);
         std::vector<EvaluationRecord> evaluations;
@@ -49,6 +49,7 @@ Result<std::vector<EvaluationRecord>> Store::list_evaluations(RowId configuratio
             e.top1_agreement = stmt.column_optional(8);
             e.json = stmt.column_text(9);
             e.created_unix_ms = stmt.column_int(10);
+            e.retrieval_accuracy = stmt.column_optional(11);
             evaluations.push_back(std::move(e));
         }
         return evaluations;

@@ -183,10 +183,11 @@ ALTER TABLE comparison_configurations ADD COLUMN error TEXT;
 )sql";
 
 // Version 7: speculative decoding's drafted and accepted tokens per run (NULL: it did not speculate,
-// or was recorded before).
+// or was recorded before), and an evaluation's retrieval accuracy (NULL: not measured).
 constexpr const char* kMigration7 = R"sql(
 ALTER TABLE runs ADD COLUMN draft_tokens INTEGER;
 ALTER TABLE runs ADD COLUMN accepted_tokens INTEGER;
+ALTER TABLE evaluations ADD COLUMN retrieval_accuracy REAL;
 )sql";
 
 const std::vector<const char*>& migrations() {

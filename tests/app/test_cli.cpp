@@ -231,6 +231,67 @@ private slots:
         QVERIFY2(o.err.contains("roll") && o.err.contains("sliding"), o.err.constData());
     }
 
+    // sweep: a row per configuration as it finishes (a failing one recorded as failed, the sweep
+    // going on), a rerun skipping what is there, the map as SVG; a bad list line named.
+    void sweep_rows_resume_and_plot() {
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString list = dir.filePath("configs.txt"), out = dir.filePath("sweep.jsonl"), svg = dir.filePath("map.svg");
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("# a small sweep\nfull\nsliding:window=32,sinks=4   # forgets\nlatent:rank=48 --kv-type q8_0\n");
+        }
+        auto o = run_cli({"sweep", "-f", list, "--ctx", "256", "-t", "2", "-o", out, "--plot", svg});
+        QCOMPARE(o.exit_code, 1);   // a row failed
+        QFile rows(out);
+        QVERIFY(rows.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = rows.readAll().trimmed().split('\n');
+        QCOMPARE(lines.size(), 3);
+        const QJsonObject full = QJsonDocument::fromJson(lines[0]).object(), sliding = QJsonDocument::fromJson(lines[1]).object(),
+                          latent = QJsonDocument::fromJson(lines[2]).object();
+        QCOMPARE(full["status"].toString(), QString("ok"));
+        QCOMPARE(full["delta_ppl_pct"].toDouble(), 0.0);
+        for (const char* key : {"kv_bytes", "kv_bytes_full", "kv_bytes_read_per_token", "prefill_tok_s", "decode_tok_s", "ppl", "kl", "top1"})
+            QVERIFY2(sliding[key].isDouble(), key);
+        QVERIFY(sliding["kv_bytes"].toDouble() < full["kv_bytes"].toDouble());
+        QVERIFY(sliding["delta_ppl_pct"].toDouble() > 0 && sliding["top1"].toDouble() < 1);
+        QCOMPARE(latent["status"].toString(), QString("failed"));
+        QVERIFY2(latent["error"].toString().contains("multiple of 64"), lines[2].constData());
+        QFile map(svg);
+        QVERIFY(map.open(QIODevice::ReadOnly));
+        const QByteArray picture = map.readAll();
+        QCOMPARE(picture.count("<circle"), 2);
+        QVERIFY(picture.contains("Pareto") && picture.contains("sliding:window=32,sinks=4"));
+        o = run_cli({"sweep", "-f", list, "--ctx", "256", "-t", "2", "-o", out});
+        QCOMPARE(o.exit_code, 0);
+        QVERIFY2(o.err.contains("0 measured") && o.err.contains("3 already"), o.err.constData());
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("full --kv-typo q8_0\n");
+        }
+        o = run_cli({"sweep", "-f", list, "--ctx", "256", "-o", out});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("configuration line 1") && o.err.contains("--kv-typo"), o.err.constData());
+    }
+
+    // eval --retrieval: a 32-token window beside full attention on the same prompts.
+    void eval_retrieval_beside_full_attention() {
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        auto o = run_cli({"eval", "--retrieval", "--ctx", "512", "--lengths", "512", "--depths", "0,50", "--trials", "1",
+                          "--attention", "sliding:window=32,sinks=4", "--json", "-t", "2"});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        const QJsonObject j = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(j["cells"].toArray().size(), 4);   // 2 kinds x 1 length x 2 depths
+        const double mine = j["retrieval_accuracy"].toDouble(), base = j["baseline"].toObject()["retrieval_accuracy"].toDouble();
+        QVERIFY2(base > mine, o.out.constData());
+        QVERIFY(j["baseline_reliable_up_to"].toObject().contains("passkey"));
+        o = run_cli({"eval", "--retrieval", "--depths", "0,200"});
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY2(o.err.contains("--depths"), o.err.constData());
+    }
+
     void run_json_has_the_roofline_split() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"run", "-p", QString("word ").repeated(200), "-n", "4", "--ignore-eos", "--json", "-t", "2"});

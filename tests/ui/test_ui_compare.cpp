@@ -151,6 +151,27 @@ private slots:
         }
     }
 
+    void evaluateQualityAddsColumns() {
+        if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
+        m_window->showPage("Compare");
+        page()->evalWindows()->setValue(2);  // seconds, not tens of them
+        QSignalSpy done(page(), &ComparePage::evaluationFinished);
+        QTest::mouseClick(m_window->findChild<QPushButton*>("compareEvaluate"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
+        CompareTable* table = page()->table();
+        QVERIFY(!table->isRowHidden(CompareTable::Perplexity));
+        for (int row : {CompareTable::Perplexity, CompareTable::Kl, CompareTable::Top1})
+            for (int column = 0; column < 2; ++column)
+                QVERIFY2(table->item(row, column)->text() != QStringLiteral("—"), qPrintable(page()->statusText()));
+        // Full attention against itself: no divergence, full agreement.
+        QCOMPARE(table->item(CompareTable::Top1, 0)->text(), QStringLiteral("100.0%"));
+        // Retrieval beside perplexity: the 32-token window forgets facts full attention finds.
+        auto percent = [&](int column) { return table->item(CompareTable::Retrieval, column)->text().chopped(1).toDouble(); };
+        QVERIFY2(table->item(CompareTable::Retrieval, 1)->text().endsWith('%'), qPrintable(table->item(CompareTable::Retrieval, 1)->text()));
+        QVERIFY2(percent(1) < percent(0), qPrintable(QString("%1 vs %2").arg(percent(1)).arg(percent(0))));
+        QVERIFY(page()->statusText().contains("saved"));
+    }
+
     // A row that drafts (prompt lookup) beside one that does not: the same greedy output, and the
     // acceptance row appears with the drafting column's figure only.
     void draftingRowBesideAPlainOne() {
@@ -175,23 +196,6 @@ private slots:
         QVERIFY(table->item(CompareTable::Acceptance, 1)->text().endsWith('%'));
         QVERIFY(table->horizontalHeaderItem(1)->toolTip().contains("lookup"));
         drafting->setCurrentIndex(0);
-    }
-
-    void evaluateQualityAddsColumns() {
-        if (!measure::available()) QSKIP("the engine's measurements (workbench/measure.h) are not in this build");
-        m_window->showPage("Compare");
-        page()->evalWindows()->setValue(2);  // seconds, not tens of them
-        QSignalSpy done(page(), &ComparePage::evaluationFinished);
-        QTest::mouseClick(m_window->findChild<QPushButton*>("compareEvaluate"), Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(done.count() == 1, 2 * uitest::kTimeoutMs);
-        CompareTable* table = page()->table();
-        QVERIFY(!table->isRowHidden(CompareTable::Perplexity));
-        for (int row : {CompareTable::Perplexity, CompareTable::Kl, CompareTable::Top1})
-            for (int column = 0; column < 2; ++column)
-                QVERIFY2(table->item(row, column)->text() != QStringLiteral("—"), qPrintable(page()->statusText()));
-        // Full attention against itself: no divergence, full agreement.
-        QCOMPARE(table->item(CompareTable::Top1, 0)->text(), QStringLiteral("100.0%"));
-        QVERIFY(page()->statusText().contains("saved"));
     }
 
     void promptSetLoadsFromAFile() {

@@ -21,6 +21,9 @@ struct QualityFigures {
     double perplexity = 0, baselinePerplexity = 0;
     double klMean = 0, top1 = 0;     // top-1 agreement in [0, 1]
     int nTokens = 0;                 // tokens scored
+    // Passkey + multi-key retrieval on a small grid (measure::kRetrievalLengths, 3 depths, one
+    // trial each): what a window forgets, which perplexity hides.
+    std::optional<double> retrieval;
     QString textName, textSha256;
     QString json;                    // every figure, as saved with the evaluation
 };
@@ -45,7 +48,10 @@ namespace measure {
 
 // True when this build's engine provides the measurements (workbench/measure.h).
 bool available();
-// `tokens` scored in windows of nCtx (at most maxWindows) under `engine` and `baseline`.
+// The context an evaluated engine needs for the retrieval grid.
+constexpr int kRetrievalContext = 1024 + 16;
+// `tokens` scored in windows of nCtx (at most maxWindows) under `engine` and `baseline`, then
+// `engine`'s retrieval (prompts of 512 and 1024 tokens, facts at 0, 50 and 100 % depth).
 workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, workbench::Engine& baseline,
                                                   const std::vector<workbench::TokenId>& tokens, int nCtx,
                                                   int maxWindows, const std::function<void(double)>& progress,

@@ -44,7 +44,7 @@ void MeasureWorker::evaluate(const QList<workbench::EngineConfig>& configs, cons
     for (int i = 0; i < n; ++i) {
         if (cancel && cancel->load()) break;
         workbench::EngineConfig config = configs[i];
-        config.n_ctx = nCtx;
+        config.n_ctx = std::max(nCtx, measure::kRetrievalContext);   // the retrieval grid's prompts too
         config.on_load_progress = nullptr;
         emit progress(tr("configuration %1 of %2: loading").arg(i + 1).arg(n), double(i) / n);
         auto engine = workbench::Engine::load(config);

@@ -167,6 +167,7 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
         c.perplexity = f.perplexity;
         c.klMean = f.klMean;
         c.top1 = f.top1;
+        c.retrieval = f.retrieval;
         if (f.baselinePerplexity > 0) c.deltaPplPct = (f.perplexity / f.baselinePerplexity - 1.0) * 100.0;
         refreshTable();
     });

@@ -27,6 +27,7 @@ const RowSpec kRows[CompareTable::RowCount] = {
     {"ΔPPL vs baseline (%)", true, &CompareFigures::deltaPplPct},
     {"KL vs baseline", true, &CompareFigures::klMean},
     {"Top-1 agreement", false, &CompareFigures::top1},
+    {"Retrieval (passkey, multi-key)", false, &CompareFigures::retrieval},
 };
 
 QString format(int row, double v) {
@@ -36,6 +37,7 @@ QString format(int row, double v) {
     case CompareTable::DeltaPpl: return QStringLiteral("%1%2").arg(v >= 0 ? QStringLiteral("+") : QString()).arg(v, 0, 'f', 2);
     case CompareTable::Kl: return QString::number(v, 'f', 5);
     case CompareTable::Acceptance:
+    case CompareTable::Retrieval:
     case CompareTable::Top1: return QStringLiteral("%1%").arg(100 * v, 0, 'f', 1);
     case CompareTable::Perplexity: return QString::number(v, 'f', 3);
     default: return QString::number(v, 'f', v >= 100 ? 0 : 1);
@@ -92,6 +94,7 @@ void CompareFigures::setQuality(const workbench::EvaluationRecord& e, std::optio
     perplexity = e.perplexity;
     klMean = e.kl_mean;
     top1 = e.top1_agreement;
+    retrieval = e.retrieval_accuracy;
     if (e.perplexity && baselinePerplexity && *baselinePerplexity > 0)
         deltaPplPct = (*e.perplexity / *baselinePerplexity - 1.0) * 100.0;
 }

@@ -1,6 +1,6 @@
 // The metrics table of a comparison: one column per configuration, one row per figure (TTFT,
 // TPOT, ITL p50/p90, decode speed, speculative decoding's draft acceptance when a column drafted, KV bytes at the end, KV bytes read per token, and after an
-// evaluation PPL, ΔPPL, KL, top-1), the best value of each row in bold on green. A remote server's
+// evaluation PPL, ΔPPL, KL, top-1, retrieval accuracy), the best value of each row in bold on green. A remote server's
 // column has speed figures only: its KV rows say "not reported", its quality rows "not available
 // for a remote". Used by the Compare page and by History's saved comparisons. Plain numbers in;
 // GUI thread only.
@@ -15,7 +15,7 @@
 struct CompareFigures {
     QString name;  // the column header: the configuration in short
     std::optional<double> ttftMs, tpotMs, itlP50Ms, itlP90Ms, decodeTokS, acceptance, kvBytes, kvReadPerToken;
-    std::optional<double> perplexity, deltaPplPct, klMean, top1;
+    std::optional<double> perplexity, deltaPplPct, klMean, top1, retrieval;
     bool remote = false;  // a remote server's column (runs with provenance backend "remote")
 
     // A column with no figures yet.
@@ -31,7 +31,7 @@ struct CompareFigures {
 class CompareTable : public QTableWidget {
     Q_OBJECT
 public:
-    enum Row { Ttft, Tpot, ItlP50, ItlP90, DecodeSpeed, Acceptance, KvBytes, KvRead, Perplexity, DeltaPpl, Kl, Top1, RowCount };
+    enum Row { Ttft, Tpot, ItlP50, ItlP90, DecodeSpeed, Acceptance, KvBytes, KvRead, Perplexity, DeltaPpl, Kl, Top1, Retrieval, RowCount };
 
     explicit CompareTable(QWidget* parent = nullptr);
 

@@ -119,6 +119,7 @@ workbench::Result<bool> saveEvaluations(workbench::Store& store, const std::vect
         e.perplexity = f.perplexity;
         e.kl_mean = f.klMean;
         e.top1_agreement = f.top1;
+        e.retrieval_accuracy = f.retrieval;
         e.json = f.json.toStdString();
         auto id = store.save_evaluation(e);
         if (!id.ok()) return id.status();

@@ -123,6 +123,7 @@ struct EvaluationRecord {
     std::string text_sha256;
     int32_t n_tokens = 0;
     std::optional<double> perplexity, kl_mean, top1_agreement;
+    std::optional<double> retrieval_accuracy;   // passkey + multi-key retrieval (workbench/retrieval.h), 0–1
     std::string json;                      // the full eval output
     int64_t created_unix_ms = 0;
 };

@@ -104,6 +104,15 @@ private slots:
             bench.configuration_id = 1;
             bench.test_name = "tg128";
             WB_VERIFY_OK(store->save_benchmark(bench));
+            // An evaluation keeps its retrieval accuracy (version 7).
+            EvaluationRecord retrieval;
+            retrieval.configuration_id = 1;
+            retrieval.text_name = "retrieval";
+            retrieval.retrieval_accuracy = 0.5;
+            WB_VERIFY_OK(store->save_evaluation(retrieval));
+            auto evaluations = store->list_evaluations(1);
+            WB_VERIFY_OK(evaluations);
+            QCOMPARE(evaluations->back().retrieval_accuracy.value_or(-1), 0.5);
             // A comparison keeps why a configuration failed (version 6).
             ComparisonRecord comparison;
             comparison.name = "Compare: old";
@@ -398,12 +407,14 @@ private slots:
         evaluation.perplexity = 9.75;
         evaluation.top1_agreement = 0.96;
         evaluation.json = "{\"ppl\":9.75}";
+        evaluation.retrieval_accuracy = 0.625;
         WB_VERIFY_OK(store->save_evaluation(evaluation));
         auto evaluations = store->list_evaluations(*config_id);
         WB_VERIFY_OK(evaluations);
         QCOMPARE(evaluations->size(), size_t(1));
         QCOMPARE((*evaluations)[0].perplexity.value_or(0), 9.75);
         QVERIFY(!(*evaluations)[0].kl_mean.has_value());
+        QCOMPARE((*evaluations)[0].retrieval_accuracy.value_or(0), 0.625);
         QCOMPARE((*evaluations)[0].reference_configuration_id, *on_cuda);
         QCOMPARE(q((*evaluations)[0].text_sha256), QString("abc123"));
         QCOMPARE(store->list_evaluations(*on_cuda)->size(), size_t(0));

@@ -1,0 +1,184 @@
+// `eval --retrieval`: passkey and multi-key retrieval over a grid of lengths × depths
+// (workbench/retrieval.h) for the configured variant, KV types and weights, and for full
+// attention with f16 KV in the same run, so the output says what the variant forgot and whether
+// the model itself retrieves at those lengths.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "commands.h"
+#include "history_recorder.h"
+#include "workbench/retrieval.h"
+
+namespace wbcli {
+namespace {
+
+constexpr double kReliable = 0.9;   // the baseline "retrieves reliably" at a length from this accuracy
+
+// "0,25,50" → numbers in [lo, hi]; the error names the flag.
+std::vector<int32_t> parse_list(const std::string& flag, const std::string& text, int32_t lo, int32_t hi, std::string& err) {
+    std::vector<int32_t> out;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        char* end = nullptr;
+        const long v = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < lo || v > hi) {
+            err = flag + ": '" + item + "' is not a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+            return {};
+        }
+        out.push_back(static_cast<int32_t>(v));
+    }
+    if (out.empty()) err = flag + ": give a comma-separated list";
+    return out;
+}
+
+workbench::Json report_json(const workbench::RetrievalReport& r) {
+    workbench::Json cells = workbench::Json::array();
+    for (const auto& c : r.cells)
+        cells.push_back({{"kind", workbench::retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
+                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", workbench::json_rounded(c.accuracy(), 4)}});
+    return {{"retrieval_accuracy", workbench::json_rounded(r.accuracy, 4)},
+            {"passkey_accuracy", workbench::json_rounded(r.kind_accuracy(workbench::RetrievalKind::passkey), 4)},
+            {"multi_key_accuracy", workbench::json_rounded(r.kind_accuracy(workbench::RetrievalKind::multi_key), 4)},
+            {"cells", cells}};
+}
+
+// The longest length up to which the baseline's accuracy on `kind` reaches kReliable at every
+// length; 0: none.
+int32_t reliable_up_to(const workbench::RetrievalReport& base, workbench::RetrievalKind kind, const std::vector<int32_t>& lengths) {
+    int32_t up_to = 0;
+    for (int32_t length : lengths) {
+        int n = 0, ok = 0;
+        for (const auto& c : base.cells)
+            if (c.kind == kind && c.length == length) n += c.n_trials, ok += c.n_correct;
+        if (n == 0 || static_cast<double>(ok) / n < kReliable) break;
+        up_to = length;
+    }
+    return up_to;
+}
+
+}  // namespace
+
+int eval_retrieval(int argc, char** argv) {
+    std::vector<FlagSpec> flags = {
+        {"--retrieval", "", false, "passkey and multi-key retrieval instead of perplexity"},
+        {"--lengths", "", true, "N,N,..  prompt lengths in tokens (default 512,1024,2048,4096, those within --ctx)"},
+        {"--depths", "", true, "P,P,..  where the fact sits, % of the filler (default 0,25,50,75,100)"},
+        {"--trials", "", true, "N  trials per cell and kind, each with its own numbers (default 4)"},
+        {"--seed", "", true, "S  the trials' numbers and keys (default 1234): runs with one seed see the same prompts"},
+        {"--json", "", false, "print one JSON object with the figures"},
+        db_flag(),
+    };
+    const std::string synopsis = "--retrieval [--ctx N] [--lengths 512,1024,...] [--depths 0,25,50,75,100] [--attention SPEC] [--json]";
+    add_engine_flags(flags);
+    CommandContext ctx;
+    if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, false); rc >= 0) return rc;
+    std::string err;
+    workbench::RetrievalOptions options;
+    options.trials = ctx.args.get_int("--trials", options.trials, 1, 1000, err);
+    options.seed = ctx.args.get_u64("--seed", options.seed, err);
+    if (ctx.args.has("--depths") && err.empty()) options.depths_pct = parse_list("--depths", ctx.args.get("--depths"), 0, 100, err);
+    const int32_t max_length = ctx.config.n_ctx > 0 ? ctx.config.n_ctx : 4096;
+    if (ctx.args.has("--lengths") && err.empty()) {
+        options.lengths = parse_list("--lengths", ctx.args.get("--lengths"), 64, 1 << 20, err);
+        if (err.empty() && *std::max_element(options.lengths.begin(), options.lengths.end()) > max_length)
+            err = "--lengths: a length is past --ctx " + std::to_string(max_length);
+    } else {
+        std::erase_if(options.lengths, [&](int32_t l) { return l > max_length; });
+        if (options.lengths.empty()) options.lengths = {max_length};
+    }
+    if (!err.empty()) return usage_error("eval: " + err);
+    std::sort(options.lengths.begin(), options.lengths.end());
+    const int32_t longest = options.lengths.back();
+    workbench::EngineConfig base_config;
+    auto adjust = [&](workbench::EngineConfig& c) {
+        c.n_ctx = longest + 16;   // the prompt and its answer tokens
+        base_config.model_path = c.model_path;
+        base_config.n_threads = c.n_threads;
+        base_config.n_ctx = c.n_ctx;
+    };
+    if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
+    workbench::Engine& engine = *ctx.engine;
+    const auto& info = engine.model_info();
+    const bool json = ctx.args.has("--json");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto progress = [&](const char* which) {
+        return [&, which](int64_t done, int64_t total) {
+            if (json) return;
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            std::cerr << "\r" << which << " [" << done << "/" << total << "] " << static_cast<int>(s) << " s" << std::flush;
+        };
+    };
+    auto report = workbench::evaluate_retrieval(engine, options, progress("retrieval"));
+    if (!json) std::cerr << "\n";
+    if (!report.ok()) return runtime_error(report.status().message());
+    const bool same_as_base = info.attention == "full" && info.kv_types == "f16" && !ctx.args.has("--weights");
+    workbench::RetrievalReport base_report = *report;
+    if (!same_as_base) {
+        auto base = workbench::Engine::load(base_config);
+        if (!base.ok()) return runtime_error("baseline: " + base.status().message());
+        auto b = workbench::evaluate_retrieval(**base, options, progress("baseline (full attention, f16 KV)"));
+        if (!json) std::cerr << "\n";
+        if (!b.ok()) return runtime_error("baseline: " + b.status().message());
+        base_report = std::move(b).value();
+    }
+    // Where the model itself retrieves: a variant's misses past that are partly the model's.
+    workbench::Json reliable_json = workbench::Json::object();
+    std::string reliable_text;
+    for (workbench::RetrievalKind kind : options.kinds) {
+        const int32_t up_to = reliable_up_to(base_report, kind, options.lengths);
+        reliable_json[workbench::retrieval_kind_name(kind)] = up_to > 0 ? workbench::Json(up_to) : workbench::Json(nullptr);
+        reliable_text += std::string(reliable_text.empty() ? "" : "; ") + workbench::retrieval_kind_name(kind) +
+                         (up_to > 0 ? " up to " + std::to_string(up_to) + " tokens" : " at no length tested");
+    }
+
+    workbench::Json j = {{"attention", info.attention}, {"kv_type", info.kv_types}, {"weights", info.weight_type}};
+    j.update(report_json(*report));
+    j["trials"] = options.trials;
+    j["seed"] = options.seed;
+    j["baseline"] = report_json(base_report);
+    j["baseline_reliable_up_to"] = reliable_json;
+    if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
+        workbench::EvaluationRecord e;
+        e.configuration_id = recorder->configuration_id();
+        e.text_name = "retrieval (passkey + multi-key)";
+        e.n_tokens = longest;
+        e.retrieval_accuracy = report->accuracy;
+        e.json = workbench::dump_json(j);
+        if (auto id = recorder->store().save_evaluation(e); !id.ok()) recorder->warn(id.status());
+        recorder->finish();
+    }
+    if (json) {
+        print_json_line(j);
+        return 0;
+    }
+    std::printf("%s  kv %s  weights %s  (passkey + multi-key, %d trials per cell, seed %llu)\n", info.attention.c_str(),
+                info.kv_types.c_str(), info.weight_type.c_str(), options.trials, static_cast<unsigned long long>(options.seed));
+    std::printf("accuracy by length and depth: this configuration / full attention with f16 KV\n%-8s", "length");
+    for (int32_t d : options.depths_pct) std::printf("  %9d%%", d);
+    std::printf("\n");
+    for (int32_t length : options.lengths) {
+        std::printf("%-8d", length);
+        for (int32_t d : options.depths_pct) {
+            int n = 0, ok = 0, bn = 0, bok = 0;
+            for (const auto& c : report->cells)
+                if (c.length == length && c.depth_pct == d) n += c.n_trials, ok += c.n_correct;
+            for (const auto& c : base_report.cells)
+                if (c.length == length && c.depth_pct == d) bn += c.n_trials, bok += c.n_correct;
+            std::printf("  %4.2f/%4.2f", n ? double(ok) / n : 0.0, bn ? double(bok) / bn : 0.0);
+        }
+        std::printf("\n");
+    }
+    std::printf("retrieval_accuracy %.3f (passkey %.3f, multi-key %.3f); full attention %.3f\n", report->accuracy,
+                report->kind_accuracy(workbench::RetrievalKind::passkey), report->kind_accuracy(workbench::RetrievalKind::multi_key),
+                base_report.accuracy);
+    std::printf("the model retrieves reliably (>= %.0f %% at full attention): %s. Where it does not, its own misses count "
+                "against every variant: read a variant's figures against the baseline's.\n",
+                kReliable * 100, reliable_text.c_str());
+    return 0;
+}
+
+}  // namespace wbcli
