@@ -84,13 +84,27 @@ std::string variants_map_svg(const std::vector<MapPoint>& all, const MapAxis& qu
         y0 = std::min(y0, p.quality), y1 = std::max(y1, p.quality);
         if (p.decode_tok_s) s0 = std::min(s0, *p.decode_tok_s), s1 = std::max(s1, *p.decode_tok_s);
     }
+    // A broken configuration (ΔPPL in the thousands of %) would flatten every other point: the
+    // axis stops at twice the 80th percentile's distance and such points sit on its edge,
+    // drawn as triangles with their value.
+    std::vector<double> values;
+    for (const MapPoint& p : points) values.push_back(p.quality);
+    std::sort(values.begin(), values.end());
+    const double low = values.front(), p80 = values[values.size() * 8 / 10];
+    const double cap_hi = low + 2 * (p80 - low), p20 = values[values.size() * 2 / 10], high = values.back();
+    const double cap_lo = high - 2 * (high - p20);
+    const bool clip_hi = !quality.higher_is_better && p80 > low && y1 > cap_hi;
+    const bool clip_lo = quality.higher_is_better && high > p20 && y0 < cap_lo;
+    if (clip_hi) y1 = cap_hi;
+    if (clip_lo) y0 = cap_lo;
     const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
     if (y1 - y0 < 1e-9) y0 -= 1, y1 += 1;
     const double pad = (y1 - y0) * 0.08;
     y0 -= pad, y1 += pad;
     const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
     auto X = [&](double b) { return kLeft + (std::log10(b) - lx0) / (lx1 - lx0) * plot_w; };
-    auto Y = [&](double q) { return kTop + (1.0 - (q - y0) / (y1 - y0)) * plot_h; };
+    auto Y = [&](double q) { return kTop + (1.0 - (std::clamp(q, y0, y1) - y0) / (y1 - y0)) * plot_h; };
+    auto off_chart = [&](double q) { return (clip_hi && q > y1) || (clip_lo && q < y0); };
     // Axes, decade ticks, five y ticks.
     svg += "<rect x=\"" + num(kLeft, 0) + "\" y=\"" + num(kTop, 0) + "\" width=\"" + num(plot_w, 0) + "\" height=\"" + num(plot_h, 0) +
            "\" fill=\"none\" stroke=\"#444\"/>\n";
@@ -118,10 +132,18 @@ std::string variants_map_svg(const std::vector<MapPoint>& all, const MapAxis& qu
     for (const MapPoint& p : points) {
         const double t = p.decode_tok_s && s1 > s0 ? (*p.decode_tok_s - s0) / (s1 - s0) : 0.5;
         const std::string colour = p.decode_tok_s ? speed_colour(t) : std::string("#999");
-        svg += "<circle cx=\"" + num(X(p.kv_bytes)) + "\" cy=\"" + num(Y(p.quality)) + "\" r=\"6\" fill=\"" + colour +
-               "\" stroke=\"#222\"><title>" + escape(p.label) + "</title></circle>\n";
-        svg += "<text x=\"" + num(X(p.kv_bytes) + 8) + "\" y=\"" + num(Y(p.quality) - 6) + "\" font-size=\"9\" fill=\"#333\">" +
-               escape(p.label) + "</text>\n";
+        const double cx = X(p.kv_bytes), cy = Y(p.quality);
+        if (off_chart(p.quality)) {
+            const double d = clip_hi ? -1 : 1;   // the triangle points off the chart
+            svg += "<path d=\"M" + num(cx) + " " + num(cy + d * 7) + " L" + num(cx - 6) + " " + num(cy - d * 4) + " L" + num(cx + 6) + " " +
+                   num(cy - d * 4) + " Z\" fill=\"" + colour + "\" stroke=\"#222\"><title>" + escape(p.label) + "</title></path>\n";
+            svg += "<text x=\"" + num(cx + 8) + "\" y=\"" + num(cy + (clip_hi ? 12 : -6)) + "\" font-size=\"9\" fill=\"#333\">" +
+                   escape(p.label) + " (" + num(p.quality, 1) + ", off the chart)</text>\n";
+            continue;
+        }
+        svg += "<circle cx=\"" + num(cx) + "\" cy=\"" + num(cy) + "\" r=\"6\" fill=\"" + colour + "\" stroke=\"#222\"><title>" + escape(p.label) +
+               "</title></circle>\n";
+        svg += "<text x=\"" + num(cx + 8) + "\" y=\"" + num(cy - 6) + "\" font-size=\"9\" fill=\"#333\">" + escape(p.label) + "</text>\n";
     }
     // The colour scale.
     const double lx = kWidth - kRight + 40;
