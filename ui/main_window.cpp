@@ -30,6 +30,7 @@
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/remote_chat_client.h"
 #include "ui/bridge/store_client.h"
+#include "ui/compare/compare_config_form.h"
 #include "ui/compare/compare_page.h"
 #include "ui/format.h"
 #include "ui/history/history_page.h"
@@ -42,6 +43,7 @@
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
 #include "ui/pages/server_page.h"
+#include "ui/pages/variants_map_page.h"
 #include "ui/theme.h"
 #include "widgets/token_stream_view.h"
 
@@ -70,6 +72,7 @@ constexpr PageEntry kPages[] = {
     {"Models", "The loaded model, recently opened files, and the remote server the chat may talk to."},
     {"Benchmark", "Throughput and latency against batch size."},
     {"Server", "Serve the chat's model to other programs through the OpenAI-compatible API."},
+    {"Variants map", "Every configuration's memory, speed and quality on one picture (a sweep's rows)."},
 };
 
 }  // namespace
@@ -99,11 +102,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_compare = new ComparePage(m_client, m_store, m_pages);
     m_benchmark = new BenchmarkPage(m_client, m_store, m_pages);
     m_server = new ServerPage(m_client, m_pages);
+    m_variants = new VariantsMapPage(m_pages);
     // The chat fits a 1000×700 window by itself (its side panels give way or hide); the other pages
     // scroll there instead of setting the window's minimum size.
     m_pages->addWidget(m_chat);
     for (QWidget* page : {static_cast<QWidget*>(m_compare), static_cast<QWidget*>(m_history), static_cast<QWidget*>(m_models),
-                          static_cast<QWidget*>(m_benchmark), static_cast<QWidget*>(m_server)}) {
+                          static_cast<QWidget*>(m_benchmark), static_cast<QWidget*>(m_server), static_cast<QWidget*>(m_variants)}) {
         auto* scroll = new QScrollArea(m_pages);
         scroll->setObjectName(page->objectName().isEmpty() ? QStringLiteral("pageScroll") : page->objectName() + QStringLiteral("Scroll"));
         scroll->setWidgetResizable(true);
@@ -133,6 +137,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         // to the next field in the panel (Temperature); the next thing to do is write.
         m_chat->input()->setFocus(Qt::OtherFocusReason);
         loadModel(m_modelPath);
+    });
+    // A configuration picked on the Variants map: reload the chat with it, or put it in a Compare row.
+    connect(m_variants, &VariantsMapPage::loadInChatRequested, this, [this](const QString& attention, const QString& kv, const QString& weights) {
+        workbench::EngineConfig config = m_client->config();
+        config.attention = attention.toStdString();
+        config.kv_types = kv.toStdString();
+        config.weight_type = weights.toStdString();
+        m_chat->configPanel()->setEngineConfig(config);
+        showPage(QStringLiteral("Chat"));
+        if (!m_modelPath.isEmpty()) m_reloading = true, loadModel(m_modelPath);
+    });
+    connect(m_variants, &VariantsMapPage::addToCompareRequested, this, [this](const QString& attention, const QString& kv, const QString& weights) {
+        m_compare->form()->addRow(attention, kv, weights);
+        showPage(QStringLiteral("Compare"));
     });
     // The welcome's variant example: reload with the window, then ask for a long answer, so the
     // KV chart shows the cache levelling off at the window.
@@ -250,6 +268,7 @@ void MainWindow::buildSidebar() {
         else if (name == QLatin1String("Models")) show(m_models);
         else if (name == QLatin1String("Benchmark")) show(m_benchmark);
         else if (name == QLatin1String("Server")) show(m_server);
+        else if (name == QLatin1String("Variants map")) show(m_variants);
     });
     m_sidebar->setCurrentRow(0);
 }

@@ -19,6 +19,7 @@
 #include "ui/bridge/engine_types.h"
 
 class BenchmarkPage;
+class VariantsMapPage;
 class ChatPage;
 class ComparePage;
 class ConnectServerDialog;
@@ -66,6 +67,7 @@ public:
     HistoryPage* historyPage() const { return m_history; }
     ComparePage* comparePage() const { return m_compare; }
     BenchmarkPage* benchmarkPage() const { return m_benchmark; }
+    VariantsMapPage* variantsPage() const { return m_variants; }
     ServerPage* serverPage() const { return m_server; }
     StoreClient* store() const { return m_store; }
     ThemeController* theme() const { return m_theme; }
@@ -132,6 +134,7 @@ private:
     ComparePage* m_compare = nullptr;
     BenchmarkPage* m_benchmark = nullptr;
     ServerPage* m_server = nullptr;
+    VariantsMapPage* m_variants = nullptr;
     StoreClient* m_store = nullptr;
     HistoryRecorder* m_recorder = nullptr;
     QStringList m_shownStoreErrors;  // each write failure is shown once

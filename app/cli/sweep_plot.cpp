@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "workbench/pareto.h"
+
 namespace wbcli {
 namespace {
 
@@ -56,18 +58,9 @@ std::string speed_colour(double t) {
 }  // namespace
 
 std::vector<size_t> pareto_front(const std::vector<MapPoint>& points, bool higher_is_better) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < points.size(); ++i)
-        if (points[i].kv_bytes > 0) order.push_back(i);
-    auto better = [&](double a, double b) { return higher_is_better ? a > b : a < b; };
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (points[a].kv_bytes != points[b].kv_bytes) return points[a].kv_bytes < points[b].kv_bytes;
-        return better(points[a].quality, points[b].quality);
-    });
-    std::vector<size_t> front;
-    for (size_t i : order)
-        if (front.empty() || better(points[i].quality, points[front.back()].quality)) front.push_back(i);
-    return front;
+    std::vector<double> cost, quality;
+    for (const MapPoint& p : points) cost.push_back(p.kv_bytes), quality.push_back(p.quality);
+    return workbench::pareto_front(cost, quality, higher_is_better);
 }
 
 std::string variants_map_svg(const std::vector<MapPoint>& all, const MapAxis& quality, const std::string& title) {

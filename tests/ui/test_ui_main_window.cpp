@@ -38,6 +38,9 @@
 #include "ui/pages/welcome_panel.h"
 #include "widgets/kv_memory_chart.h"
 #include "widgets/token_rate_chart.h"
+#include "ui/compare/compare_page.h"
+#include "ui/compare/compare_config_form.h"
+#include "ui/pages/variants_map_page.h"
 #include "widgets/token_stream_view.h"
 #include "widgets/turn_latency_chart.h"
 #include "workbench/store.h"
@@ -133,9 +136,26 @@ private slots:
         m_window->resize(before);
     }
 
+    // A point of the Variants map goes to a Compare row (the first unticked one) and the page shows.
+    void variantsMapPointGoesToCompare() {
+        QTemporaryDir dir;
+        QFile rows(dir.filePath("sweep.jsonl"));
+        QVERIFY(rows.open(QIODevice::WriteOnly));
+        rows.write(R"({"config":"topk:k=64,recent=16","attention":"topk:k=64,recent=16","kv_type":"q8_0","weights":"q4_1","kv_bytes":1000000,"delta_ppl_pct":3,"kl":0.1,"top1":0.9,"decode_tok_s":100,"status":"ok"})");
+        rows.close();
+        VariantsMapPage* page = m_window->variantsPage();
+        QVERIFY(page->loadSweep(rows.fileName()));
+        page->selectRow(0);
+        QTest::mouseClick(page->findChild<QPushButton*>("variantsAddToCompare"), Qt::LeftButton);
+        QVERIFY(m_window->comparePage()->isVisible());
+        const auto configs = m_window->comparePage()->form()->configs(workbench::EngineConfig{});
+        QVERIFY(std::any_of(configs.begin(), configs.end(), [](const auto& c) { return c.attention == "topk:k=64,recent=16" && c.kv_types == "q8_0"; }));
+        m_window->showPage("Chat");
+    }
+
     void sidebarOffersEveryPage() {
         QListWidget* bar = m_window->sidebar();
-        QCOMPARE(bar->count(), 6);
+        QCOMPARE(bar->count(), 7);
         for (int i = 0; i < bar->count(); ++i) {
             QListWidgetItem* item = bar->item(i);
             const bool enabled = item->flags() & Qt::ItemIsEnabled;
@@ -145,6 +165,8 @@ private slots:
         m_window->showPage("Models");
         QVERIFY(m_window->modelsPage()->isVisible());
         QVERIFY(m_window->modelsPage()->detailsText().contains("llama"));
+        m_window->showPage("Variants map");
+        QVERIFY(m_window->variantsPage()->isVisible());
         m_window->showPage("Chat");
         QVERIFY(chat()->isVisible());
     }

@@ -119,6 +119,16 @@ void CompareConfigForm::setRow(int row, bool enabled, const QString& attention, 
     syncMenu(row);
 }
 
+void CompareConfigForm::addRow(const QString& attention, const QString& kvTypes, const QString& weights) {
+    int row = kMaxRows - 1;
+    for (int i = 0; i < kMaxRows; ++i)
+        if (!m_rows[i].use->isChecked()) {
+            row = i;
+            break;
+        }
+    setRow(row, true, attention, kvTypes, weights);
+}
+
 void CompareConfigForm::setRemote(int row, const RemoteTarget& target) {
     if (row < 0 || row >= kMaxRows || target.url.isEmpty()) return;
     Row& r = m_rows[row];

@@ -30,6 +30,8 @@ public:
 
     // A local row (a remote one becomes local again).
     void setRow(int row, bool enabled, const QString& attention, const QString& kvTypes, const QString& weights = {});
+    // Puts a configuration in the first unticked row (the last row when all are ticked) and ticks it.
+    void addRow(const QString& attention, const QString& kvTypes, const QString& weights);
     // Makes `row` the server `target` and ticks it.
     void setRemote(int row, const RemoteTarget& target);
     std::optional<RemoteTarget> rowRemote(int row) const;

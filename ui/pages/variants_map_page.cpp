@@ -1,0 +1,188 @@
+#include "ui/pages/variants_map_page.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QVBoxLayout>
+
+#include "ui/format.h"
+#include "widgets/variants_scatter.h"
+#include "workbench/pareto.h"
+
+namespace {
+enum Measure { DeltaPpl, Kl, Top1, Retrieval };
+
+std::optional<double> number(const QJsonObject& o, const char* key) {
+    const QJsonValue v = o.value(QLatin1String(key));
+    return v.isDouble() ? std::optional<double>(v.toDouble()) : std::nullopt;
+}
+}  // namespace
+
+VariantsMapPage::VariantsMapPage(QWidget* parent) : QWidget(parent) {
+    setObjectName(QStringLiteral("variantsMapPage"));
+    auto* layout = new QVBoxLayout(this);
+    auto* bar = new QHBoxLayout();
+    auto* open = new QPushButton(tr("Open sweep…"), this);
+    open->setObjectName(QStringLiteral("variantsOpen"));
+    open->setToolTip(tr("A sweep's rows: workbench-cli sweep --preset standard [--retrieval] -o sweep.jsonl"));
+    connect(open, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a sweep"), QString(), tr("Sweep rows (*.jsonl);;All files (*)"));
+        if (!path.isEmpty()) loadSweep(path);
+    });
+    bar->addWidget(open);
+    bar->addWidget(new QLabel(tr("Quality:"), this));
+    m_quality = new QComboBox(this);
+    m_quality->setObjectName(QStringLiteral("variantsQuality"));
+    m_quality->addItem(tr("ΔPPL vs full attention (%)"), DeltaPpl);
+    m_quality->addItem(tr("KL vs full attention"), Kl);
+    m_quality->addItem(tr("Top-1 agreement"), Top1);
+    m_quality->addItem(tr("Retrieval accuracy"), Retrieval);
+    connect(m_quality, &QComboBox::currentIndexChanged, this, &VariantsMapPage::refresh);
+    bar->addWidget(m_quality);
+    m_status = new QLabel(tr("Open a sweep's rows to draw the map (workbench-cli sweep -o FILE)."), this);
+    m_status->setObjectName(QStringLiteral("variantsStatus"));
+    m_status->setWordWrap(true);
+    bar->addWidget(m_status, 1);
+    layout->addLayout(bar);
+    m_scatter = new VariantsScatter(this);
+    m_scatter->setMinimumHeight(360);
+    layout->addWidget(m_scatter, 1);
+    auto* selected = new QHBoxLayout();
+    m_details = new QLabel(tr("Click a point to select its configuration."), this);
+    m_details->setObjectName(QStringLiteral("variantsDetails"));
+    m_details->setTextFormat(Qt::RichText);
+    m_details->setWordWrap(true);
+    selected->addWidget(m_details, 1);
+    m_loadInChat = new QPushButton(tr("Load in Chat"), this);
+    m_loadInChat->setObjectName(QStringLiteral("variantsLoadInChat"));
+    m_addToCompare = new QPushButton(tr("Add to Compare"), this);
+    m_addToCompare->setObjectName(QStringLiteral("variantsAddToCompare"));
+    for (QPushButton* b : {m_loadInChat, m_addToCompare}) {
+        b->setEnabled(false);
+        selected->addWidget(b);
+    }
+    connect(m_loadInChat, &QPushButton::clicked, this, [this] {
+        if (m_selected >= 0) emit loadInChatRequested(m_rows[m_selected].attention, m_rows[m_selected].kvTypes, m_rows[m_selected].weights);
+    });
+    connect(m_addToCompare, &QPushButton::clicked, this, [this] {
+        if (m_selected >= 0) emit addToCompareRequested(m_rows[m_selected].attention, m_rows[m_selected].kvTypes, m_rows[m_selected].weights);
+    });
+    layout->addLayout(selected);
+    connect(m_scatter, &VariantsScatter::pointClicked, this, [this](int point) { selectRow(m_drawn.value(point, -1)); });
+}
+
+bool VariantsMapPage::loadSweep(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        m_status->setText(tr("Cannot read %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    QList<Row> rows;
+    int failed = 0, line = 0;
+    while (!file.atEnd()) {
+        const QByteArray text = file.readLine().trimmed();
+        ++line;
+        if (text.isEmpty()) continue;
+        const QJsonDocument doc = QJsonDocument::fromJson(text);
+        if (!doc.isObject()) {
+            m_status->setText(tr("%1, line %2: not a sweep row (one JSON object a line, as sweep -o writes)").arg(QFileInfo(path).fileName()).arg(line));
+            return false;
+        }
+        const QJsonObject o = doc.object();
+        if (o.value(QStringLiteral("status")).toString() != QStringLiteral("ok")) {
+            ++failed;
+            continue;
+        }
+        Row r;
+        r.config = o.value(QStringLiteral("config")).toString();
+        r.attention = o.value(QStringLiteral("attention")).toString();
+        r.kvTypes = o.value(QStringLiteral("kv_type")).toString();
+        r.weightsShown = o.value(QStringLiteral("weights")).toString();
+        // Weights converted at load only when the row asked (else the file's, shown as their type).
+        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("--weights\\s+(\\S+)")).match(r.config);
+        if (m.hasMatch()) r.weights = m.captured(1);
+        r.kvBytes = o.value(QStringLiteral("kv_bytes")).toDouble();
+        r.deltaPpl = number(o, "delta_ppl_pct");
+        r.kl = number(o, "kl");
+        r.top1 = number(o, "top1");
+        r.retrieval = number(o, "retrieval_accuracy");
+        r.decodeTokS = number(o, "decode_tok_s");
+        r.prefillTokS = number(o, "prefill_tok_s");
+        rows.append(r);
+    }
+    if (rows.isEmpty()) {
+        m_status->setText(tr("%1 has no measured row (%2 failed).").arg(QFileInfo(path).fileName()).arg(failed));
+        return false;
+    }
+    m_rows = rows;
+    m_selected = -1;
+    m_status->setText(tr("%1: %2 configurations%3").arg(QFileInfo(path).fileName()).arg(rows.size())
+                          .arg(failed ? tr(" (%1 failed rows not drawn)").arg(failed) : QString()));
+    const bool anyRetrieval = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.retrieval.has_value(); });
+    if (!anyRetrieval && m_quality->currentData().toInt() == Retrieval) m_quality->setCurrentIndex(0);
+    refresh();
+    return true;
+}
+
+std::optional<double> VariantsMapPage::quality(const Row& row) const {
+    switch (m_quality->currentData().toInt()) {
+        case Kl: return row.kl;
+        case Top1: return row.top1 ? std::optional<double>(*row.top1 * 100) : std::nullopt;
+        case Retrieval: return row.retrieval ? std::optional<double>(*row.retrieval * 100) : std::nullopt;
+        default: return row.deltaPpl;
+    }
+}
+
+void VariantsMapPage::refresh() {
+    const int measure = m_quality->currentData().toInt();
+    const bool higherIsBetter = measure == Top1 || measure == Retrieval;
+    QList<ScatterPoint> points;
+    std::vector<double> cost, value;
+    m_drawn.clear();
+    for (int i = 0; i < m_rows.size(); ++i) {
+        const Row& r = m_rows[i];
+        const std::optional<double> q = quality(r);
+        if (!q || r.kvBytes <= 0) continue;
+        ScatterPoint p;
+        p.label = r.config.isEmpty() ? r.attention : r.config;
+        p.kvBytes = r.kvBytes;
+        p.quality = *q;
+        p.decodeTokS = r.decodeTokS;
+        p.details = tr("KV %1 · ΔPPL %2 % · KL %3 · top-1 %4 %%5 · decode %6 tok/s")
+                        .arg(fmt::bytes(r.kvBytes))
+                        .arg(r.deltaPpl.value_or(NAN), 0, 'f', 2)
+                        .arg(r.kl.value_or(NAN), 0, 'f', 4)
+                        .arg(r.top1.value_or(NAN) * 100, 0, 'f', 1)
+                        .arg(r.retrieval ? tr(" · retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0) : QString())
+                        .arg(r.decodeTokS.value_or(NAN), 0, 'f', 1);
+        points.append(p);
+        cost.push_back(p.kvBytes);
+        value.push_back(p.quality);
+        m_drawn.append(i);
+    }
+    QList<int> front;
+    for (size_t i : workbench::pareto_front(cost, value, higherIsBetter)) front.append(static_cast<int>(i));
+    m_scatter->setPoints(points, front, m_quality->currentText() + (higherIsBetter ? tr(" ↑ better") : tr(" ↓ better")));
+    selectRow(m_selected);
+}
+
+void VariantsMapPage::selectRow(int index) {
+    m_selected = index >= 0 && index < m_rows.size() ? index : -1;
+    for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0);
+    if (m_selected < 0) {
+        m_details->setText(tr("Click a point to select its configuration."));
+        return;
+    }
+    const Row& r = m_rows[m_selected];
+    m_details->setText(tr("<b>%1</b> · KV %2 · weights %3").arg((r.config.isEmpty() ? r.attention : r.config).toHtmlEscaped(),
+                                                                 fmt::bytes(r.kvBytes), r.weightsShown.toHtmlEscaped()));
+}
+
+QString VariantsMapPage::statusText() const { return m_status->text(); }
