@@ -11,6 +11,7 @@
 
 namespace {
 constexpr int kBands = 5;
+constexpr double kMiB = 1024.0 * 1024.0;   // the axis is in MiB: its labels read 1, 10, 100
 // Slow to fast: the viridis scale's stops, readable on light and dark.
 const QColor kBandColours[kBands] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52, 0x8b), QColor(0x21, 0x90, 0x8d),
                                      QColor(0x5d, 0xc8, 0x63), QColor(0xfd, 0xe7, 0x25)};
@@ -19,9 +20,9 @@ const QColor kBandColours[kBands] = {QColor(0x44, 0x01, 0x54), QColor(0x3b, 0x52
 VariantsScatter::VariantsScatter(QWidget* parent) : MetricChartView(tr("Variants map"), parent) {
     setObjectName(QStringLiteral("variantsScatter"));
     m_x = new QLogValueAxis(this);
-    m_x->setTitleText(tr("KV bytes held (log scale)"));
+    m_x->setTitleText(tr("KV MiB held (log scale)"));
     m_x->setBase(10);
-    m_x->setLabelFormat(QStringLiteral("%.3g"));
+    m_x->setLabelFormat(QStringLiteral("%g"));
     chart()->addAxis(m_x, Qt::AlignBottom);
     m_y = makeAxis(tr("quality"), Qt::AlignLeft);
     m_front = new QLineSeries(this);
@@ -33,6 +34,15 @@ VariantsScatter::VariantsScatter(QWidget* parent) : MetricChartView(tr("Variants
     chart()->addSeries(m_front);
     m_front->attachAxis(m_x);
     m_front->attachAxis(m_y);
+    // The selection: a red halo behind its point (added before the points, so drawn under them).
+    m_selected = new QScatterSeries(this);
+    m_selected->setName(tr("selected"));
+    m_selected->setMarkerSize(22);
+    m_selected->setColor(QColor(0xd0, 0x34, 0x2c));
+    chart()->addSeries(m_selected);
+    m_selected->attachAxis(m_x);
+    m_selected->attachAxis(m_y);
+    styleSeries(m_selected);
     for (int b = 0; b < kBands; ++b) {
         auto* band = new QScatterSeries(this);
         band->setName(b == 0 ? tr("slowest decode") : b == kBands - 1 ? tr("fastest") : QString());
@@ -55,6 +65,12 @@ VariantsScatter::VariantsScatter(QWidget* parent) : MetricChartView(tr("Variants
     styleSeries(m_front);
 }
 
+void VariantsScatter::setSelected(int index) {
+    m_selected->clear();
+    if (index >= 0 && index < m_points.size() && m_points[index].kvBytes > 0)
+        m_selected->append(m_points[index].kvBytes / kMiB, m_points[index].quality);
+}
+
 void VariantsScatter::setPoints(const QList<ScatterPoint>& points, const QList<int>& front, const QString& qualityTitle) {
     m_points = points;
     for (QScatterSeries* band : m_bands) band->clear();
@@ -70,14 +86,15 @@ void VariantsScatter::setPoints(const QList<ScatterPoint>& points, const QList<i
     for (const ScatterPoint& p : points) {
         if (p.kvBytes <= 0) continue;
         const double t = p.decodeTokS && s1 > s0 ? (*p.decodeTokS - s0) / (s1 - s0) : 0.5;
-        m_bands[std::clamp(static_cast<int>(t * kBands), 0, kBands - 1)]->append(p.kvBytes, p.quality);
+        m_bands[std::clamp(static_cast<int>(t * kBands), 0, kBands - 1)]->append(p.kvBytes / kMiB, p.quality);
     }
     for (int i : front)
-        if (i >= 0 && i < points.size()) m_front->append(points[i].kvBytes, points[i].quality);
+        if (i >= 0 && i < points.size()) m_front->append(points[i].kvBytes / kMiB, points[i].quality);
     if (x1 <= 0) return;
-    m_x->setRange(std::pow(10.0, std::floor(std::log10(x0))), std::pow(10.0, std::ceil(std::log10(x1))));
+    m_x->setRange(std::pow(10.0, std::floor(std::log10(x0 / kMiB))), std::pow(10.0, std::ceil(std::log10(x1 / kMiB))));
     const double pad = std::max(1e-6, (y1 - y0) * 0.08);
     m_y->setRange(y0 - pad, y1 + pad);
+    m_y->applyNiceNumbers();   // round ticks: 0, 20, 40 rather than 20.1, 50.8
 }
 
 int VariantsScatter::nearest(const QPointF& value) const {
@@ -86,7 +103,7 @@ int VariantsScatter::nearest(const QPointF& value) const {
     const double span = std::max(1e-12, m_y->max() - m_y->min());
     for (int i = 0; i < m_points.size(); ++i) {
         if (m_points[i].kvBytes <= 0) continue;
-        const double dx = std::log10(m_points[i].kvBytes) - std::log10(std::max(1e-12, value.x()));
+        const double dx = std::log10(m_points[i].kvBytes / kMiB) - std::log10(std::max(1e-12, value.x()));
         const double dy = (m_points[i].quality - value.y()) / span;
         const double d = dx * dx + dy * dy;
         if (d < bestDistance) bestDistance = d, best = i;

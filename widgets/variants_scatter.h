@@ -32,7 +32,10 @@ public:
     int pointCount() const { return static_cast<int>(m_points.size()); }
     QLineSeries* frontSeries() const { return m_front; }
     const QList<QScatterSeries*>& speedBands() const { return m_bands; }
-    // The point nearest (kvBytes, quality) in screen terms; -1 when there are none.
+    // Rings point `index` (-1: none), the one whose configuration is selected.
+    void setSelected(int index);
+    QScatterSeries* selectedSeries() const { return m_selected; }
+    // The point nearest a position in the chart's values (KV in MiB, quality); -1 when there are none.
     int nearest(const QPointF& value) const;
 
 signals:
@@ -42,6 +45,7 @@ private:
     QList<ScatterPoint> m_points;
     QList<QScatterSeries*> m_bands;   // slow → fast
     QLineSeries* m_front = nullptr;
+    QScatterSeries* m_selected = nullptr;
     QLogValueAxis* m_x = nullptr;
     QValueAxis* m_y = nullptr;
 };

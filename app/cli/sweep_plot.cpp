@@ -82,14 +82,10 @@ std::string variants_map_svg(const std::vector<MapPoint>& all, const MapAxis& qu
     // drawn as triangles with their value.
     std::vector<double> values;
     for (const MapPoint& p : points) values.push_back(p.quality);
-    std::sort(values.begin(), values.end());
-    const double low = values.front(), p80 = values[values.size() * 8 / 10];
-    const double cap_hi = low + 2 * (p80 - low), p20 = values[values.size() * 2 / 10], high = values.back();
-    const double cap_lo = high - 2 * (high - p20);
-    const bool clip_hi = !quality.higher_is_better && p80 > low && y1 > cap_hi;
-    const bool clip_lo = quality.higher_is_better && high > p20 && y0 < cap_lo;
-    if (clip_hi) y1 = cap_hi;
-    if (clip_lo) y0 = cap_lo;
+    const std::optional<double> cap = workbench::quality_axis_cap(values, quality.higher_is_better);
+    const bool clip_hi = cap && !quality.higher_is_better, clip_lo = cap && quality.higher_is_better;
+    if (clip_hi) y1 = *cap;
+    if (clip_lo) y0 = *cap;
     const double lx0 = std::floor(std::log10(x0)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(x1)));
     if (y1 - y0 < 1e-9) y0 -= 1, y1 += 1;
     const double pad = (y1 - y0) * 0.08;

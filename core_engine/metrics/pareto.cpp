@@ -21,4 +21,18 @@ std::vector<size_t> pareto_front(std::span<const double> cost, std::span<const d
     return front;
 }
 
+std::optional<double> quality_axis_cap(std::span<const double> quality, bool higher_is_better) {
+    std::vector<double> v;
+    for (double q : quality)
+        if (std::isfinite(q)) v.push_back(q);
+    if (v.size() < 3) return std::nullopt;
+    std::sort(v.begin(), v.end());
+    if (higher_is_better) {
+        const double best = v.back(), p20 = v[v.size() * 2 / 10], cap = best - 2 * (best - p20);
+        return best > p20 && v.front() < cap ? std::optional<double>(cap) : std::nullopt;
+    }
+    const double best = v.front(), p80 = v[v.size() * 8 / 10], cap = best + 2 * (p80 - best);
+    return p80 > best && v.back() > cap ? std::optional<double>(cap) : std::nullopt;
+}
+
 }  // namespace workbench

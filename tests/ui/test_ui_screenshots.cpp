@@ -24,6 +24,7 @@
 #include "ui/compare/compare_page.h"
 #include "ui/history/history_page.h"
 #include "ui/main_window.h"
+#include "ui/pages/variants_map_page.h"
 #include "ui/models/session_table_model.h"
 #include "ui/pages/chat_page.h"
 #include "ui/theme.h"
@@ -129,6 +130,16 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(m_window->size(), QSize(1000, 700), uitest::kTimeoutMs);
         save(QStringLiteral("welcome.png"));
         m_window->resize(1440, 900);
+    }
+
+    // The Variants map on the committed first sweep (docs/variants_sweep.jsonl), a point selected.
+    void variantsMap() {
+        VariantsMapPage* page = m_window->variantsPage();
+        QVERIFY(page->loadSweep(QStringLiteral(WB_SOURCE_DIR "/docs/variants_sweep.jsonl")));
+        page->selectRow(5);
+        m_window->showPage(QStringLiteral("Variants map"));
+        save(QStringLiteral("variants_map.png"));
+        m_window->showPage(QStringLiteral("Chat"));
     }
 
     void modelsPage() {

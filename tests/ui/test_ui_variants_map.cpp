@@ -56,12 +56,13 @@ private slots:
         QCOMPARE(drawn, 4);
         // ΔPPL (lower is better): window → q8_0 → full; top-k is bigger and worse than full.
         QCOMPARE(scatter->frontSeries()->count(), 3);
-        QCOMPARE(scatter->frontSeries()->at(0).x(), 2200000.0);
-        QCOMPARE(scatter->frontSeries()->at(2).x(), 95000000.0);
+        constexpr double kMiB = 1024.0 * 1024.0;   // the map's x axis
+        QCOMPARE(scatter->frontSeries()->at(0).x(), 2200000.0 / kMiB);
+        QCOMPARE(scatter->frontSeries()->at(2).x(), 95000000.0 / kMiB);
         // Retrieval (higher is better): the window, then q8_0 (as good as full and smaller).
         page.qualityMenu()->setCurrentIndex(page.qualityMenu()->findText("Retrieval accuracy"));
         QCOMPARE(scatter->frontSeries()->count(), 2);
-        QCOMPARE(scatter->frontSeries()->at(1).x(), 50000000.0);
+        QCOMPARE(scatter->frontSeries()->at(1).x(), 50000000.0 / kMiB);
         QCOMPARE(scatter->frontSeries()->at(1).y(), 75.0);
     }
 
@@ -73,8 +74,9 @@ private slots:
         auto* compare = page.findChild<QPushButton*>("variantsAddToCompare");
         QVERIFY(!load->isEnabled() && !compare->isEnabled());
         // A click on the map selects the nearest point.
-        emit page.scatter()->pointClicked(page.scatter()->nearest(QPointF(50000000.0, 0.2)));
+        emit page.scatter()->pointClicked(page.scatter()->nearest(QPointF(50000000.0 / (1024.0 * 1024.0), 0.2)));
         QVERIFY(load->isEnabled());
+        QCOMPARE(page.scatter()->selectedSeries()->count(), 1);   // ringed on the map
         QSignalSpy toChat(&page, &VariantsMapPage::loadInChatRequested), toCompare(&page, &VariantsMapPage::addToCompareRequested);
         QTest::mouseClick(load, Qt::LeftButton);
         QCOMPARE(toChat.count(), 1);

@@ -169,6 +169,13 @@ void VariantsMapPage::refresh() {
     }
     QList<int> front;
     for (size_t i : workbench::pareto_front(cost, value, higherIsBetter)) front.append(static_cast<int>(i));
+    // A broken configuration sits on the axis's edge (its figure in the tooltip), not stretching it.
+    if (const std::optional<double> cap = workbench::quality_axis_cap(value, higherIsBetter))
+        for (ScatterPoint& p : points)
+            if (higherIsBetter ? p.quality < *cap : p.quality > *cap) {
+                p.details += tr(" · drawn at the axis's edge (%1)").arg(p.quality, 0, 'g', 6);
+                p.quality = *cap;
+            }
     m_scatter->setPoints(points, front, m_quality->currentText() + (higherIsBetter ? tr(" ↑ better") : tr(" ↓ better")));
     selectRow(m_selected);
 }
@@ -176,6 +183,7 @@ void VariantsMapPage::refresh() {
 void VariantsMapPage::selectRow(int index) {
     m_selected = index >= 0 && index < m_rows.size() ? index : -1;
     for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0);
+    m_scatter->setSelected(static_cast<int>(m_drawn.indexOf(m_selected)));
     if (m_selected < 0) {
         m_details->setText(tr("Click a point to select its configuration."));
         return;
