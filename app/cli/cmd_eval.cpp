@@ -66,7 +66,6 @@ int cmd_eval(int argc, char** argv) {
     workbench::Engine& base = same_as_base ? engine : *base_owner;
 
     const std::vector<workbench::TokenId> all = engine.tokenize(text.str(), true, false);
-    const size_t window = static_cast<size_t>(n_ctx);
     const bool json = ctx.args.has("--json");
     const auto t0 = std::chrono::steady_clock::now();
     workbench::QualityOptions qo;
@@ -87,21 +86,14 @@ int cmd_eval(int argc, char** argv) {
     std::optional<double> decode_tok_s;
     uint64_t read_per_token = 0, read_full = 0;
     if (n_decode > 0) {
-        const size_t end = (n_windows - 1) * window + window;
-        std::vector<workbench::TokenId> prompt(all.begin() + static_cast<std::ptrdiff_t>(end - window),
-                                               all.begin() + static_cast<std::ptrdiff_t>(std::min(end + 1, all.size())));
-        workbench::GenerationRequest req;
-        req.max_tokens = n_decode;
-        req.ignore_eos = true;
-        req.sampling.temperature = 0;
-        auto out = engine.generate_tokens(prompt, req);
+        auto out = run_after_window(engine, all, static_cast<int32_t>(n_windows), n_ctx, n_decode);
         if (!out.ok()) return runtime_error(out.status().message());
-        decode_tok_s = out->metrics.decode_tok_s;
-        read_per_token = out->metrics.kv_bytes_read_per_token;
+        decode_tok_s = out->decode_tok_s;
+        read_per_token = out->kv_bytes_read_per_token;
         // The last step's query read every cached token under full attention.
-        read_full = info.kv_bytes_per_token * static_cast<uint64_t>(out->metrics.n_context_tokens);
-        kv_peak = std::max(kv_peak, out->metrics.kv_bytes_peak);
-        kv_full = std::max(kv_full, out->metrics.kv_bytes_full);
+        read_full = info.kv_bytes_per_token * static_cast<uint64_t>(out->n_context_tokens);
+        kv_peak = std::max(kv_peak, out->kv_bytes_peak);
+        kv_full = std::max(kv_full, out->kv_bytes_full);
     }
 
     const workbench::QualityReport& q = *quality;

@@ -35,7 +35,9 @@ std::vector<int32_t> parse_list(const std::string& flag, const std::string& text
     return out;
 }
 
-workbench::Json report_json(const workbench::RetrievalReport& r) {
+}  // namespace
+
+workbench::Json retrieval_report_json(const workbench::RetrievalReport& r) {
     workbench::Json cells = workbench::Json::array();
     for (const auto& c : r.cells)
         cells.push_back({{"kind", workbench::retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
@@ -45,6 +47,8 @@ workbench::Json report_json(const workbench::RetrievalReport& r) {
             {"multi_key_accuracy", workbench::json_rounded(r.kind_accuracy(workbench::RetrievalKind::multi_key), 4)},
             {"cells", cells}};
 }
+
+namespace {
 
 // The longest length up to which the baseline's accuracy on `kind` reaches kReliable at every
 // length; 0: none.
@@ -136,10 +140,10 @@ int eval_retrieval(int argc, char** argv) {
     }
 
     workbench::Json j = {{"attention", info.attention}, {"kv_type", info.kv_types}, {"weights", info.weight_type}};
-    j.update(report_json(*report));
+    j.update(retrieval_report_json(*report));
     j["trials"] = options.trials;
     j["seed"] = options.seed;
-    j["baseline"] = report_json(base_report);
+    j["baseline"] = retrieval_report_json(base_report);
     j["baseline_reliable_up_to"] = reliable_json;
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
         workbench::EvaluationRecord e;

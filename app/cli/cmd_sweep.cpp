@@ -146,18 +146,9 @@ workbench::Json measure_row(const SweepConfig& sc, const workbench::EngineConfig
     qo.max_windows = s.windows;
     auto q = workbench::evaluate_quality(engine, baseline, text, qo);
     if (!q.ok()) return failed(q.status());
-    // Prefill of one context-long window, then decode at that context.
-    const size_t end = static_cast<size_t>(q->n_windows) * static_cast<size_t>(s.ctx);
-    std::vector<workbench::TokenId> prompt(text.begin() + static_cast<std::ptrdiff_t>(end - static_cast<size_t>(s.ctx)),
-                                           text.begin() + static_cast<std::ptrdiff_t>(std::min(end + 1, text.size())));
-    workbench::GenerationRequest req;
-    req.max_tokens = s.n_decode;
-    req.ignore_eos = true;
-    req.sampling.temperature = 0;
-    engine.reset();   // the window runs whole: prefill speed at this context, not a cached prefix
-    auto timed = engine.generate_tokens(prompt, req);
+    auto timed = run_after_window(engine, text, q->n_windows, s.ctx, s.n_decode);
     if (!timed.ok()) return failed(timed.status());
-    const workbench::GenerationMetrics& m = timed->metrics;
+    const workbench::GenerationMetrics& m = *timed;
     row["kv_bytes"] = std::max(q->kv_bytes_peak, m.kv_bytes_peak);
     row["kv_bytes_full"] = std::max(q->kv_bytes_full, m.kv_bytes_full);
     row["kv_bytes_read_per_token"] = m.kv_bytes_read_per_token;
@@ -172,12 +163,9 @@ workbench::Json measure_row(const SweepConfig& sc, const workbench::EngineConfig
         auto r = workbench::evaluate_retrieval(engine, s.retrieval_options);
         if (!r.ok()) return failed(r.status());
         retrieval = r->accuracy;
-        row["retrieval_accuracy"] = workbench::json_rounded(r->accuracy, 4);
-        workbench::Json cells = workbench::Json::array();
-        for (const auto& cell : r->cells)
-            cells.push_back({{"kind", workbench::retrieval_kind_name(cell.kind)}, {"length", cell.length}, {"depth", cell.depth_pct},
-                             {"correct", cell.n_correct}, {"trials", cell.n_trials}});
-        row["retrieval_cells"] = cells;
+        const workbench::Json figures = retrieval_report_json(*r);
+        row["retrieval_accuracy"] = figures["retrieval_accuracy"];
+        row["retrieval_cells"] = figures["cells"];
     }
     row["ctx"] = s.ctx;
     row["windows"] = q->n_windows;
