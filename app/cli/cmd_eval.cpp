@@ -86,7 +86,7 @@ int cmd_eval(int argc, char** argv) {
     std::optional<double> decode_tok_s;
     uint64_t read_per_token = 0, read_full = 0;
     if (n_decode > 0) {
-        auto out = run_after_window(engine, all, static_cast<int32_t>(n_windows), n_ctx, n_decode);
+        auto out = workbench::run_after_window(engine, all, static_cast<int32_t>(n_windows), n_ctx, n_decode);
         if (!out.ok()) return runtime_error(out.status().message());
         decode_tok_s = out->decode_tok_s;
         read_per_token = out->kv_bytes_read_per_token;

@@ -35,20 +35,6 @@ std::vector<int32_t> parse_list(const std::string& flag, const std::string& text
     return out;
 }
 
-}  // namespace
-
-workbench::Json retrieval_report_json(const workbench::RetrievalReport& r) {
-    workbench::Json cells = workbench::Json::array();
-    for (const auto& c : r.cells)
-        cells.push_back({{"kind", workbench::retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
-                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", workbench::json_rounded(c.accuracy(), 4)}});
-    return {{"retrieval_accuracy", workbench::json_rounded(r.accuracy, 4)},
-            {"passkey_accuracy", workbench::json_rounded(r.kind_accuracy(workbench::RetrievalKind::passkey), 4)},
-            {"multi_key_accuracy", workbench::json_rounded(r.kind_accuracy(workbench::RetrievalKind::multi_key), 4)},
-            {"cells", cells}};
-}
-
-namespace {
 
 // The longest length up to which the baseline's accuracy on `kind` reaches kReliable at every
 // length; 0: none.
@@ -140,10 +126,10 @@ int eval_retrieval(int argc, char** argv) {
     }
 
     workbench::Json j = {{"attention", info.attention}, {"kv_type", info.kv_types}, {"weights", info.weight_type}};
-    j.update(retrieval_report_json(*report));
+    j.update(workbench::retrieval_report_json(*report));
     j["trials"] = options.trials;
     j["seed"] = options.seed;
-    j["baseline"] = retrieval_report_json(base_report);
+    j["baseline"] = workbench::retrieval_report_json(base_report);
     j["baseline_reliable_up_to"] = reliable_json;
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
         workbench::EvaluationRecord e;

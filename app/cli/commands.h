@@ -60,12 +60,6 @@ void print_json_line(const workbench::Json& value);
 // A batch's aggregates as batch --json and bench --remote --json print them (latencies in ms:
 // mean, p50, p90, p99, n).
 workbench::Json batch_metrics_json(const workbench::BatchMetrics& m, int n_failed);
-// eval and sweep: the text's `n_windows`-th window of `ctx` tokens run whole from an empty cache
-// with one more token, then `n_decode` greedy tokens — prefill and decode at that context.
-workbench::Result<workbench::GenerationMetrics> run_after_window(workbench::Engine& engine, const std::vector<workbench::TokenId>& text,
-                                                                 int32_t n_windows, int32_t ctx, int32_t n_decode);
-// eval --retrieval and sweep: a retrieval report's figures, cell by cell (cmd_eval_retrieval.cpp).
-workbench::Json retrieval_report_json(const workbench::RetrievalReport& report);
 
 }  // namespace wbcli
 

@@ -31,22 +31,6 @@ workbench::Json batch_metrics_json(const workbench::BatchMetrics& m, int n_faile
             {"e2e_ms", stats(m.e2e_ms)}};
 }
 
-workbench::Result<workbench::GenerationMetrics> run_after_window(workbench::Engine& engine, const std::vector<workbench::TokenId>& text,
-                                                                 int32_t n_windows, int32_t ctx, int32_t n_decode) {
-    const size_t window = static_cast<size_t>(ctx), end = static_cast<size_t>(n_windows) * window;
-    if (n_windows < 1 || end > text.size()) return workbench::error(workbench::StatusCode::invalid_argument, "no such window of the text");
-    std::vector<workbench::TokenId> prompt(text.begin() + static_cast<std::ptrdiff_t>(end - window),
-                                           text.begin() + static_cast<std::ptrdiff_t>(std::min(end + 1, text.size())));
-    workbench::GenerationRequest req;
-    req.max_tokens = n_decode;
-    req.ignore_eos = true;
-    req.sampling.temperature = 0;
-    engine.reset();   // the window runs whole: its prefill speed is at this context, not a cached prefix's
-    auto out = engine.generate_tokens(prompt, req);
-    if (!out.ok()) return out.status();
-    return out->metrics;
-}
-
 int usage_error(const std::string& message) {
     std::cerr << "workbench-cli: " << message << "\n";
     return 2;

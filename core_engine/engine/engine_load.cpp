@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/engine_impl.h"
+#include "workbench/measure.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
 #include "model/arch/architecture.h"
@@ -90,12 +91,7 @@ ModelInfo describe(const Engine::Impl& e) {
 // eval text (evaluation windows start at its beginning, so they do not overlap).
 static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& config, const Tokenizer& tokenizer) {
     std::string path = config.calibration_text;
-    if (path.empty()) {
-        // The source tree's copy, else the installed package's.
-        std::error_code ec;
-        path = std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? WB_CALIBRATION_TEXT
-                                                                 : "/usr/share/inference-workbench/eval/alice_wonderland.txt";
-    }
+    if (path.empty()) path = default_eval_text_path();
     std::ifstream in(path, std::ios::binary);
     if (!in) return error(StatusCode::not_found, "latent: cannot read the calibration text " + path);
     std::stringstream text;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <filesystem>
 #include <random>
 
 namespace workbench {
@@ -106,6 +107,27 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
     r.kl_mean = kl_sum / dn;
     r.top1_agreement = static_cast<double>(top1_same) / dn;
     return r;
+}
+
+Result<GenerationMetrics> run_after_window(Engine& engine, const std::vector<TokenId>& text, int32_t n_windows, int32_t ctx,
+                                           int32_t n_decode) {
+    const size_t window = static_cast<size_t>(ctx), end = static_cast<size_t>(n_windows) * window;
+    if (n_windows < 1 || ctx < 1 || end > text.size()) return error(StatusCode::invalid_argument, "no such window of the text");
+    std::vector<TokenId> prompt(text.begin() + static_cast<std::ptrdiff_t>(end - window),
+                                text.begin() + static_cast<std::ptrdiff_t>(std::min(end + 1, text.size())));
+    GenerationRequest req;
+    req.max_tokens = n_decode;
+    req.ignore_eos = true;
+    req.sampling.temperature = 0;
+    engine.reset();   // the window runs whole: its prefill speed is at this context, not a cached prefix's
+    WB_ASSIGN_OR_RETURN(GenerationResult out, engine.generate_tokens(prompt, req));
+    return out.metrics;
+}
+
+std::string default_eval_text_path() {
+    std::error_code ec;
+    return std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? std::string(WB_CALIBRATION_TEXT)
+                                                             : std::string("/usr/share/inference-workbench/eval/alice_wonderland.txt");
 }
 
 Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen, uint32_t seed,

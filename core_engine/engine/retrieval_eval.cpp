@@ -167,4 +167,15 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
     return report;
 }
 
+Json retrieval_report_json(const RetrievalReport& r) {
+    Json cells = Json::array();
+    for (const RetrievalCell& c : r.cells)
+        cells.push_back({{"kind", retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
+                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", json_rounded(c.accuracy(), 4)}});
+    return {{"retrieval_accuracy", json_rounded(r.accuracy, 4)},
+            {"passkey_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::passkey), 4)},
+            {"multi_key_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::multi_key), 4)},
+            {"cells", cells}};
+}
+
 }  // namespace workbench

@@ -14,16 +14,11 @@ namespace workbench {
 
 using store::Connection;
 using store::Statement;
+using store::while_doing;
 
 namespace {
 
 int64_t or_now(int64_t unix_ms) { return unix_ms != 0 ? unix_ms : store::now_unix_ms(); }
-
-// Appends what was being done to an error, so a dropped write says which one.
-Status while_doing(const Status& status, const std::string& what) {
-    if (status.ok()) return status;
-    return {status.code(), status.message() + " while " + what};
-}
 
 // The run's outcome, bound at `first` .. first + 13 (finish_run and begin_run share it).
 void bind_outcome(Statement& stmt, int first, const RunRecord& run) {

@@ -43,6 +43,12 @@ struct Store::Impl {
 
 namespace store {
 
+// Appends what was being done to an error, so a dropped write says which one.
+inline Status while_doing(const Status& status, const std::string& what) {
+    if (status.ok()) return status;
+    return {status.code(), status.message() + " while " + what};
+}
+
 // FTS5 query for what a user typed: every word quoted (so no FTS syntax leaks in), all required,
 // the last one as a prefix (search as you type). Empty when the text has no words.
 std::string fts_query(const std::string& text);

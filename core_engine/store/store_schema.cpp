@@ -190,8 +190,30 @@ ALTER TABLE runs ADD COLUMN accepted_tokens INTEGER;
 ALTER TABLE evaluations ADD COLUMN retrieval_accuracy REAL;
 )sql";
 
+// Version 8: a sweep (workbench/sweep.h) kept as a unit: its settings and its rows in the order
+// measured, failed rows too, each linked to the evaluation it also saved (NULL: failed, or that
+// evaluation since deleted). `source` is the CLI's -o file, so a resumed sweep continues its record.
+constexpr const char* kMigration8 = R"sql(
+CREATE TABLE sweeps (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    model TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    settings TEXT NOT NULL DEFAULT '',
+    created_unix_ms INTEGER NOT NULL
+);
+CREATE TABLE sweep_rows (
+    sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    evaluation_id INTEGER REFERENCES evaluations(id) ON DELETE SET NULL,
+    json TEXT NOT NULL,
+    PRIMARY KEY (sweep_id, position)
+) WITHOUT ROWID;
+)sql";
+
 const std::vector<const char*>& migrations() {
-    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6, kMigration7};
+    static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6, kMigration7,
+                                                   kMigration8};
     return list;
 }
 

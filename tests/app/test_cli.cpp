@@ -242,7 +242,21 @@ private slots:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write("# a small sweep\nfull\nsliding:window=32,sinks=4   # forgets\nlatent:rank=48 --kv-type q8_0\n");
         }
-        auto o = run_cli({"sweep", "-f", list, "--ctx", "256", "-t", "2", "-o", out, "--plot", svg});
+        const QString db = dir.filePath("history.db");
+        // One row first (--db keeps it as a sweep), then the whole list continues it.
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("# a small sweep\nfull\n");
+        }
+        auto o = run_cli({"sweep", "-f", list, "--ctx", "256", "-t", "2", "-o", out, "--db", db});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("# a small sweep\nfull\nsliding:window=32,sinks=4   # forgets\nlatent:rank=48 --kv-type q8_0\n");
+        }
+        o = run_cli({"sweep", "-f", list, "--ctx", "256", "-t", "2", "-o", out, "--plot", svg, "--db", db});
         QCOMPARE(o.exit_code, 1);   // a row failed
         QFile rows(out);
         QVERIFY(rows.open(QIODevice::ReadOnly));
@@ -258,6 +272,30 @@ private slots:
         QVERIFY(sliding["delta_ppl_pct"].toDouble() > 0 && sliding["top1"].toDouble() < 1);
         QCOMPARE(latent["status"].toString(), QString("failed"));
         QVERIFY2(latent["error"].toString().contains("multiple of 64"), lines[2].constData());
+        {
+            workbench::StoreOptions so;
+            so.path = db.toStdString();
+            so.read_only = true;
+            auto store = workbench::Store::open(so);
+            QVERIFY2(store.ok(), store.status().message().c_str());
+            auto sweeps = (*store)->list_sweeps();
+            QVERIFY(sweeps.ok());
+            QCOMPARE(sweeps->size(), size_t{1});   // the rerun into the same -o continued it
+            QCOMPARE((*sweeps)[0].name, std::string("configs.txt"));
+            QCOMPARE((*sweeps)[0].n_rows, 3);
+            QCOMPARE((*sweeps)[0].n_failed, 1);
+            auto sweep = (*store)->load_sweep((*sweeps)[0].id);
+            QVERIFY(sweep.ok());
+            for (int i = 0; i < 3; ++i)   // the rows as -o has them, in order
+                QCOMPARE(QJsonDocument::fromJson(QByteArray::fromStdString(sweep->rows[static_cast<size_t>(i)])).object()["config"],
+                         QJsonDocument::fromJson(lines[i]).object()["config"]);
+            auto evals = (*store)->list_evaluations();
+            QVERIFY(evals.ok());
+            QCOMPARE(evals->size(), size_t{2});   // the rows that ran
+            QCOMPARE(evals->back().text_name, std::string("sweep: alice_wonderland.txt"));
+            QCOMPARE(evals->back().n_tokens, sliding["scored_tokens"].toInt());
+            QVERIFY(evals->back().reference_configuration_id != 0);
+        }
         QFile map(svg);
         QVERIFY(map.open(QIODevice::ReadOnly));
         const QByteArray picture = map.readAll();

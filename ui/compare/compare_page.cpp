@@ -28,6 +28,7 @@
 #include "ui/history/history_recorder.h"
 #include "widgets/overlay_chart.h"
 #include "widgets/token_stream_view.h"
+#include "workbench/measure.h"
 
 namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -521,9 +522,7 @@ void ComparePage::evaluateQuality() {
     m_progress->setVisible(true);
     m_progress->setRange(0, 100);
     m_progress->setValue(0);
-    // The source tree's eval text, else the installed package's copy.
-    const QString text = QFileInfo::exists(QStringLiteral(WB_EVAL_TEXT)) ? QStringLiteral(WB_EVAL_TEXT)
-                                                                          : QStringLiteral("/usr/share/inference-workbench/eval/alice_wonderland.txt");
+    const QString text = QString::fromStdString(workbench::default_eval_text_path());
     m_measure->evaluate(local, text, kEvalContext, m_evalWindows->value());
     updateButtons();
 }

@@ -43,6 +43,17 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
                                        const QualityOptions& options, const ProgressCallback& progress = {},
                                        const std::atomic<bool>* cancel = nullptr);
 
+// The speed at a context: window `n_windows` of `text` (the ctx tokens ending at n_windows · ctx,
+// plus the next one) run whole from an empty cache, then n_decode greedy tokens past it; the run's
+// metrics (prefill and decode speed, KV held and read). Errors: invalid_argument when the text has
+// no such window; the engine's.
+Result<GenerationMetrics> run_after_window(Engine& engine, const std::vector<TokenId>& text, int32_t n_windows, int32_t ctx,
+                                           int32_t n_decode);
+
+// The text quality is scored on by default (resources/eval/alice_wonderland.txt): the source
+// tree's copy, else the installed package's.
+std::string default_eval_text_path();
+
 // One point of the throughput-vs-batch curve, in llama-batched-bench's phases: `batch` prompts
 // of `n_prompt` random tokens prefilled, then all decode `n_gen` tokens together. The engine's KV
 // pool must hold batch · (n_prompt + n_gen + 1) tokens (EngineConfig::n_seq_max, n_ctx): a point

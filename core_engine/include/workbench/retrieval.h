@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "workbench/engine.h"
+#include "workbench/json.h"
 #include "workbench/measure.h"
 
 namespace workbench {
@@ -58,5 +59,10 @@ RetrievalPrompt make_retrieval_prompt(const Engine& engine, RetrievalKind kind, 
 // the engine's errors. progress(done, total) per trial.
 Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress = {},
                                            const std::atomic<bool>* cancel = nullptr);
+
+// The report as JSON, the shape of `eval --retrieval` and of a sweep row's figures:
+// {"retrieval_accuracy", "passkey_accuracy", "multi_key_accuracy", "cells": [{"kind", "length",
+// "depth", "trials", "correct", "accuracy"}]}.
+Json retrieval_report_json(const RetrievalReport& report);
 
 }  // namespace workbench

@@ -1,5 +1,5 @@
 // The session database: chat sessions, their messages, every generation run with its metrics,
-// provenance and per-token samples, evaluations, benchmarks, comparisons and named configuration
+// provenance and per-token samples, evaluations, benchmarks, comparisons, sweeps and named configuration
 // presets, in one SQLite file
 // (WAL, foreign keys, versioned schema). The UI and CLI reach history only through this header:
 // plain structs in, plain structs out.
@@ -157,6 +157,19 @@ struct PresetRecord {
     int64_t created_unix_ms = 0;        // 0 on save: now
 };
 
+// A sweep (workbench/sweep.h) kept as a unit; History reopens it on the Variants map.
+struct SweepRecord {
+    RowId id = 0;
+    std::string name;            // "standard", the configuration list's file name, ...
+    std::string model;           // the model file's name
+    std::string source;          // the CLI's -o file (a rerun continues this record); "" from the GUI
+    std::string settings;        // JSON: ctx, windows, retrieval, trials, configurations
+    int32_t n_rows = 0;          // rows kept, failed ones included (filled by list_sweeps, load_sweep)
+    int32_t n_failed = 0;
+    std::vector<std::string> rows;   // each row's JSON as `sweep -o` writes it (filled by load_sweep)
+    int64_t created_unix_ms = 0;     // 0 on create: now
+};
+
 // A row of the History page and `history` CLI list.
 struct SessionSummary {
     RowId id = 0;
@@ -206,6 +219,8 @@ public:
     // Errors: invalid_argument (an empty name); a configuration that is not stored fails its batch.
     Result<RowId> save_preset(const PresetRecord& preset);  // by name: an existing one keeps its id
     Status delete_preset(RowId preset_id);                  // not_found when absent
+    Result<RowId> create_sweep(const SweepRecord& sweep);   // without rows
+    Status delete_sweep(RowId sweep_id);                    // its rows go with it (not their evaluations); not_found when absent
 
     // --- async writes: ok means queued ---
     Status add_message(const MessageRecord& message);
@@ -213,6 +228,8 @@ public:
     Status append_samples(RowId run_id, std::vector<MetricSample> samples);
     Status set_session_title(RowId session_id, std::string title);
     Status add_comparison_run(RowId comparison_id, RowId run_id);
+    // The sweep's next row (after those kept); evaluation_id 0: none (a failed row).
+    Status add_sweep_row(RowId sweep_id, RowId evaluation_id, std::string json);
 
     // Waits until everything queued before the call is committed or dropped; returns the first
     // write failure since the previous flush() (each failure is returned once).
@@ -235,6 +252,8 @@ public:
     Result<std::vector<ComparisonRecord>> list_comparisons() const;  // without run_ids
     Result<ComparisonRecord> load_comparison(RowId comparison_id) const;
     Result<std::vector<PresetRecord>> list_presets() const;  // by name, each with its configuration
+    Result<std::vector<SweepRecord>> list_sweeps() const;    // newest first, without rows
+    Result<SweepRecord> load_sweep(RowId sweep_id) const;    // with its rows in order; not_found when absent
 
     // --- exports (whole documents as text) ---
     Result<std::string> export_session_json(RowId session_id) const;  // session, config, messages, runs with samples

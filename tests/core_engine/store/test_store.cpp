@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 7);
+        QCOMPARE(Store::schema_version(), 8);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 7LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 8LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -113,6 +113,17 @@ private slots:
             auto evaluations = store->list_evaluations(1);
             WB_VERIFY_OK(evaluations);
             QCOMPARE(evaluations->back().retrieval_accuracy.value_or(-1), 0.5);
+            // A sweep keeps its rows, failed ones too (version 8).
+            SweepRecord sweep;
+            sweep.name = "standard";
+            sweep.model = "old.gguf";
+            auto sweep_id = store->create_sweep(sweep);
+            WB_VERIFY_OK(sweep_id);
+            WB_VERIFY_OK(store->add_sweep_row(*sweep_id, evaluations->back().id, R"({"config":"full","status":"ok"})"));
+            WB_VERIFY_OK(store->flush());
+            auto sweep_back = store->load_sweep(*sweep_id);
+            WB_VERIFY_OK(sweep_back);
+            QCOMPARE(sweep_back->rows.size(), size_t(1));
             // A comparison keeps why a configuration failed (version 6).
             ComparisonRecord comparison;
             comparison.name = "Compare: old";
@@ -152,6 +163,59 @@ private slots:
             QCOMPARE(with_drafts->back().n_draft_tokens.value_or(-1), 40);
             QCOMPARE(with_drafts->back().acceptance_rate().value_or(-1), 0.75);
         }
+    }
+
+    // A sweep as a unit: rows kept in the order added (failed ones counted), listed newest first,
+    // deleted with its rows while the evaluations they point at stay.
+    void sweeps_round_trip() {
+        auto store = open(new_path());
+        QVERIFY(store);
+        const RowId config = save_config(*store, "a.gguf", "full");
+        EvaluationRecord e;
+        e.configuration_id = config;
+        e.text_name = "sweep: alice_wonderland.txt";
+        e.perplexity = 12.5;
+        auto evaluation = store->save_evaluation(e);
+        WB_VERIFY_OK(evaluation);
+        SweepRecord first;
+        first.name = "standard";
+        first.model = "a.gguf";
+        first.settings = R"({"ctx":4096,"retrieval":true})";
+        first.created_unix_ms = 1000;
+        SweepRecord second = first;
+        second.name = "mine.txt";
+        second.source = "/tmp/sweep.jsonl";
+        second.created_unix_ms = 2000;
+        auto first_id = store->create_sweep(first), second_id = store->create_sweep(second);
+        WB_VERIFY_OK(first_id);
+        WB_VERIFY_OK(second_id);
+        WB_VERIFY_OK(store->add_sweep_row(*first_id, *evaluation, R"({"config":"full","status":"ok"})"));
+        WB_VERIFY_OK(store->add_sweep_row(*first_id, 0, R"({"config":"latent:rank=48","status":"failed","error":"rank"})"));
+        WB_VERIFY_OK(store->add_sweep_row(*first_id, 0, R"({"config":"sliding:window=64","status":"ok"})"));
+        WB_VERIFY_OK(store->flush());
+        auto listed = store->list_sweeps();
+        WB_VERIFY_OK(listed);
+        QCOMPARE(listed->size(), size_t(2));
+        QCOMPARE((*listed)[0].id, *second_id);   // newest first
+        QCOMPARE((*listed)[0].source, std::string("/tmp/sweep.jsonl"));
+        QCOMPARE((*listed)[0].n_rows, 0);
+        QCOMPARE((*listed)[1].n_rows, 3);
+        QCOMPARE((*listed)[1].n_failed, 1);
+        QVERIFY((*listed)[1].rows.empty());   // listing leaves the rows out
+        auto loaded = store->load_sweep(*first_id);
+        WB_VERIFY_OK(loaded);
+        QCOMPARE(loaded->settings, first.settings);
+        QCOMPARE(loaded->rows.size(), size_t(3));
+        QVERIFY(q(loaded->rows[1]).contains("latent:rank=48"));
+        QVERIFY(q(loaded->rows[2]).contains("sliding:window=64"));
+        QCOMPARE(store->load_sweep(999).status().code(), StatusCode::not_found);
+        WB_VERIFY_OK(store->delete_sweep(*first_id));
+        QCOMPARE(store->delete_sweep(*first_id).code(), StatusCode::not_found);
+        QCOMPARE(store->list_sweeps()->size(), size_t(1));
+        QCOMPARE(store->list_evaluations()->size(), size_t(1));   // the evaluation stays
+        // A row for a sweep that is not there fails its write, and says so at the flush.
+        WB_VERIFY_OK(store->add_sweep_row(*first_id, 0, "{}"));
+        QVERIFY(!store->flush().ok());
     }
 
     void presets_round_trip() {
@@ -619,7 +683,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 7);
+        QCOMPARE(root["schema_version"].toInt(), 8);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();

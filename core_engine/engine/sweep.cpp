@@ -1,0 +1,192 @@
+// Sweep rows: parsing the configuration list, measuring one configuration beside the baseline,
+// and keeping a row in the session database.
+#include "workbench/sweep.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace workbench {
+namespace {
+
+// "SPEC [--kv-type T] [--weights W]"; the error names the line and the word.
+Result<SweepConfig> parse_line(const std::string& line, size_t number) {
+    std::istringstream in(line);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    SweepConfig c;
+    c.line = line.substr(line.find_first_not_of(" \t"));
+    c.attention = words.front();
+    for (size_t i = 1; i < words.size(); ++i) {
+        const bool known = words[i] == "--kv-type" || words[i] == "--weights";
+        if (!known || i + 1 >= words.size())
+            return error(StatusCode::invalid_argument, "configuration line " + std::to_string(number) + ": '" + words[i] + "' " +
+                                                           (known ? "needs a value" : "is not --kv-type T or --weights W"));
+        (words[i] == "--kv-type" ? c.kv_types : c.weights) = words[i + 1];
+        ++i;
+    }
+    EngineConfig check;
+    check.attention = c.attention;
+    check.kv_types = c.kv_types;
+    check.weight_type = c.weights;
+    if (Status st = check_engine_config(check); !st.ok())
+        return st.with_context("configuration line " + std::to_string(number) + " ('" + c.line + "'): ");
+    return c;
+}
+
+}  // namespace
+
+const std::vector<std::string>& standard_sweep_preset() {
+    static const std::vector<std::string> preset = {
+        "full",
+        "full --kv-type q8_0",
+        "full --kv-type q4_0",
+        "full --kv-type k=q8_0,v=q4_0",
+        "full --weights q8_0",
+        "sliding:window=64,sinks=4",
+        "sliding:window=256,sinks=4",
+        "sliding:window=1020,sinks=4",
+        "sliding:window=1020,sinks=0",
+        "sliding:window=2048,sinks=4",
+        "topk:k=256,recent=64",
+        "topk:k=512,recent=64",
+        "topk:k=1024,recent=64",
+        "compressed:block=2,recent=256,sinks=4",   // sinks: without them pooling loses the attention sink
+        "compressed:block=4,recent=256,sinks=4",
+        "compressed:block=8,recent=512,sinks=4",
+        "heavy:block=16,k=32,recent=256,sinks=4",
+        "heavy:block=8,k=64,recent=256,sinks=4",
+        "cross_layer:group=2",
+        "cross_layer:group=2,merge=mean",
+        "cross_layer:group=2,layers=16-29",
+        "latent:rank=256",
+        "latent:rank=192",
+        "latent:rank=128",
+        "sliding:window=512,sinks=4,layers=0-14;topk:k=512",
+    };
+    return preset;
+}
+
+Result<std::vector<SweepConfig>> parse_sweep_configs(const std::vector<std::string>& lines) {
+    std::vector<SweepConfig> out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        std::string line = lines[i].substr(0, lines[i].find('#'));
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        WB_ASSIGN_OR_RETURN(SweepConfig c, parse_line(line, i + 1));
+        out.push_back(std::move(c));
+    }
+    if (out.empty()) return error(StatusCode::invalid_argument, "the configuration list has no configurations");
+    return out;
+}
+
+EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& base, const SweepSettings& settings) {
+    EngineConfig c = base;
+    c.attention = config.attention;
+    c.kv_types = config.kv_types;
+    c.weight_type = config.weights;
+    c.n_ctx = settings.ctx + settings.n_decode + 16;
+    c.kv_budget_bytes = 0;
+    c.n_seq_max = 1;
+    c.draft_model_path.clear();
+    c.on_load_progress = nullptr;
+    return c;
+}
+
+EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings& settings) {
+    EngineConfig c = sweep_engine_config(SweepConfig{"full", "full", "f16", ""}, base, settings);
+    c.n_ctx = settings.ctx + 48;
+    return c;
+}
+
+Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, Engine& baseline, const std::vector<TokenId>& text,
+                       const SweepSettings& s, const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+    Json row = {{"config", sc.line}, {"attention", sc.attention}, {"kv_type", sc.kv_types},
+                {"weights", sc.weights.empty() ? std::string("as stored") : sc.weights}};
+    auto failed = [&](const Status& st) {
+        const bool cancelled = st.code() == StatusCode::cancelled || (cancel && cancel->load());
+        row["status"] = cancelled ? "cancelled" : "failed";
+        row["error"] = st.message();
+        return row;
+    };
+    RetrievalOptions ro = s.retrieval_options;
+    std::erase_if(ro.lengths, [&](int32_t l) { return l > s.ctx; });
+    if (ro.lengths.empty()) ro.lengths = {s.ctx};
+    const int64_t n_trials = static_cast<int64_t>(ro.lengths.size() * ro.depths_pct.size() * ro.kinds.size()) * ro.trials;
+    const int64_t total = s.windows + 1 + (s.retrieval ? n_trials : 0);
+    int64_t done = 0;
+    auto step = [&](int64_t d) {
+        if (progress) progress(std::min(d, total), total);
+    };
+    const EngineConfig c = sweep_engine_config(sc, base, s);
+    auto loaded = Engine::load(c);
+    if (!loaded.ok()) return failed(loaded.status());
+    Engine& engine = **loaded;
+    const ModelInfo& info = engine.model_info();
+    row["attention"] = info.attention;
+    row["kv_type"] = info.kv_types;
+    row["weights"] = info.weight_type;
+    QualityOptions qo;
+    qo.n_ctx = s.ctx;
+    qo.max_windows = s.windows;
+    auto q = evaluate_quality(engine, baseline, text, qo, [&](int64_t d, int64_t) { step(done + d); }, cancel);
+    if (!q.ok()) return failed(q.status());
+    done = q->n_windows;
+    if (cancel && cancel->load()) return failed(error(StatusCode::cancelled, "cancelled"));
+    auto timed = run_after_window(engine, text, q->n_windows, s.ctx, s.n_decode);
+    if (!timed.ok()) return failed(timed.status());
+    step(++done);
+    const GenerationMetrics& m = *timed;
+    row["kv_bytes"] = std::max(q->kv_bytes_peak, m.kv_bytes_peak);
+    row["kv_bytes_full"] = std::max(q->kv_bytes_full, m.kv_bytes_full);
+    row["kv_bytes_read_per_token"] = m.kv_bytes_read_per_token;
+    row["prefill_tok_s"] = json_rounded(m.prefill_tok_s);
+    row["decode_tok_s"] = json_rounded(m.decode_tok_s);
+    row["ppl"] = json_rounded(q->perplexity);
+    row["delta_ppl_pct"] = json_rounded(q->delta_ppl_pct);
+    row["kl"] = json_rounded(q->kl_mean);
+    row["top1"] = json_rounded(q->top1_agreement);
+    if (s.retrieval) {
+        const int64_t before = done;
+        auto r = evaluate_retrieval(engine, ro, [&](int64_t d, int64_t) { step(before + d); }, cancel);
+        if (!r.ok()) return failed(r.status());
+        const Json figures = retrieval_report_json(*r);
+        row["retrieval_accuracy"] = figures["retrieval_accuracy"];
+        row["retrieval_cells"] = figures["cells"];
+    }
+    row["ctx"] = s.ctx;
+    row["windows"] = q->n_windows;
+    row["scored_tokens"] = q->n_tokens_scored;
+    row["status"] = "ok";
+    return row;
+}
+
+Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configuration_id, const EngineConfig& row_config,
+                        const Json& row, const std::string& text_name) {
+    RowId evaluation_id = 0;
+    if (row.value("status", "") == "ok") {
+        WB_ASSIGN_OR_RETURN(RowId configuration_id, store.save_configuration(make_configuration(row_config, "cpu")));
+        auto figure = [&](const char* key) -> std::optional<double> {
+            return row.contains(key) && row[key].is_number() ? std::optional<double>(row[key].get<double>()) : std::nullopt;
+        };
+        EvaluationRecord e;
+        e.configuration_id = configuration_id;
+        e.reference_configuration_id = baseline_configuration_id;
+        e.text_name = "sweep: " + text_name;
+        e.n_tokens = static_cast<int32_t>(row.value("scored_tokens", int64_t{0}));
+        e.perplexity = figure("ppl");
+        e.kl_mean = figure("kl");
+        e.top1_agreement = figure("top1");
+        e.retrieval_accuracy = figure("retrieval_accuracy");
+        e.json = dump_json(row);
+        WB_ASSIGN_OR_RETURN(evaluation_id, store.save_evaluation(e));
+    }
+    return store.add_sweep_row(sweep_id, evaluation_id, dump_json(row));
+}
+
+std::string sweep_row_label(const Json& row) {
+    std::string label = row.value("attention", "") + " · KV " + row.value("kv_type", "");
+    if (row.value("config", "").find("--weights") != std::string::npos) label += " · W " + row.value("weights", "");
+    return label;
+}
+
+}  // namespace workbench
