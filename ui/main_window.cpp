@@ -43,6 +43,8 @@
 #include "ui/model_fetcher.h"
 #include "ui/pages/models_page.h"
 #include "ui/pages/server_page.h"
+#include "ui/history/sweep_list.h"
+#include "ui/pages/sweep_panel.h"
 #include "ui/pages/variants_map_page.h"
 #include "ui/theme.h"
 #include "widgets/token_stream_view.h"
@@ -102,7 +104,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     m_compare = new ComparePage(m_client, m_store, m_pages);
     m_benchmark = new BenchmarkPage(m_client, m_store, m_pages);
     m_server = new ServerPage(m_client, m_pages);
-    m_variants = new VariantsMapPage(m_pages);
+    m_variants = new VariantsMapPage(m_client, m_store, m_pages);
     // The chat fits a 1000×700 window by itself (its side panels give way or hide); the other pages
     // scroll there instead of setting the window's minimum size.
     m_pages->addWidget(m_chat);
@@ -148,6 +150,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         showPage(QStringLiteral("Chat"));
         if (!m_modelPath.isEmpty()) m_reloading = true, loadModel(m_modelPath);
     });
+    // A stored sweep reopened from History; a sweep that finished lists there.
+    connect(m_history->sweeps(), &SweepList::sweepOpened, this, [this](const QString& title, const QStringList& rows) {
+        if (m_variants->showRows(title, rows)) showPage(QStringLiteral("Variants map"));
+    });
+    connect(m_variants->sweepPanel(), &SweepPanel::finished, m_history->sweeps(), &SweepList::refresh);
     connect(m_variants, &VariantsMapPage::addToCompareRequested, this, [this](const QString& attention, const QString& kv, const QString& weights) {
         m_compare->form()->addRow(attention, kv, weights);
         showPage(QStringLiteral("Compare"));

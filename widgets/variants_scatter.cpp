@@ -93,7 +93,8 @@ void VariantsScatter::setPoints(const QList<ScatterPoint>& points, const QList<i
     if (x1 <= 0) return;
     m_x->setRange(std::pow(10.0, std::floor(std::log10(x0 / kMiB))), std::pow(10.0, std::ceil(std::log10(x1 / kMiB))));
     const double pad = std::max(1e-6, (y1 - y0) * 0.08);
-    m_y->setRange(y0 - pad, y1 + pad);
+    // A measure that cannot go below zero (accuracy, KL, top-1) keeps its axis there too.
+    m_y->setRange(y0 >= 0 ? std::max(0.0, y0 - pad) : y0 - pad, y1 + pad);
     m_y->applyNiceNumbers();   // round ticks: 0, 20, 40 rather than 20.1, 50.8
 }
 

@@ -1,6 +1,8 @@
 // The Variants map page on a sweep's rows (no model needed): the points and the Pareto front
 // for each quality measure, failed rows counted but not drawn, a malformed file named by line,
-// and a selected point sent to the Chat or Compare as the CLI's flags.
+// and a selected point sent to the Chat or Compare as the CLI's flags. With the default model:
+// a sweep run from the page fills the map row by row, is kept in the history and reopens from
+// History → Sweeps, and stops when asked.
 #include <QComboBox>
 #include <QFile>
 #include <QLineSeries>
@@ -8,9 +10,22 @@
 #include <QScatterSeries>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QCheckBox>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QProgressBar>
+#include <QSpinBox>
+#include <QTabWidget>
 #include <QTest>
 
 #include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_client.h"
+#include "ui/bridge/store_client.h"
+#include "ui/history/history_page.h"
+#include "ui/history/sweep_list.h"
+#include "ui/main_window.h"
+#include "ui/pages/sweep_panel.h"
 #include "ui/pages/variants_map_page.h"
 #include "widgets/variants_scatter.h"
 
@@ -99,6 +114,65 @@ private slots:
         QVERIFY2(page.statusText().contains("broken.jsonl, line 6"), qPrintable(page.statusText()));
         QVERIFY(!page.loadSweep(writeFile(dir, "failed.jsonl", R"({"config":"x","status":"failed","error":"e"})")));
         QVERIFY2(page.statusText().contains("no measured row"), qPrintable(page.statusText()));
+    }
+
+    void aSweepFillsTheMapLiveAndReopensFromHistory() {
+        if (uitest::modelPath().isEmpty()) QSKIP("needs the default model");
+        QTemporaryDir dir;
+        const QString list = writeFile(dir, "mine.txt", "full\nsliding:window=32,sinks=4  # forgets\nlatent:rank=48 --kv-type q8_0\n");
+        MainWindow window;
+        window.show();
+        QSignalSpy loaded(window.client(), &EngineClient::modelLoaded);
+        window.startWithModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QTRY_VERIFY_WITH_TIMEOUT(window.store()->isOpen(), uitest::kTimeoutMs);
+        window.showPage("Variants map");
+        VariantsMapPage* page = window.variantsPage();
+        SweepPanel* panel = page->sweepPanel();
+        QVERIFY(panel);
+        panel->setConfigurationFile(list);
+        panel->contextSpin()->setValue(256);
+        panel->retrievalBox()->setChecked(true);
+        QSignalSpy rows(panel, &SweepPanel::rowMeasured), finished(panel, &SweepPanel::finished);
+        QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+        QVERIFY(panel->isRunning() && panel->progressBar()->isVisible());
+        QCOMPARE(panel->runButton()->text(), QStringLiteral("Stop"));
+        // The first row is on the map before the sweep ends.
+        QTRY_VERIFY_WITH_TIMEOUT(rows.count() >= 1, uitest::kTimeoutMs);
+        QCOMPARE(page->rowCount(), 1);
+        QCOMPARE(page->scatter()->pointCount(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, 2 * uitest::kTimeoutMs);
+        QCOMPARE(rows.count(), 3);
+        QCOMPARE(page->rowCount(), 2);   // the latent row failed (rank 48): counted, not drawn
+        QVERIFY2(page->statusText().contains("1 failed"), qPrintable(page->statusText()));
+        QVERIFY(!panel->progressBar()->isVisible());
+        // Retrieval beside perplexity: the 32-token window forgets what full attention finds.
+        const QJsonObject full = QJsonDocument::fromJson(rows.at(0).at(0).toString().toUtf8()).object();
+        const QJsonObject window32 = QJsonDocument::fromJson(rows.at(1).at(0).toString().toUtf8()).object();
+        QVERIFY2(full["retrieval_accuracy"].toDouble() > window32["retrieval_accuracy"].toDouble(), qPrintable(rows.at(1).at(0).toString()));
+
+        // Kept in the history as one sweep; reopening it redraws those rows.
+        SweepList* sweeps = window.historyPage()->sweeps();
+        QSignalSpy listed(sweeps, &SweepList::listLoaded);
+        sweeps->refresh();
+        QTRY_VERIFY_WITH_TIMEOUT(!listed.isEmpty() && listed.last().at(0).toInt() == 1, uitest::kTimeoutMs);
+        QVERIFY2(sweeps->list()->item(0)->text().contains("3 rows (1 failed)"), qPrintable(sweeps->list()->item(0)->text()));
+        QVERIFY(page->loadSweep(writeFile(dir, "other.jsonl", kRows)));
+        QCOMPARE(page->rowCount(), 4);
+        window.showPage("History");
+        window.historyPage()->tabs()->setCurrentWidget(sweeps);
+        sweeps->list()->setCurrentRow(0);
+        QTest::mouseClick(sweeps->findChild<QPushButton*>("sweepHistoryOpen"), Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(page->rowCount(), 2, uitest::kTimeoutMs);
+        QVERIFY2(page->statusText().contains("mine.txt sweep"), qPrintable(page->statusText()));
+
+        // Stop: the sweep ends before the list does; the row in flight is dropped.
+        QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(rows.count() >= 4, uitest::kTimeoutMs);
+        QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        QVERIFY2(rows.count() < 6, qPrintable(page->statusText()));
+        QCOMPARE(panel->runButton()->text(), QStringLiteral("Run sweep"));
     }
 };
 

@@ -7,6 +7,7 @@
 #include <QList>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <atomic>
 #include <functional>
 #include <optional>
@@ -41,8 +42,28 @@ struct BenchPoint {
     QString json;                    // the row as saved (and as `workbench-cli bench -b --json` prints it)
 };
 
+// A sweep the Variants map page runs (workbench/sweep.h): its configuration lines (the standard
+// preset's or a file's), the model and threads to run them with, and the settings.
+struct SweepRequest {
+    workbench::EngineConfig base;
+    QStringList lines;
+    int ctx = 4096;
+    bool retrieval = false;
+    int trials = 2;   // workbench::SweepSettings' default
+};
+
+// One measured row of a sweep: where it sits in the list, the row as `sweep -o` writes it
+// ("status" ok or failed), and the configuration it loaded (what History records it under).
+struct SweepRow {
+    int index = 0, total = 0;
+    QString json;
+    workbench::EngineConfig config;
+};
+
 Q_DECLARE_METATYPE(QualityFigures)
 Q_DECLARE_METATYPE(BenchPoint)
+Q_DECLARE_METATYPE(SweepRequest)
+Q_DECLARE_METATYPE(SweepRow)
 
 namespace measure {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "workbench/store.h"
+#include "workbench/sweep.h"
 
 namespace {
 
@@ -132,10 +133,60 @@ void MeasureWorker::speed(const workbench::EngineConfig& requested, int nPrompt,
     emit finished();
 }
 
+void MeasureWorker::sweep(const SweepRequest& request, const CancelFlag& cancel) {
+    auto done = [this] {
+        emit progress(tr("done"), 1);
+        emit finished();
+    };
+    std::vector<std::string> lines;
+    for (const QString& line : request.lines) lines.push_back(line.toStdString());
+    auto configs = workbench::parse_sweep_configs(lines);
+    if (!configs.ok()) {
+        emit failed(-1, message(configs.status()));
+        return done();
+    }
+    const QString textPath = QString::fromStdString(workbench::default_eval_text_path());
+    QFile file(textPath);
+    if (!file.open(QIODevice::ReadOnly)) {
+        emit failed(-1, tr("Cannot read the evaluation text %1: %2").arg(textPath, file.errorString()));
+        return done();
+    }
+    workbench::SweepSettings settings;
+    settings.ctx = request.ctx;
+    settings.retrieval = request.retrieval;
+    settings.retrieval_options.trials = request.trials;
+    emit progress(tr("loading the baseline (full attention, f16 KV)"), 0);
+    auto baseline = workbench::Engine::load(workbench::sweep_baseline_config(request.base, settings));
+    if (!baseline.ok()) {
+        emit failed(-1, tr("baseline: %1").arg(message(baseline.status())));
+        return done();
+    }
+    const std::vector<workbench::TokenId> tokens = (*baseline)->tokenize(file.readAll().toStdString(), true, false);
+    if (tokens.size() < static_cast<size_t>(settings.ctx) + 1) {
+        emit failed(-1, tr("%1 has %2 tokens, fewer than one window of %3").arg(textPath).arg(tokens.size()).arg(settings.ctx));
+        return done();
+    }
+    const int n = static_cast<int>(configs->size());
+    for (int i = 0; i < n; ++i) {
+        if (cancel && cancel->load()) break;
+        const workbench::SweepConfig& c = (*configs)[static_cast<size_t>(i)];
+        const QString step = tr("%1 of %2: %3").arg(i + 1).arg(n).arg(QString::fromStdString(c.line));
+        emit progress(step, double(i) / n);
+        workbench::Json row = workbench::measure_sweep_row(c, request.base, **baseline, tokens, settings, [&](int64_t d, int64_t total) {
+            emit progress(step, (i + (total > 0 ? double(d) / double(total) : 0.0)) / n);
+        }, cancel.get());
+        if (row.value("status", "") == "cancelled") break;
+        emit sweepRowReady({i, n, QString::fromStdString(workbench::dump_json(row)), workbench::sweep_engine_config(c, request.base, settings)});
+    }
+    done();
+}
+
 MeasureClient::MeasureClient(QObject* parent) : QObject(parent) {
     registerEngineTypes();
     qRegisterMetaType<QualityFigures>();
     qRegisterMetaType<BenchPoint>();
+    qRegisterMetaType<SweepRequest>();
+    qRegisterMetaType<SweepRow>();
     qRegisterMetaType<QList<workbench::EngineConfig>>();
     qRegisterMetaType<QList<int>>();
     m_thread.setObjectName(QStringLiteral("measure"));
@@ -145,10 +196,12 @@ MeasureClient::MeasureClient(QObject* parent) : QObject(parent) {
     connect(this, &MeasureClient::requestEvaluate, m_worker, &MeasureWorker::evaluate, Qt::QueuedConnection);
     connect(this, &MeasureClient::requestBenchmark, m_worker, &MeasureWorker::benchmark, Qt::QueuedConnection);
     connect(this, &MeasureClient::requestSpeed, m_worker, &MeasureWorker::speed, Qt::QueuedConnection);
+    connect(this, &MeasureClient::requestSweep, m_worker, &MeasureWorker::sweep, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::progress, this, &MeasureClient::progress, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::qualityReady, this, &MeasureClient::qualityReady, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::benchLoaded, this, &MeasureClient::benchLoaded, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::benchPointReady, this, &MeasureClient::benchPointReady, Qt::QueuedConnection);
+    connect(m_worker, &MeasureWorker::sweepRowReady, this, &MeasureClient::sweepRowReady, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::failed, this, &MeasureClient::failed, Qt::QueuedConnection);
     connect(m_worker, &MeasureWorker::finished, this, [this] {
         m_busy = false;
@@ -166,24 +219,26 @@ MeasureClient::~MeasureClient() {
 
 void MeasureClient::evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx,
                              int maxWindows) {
-    if (m_busy) return;
-    m_busy = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    emit requestEvaluate(configs, textPath, nCtx, maxWindows, m_cancel);
+    if (begin()) emit requestEvaluate(configs, textPath, nCtx, maxWindows, m_cancel);
 }
 
 void MeasureClient::benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen) {
-    if (m_busy) return;
-    m_busy = true;
-    m_cancel = std::make_shared<std::atomic<bool>>(false);
-    emit requestBenchmark(config, batches, nPrompt, nGen, m_cancel);
+    if (begin()) emit requestBenchmark(config, batches, nPrompt, nGen, m_cancel);
 }
 
 void MeasureClient::speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions) {
-    if (m_busy) return;
+    if (begin()) emit requestSpeed(config, nPrompt, nGen, repetitions, m_cancel);
+}
+
+void MeasureClient::sweep(const SweepRequest& request) {
+    if (begin()) emit requestSweep(request, m_cancel);
+}
+
+bool MeasureClient::begin() {
+    if (m_busy) return false;
     m_busy = true;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
-    emit requestSpeed(config, nPrompt, nGen, repetitions, m_cancel);
+    return true;
 }
 
 void MeasureClient::stop() {

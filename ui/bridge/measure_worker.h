@@ -1,9 +1,9 @@
-// MeasureWorker runs the Compare page's quality evaluation and the Benchmark page's batch sweep
-// and pp/tg tests
-// on its own QThread, with Engines of its own (loaded for the job, freed after it), so the chat's
-// engine stays as it is. One job at a time; progress and results go back as queued signals; the
-// job's cancel flag is checked between windows and batches. Never touches a widget. MeasureClient
-// is its GUI-thread handle (creates the thread, forwards requests, tracks "busy").
+// MeasureWorker runs the Compare page's quality evaluation, the Benchmark page's batch sweep and
+// pp/tg tests, and the Variants map page's sweeps on its own QThread, with Engines of its own
+// (loaded for the job, freed after it), so the chat's engine stays as it is. One job at a time;
+// progress and results go back as queued signals; the job's cancel flag is checked between
+// windows, batches and trials. Never touches a widget. MeasureClient is its GUI-thread handle
+// (creates the thread, forwards requests, tracks "busy").
 #pragma once
 
 #include <QObject>
@@ -26,12 +26,16 @@ public slots:
     // Loads `config` for one sequence, then runs pp<nPrompt> and tg<nGen> (a 0 skips one), each
     // a warm-up and `repetitions` timed runs; each test's row arrives as a BenchPoint with `test` set.
     void speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions, const CancelFlag& cancel);
+    // Loads the baseline once, then measures each configuration of the list in turn (a row that
+    // fails arrives as a failed row and the sweep goes on); a cancelled row is dropped.
+    void sweep(const SweepRequest& request, const CancelFlag& cancel);
 
 signals:
     void progress(const QString& step, double fraction);
     void qualityReady(const QualityFigures& figures);
     void benchLoaded(const workbench::ModelInfo& info);
     void benchPointReady(const BenchPoint& point);
+    void sweepRowReady(const SweepRow& row);
     void failed(int index, const QString& message);  // index: the configuration or batch; -1: the whole job
     void finished();
 
@@ -50,6 +54,7 @@ public:
     void evaluate(const QList<workbench::EngineConfig>& configs, const QString& textPath, int nCtx, int maxWindows);
     void benchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen);
     void speed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions);
+    void sweep(const SweepRequest& request);
     void stop();
 
 signals:
@@ -57,6 +62,7 @@ signals:
     void qualityReady(const QualityFigures& figures);
     void benchLoaded(const workbench::ModelInfo& info);
     void benchPointReady(const BenchPoint& point);
+    void sweepRowReady(const SweepRow& row);
     void failed(int index, const QString& message);
     void finished();
 
@@ -66,8 +72,10 @@ signals:
     void requestBenchmark(const workbench::EngineConfig& config, const QList<int>& batches, int nPrompt, int nGen,
                           const CancelFlag& cancel);
     void requestSpeed(const workbench::EngineConfig& config, int nPrompt, int nGen, int repetitions, const CancelFlag& cancel);
+    void requestSweep(const SweepRequest& request, const CancelFlag& cancel);
 
 private:
+    bool begin();   // false while a job runs; else marks busy with a fresh cancel flag
     QThread m_thread;
     MeasureWorker* m_worker = nullptr;
     CancelFlag m_cancel;

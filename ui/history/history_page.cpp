@@ -22,6 +22,7 @@
 
 #include "ui/bridge/store_client.h"
 #include "ui/history/comparison_list.h"
+#include "ui/history/sweep_list.h"
 #include "ui/history/session_detail.h"
 #include "ui/models/session_table_model.h"
 #include "widgets/token_stream_view.h"
@@ -49,6 +50,8 @@ HistoryPage::HistoryPage(StoreClient* store, QWidget* parent) : QWidget(parent),
     m_tabs->addTab(buildSessionsTab(), tr("Sessions"));
     m_comparisons = new ComparisonList(store, m_tabs);
     m_tabs->addTab(m_comparisons, tr("Comparisons"));
+    m_sweeps = new SweepList(store, m_tabs);
+    m_tabs->addTab(m_sweeps, tr("Sweeps"));
     layout->addWidget(m_tabs);
     connect(m_store, &StoreClient::opened, this, &HistoryPage::refresh);
 }

@@ -2,7 +2,7 @@
 // configuration, turns, tokens, decode speed), narrowed by a full-text search over the messages
 // and by model, attention variant and date; the selected session's transcript and replayed
 // charts; Continue (back to the chat with its configuration), Delete (after a confirmation) and
-// Export (JSON, runs CSV, samples CSV, Markdown). A second tab lists saved comparisons. Every
+// Export (JSON, runs CSV, samples CSV, Markdown). Further tabs list saved comparisons and sweeps. Every
 // read runs on the store thread (StoreClient); the table model changes only here, on the GUI thread.
 #pragma once
 
@@ -21,6 +21,7 @@ class QTableView;
 class QTimer;
 class SessionDetail;
 class SessionTableModel;
+class SweepList;
 class StoreClient;
 
 class HistoryPage : public QWidget {
@@ -38,6 +39,7 @@ public:
     SessionTableModel* sessions() const { return m_sessions; }
     SessionDetail* detail() const { return m_detail; }
     ComparisonList* comparisons() const { return m_comparisons; }
+    SweepList* sweeps() const { return m_sweeps; }
     QTabWidget* tabs() const { return m_tabs; }
     workbench::RowId selectedSessionId() const;
     QString statusText() const;
@@ -81,6 +83,7 @@ private:
     QSortFilterProxyModel* m_proxy = nullptr;
     SessionDetail* m_detail = nullptr;
     ComparisonList* m_comparisons = nullptr;
+    SweepList* m_sweeps = nullptr;
     QPushButton *m_continue = nullptr, *m_delete = nullptr, *m_export = nullptr;
     QLabel* m_status = nullptr;
     QTimer* m_searchDelay = nullptr;

@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 
 #include "ui/format.h"
+#include "ui/pages/sweep_panel.h"
 #include "widgets/variants_scatter.h"
 #include "workbench/pareto.h"
 
@@ -25,18 +26,33 @@ std::optional<double> number(const QJsonObject& o, const char* key) {
 }
 }  // namespace
 
-VariantsMapPage::VariantsMapPage(QWidget* parent) : QWidget(parent) {
+VariantsMapPage::VariantsMapPage(EngineClient* chat, StoreClient* store, QWidget* parent) : QWidget(parent) {
     setObjectName(QStringLiteral("variantsMapPage"));
     auto* layout = new QVBoxLayout(this);
+    if (chat) {
+        m_sweep = new SweepPanel(chat, store, this);
+        layout->addWidget(m_sweep);
+        connect(m_sweep, &SweepPanel::started, this, [this](const QString& title) {
+            m_rows.clear();
+            m_failed = 0;
+            m_title = title;
+            m_selected = -1;
+            m_open->setEnabled(false);
+            refresh();
+        });
+        connect(m_sweep, &SweepPanel::rowMeasured, this, &VariantsMapPage::appendRow);
+        connect(m_sweep, &SweepPanel::finished, this, [this] { m_open->setEnabled(true); });
+        connect(m_sweep, &SweepPanel::statusChanged, this, [this](const QString& text) { m_status->setText(text); });
+    }
     auto* bar = new QHBoxLayout();
-    auto* open = new QPushButton(tr("Open sweep…"), this);
-    open->setObjectName(QStringLiteral("variantsOpen"));
-    open->setToolTip(tr("A sweep's rows: workbench-cli sweep --preset standard [--retrieval] -o sweep.jsonl"));
-    connect(open, &QPushButton::clicked, this, [this] {
+    m_open = new QPushButton(tr("Open sweep…"), this);
+    m_open->setObjectName(QStringLiteral("variantsOpen"));
+    m_open->setToolTip(tr("A sweep's rows: workbench-cli sweep --preset standard [--retrieval] -o sweep.jsonl"));
+    connect(m_open, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, tr("Open a sweep"), QString(), tr("Sweep rows (*.jsonl);;All files (*)"));
         if (!path.isEmpty()) loadSweep(path);
     });
-    bar->addWidget(open);
+    bar->addWidget(m_open);
     bar->addWidget(new QLabel(tr("Quality:"), this));
     m_quality = new QComboBox(this);
     m_quality->setObjectName(QStringLiteral("variantsQuality"));
@@ -46,7 +62,7 @@ VariantsMapPage::VariantsMapPage(QWidget* parent) : QWidget(parent) {
     m_quality->addItem(tr("Retrieval accuracy"), Retrieval);
     connect(m_quality, &QComboBox::currentIndexChanged, this, &VariantsMapPage::refresh);
     bar->addWidget(m_quality);
-    m_status = new QLabel(tr("Open a sweep's rows to draw the map (workbench-cli sweep -o FILE)."), this);
+    m_status = new QLabel(tr("Run a sweep, or open a sweep's rows (workbench-cli sweep -o FILE), to draw the map."), this);
     m_status->setObjectName(QStringLiteral("variantsStatus"));
     m_status->setWordWrap(true);
     bar->addWidget(m_status, 1);
@@ -84,51 +100,81 @@ bool VariantsMapPage::loadSweep(const QString& path) {
         m_status->setText(tr("Cannot read %1: %2").arg(path, file.errorString()));
         return false;
     }
+    QList<QByteArray> lines;
+    while (!file.atEnd()) lines.append(file.readLine());
+    return setRows(QFileInfo(path).fileName(), lines);
+}
+
+bool VariantsMapPage::showRows(const QString& title, const QStringList& rows) {
+    if (m_sweep && m_sweep->isRunning()) {   // its rows are filling the map
+        m_status->setText(tr("A sweep is running: stop it to open %1.").arg(title));
+        return false;
+    }
+    QList<QByteArray> lines;
+    for (const QString& row : rows) lines.append(row.toUtf8());
+    return setRows(title, lines);
+}
+
+bool VariantsMapPage::setRows(const QString& title, const QList<QByteArray>& lines) {
     QList<Row> rows;
-    int failed = 0, line = 0;
-    while (!file.atEnd()) {
-        const QByteArray text = file.readLine().trimmed();
-        ++line;
+    int failed = 0;
+    for (int line = 1; line <= lines.size(); ++line) {
+        const QByteArray text = lines[line - 1].trimmed();
         if (text.isEmpty()) continue;
         const QJsonDocument doc = QJsonDocument::fromJson(text);
         if (!doc.isObject()) {
-            m_status->setText(tr("%1, line %2: not a sweep row (one JSON object a line, as sweep -o writes)").arg(QFileInfo(path).fileName()).arg(line));
+            m_status->setText(tr("%1, line %2: not a sweep row (one JSON object a line, as sweep -o writes)").arg(title).arg(line));
             return false;
         }
-        const QJsonObject o = doc.object();
-        if (o.value(QStringLiteral("status")).toString() != QStringLiteral("ok")) {
-            ++failed;
-            continue;
-        }
-        Row r;
-        r.config = o.value(QStringLiteral("config")).toString();
-        r.attention = o.value(QStringLiteral("attention")).toString();
-        r.kvTypes = o.value(QStringLiteral("kv_type")).toString();
-        r.weightsShown = o.value(QStringLiteral("weights")).toString();
-        // Weights converted at load only when the row asked (else the file's, shown as their type).
-        const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("--weights\\s+(\\S+)")).match(r.config);
-        if (m.hasMatch()) r.weights = m.captured(1);
-        r.kvBytes = o.value(QStringLiteral("kv_bytes")).toDouble();
-        r.deltaPpl = number(o, "delta_ppl_pct");
-        r.kl = number(o, "kl");
-        r.top1 = number(o, "top1");
-        r.retrieval = number(o, "retrieval_accuracy");
-        r.decodeTokS = number(o, "decode_tok_s");
-        r.prefillTokS = number(o, "prefill_tok_s");
-        rows.append(r);
+        if (std::optional<Row> r = parseRow(doc.object())) rows.append(*r);
+        else ++failed;
     }
     if (rows.isEmpty()) {
-        m_status->setText(tr("%1 has no measured row (%2 failed).").arg(QFileInfo(path).fileName()).arg(failed));
+        m_status->setText(tr("%1 has no measured row (%2 failed).").arg(title).arg(failed));
         return false;
     }
     m_rows = rows;
+    m_failed = failed;
+    m_title = title;
     m_selected = -1;
-    m_status->setText(tr("%1: %2 configurations%3").arg(QFileInfo(path).fileName()).arg(rows.size())
-                          .arg(failed ? tr(" (%1 failed rows not drawn)").arg(failed) : QString()));
+    showCount();
     const bool anyRetrieval = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.retrieval.has_value(); });
     if (!anyRetrieval && m_quality->currentData().toInt() == Retrieval) m_quality->setCurrentIndex(0);
     refresh();
     return true;
+}
+
+std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject& o) {
+    if (o.value(QStringLiteral("status")).toString() != QStringLiteral("ok")) return std::nullopt;
+    Row r;
+    r.config = o.value(QStringLiteral("config")).toString();
+    r.attention = o.value(QStringLiteral("attention")).toString();
+    r.kvTypes = o.value(QStringLiteral("kv_type")).toString();
+    r.weightsShown = o.value(QStringLiteral("weights")).toString();
+    // Weights converted at load only when the row asked (else the file's, shown as their type).
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("--weights\\s+(\\S+)")).match(r.config);
+    if (m.hasMatch()) r.weights = m.captured(1);
+    r.kvBytes = o.value(QStringLiteral("kv_bytes")).toDouble();
+    r.deltaPpl = number(o, "delta_ppl_pct");
+    r.kl = number(o, "kl");
+    r.top1 = number(o, "top1");
+    r.retrieval = number(o, "retrieval_accuracy");
+    r.decodeTokS = number(o, "decode_tok_s");
+    r.prefillTokS = number(o, "prefill_tok_s");
+    return r;
+}
+
+void VariantsMapPage::appendRow(const QString& json) {
+    const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
+    if (std::optional<Row> r = parseRow(doc.object())) m_rows.append(*r);
+    else ++m_failed;
+    showCount();
+    refresh();
+}
+
+void VariantsMapPage::showCount() {
+    m_status->setText(tr("%1: %2 configurations%3").arg(m_title).arg(m_rows.size())
+                          .arg(m_failed ? tr(" (%1 failed rows not drawn)").arg(m_failed) : QString()));
 }
 
 std::optional<double> VariantsMapPage::quality(const Row& row) const {
