@@ -61,6 +61,9 @@ public:
 
     // As KvGroup's: a prefix every group holds cached, 0 when any group cannot adopt one.
     int32_t adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt);
+    void forget_free_prefixes() {
+        for (auto& g : groups_) g->forget_free_prefixes();
+    }
     int32_t keep_prefix(SeqId seq, int32_t n_common);
     void free(SeqId seq);
     Status fork(SeqId parent, SeqId child);

@@ -222,6 +222,8 @@ void Engine::reset() {
     impl_->kv->free(Impl::kChatSequence);
 }
 
+void Engine::forget_cached_prompts() { impl_->kv->forget_free_prefixes(); }
+
 KvUsageReport Engine::kv_usage() const {
     const PagedKv& kv = *impl_->kv;
     const KvUsage all = kv.usage(), seq = kv.usage(Impl::kChatSequence);

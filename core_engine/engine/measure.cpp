@@ -119,7 +119,10 @@ Result<GenerationMetrics> run_after_window(Engine& engine, const std::vector<Tok
     req.max_tokens = n_decode;
     req.ignore_eos = true;
     req.sampling.temperature = 0;
-    engine.reset();   // the window runs whole: its prefill speed is at this context, not a cached prefix's
+    // The window runs whole: its prefill speed is at this context, not a one-token step after the
+    // blocks a quality evaluation left cached.
+    engine.reset();
+    engine.forget_cached_prompts();
     WB_ASSIGN_OR_RETURN(GenerationResult out, engine.generate_tokens(prompt, req));
     return out.metrics;
 }

@@ -99,6 +99,10 @@ void BlockPool::unregister_hash(BlockId block) {
     meta.hash = 0;
 }
 
+void BlockPool::forget_free_hashes() {
+    for (BlockId b = head_; b != kNone; b = at(b).next) unregister_hash(b);
+}
+
 std::optional<BlockHash> BlockPool::block_hash(BlockId block) const {
     const Block& meta = blocks_[static_cast<size_t>(block)];
     if (!meta.has_hash) return std::nullopt;

@@ -134,6 +134,8 @@ public:
     uint64_t peak_bytes_in_use() const { return peak_bytes_in_use_; }
     // Free blocks still holding a cached prefix: reusable until evicted.
     uint64_t bytes_cached_free() const;
+    // Evicts those now (a benchmark's prompt then runs whole); sequences' own blocks stay shareable.
+    void forget_free_prefixes() { pool_.forget_free_hashes(); }
     // The sequence's whole block table; blocks it shares count fully here too.
     uint64_t sequence_bytes(SeqId seq_id) const;
 

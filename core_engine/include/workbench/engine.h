@@ -219,6 +219,10 @@ public:
 
     // Forgets the cached conversation.
     void reset();
+    // Also forgets the prompts of finished requests and conversations, kept so that a later
+    // prompt starting with the same tokens skips their prefill: the next prompt runs whole (a
+    // prefill timing, a cold start). Blocks of running sequences stay shared.
+    void forget_cached_prompts();
     // KV bytes now: in use, peak, pool, full-attention equivalent, last step's reads; and per
     // layer for the conversation's sequence.
     KvUsageReport kv_usage() const;

@@ -40,6 +40,7 @@ private slots:
     void cached_block_stays_free_and_revives();
     void revive_from_head_middle_and_tail();
     void allocating_a_cached_block_evicts_its_hash();
+    void forgetting_free_hashes_keeps_referenced_ones();
     void hash_registration_rules();
     void chained_hash_depends_on_parent_and_tokens();
 };
@@ -184,6 +185,26 @@ void TestBlockPool::allocating_a_cached_block_evicts_its_hash() {
     QCOMPARE(take(pool, 2), (Ids{3, 2}));
     QCOMPARE(pool.n_cached(), 0);
     QCOMPARE(pool.n_cached_free(), 0);
+}
+
+void TestBlockPool::forgetting_free_hashes_keeps_referenced_ones() {
+    BlockPool pool(5, 4);
+    QCOMPARE(take(pool, 3), (Ids{1, 2, 3}));
+    QVERIFY(pool.register_hash(1, 11));
+    QVERIFY(pool.register_hash(2, 22));
+    QVERIFY(pool.register_hash(3, 33));
+    const Ids freed{1, 2};
+    pool.release(freed);
+    QCOMPARE(pool.n_cached_free(), 2);
+
+    pool.forget_free_hashes();
+    QCOMPARE(pool.lookup(11), std::nullopt);
+    QCOMPARE(pool.lookup(22), std::nullopt);
+    QCOMPARE(pool.lookup(33), std::optional<BlockId>(3));   // still referenced: still shareable
+    QCOMPARE(pool.n_cached(), 1);
+    QCOMPARE(pool.n_cached_free(), 0);
+    QCOMPARE(pool.n_free(), 3);                              // free blocks stay free, in order
+    QCOMPARE(pool.free_queue(), (Ids{4, 1, 2}));
 }
 
 void TestBlockPool::hash_registration_rules() {
