@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/weighted_row_sums.h"
 #include "kernels/cpu/dot_f32.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/rope.h"
@@ -288,30 +289,42 @@ void DecoderModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
     // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).
     const int64_t hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    pool.run(n * hp_.n_head, [&](int64_t item) {
-        const int64_t t = item / hp_.n_head, h = item % hp_.n_head, kvh = h / group;
-        const int64_t n_keys = pos[static_cast<size_t>(t)] + 1;
+    // A task takes a few consecutive tokens of one head, so the weighted sum over the latents
+    // reads each cached latent once for all of them (weighted_row_sums).
+    constexpr int64_t kTileTokens = 24;
+    const int64_t n_tiles = (n + kTileTokens - 1) / kTileTokens;
+    pool.run(n_tiles * hp_.n_head, [&](int64_t item) {
+        const int64_t h = item % hp_.n_head, kvh = h / group;
+        const int64_t t0 = item / hp_.n_head * kTileTokens, t1 = std::min(n, t0 + kTileTokens), rows = t1 - t0;
+        int64_t stride = 0;
+        for (int64_t t = t0; t < t1; ++t) stride = std::max<int64_t>(stride, pos[static_cast<size_t>(t)] + 1);
         thread_local std::vector<float> p, z;
-        p.resize(static_cast<size_t>(n_keys));
-        z.assign(static_cast<size_t>(rank), 0.0f);
-        const float* qv = q_.data() + (t * hp_.n_head + h) * hd;
-        float mx = -INFINITY;
-        for (int64_t j = 0; j < n_keys; ++j) {
-            p[static_cast<size_t>(j)] = dot_f32(qv, lat_kfull_.data() + j * n_kv + kvh * hd, hd) * scale;
-            mx = std::max(mx, p[static_cast<size_t>(j)]);
+        thread_local std::vector<int32_t> n_keys;
+        p.resize(static_cast<size_t>(rows * stride));
+        z.resize(static_cast<size_t>(rows * rank));
+        n_keys.resize(static_cast<size_t>(rows));
+        for (int64_t i = 0; i < rows; ++i) {
+            const int64_t t = t0 + i, nk = pos[static_cast<size_t>(t)] + 1;
+            n_keys[static_cast<size_t>(i)] = static_cast<int32_t>(nk);
+            float* pr = p.data() + i * stride;
+            const float* qv = q_.data() + (t * hp_.n_head + h) * hd;
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < nk; ++j) {
+                pr[j] = dot_f32(qv, lat_kfull_.data() + j * n_kv + kvh * hd, hd) * scale;
+                mx = std::max(mx, pr[j]);
+            }
+            double sum = 0;
+            for (int64_t j = 0; j < nk; ++j) sum += (pr[j] = std::exp(pr[j] - mx));
+            const float inv = static_cast<float>(1.0 / sum);
+            for (int64_t j = 0; j < nk; ++j) pr[j] *= inv;
         }
-        double sum = 0;
-        for (int64_t j = 0; j < n_keys; ++j) sum += (p[static_cast<size_t>(j)] = std::exp(p[static_cast<size_t>(j)] - mx));
-        const float inv = static_cast<float>(1.0 / sum);
-        for (int64_t j = 0; j < n_keys; ++j) {
-            const float pj = p[static_cast<size_t>(j)] * inv;
-            const float* c = lat_all_.data() + j * rank;
-            for (int64_t r = 0; r < rank; ++r) z[static_cast<size_t>(r)] += pj * c[r];
-        }
-        float* o = attn_.data() + (t * hp_.n_head + h) * hd;
+        weighted_row_sums(p.data(), stride, n_keys.data(), rows, lat_all_.data(), rank, z.data());
         const float* bv = l.bv.present() ? f32(l.bv) + kvh * hd : nullptr;
-        for (int64_t d = 0; d < hd; ++d)
-            o[d] = dot_f32(lat.up_v.data() + (kvh * hd + d) * rank, z.data(), rank) + (bv ? bv[d] : 0.0f);
+        for (int64_t i = 0; i < rows; ++i) {
+            float* o = attn_.data() + ((t0 + i) * hp_.n_head + h) * hd;
+            for (int64_t d = 0; d < hd; ++d)
+                o[d] = dot_f32(lat.up_v.data() + (kvh * hd + d) * rank, z.data() + i * rank, rank) + (bv ? bv[d] : 0.0f);
+        }
     });
 }
 
