@@ -100,7 +100,16 @@ void BlockPool::unregister_hash(BlockId block) {
 }
 
 void BlockPool::forget_free_hashes() {
-    for (BlockId b = head_; b != kNone; b = at(b).next) unregister_hash(b);
+    // With no hash left to keep for, the queue's eviction order means nothing: put it back in
+    // ascending ids, as a fresh pool has it, so a new sequence's blocks lie in address order
+    // (released tail-first they would come out backwards, and a long decode reads them all).
+    const std::vector<BlockId> queued = free_queue();
+    for (BlockId b : queued) {
+        unregister_hash(b);
+        unlink(b);
+    }
+    for (BlockId b = 1; b < n_blocks(); ++b)
+        if (at(b).ref_count == 0) push_back(b);
 }
 
 std::optional<BlockHash> BlockPool::block_hash(BlockId block) const {

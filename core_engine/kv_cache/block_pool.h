@@ -66,7 +66,8 @@ public:
 
     // Forgets a block's hash (its contents are about to change); a no-op for an uncached block.
     void unregister_hash(BlockId block);
-    // Forgets the hashes of every free block: no later prompt finds them as a cached prefix.
+    // Forgets the hashes of every free block, so no later prompt finds them as a cached prefix,
+    // and puts the free queue back in ascending ids (a fresh pool's order).
     void forget_free_hashes();
 
     int32_t ref_count(BlockId block) const { return blocks_[static_cast<size_t>(block)].ref_count; }
