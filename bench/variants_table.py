@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders bench/variants_table.sh's JSON lines as the markdown table of docs/VARIANTS.md.
+"""Renders bench/variants_table.sh's JSON lines as the markdown table of docs/VARIANTS_EVAL.md.
 Usage: bench/variants_table.py docs/variants.jsonl"""
 import json
 import sys
