@@ -27,20 +27,7 @@ KvStreamView KvArena::pooled_stream(int32_t storage, const KvSequence& s, float 
 }
 
 KvStreamView KvArena::f32_stream(const float* k, const float* v, int32_t n_rows) const {
-    // Scratch rows are one flat block: block 0 at offset 0.
-    static const BlockId kFlatBlock[1] = {0};
-    KvRowLayout l;
-    l.type = KvDType::f32;
-    l.row_bytes = shape.head_dim * 4;
-    l.token_stride = shape.n_kv_heads * l.row_bytes;
-    l.block_stride = l.token_stride * n_rows;
-    KvStreamView view;
-    view.k_base = reinterpret_cast<const uint8_t*>(k);
-    view.v_base = reinterpret_cast<const uint8_t*>(v);
-    view.blocks = kFlatBlock;
-    view.block_tokens = n_rows;
-    view.k = view.v = l;
-    return view;
+    return flat_f32_stream(k, v, n_rows, shape.n_kv_heads, shape.head_dim);
 }
 
 void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,

@@ -345,7 +345,8 @@ StepReport StepLoop::step() {
         if (c.prefill_start_ms < 0) c.prefill_start_ms = since(c.arrival);
         verifying.push_back(c.n_drafts > 0 && sched_->n_draft(it.request) > 0);
         batch.push_back({c.seq, std::span(c.tokens).subspan(static_cast<size_t>(done), static_cast<size_t>(it.n_tokens)), it.completes,
-                         verifying.back() || (c.req->prompt_logits && done < c.n_prompt)});
+                         verifying.back() || (c.req->prompt_logits && done < c.n_prompt),
+                         std::max(0, done + it.n_tokens - std::max(done, c.n_prompt))});
     }
     const auto t_step = Clock::now();
     const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool);

@@ -124,6 +124,7 @@ Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv
         }
         const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn));
         WB_RETURN_IF_ERROR(kv.begin_step(seq, chunk));
+        lat_generated_ = 0;   // a prompt, or text being scored
         forward_rows(kv, chunk, logit_rows_, out, pool);
         kv.finish_step();
     }
@@ -172,6 +173,7 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
             logit_rows_.push_back(static_cast<int64_t>(batch_tokens_.size()) - 1);
     }
     WB_RETURN_IF_ERROR(kv.begin_step(steps));
+    lat_generated_ = batch.size() == 1 ? std::min<int64_t>(batch[0].n_generated, static_cast<int64_t>(batch[0].tokens.size())) : 0;
     forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool);
     kv.finish_step();
     return Status::ok_status();
@@ -289,13 +291,32 @@ void DecoderModel::latent_attention(int32_t il, int64_t n, PagedKv& kv, std::spa
     // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).
     const int64_t hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // Prompt rows (the step's first n − lat_generated_) rebuild V from the latents once and run
+    // the attention kernel: a head then reads head_dim values a key instead of rank. A decode
+    // step's one row would pay the whole rebuild for itself, so generated rows sum over the
+    // latents below. By row kind, not step size: a row gets the same path however it is batched.
+    const int64_t n_prompt_rows = rank > hd ? n - std::min(n, lat_generated_) : 0;
+    if (n_prompt_rows > 0) {
+        fit(lat_vfull_, n_all * n_kv);
+        matmul(lat.up_v_m, lat_all_.data(), lat_vfull_.data(), n_all, pool, mm_);
+        add_bias(lat_vfull_.data(), l.bv, n_all);
+        const KvStreamView stream = flat_f32_stream(lat_kfull_.data(), lat_vfull_.data(), n_all, hp_.n_head_kv, hd);
+        lat_plan_.clear();
+        for (int64_t t = 0; t < n_prompt_rows; ++t) {
+            lat_plan_.add({0, 0, pos[static_cast<size_t>(t)] + 1});
+            lat_plan_.close_list();
+        }
+        attend_spans(q_.data(), n_prompt_rows, {&stream, 1}, lat_plan_, {hp_.n_head, hp_.n_head_kv, hd}, scale, attn_.data(), pool);
+    }
+    const int64_t n_sum_rows = n - n_prompt_rows;
+    if (n_sum_rows == 0) return;
     // A task takes a few consecutive tokens of one head, so the weighted sum over the latents
     // reads each cached latent once for all of them (weighted_row_sums).
     constexpr int64_t kTileTokens = 24;
-    const int64_t n_tiles = (n + kTileTokens - 1) / kTileTokens;
+    const int64_t n_tiles = (n_sum_rows + kTileTokens - 1) / kTileTokens;
     pool.run(n_tiles * hp_.n_head, [&](int64_t item) {
         const int64_t h = item % hp_.n_head, kvh = h / group;
-        const int64_t t0 = item / hp_.n_head * kTileTokens, t1 = std::min(n, t0 + kTileTokens), rows = t1 - t0;
+        const int64_t t0 = n_prompt_rows + item / hp_.n_head * kTileTokens, t1 = std::min(n, t0 + kTileTokens), rows = t1 - t0;
         int64_t stride = 0;
         for (int64_t t = t0; t < t1; ++t) stride = std::max<int64_t>(stride, pos[static_cast<size_t>(t)] + 1);
         thread_local std::vector<float> p, z;

@@ -34,6 +34,10 @@ struct BatchSequence {
     std::span<const TokenId> tokens;
     bool want_logits = false;   // the logits after its last token (a prompt's last chunk, a decode)
     bool all_logits = false;    // the logits after every one of its tokens (scoring a prompt)
+    // The last rows of `tokens` that the model generated (sampled or drafted) rather than read
+    // from a prompt. Only the latent variant looks: it computes the two kinds differently, and
+    // by kind rather than by step size, so a recomputed or re-chunked row gets the same result.
+    int32_t n_generated = 0;
 };
 
 class DecoderModel {
@@ -125,7 +129,9 @@ private:
     std::vector<int64_t> logit_rows_;
     // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
     std::vector<LatentLayer> latent_;
-    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_;
+    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
+    AttendPlan lat_plan_;
+    int64_t lat_generated_ = 0;   // this step's generated rows (BatchSequence::n_generated), at the end
     std::vector<int32_t> lat_pos_;
     // Set while enable_latent captures each layer's attention inputs.
     std::vector<std::vector<float>>* capture_ = nullptr;

@@ -52,6 +52,9 @@ struct AttendPlan {
     }
 };
 
+// Rows of f32 scratch as a stream: [n_rows, n_kv_heads, head_dim] keys and values, one flat block.
+KvStreamView flat_f32_stream(const float* k, const float* v, int32_t n_rows, int64_t n_kv_heads, int64_t head_dim);
+
 // q: [n_tokens, n_head, head_dim] f32; out: same shape. scale is usually 1/sqrt(head_dim).
 // A query whose list is empty gets zeros.
 void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
