@@ -1,10 +1,11 @@
-// The decoder forward pass on the CPU, the skeleton every architecture runs (model/arch/ says what
-// differs): embeddings (optionally scaled), then per layer RMSNorm → Q/K/V (+bias) → (QK-norm) →
-// RoPE (the layer's own base on trained local layers) → KV write → causal GQA attention through
-// the layer's attention policy → output projection → (post-norm) → residual → RMSNorm → SwiGLU or
-// GeGLU MLP → (post-norm) → residual, then the final norm, the output head and optional logit
-// soft-capping. One instance per loaded model; forward() is called from the
-// engine's thread only.
+// The decoder forward pass, the skeleton every architecture runs (model/arch/ says what differs):
+// embeddings (optionally scaled), then per layer RMSNorm → Q/K/V (+bias) → (QK-norm) → RoPE (the
+// layer's own base on trained local layers) → KV write → causal GQA attention through the layer's
+// attention policy → output projection → (post-norm) → residual → RMSNorm → SwiGLU or GeGLU MLP
+// → (post-norm) → residual, then the final norm, the output head and optional logit soft-capping.
+// It decides what runs in which order; a Backend (kernels/backend.h; the CPU's today) runs each
+// operation on the weights and activations it owns. One instance per loaded model; forward() is
+// called from the engine's thread only.
 #pragma once
 
 #include <chrono>
@@ -15,8 +16,7 @@
 #include <vector>
 
 #include "gguf/gguf_file.h"
-#include "kernels/cpu/huge_page_arena.h"
-#include "kernels/cpu/matmul.h"
+#include "kernels/backend.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cpu/thread_pool.h"
 #include "model/hparams.h"
@@ -42,10 +42,14 @@ struct BatchSequence {
 
 class DecoderModel {
 public:
-    // Repacks the weight matrices for the CPU kernels. Errors: resource_exhausted.
+    // Prepares the weights for the backend (the CPU's repacks the matrices). Errors: resource_exhausted.
     // `on_repacked(data, n_bytes)` is told of each file range as soon as its repacked copy exists,
     // so the caller can release those pages one matrix at a time (peak memory stays near the
     // file's size instead of twice it).
+    // The backend holds references to the hyperparameters and weights: the model stays where it is.
+    DecoderModel(const DecoderModel&) = delete;
+    DecoderModel& operator=(const DecoderModel&) = delete;
+
     static Result<std::unique_ptr<DecoderModel>> create(ModelHparams hp, ModelWeights weights,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
 
@@ -89,50 +93,18 @@ private:
     // `logit_rows` (ascending) go through the output head into `logits`.
     void forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
                       ThreadPool& pool);
-    void ensure_scratch(int64_t n_tokens);
-    void output_head(std::span<const int64_t> logit_rows, float* logits, ThreadPool& pool);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
-    void standard_attention(int32_t il, int64_t n, PagedKv& kv, ThreadPool& pool);
-    void latent_attention(int32_t il, int64_t n, PagedKv& kv, std::span<const int32_t> pos, ThreadPool& pool);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
-    // The MLP's gate activation on n elements (in place into gate), SwiGLU or GeGLU.
-    void activate(float* gate, const float* up, int64_t n) const;
-
-    struct PackedLayer {
-        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
-    };
 
     ModelHparams hp_;
     ModelWeights w_;
-    bool gelu_gate_ = false;     // GeGLU (tanh GELU) instead of SwiGLU
-    HugePageArena weight_memory_;  // the repacked matrices' bytes (declared first: it outlives them)
-    std::vector<PackedLayer> packed_;
-    PackedMatrix output_;        // the output head (the embedding table when tied)
-    MatmulScratch mm_;
-    // Activations for one chunk of tokens.
-    std::vector<float> x_;      // [n, n_embd] residual stream
-    std::vector<float> xn_;     // [n, n_embd] normed
-    QuantizedActivations xn_q_; // xn_ as 8-bit blocks, written by the norm for quantized weights (valid when its n_tokens is the step's)
-    RopeAngles angles_;         // the step's RoPE angles, shared by every (global) layer
-    RopeAngles angles_local_;   // the same for the trained local layers, when they rotate differently
-    QuantizedActivations ff_q_; // SwiGLU's output as 8-bit blocks, written by the gate/up matmul's epilogue
-    std::vector<float> q_;      // [n, n_embd_q]
-    std::vector<float> k_;      // [n, n_embd_kv]
-    std::vector<float> v_;      // [n, n_embd_kv]
-    std::vector<float> attn_;   // [n, n_embd_q]
-    std::vector<float> proj_;   // [n, n_embd]
-    std::vector<float> gate_;   // [n, n_ff]
-    std::vector<float> up_;     // [n, n_ff]
+    std::unique_ptr<Backend> backend_;    // reads hp_ and w_: declared after them
     std::vector<TokenId> batch_tokens_;   // a batched step's tokens, sequence after sequence
     StepRoofline last_step_;
-    double attention_s_ = 0, attention_ops_ = 0;   // the step in flight
     std::vector<int64_t> logit_rows_;
-    // The latent variant: its factors, and the rebuilt K and V of the whole sequence per layer.
+    // The latent variant's factors.
     std::vector<LatentLayer> latent_;
-    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
-    AttendPlan lat_plan_;
     int64_t lat_generated_ = 0;   // this step's generated rows (BatchSequence::n_generated), at the end
-    std::vector<int32_t> lat_pos_;
     // Set while enable_latent captures each layer's attention inputs.
     std::vector<std::vector<float>>* capture_ = nullptr;
 };

@@ -1,0 +1,394 @@
+// The CPU backend's operations. Every op works on the whole step's rows so weights are read once
+// per step, not per token.
+#include "kernels/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <utility>
+
+#include "attention/latent_kv.h"
+#include "attention/paged_kv.h"
+#include "kernels/cpu/dot_f32.h"
+#include "kernels/cpu/rms_norm.h"
+#include "kernels/cpu/swiglu.h"
+#include "kernels/cpu/weighted_row_sums.h"
+#include "kv_cache/kv_row_codec.h"
+#include "tensor/dequantize.h"
+
+namespace workbench {
+namespace {
+
+// Up to this many tokens a step's biases, RoPE and SwiGLU run inside the matmul that produces
+// their input (its chunks are small and still in cache); longer steps run them as passes over
+// token rows.
+constexpr int64_t kFusedStepTokens = 16;
+
+void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
+    if (!b.present()) return;
+    const float* bias = reinterpret_cast<const float*>(b.data);
+    for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t i = 0; i < b.n_in; ++i) x[r * b.n_in + i] += bias[i];
+}
+
+const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
+
+void fit(std::vector<float>& v, int64_t size) {
+    if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options,
+                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
+    std::unique_ptr<CpuBackend> b(new CpuBackend(hp, w, options));
+    auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {
+        if (!pack_matrix(t, out))
+            return error(StatusCode::resource_exhausted, "out of memory repacking a " + std::to_string(t.n_bytes >> 20) + " MiB weight matrix");
+        if (!out.owned) return {};  // used in place
+        if (on_repacked) on_repacked(t.data, t.n_bytes);
+        // The copy moves to huge pages (one matrix in flight at a time, so the peak barely moves).
+        if (uint8_t* moved = b->weight_memory_.allocate(out.n_bytes)) {
+            std::memcpy(moved, out.owned.get(), out.n_bytes);
+            out.data = moved;
+            out.owned.reset();
+        }
+        return {};
+    };
+    b->packed_.resize(w.layers.size());
+    for (size_t il = 0; il < w.layers.size(); ++il) {
+        const LayerWeights& l = w.layers[il];
+        PackedLayer& p = b->packed_[il];
+        for (auto [src, dst] : {std::pair{&l.wq, &p.wq}, {&l.wk, &p.wk}, {&l.wv, &p.wv}, {&l.wo, &p.wo},
+                                {&l.ffn_gate, &p.ffn_gate}, {&l.ffn_up, &p.ffn_up}, {&l.ffn_down, &p.ffn_down}})
+            WB_RETURN_IF_ERROR(pack(*src, *dst));
+    }
+    WB_RETURN_IF_ERROR(pack(w.output, b->output_));
+    return b;
+}
+
+void CpuBackend::activate(float* gate, const float* up, int64_t n) const {
+    if (options_.gelu_gate) geglu_tanh(gate, up, gate, n);
+    else swiglu(gate, up, gate, n);
+}
+
+void CpuBackend::ensure_scratch(int64_t n) {
+    fit(x_, n * hp_.n_embd);
+    fit(xn_, n * hp_.n_embd);
+    fit(q_, n * hp_.n_embd_q());
+    fit(k_, n * hp_.n_embd_kv());
+    fit(v_, n * hp_.n_embd_kv());
+    fit(attn_, n * hp_.n_embd_q());
+    fit(proj_, n * hp_.n_embd);
+    fit(gate_, n * hp_.n_ff);
+    fit(up_, n * hp_.n_ff);
+}
+
+void CpuBackend::token_rows(const std::function<void(int64_t, int64_t)>& fn) {
+    // Split across the pool for a prompt (serial, they would leave the other threads spinning for
+    // ~10 % of a prefill), inline for a few tokens (a barrier costs more than a 576-wide row).
+    if (n_ < 8) fn(0, n_);
+    else pool_->parallel_for(n_, fn);
+}
+
+void CpuBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool) {
+    pool_ = &pool;
+    pos_ = positions;
+    n_ = static_cast<int64_t>(positions.size());
+    attention_ = {};
+    ensure_scratch(n_);
+    rope_angles(positions.data(), n_, options_.rope, angles_);
+    if (!hp_.local_layers.empty()) rope_angles(positions.data(), n_, options_.rope_local, angles_local_);
+}
+
+void CpuBackend::embed(std::span<const TokenId> tokens) {
+    const int64_t n_embd = hp_.n_embd, n = static_cast<int64_t>(tokens.size());   // the step's rows
+    for (int64_t t = 0; t < n; ++t) {
+        float* row = x_.data() + t * n_embd;
+        // A tied table lives only in its repacked form; an untied one is read from the file.
+        if (w_.tied_output) packed_row_f32(output_, tokens[t], row);
+        else dequantize_row(w_.token_embd.type, w_.token_embd.row(tokens[t]), row, n_embd);
+        if (hp_.embedding_scale != 1.0f)
+            for (int64_t i = 0; i < n_embd; ++i) row[i] *= hp_.embedding_scale;
+    }
+}
+
+// When the matrices reading the norm's output take 8-bit activations, each row is quantized right
+// after it is normalized (xn_q_), while it is in cache, instead of by the matmul. A sandwich
+// block's post-norm normalizes the sublayer's output (proj_) before it joins.
+void CpuBackend::residual_norm(const ResidualNorm& op) {
+    const int64_t n_embd = hp_.n_embd;
+    const WeightTensor* post_norm = op.post_norm && op.post_norm->present() ? op.post_norm : nullptr;
+    const WeightTensor* norm = op.norm;
+    bool quantize = false;
+    if (norm) {
+        const PackedLayer& pl = packed_[static_cast<size_t>(op.next_layer)];
+        if (op.next_group == MatmulGroup::mlp_in)
+            quantize = is_quantized_layout(pl.ffn_gate.layout) || is_quantized_layout(pl.ffn_up.layout);
+        else
+            quantize = is_quantized_layout(pl.wq.layout) || is_quantized_layout(pl.wk.layout) || is_quantized_layout(pl.wv.layout);
+    }
+    xn_q_.n_tokens = 0;  // not valid until written below
+    if (quantize) resize_activations(xn_q_, n_, n_embd);
+    const bool add = op.add;
+    token_rows([&](int64_t b, int64_t e) {
+        if (add && post_norm)
+            rms_norm(proj_.data() + b * n_embd, f32(*post_norm), proj_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
+        if (add)
+            for (int64_t i = b * n_embd; i < e * n_embd; ++i) x_[i] += proj_[i];
+        if (!norm) return;
+        for (int64_t r = b; r < e; ++r) {
+            rms_norm(x_.data() + r * n_embd, f32(*norm), xn_.data() + r * n_embd, 1, n_embd, hp_.rms_eps);
+            if (quantize) quantize_activations(xn_.data(), r, r + 1, xn_q_);
+        }
+    });
+}
+
+void CpuBackend::matmul_group(int32_t layer, MatmulGroup group, bool own_kv) {
+    switch (group) {
+        case MatmulGroup::attention_in: attention_in(layer, own_kv); break;
+        case MatmulGroup::attention_out: matmul(packed_[static_cast<size_t>(layer)].wo, attn_.data(), proj_.data(), n_, *pool_, mm_); break;
+        case MatmulGroup::mlp_in: mlp_in(layer); break;
+        case MatmulGroup::mlp_out: mlp_out(layer); break;
+    }
+}
+
+void CpuBackend::attention_in(int32_t il, bool own_kv) {
+    const int64_t n = n_;
+    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    const bool local = hp_.is_local_layer(il);
+    const RopeParams& rp = local ? options_.rope_local : options_.rope;
+    const RopeAngles& angles = local && !angles_local_.cos.empty() ? angles_local_ : angles_;
+    // Biases and RoPE: for a few tokens on each chunk of Q/K/V rows by the thread that computed
+    // it; for a prompt (a chunk's rows span every token and leave the cache) in a pass over token
+    // rows.
+    const PackedMatrix* ws[3] = {&pl.wq, &pl.wk, &pl.wv};
+    float* ys[3] = {q_.data(), k_.data(), v_.data()};
+    const WeightTensor* biases[3] = {&l.bq, &l.bk, &l.bv};
+    const WeightTensor* head_norms[2] = {&l.q_norm, &l.k_norm};
+    const bool qk_norm = l.q_norm.present();
+    const int n_mats = own_kv ? 3 : 1;
+    auto finish = [&](int m, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
+        const int64_t width = ws[m]->n_out;
+        if (biases[m]->present()) {
+            const float* b = f32(*biases[m]);
+            for (int64_t t = t0; t < t1; ++t)
+                for (int64_t r = r0; r < r1; ++r) ys[m][t * width + r] += b[r];
+        }
+        if (m < 2 && qk_norm)  // each whole head in [r0, r1): the fusion aligns rows to heads
+            for (int64_t t = t0; t < t1; ++t)
+                rms_norm(ys[m] + t * width + r0, f32(*head_norms[m]), ys[m] + t * width + r0, (r1 - r0) / hp_.head_dim,
+                         hp_.head_dim, hp_.rms_eps);
+        if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles, t0, t1);
+    };
+    MatmulFusion fusion;
+    fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+    const bool in_epilogue = n < kFusedStepTokens;
+    if (in_epilogue) {
+        fusion.row_align = qk_norm ? hp_.head_dim : rope_feature_align(rp, hp_.head_dim);
+        fusion.epilogue = [&](int m, int64_t r0, int64_t r1) { finish(m, r0, r1, 0, n); };
+    }
+    matmul_shared_input(std::span(ws, n_mats), xn_.data(), std::span(ys, n_mats), n, *pool_, mm_, fusion);
+    if (!in_epilogue)
+        pool_->parallel_for(n, [&](int64_t t0, int64_t t1) {
+            for (int m = 0; m < n_mats; ++m) finish(m, 0, ws[m]->n_out, t0, t1);
+        });
+}
+
+void CpuBackend::attend(int32_t il, PagedKv& kv) {
+    const int64_t n = n_;
+    ThreadPool& pool = *pool_;
+    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
+    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+    const auto t_attention = std::chrono::steady_clock::now();
+    if (kv.layer_computes_kv(il)) kv.write(il, k_.data(), v_.data(), pool);
+    if (kv.rotates_keys())
+        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
+    const AttendPlan& plan = kv.plan(il, q_.data());
+    attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
+    // Operations: per key read, a dot product and a weighted add per query head (2·2·head_dim).
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
+    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+}
+
+void CpuBackend::mlp_in(int32_t il) {
+    const int64_t n = n_, n_ff = hp_.n_ff;
+    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens it
+    // runs on each chunk of gate and up rows as soon as one thread has both (no pass of its own,
+    // no barrier); for a prompt the chunk's rows span every token and have left the cache by then
+    // (3.4 % of an F16 prefill instead of 0.6 %), so a pass over token rows does it.
+    quantize_ff_ = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
+    const bool quantize_ff = quantize_ff_;
+    const bool swiglu_in_epilogue = n < kFusedStepTokens;
+    if (quantize_ff) resize_activations(ff_q_, n, n_ff);
+    auto swiglu_rows = [&](int64_t t, int64_t r0, int64_t r1) {
+        float* g = gate_.data() + t * n_ff;
+        activate(g + r0, up_.data() + t * n_ff + r0, r1 - r0);
+        if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
+    };
+    {
+        const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
+        float* ys[2] = {gate_.data(), up_.data()};
+        MatmulFusion fusion;
+        fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
+        if (swiglu_in_epilogue) {
+            fusion.same_rows = true;
+            fusion.row_align = 32;
+            fusion.epilogue = [&](int m, int64_t r0, int64_t r1) {
+                if (m == 1)
+                    for (int64_t t = 0; t < n; ++t) swiglu_rows(t, r0, r1);
+            };
+        }
+        matmul_shared_input(ws, xn_.data(), ys, n, *pool_, mm_, fusion);
+    }
+    if (!swiglu_in_epilogue)
+        token_rows([&](int64_t b, int64_t e) {
+            for (int64_t t = b; t < e; ++t) swiglu_rows(t, 0, n_ff);
+        });
+}
+
+void CpuBackend::mlp_out(int32_t il) {
+    MatmulFusion down;
+    down.quantized_input = quantize_ff_ ? &ff_q_ : nullptr;
+    const PackedMatrix* down_w[1] = {&packed_[static_cast<size_t>(il)].ffn_down};
+    float* down_y[1] = {proj_.data()};
+    matmul_shared_input(down_w, gate_.data(), down_y, n_, *pool_, mm_, down);
+}
+
+// Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
+// RoPE at each entry's position) — the compute a latent cache trades for its memory — while V's
+// up-projection is applied once per head after attending over the latents.
+void CpuBackend::attend_latent(int32_t il, PagedKv& kv, const LatentLayer& lat, int64_t n_generated) {
+    const int64_t n = n_;
+    ThreadPool& pool = *pool_;
+    const std::span<const int32_t> pos = pos_;
+    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    const int64_t rank = lat.down_m.n_out, half = rank / 2, n_kv = hp_.n_embd_kv();
+    fit(lat_c_, n * rank);
+    fit(lat_k_, n * half);
+    fit(lat_v_, n * half);
+    {
+        const PackedMatrix* ws[2] = {&pl.wq, &lat.down_m};
+        float* ys[2] = {q_.data(), lat_c_.data()};
+        matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+    }
+    add_bias(q_.data(), l.bq, n);
+    const RopeParams& rp = options_.rope;
+    rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_, 0, n);
+    for (int64_t t = 0; t < n; ++t) {
+        std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
+        std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
+    }
+    kv.write(il, lat_k_.data(), lat_v_.data(), pool);
+
+    const int32_t n_all = pos.back() + 1;
+    fit(lat_all_, n_all * rank);
+    fit(lat_kfull_, n_all * n_kv);
+    fit(lat_k_, n_all * half);
+    fit(lat_v_, n_all * half);
+    kv.read_rows(il, n_all, lat_k_.data(), lat_v_.data());
+    for (int32_t j = 0; j < n_all; ++j) {
+        std::copy(lat_k_.data() + j * half, lat_k_.data() + (j + 1) * half, lat_all_.data() + j * rank);
+        std::copy(lat_v_.data() + j * half, lat_v_.data() + (j + 1) * half, lat_all_.data() + j * rank + half);
+    }
+    // Keys must be rebuilt for every cached entry (RoPE sits between the projection and the
+    // score, so U_k cannot be folded into the query).
+    matmul(lat.up_k_m, lat_all_.data(), lat_kfull_.data(), n_all, pool, mm_);
+    add_bias(lat_kfull_.data(), l.bk, n_all);
+    if (static_cast<int32_t>(lat_pos_.size()) < n_all) {
+        lat_pos_.resize(static_cast<size_t>(n_all));
+        for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
+    }
+    rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, rp);
+    (void)kv.plan(il, q_.data());  // keeps the cache's read accounting: the latent rows
+
+    // Values are never rebuilt: a head attends over the latents (z = Σ p_j c_j) and projects once
+    // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).
+    const int64_t hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    // Prompt rows (the step's first n − n_generated) rebuild V from the latents once and run the
+    // attention kernel: a head then reads head_dim values a key instead of rank. A decode step's
+    // one row would pay the whole rebuild for itself, so generated rows sum over the latents
+    // below. By row kind, not step size: a row gets the same path however it is batched.
+    const int64_t n_prompt_rows = rank > hd ? n - std::min(n, n_generated) : 0;
+    if (n_prompt_rows > 0) {
+        fit(lat_vfull_, n_all * n_kv);
+        matmul(lat.up_v_m, lat_all_.data(), lat_vfull_.data(), n_all, pool, mm_);
+        add_bias(lat_vfull_.data(), l.bv, n_all);
+        const KvStreamView stream = flat_f32_stream(lat_kfull_.data(), lat_vfull_.data(), n_all, hp_.n_head_kv, hd);
+        lat_plan_.clear();
+        for (int64_t t = 0; t < n_prompt_rows; ++t) {
+            lat_plan_.add({0, 0, pos[static_cast<size_t>(t)] + 1});
+            lat_plan_.close_list();
+        }
+        attend_spans(q_.data(), n_prompt_rows, {&stream, 1}, lat_plan_, {hp_.n_head, hp_.n_head_kv, hd}, scale, attn_.data(), pool);
+    }
+    const int64_t n_sum_rows = n - n_prompt_rows;
+    if (n_sum_rows == 0) return;
+    // A task takes a few consecutive tokens of one head, so the weighted sum over the latents
+    // reads each cached latent once for all of them (weighted_row_sums).
+    constexpr int64_t kTileTokens = 24;
+    const int64_t n_tiles = (n_sum_rows + kTileTokens - 1) / kTileTokens;
+    pool.run(n_tiles * hp_.n_head, [&](int64_t item) {
+        const int64_t h = item % hp_.n_head, kvh = h / group;
+        const int64_t t0 = n_prompt_rows + item / hp_.n_head * kTileTokens, t1 = std::min(n, t0 + kTileTokens), rows = t1 - t0;
+        int64_t stride = 0;
+        for (int64_t t = t0; t < t1; ++t) stride = std::max<int64_t>(stride, pos[static_cast<size_t>(t)] + 1);
+        thread_local std::vector<float> p, z;
+        thread_local std::vector<int32_t> n_keys;
+        p.resize(static_cast<size_t>(rows * stride));
+        z.resize(static_cast<size_t>(rows * rank));
+        n_keys.resize(static_cast<size_t>(rows));
+        for (int64_t i = 0; i < rows; ++i) {
+            const int64_t t = t0 + i, nk = pos[static_cast<size_t>(t)] + 1;
+            n_keys[static_cast<size_t>(i)] = static_cast<int32_t>(nk);
+            float* pr = p.data() + i * stride;
+            const float* qv = q_.data() + (t * hp_.n_head + h) * hd;
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < nk; ++j) {
+                pr[j] = dot_f32(qv, lat_kfull_.data() + j * n_kv + kvh * hd, hd) * scale;
+                mx = std::max(mx, pr[j]);
+            }
+            double sum = 0;
+            for (int64_t j = 0; j < nk; ++j) sum += (pr[j] = std::exp(pr[j] - mx));
+            const float inv = static_cast<float>(1.0 / sum);
+            for (int64_t j = 0; j < nk; ++j) pr[j] *= inv;
+        }
+        weighted_row_sums(p.data(), stride, n_keys.data(), rows, lat_all_.data(), rank, z.data());
+        const float* bv = l.bv.present() ? f32(l.bv) + kvh * hd : nullptr;
+        for (int64_t i = 0; i < rows; ++i) {
+            float* o = attn_.data() + ((t0 + i) * hp_.n_head + h) * hd;
+            for (int64_t d = 0; d < hd; ++d)
+                o[d] = dot_f32(lat.up_v.data() + (kvh * hd + d) * rank, z.data() + i * rank, rank) + (bv ? bv[d] : 0.0f);
+        }
+    });
+}
+
+void CpuBackend::output_head(std::span<const int64_t> logit_rows, float* logits) {
+    const int64_t n_embd = hp_.n_embd;
+    // Only the rows whose logits are wanted go through the (large) output head.
+    const int64_t rows = static_cast<int64_t>(logit_rows.size());
+    if (logit_rows.back() - logit_rows.front() + 1 == rows) {
+        rms_norm(x_.data() + logit_rows.front() * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
+    } else {
+        for (int64_t i = 0; i < rows; ++i)
+            rms_norm(x_.data() + logit_rows[static_cast<size_t>(i)] * n_embd, f32(w_.output_norm), xn_.data() + i * n_embd, 1, n_embd, hp_.rms_eps);
+    }
+    matmul(output_, xn_.data(), logits, rows, *pool_, mm_);
+    if (const float cap = hp_.final_logit_softcap; cap > 0)
+        for (int64_t i = 0; i < rows * hp_.n_vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
+}
+
+void CpuBackend::append_normed_rows(std::vector<float>& out) const {
+    out.insert(out.end(), xn_.data(), xn_.data() + n_ * hp_.n_embd);
+}
+
+}  // namespace workbench

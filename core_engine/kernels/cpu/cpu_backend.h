@@ -1,0 +1,93 @@
+// The CPU backend: the model's matrices repacked for the SIMD kernels (in huge-page slabs), the
+// step's activations as f32 rows (and the 8-bit blocks quantized matrices read), the thread pool
+// of the step, and each Backend operation run by the kernels of this folder with the fusions that
+// pay on a CPU — biases, QK-norm and RoPE in the Q/K/V matmul's epilogue and SwiGLU in the
+// gate/up one for a few tokens, as passes over token rows for a prompt.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/huge_page_arena.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/rope.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+#include "workbench/status.h"
+
+namespace workbench {
+
+struct CpuBackendOptions {
+    bool gelu_gate = false;          // GeGLU (tanh GELU) instead of SwiGLU
+    RopeParams rope, rope_local;     // the global layers' RoPE and the trained local layers'
+};
+
+class CpuBackend final : public Backend {
+public:
+    // Repacks every matrix of `w`, which (like `hp`) must outlive the backend. Errors:
+    // resource_exhausted. `on_repacked(data, n_bytes)` is told of each file range as soon as its
+    // repacked copy exists, so the caller can release those pages one matrix at a time.
+    static Result<std::unique_ptr<CpuBackend>> create(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options,
+                                                      const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
+
+    const char* name() const override { return "cpu"; }
+    void begin_step(std::span<const int32_t> positions, ThreadPool& pool) override;
+    void embed(std::span<const TokenId> tokens) override;
+    void residual_norm(const ResidualNorm& op) override;
+    void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
+    void attend(int32_t layer, PagedKv& kv) override;
+    void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) override;
+    void output_head(std::span<const int64_t> rows, float* logits) override;
+    void append_normed_rows(std::vector<float>& out) const override;
+    AttentionWork attention_work() const override { return attention_; }
+
+private:
+    struct PackedLayer {
+        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+    };
+
+    CpuBackend(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options) : hp_(hp), w_(w), options_(options) {}
+    void ensure_scratch(int64_t n_tokens);
+    // Elementwise work over token rows: split across the pool for a prompt, inline for a few tokens.
+    void token_rows(const std::function<void(int64_t, int64_t)>& fn);
+    void attention_in(int32_t layer, bool own_kv);
+    void mlp_in(int32_t layer);
+    void mlp_out(int32_t layer);
+    // The MLP's gate activation on n elements (in place into gate), SwiGLU or GeGLU.
+    void activate(float* gate, const float* up, int64_t n) const;
+
+    const ModelHparams& hp_;
+    const ModelWeights& w_;
+    const CpuBackendOptions options_;
+    HugePageArena weight_memory_;  // the repacked matrices' bytes (declared first: it outlives them)
+    std::vector<PackedLayer> packed_;
+    PackedMatrix output_;        // the output head (the embedding table when tied)
+    MatmulScratch mm_;
+    ThreadPool* pool_ = nullptr; // the step's
+    int64_t n_ = 0;              // the step's token rows
+    std::span<const int32_t> pos_;
+    AttentionWork attention_;    // the step in flight
+    bool quantize_ff_ = false;   // the step's mlp_in wrote ff_q_ for mlp_out
+    // Activations for one step.
+    std::vector<float> x_;      // [n, n_embd] residual stream
+    std::vector<float> xn_;     // [n, n_embd] normed
+    QuantizedActivations xn_q_; // xn_ as 8-bit blocks, written by the norm for quantized weights (valid when its n_tokens is the step's)
+    RopeAngles angles_;         // the step's RoPE angles, shared by every (global) layer
+    RopeAngles angles_local_;   // the same for the trained local layers, when they rotate differently
+    QuantizedActivations ff_q_; // SwiGLU's output as 8-bit blocks, written by the gate/up matmul's epilogue
+    std::vector<float> q_;      // [n, n_embd_q]
+    std::vector<float> k_;      // [n, n_embd_kv]
+    std::vector<float> v_;      // [n, n_embd_kv]
+    std::vector<float> attn_;   // [n, n_embd_q]
+    std::vector<float> proj_;   // [n, n_embd]
+    std::vector<float> gate_;   // [n, n_ff]
+    std::vector<float> up_;     // [n, n_ff]
+    // The latent variant: the rebuilt K and V of the whole sequence per layer.
+    std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
+    AttendPlan lat_plan_;
+    std::vector<int32_t> lat_pos_;
+};
+
+}  // namespace workbench
