@@ -69,10 +69,29 @@ workbench::RowId sweep_record(HistoryRecorder& recorder, const std::string& out_
     return *id;
 }
 
-int write_plot(const std::string& out_path, const std::string& plot_path, const std::string& y, const std::string& model) {
+// --plot-y's choices: the row's key and the map's axis.
+struct QualityAxis {
+    const char* flag;
+    const char* key;
+    MapAxis axis;
+};
+const QualityAxis kQualityAxes[] = {
+    {"dppl", "delta_ppl_pct", {"ΔPPL vs full attention (%)", false}},
+    {"kl", "kl", {"KL vs full attention", false}},
+    {"top1", "top1", {"top-1 agreement with full attention", true}},
+    {"retrieval", "retrieval_accuracy", {"retrieval accuracy (passkey + multi-key)", true}},
+};
+
+const QualityAxis* quality_axis(const std::string& flag) {
+    for (const QualityAxis& a : kQualityAxes)
+        if (flag == a.flag) return &a;
+    return nullptr;
+}
+
+int write_plot(const std::string& out_path, const std::string& plot_path, const QualityAxis& chosen, const std::string& model) {
     std::vector<MapPoint> points;
     std::ifstream in(out_path);
-    const std::string key = y == "kl" ? "kl" : y == "top1" ? "top1" : y == "retrieval" ? "retrieval_accuracy" : "delta_ppl_pct";
+    const std::string key = chosen.key;
     for (std::string line; std::getline(in, line);) {
         auto row = workbench::parse_json(line);
         if (!row.ok() || !row->is_object() || row->value("status", "") != "ok" || !row->contains(key) || !(*row)[key].is_number()) continue;
@@ -83,12 +102,8 @@ int write_plot(const std::string& out_path, const std::string& plot_path, const 
         if ((*row)["decode_tok_s"].is_number()) p.decode_tok_s = (*row)["decode_tok_s"].get<double>();
         points.push_back(p);
     }
-    const MapAxis axis = key == "kl"          ? MapAxis{"KL vs full attention", false}
-                         : key == "top1"      ? MapAxis{"top-1 agreement with full attention", true}
-                         : key == "retrieval_accuracy" ? MapAxis{"retrieval accuracy (passkey + multi-key)", true}
-                                                       : MapAxis{"ΔPPL vs full attention (%)", false};
     std::ofstream svg(plot_path);
-    svg << variants_map_svg(points, axis, "Variants map: " + model);
+    svg << variants_map_svg(points, chosen.axis, "Variants map: " + model);
     if (!svg.flush()) return runtime_error(plot_path + ": cannot write the plot");
     std::cerr << "wrote " << plot_path << " (" << points.size() << " configurations)\n";
     return 0;
@@ -121,8 +136,8 @@ int cmd_sweep(int argc, char** argv) {
     s.retrieval_options.trials = ctx.args.get_int("--trials", s.retrieval_options.trials, 1, 1000, err);
     if (ctx.args.has("--preset") && ctx.args.get("--preset") != "standard") err = "--preset: 'standard' is the one preset";
     if (ctx.args.has("--preset") && ctx.args.has("--file")) err = "--preset and --file: give one list";
-    const std::string plot_y = ctx.args.get("--plot-y", "dppl");
-    if (plot_y != "dppl" && plot_y != "kl" && plot_y != "top1" && plot_y != "retrieval") err = "--plot-y: dppl, kl, top1 or retrieval";
+    const QualityAxis* plot_y = quality_axis(ctx.args.get("--plot-y", "dppl"));
+    if (!plot_y) err = "--plot-y: dppl, kl, top1 or retrieval";
     if (!err.empty()) return usage_error("sweep: " + err);
     const std::vector<std::string> lines = read_lines(ctx.args, err);
     if (!err.empty()) return runtime_error(err);
@@ -149,10 +164,9 @@ int cmd_sweep(int argc, char** argv) {
     std::unique_ptr<HistoryRecorder> recorder = HistoryRecorder::open_if_asked(ctx.args, baseline, ctx.config);
     workbench::RowId sweep_id = 0;
     if (recorder) {
-        const workbench::Json settings = {{"ctx", s.ctx}, {"windows", s.windows}, {"retrieval", s.retrieval},
-                                          {"trials", s.retrieval_options.trials}, {"configurations", configs.size()}};
         sweep_id = sweep_record(*recorder, out_path, ctx.args.has("--file") ? std::filesystem::path(ctx.args.get("--file")).filename().string()
-                                                                             : std::string("standard"), model, settings, !done.empty());
+                                                                             : std::string("standard"), model,
+                                workbench::sweep_settings_json(s, configs.size()), !done.empty());
     }
     std::ofstream out(out_path, std::ios::app);
     if (!out) return runtime_error(out_path + ": cannot open for appending");
@@ -198,7 +212,7 @@ int cmd_sweep(int argc, char** argv) {
     if (recorder) recorder->finish();
     std::fprintf(stderr, "sweep: %d measured (%d failed), %d already in %s\n", measured, failed, skipped, out_path.c_str());
     if (ctx.args.has("--plot"))
-        if (int rc = write_plot(out_path, ctx.args.get("--plot"), plot_y, model); rc != 0) return rc;
+        if (int rc = write_plot(out_path, ctx.args.get("--plot"), *plot_y, model); rc != 0) return rc;
     return failed > 0 ? 1 : 0;
 }
 

@@ -183,6 +183,11 @@ Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configurati
     return store.add_sweep_row(sweep_id, evaluation_id, dump_json(row));
 }
 
+Json sweep_settings_json(const SweepSettings& settings, size_t configurations) {
+    return {{"ctx", settings.ctx}, {"windows", settings.windows}, {"retrieval", settings.retrieval},
+            {"trials", settings.retrieval_options.trials}, {"configurations", configurations}};
+}
+
 std::string sweep_row_label(const Json& row) {
     std::string label = row.value("attention", "") + " · KV " + row.value("kv_type", "");
     if (row.value("config", "").find("--weights") != std::string::npos) label += " · W " + row.value("weights", "");

@@ -183,12 +183,12 @@ void SweepPanel::saveSweepRecord(const SweepRequest& request, const QString& nam
     if (!m_store || !m_store->isOpen()) return;
     workbench::SweepSettings settings;
     settings.ctx = request.ctx;
+    settings.retrieval = request.retrieval;
+    settings.retrieval_options.trials = request.trials;
     workbench::SweepRecord record;
     record.name = name.toStdString();
     record.model = std::filesystem::path(request.base.model_path).filename().string();
-    const workbench::Json figures = {{"ctx", request.ctx}, {"windows", settings.windows}, {"retrieval", request.retrieval},
-                                     {"trials", request.trials}, {"configurations", configurations}};
-    record.settings = workbench::dump_json(figures);
+    record.settings = workbench::dump_json(workbench::sweep_settings_json(settings, static_cast<size_t>(configurations)));
     const workbench::ConfigurationRecord baseline = workbench::make_configuration(workbench::sweep_baseline_config(request.base, settings), "cpu");
     m_store->call<bool>(
         [ids = m_stored, record, baseline](workbench::Store& store) -> workbench::Result<bool> {

@@ -43,6 +43,10 @@ struct SweepSettings {
     RetrievalOptions retrieval_options = {.trials = 2};
 };
 
+// What a stored sweep keeps of its settings (SweepRecord::settings): ctx, windows, retrieval,
+// trials and the number of configurations.
+Json sweep_settings_json(const SweepSettings& settings, size_t configurations);
+
 // The engine configuration a row loads: `base` (model, threads) with the row's attention, KV and
 // weight types and a context for the window and the decoded tokens.
 EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& base, const SweepSettings& settings);
