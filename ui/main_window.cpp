@@ -378,7 +378,7 @@ QString MainWindow::shortcutList() const {
 void MainWindow::buildStatusBar() {
     m_statusModel = new QLabel(tr("no model"), this);
     m_statusBackend = new QLabel(tr("CPU"), this);
-    m_statusBackend->setToolTip(tr("The backend the model runs on. CUDA comes with its own issue."));
+    m_statusBackend->setToolTip(tr("The backend the model runs on (Configuration → Backend)."));
     m_statusWeights = new QLabel(this);
     m_statusMemory = new QLabel(this);
     m_statusMemory->setToolTip(tr("This process's resident memory (weights, KV pool, the GUI)."));
@@ -458,6 +458,7 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                                            : QString::fromStdString(info.name);
     m_statusModel->setText(name);
     m_statusModel->setToolTip(QString::fromStdString(info.path));
+    m_statusBackend->setText(QString::fromStdString(info.backend).toUpper());
     m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(info.weight_type)));
     m_chat->metricsPanel()->clearKv();
     m_chat->addNote(tr("Loaded %1: attention %2, KV %3, weights %4, context %5, %6 threads.%7")

@@ -59,9 +59,9 @@ void MainWindow::useLocalModel() {
     if (const auto& loaded = m_client->modelInfo()) m_recorder->setModel(m_client->config(), *loaded, m_client->modelSha256());
     m_chat->metricsPanel()->showServerKv(false);
     m_useLocalAction->setEnabled(false);
-    m_statusBackend->setText(tr("CPU"));
     m_statusModel->setToolTip(QString());
     const auto& info = m_client->modelInfo();
+    m_statusBackend->setText(QString::fromStdString(info ? info->backend : m_client->config().backend).toUpper());
     if (info) {
         m_statusModel->setText(info->name.empty() ? QFileInfo(QString::fromStdString(info->path)).fileName()
                                                   : QString::fromStdString(info->name));

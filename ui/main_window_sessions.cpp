@@ -10,13 +10,14 @@
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
+#include "workbench/backends.h"
 
 namespace {
 
 bool sameLoad(const workbench::EngineConfig& a, const workbench::EngineConfig& b) {
     return a.model_path == b.model_path && a.n_threads == b.n_threads && a.n_ctx == b.n_ctx &&
            a.weight_type == b.weight_type && a.attention == b.attention && a.kv_types == b.kv_types &&
-           a.kv_budget_bytes == b.kv_budget_bytes;
+           a.kv_budget_bytes == b.kv_budget_bytes && a.backend == b.backend;
 }
 
 }  // namespace
@@ -62,6 +63,21 @@ void MainWindow::continueSession(qint64 sessionId, bool keepLoaded) {
                 return;
             }
             // Its configuration differs from the loaded one: reload with it first.
+            if (const workbench::Status backend = workbench::check_backend_available(stored.backend); !backend.ok()) {
+                const bool loaded = m_client->isLoaded();
+                m_chat->addNote(tr("Session %1 ran on %2, which cannot run here: %3%4")
+                                    .arg(sessionId)
+                                    .arg(QString::fromStdString(stored.backend).toUpper(), QString::fromStdString(backend.message()),
+                                         loaded ? tr(" It continues with the loaded model.") : QString()),
+                                true);
+                if (loaded) {
+                    finishContinue();
+                } else {
+                    m_continue.reset();
+                    emit sessionContinued(sessionId, false);
+                }
+                return;
+            }
             if (!m_chat->configPanel()->setEngineConfig(stored))
                 m_chat->addNote(tr("The session's attention setting '%1' is not one the form offers; loading the "
                                    "closest.").arg(QString::fromStdString(stored.attention)), true);

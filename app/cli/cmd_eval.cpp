@@ -52,6 +52,7 @@ int cmd_eval(int argc, char** argv) {
         base_config.model_path = c.model_path;
         base_config.n_threads = c.n_threads;
         base_config.n_ctx = c.n_ctx;
+        base_config.backend = c.backend;   // the baseline runs where the configuration runs
     };
     if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
     workbench::Engine& engine = *ctx.engine;

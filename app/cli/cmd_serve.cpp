@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "server/api_server.h"
+#include "workbench/backends.h"
 
 namespace wbcli {
 namespace {
@@ -66,6 +67,9 @@ int cmd_serve(int argc, char** argv) {
     config.model_path = resolve_model_path(ctx.args, rc);
     if (rc >= 0) return rc;
     config.n_seq_max = contexts;
+    // A backend that cannot run here is said before the server listens (stderr's one line).
+    if (const workbench::Status backend = workbench::check_backend_available(config.backend); !backend.ok())
+        return runtime_error(backend.message());
     const std::string model_name = ctx.args.get("--served-model-name", file_stem(config.model_path));
 
     // SIGINT/SIGTERM are taken by a watcher thread (every thread started from here inherits the

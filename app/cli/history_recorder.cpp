@@ -42,11 +42,11 @@ std::unique_ptr<HistoryRecorder> HistoryRecorder::open_store(const Args& args, c
 
 std::unique_ptr<HistoryRecorder> HistoryRecorder::open_if_asked(const Args& args, const workbench::Engine& engine,
                                                                 const workbench::EngineConfig& config) {
-    auto rec = open_store(args, workbench::make_configuration(config, "cpu"));
+    auto rec = open_store(args, workbench::make_configuration(config));
     if (!rec) return nullptr;
     const auto& info = engine.model_info();
     rec->provenance_.cpu_features = info.cpu_features;
-    rec->provenance_.backend = "cpu";
+    rec->provenance_.backend = info.backend;
     rec->provenance_.n_threads = info.n_threads;
     if (auto sha = workbench::file_sha256(info.path); sha.ok()) rec->provenance_.model_sha256 = *sha;
     return rec;

@@ -13,6 +13,7 @@
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
+#include "workbench/backends.h"
 #include "workbench/config.h"
 #include "workbench/engine.h"
 
@@ -58,6 +59,11 @@ int main(int argc, char** argv) {
         auto parsed = workbench::engine_config_from_json(file.readAll().toStdString());
         if (!parsed.ok()) {
             std::fprintf(stderr, "workbench: %s: %s\n", qPrintable(file.fileName()), parsed.status().message().c_str());
+            return 2;
+        }
+        // A configuration for a backend this machine cannot run is refused, never run on the CPU.
+        if (const workbench::Status backend = workbench::check_backend_available(parsed->backend); !backend.ok()) {
+            std::fprintf(stderr, "workbench: %s: %s\n", qPrintable(file.fileName()), backend.message().c_str());
             return 2;
         }
         fromFile = *parsed;

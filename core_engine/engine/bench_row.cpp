@@ -71,7 +71,9 @@ Json bench_row_json(const BenchRow& row, const ModelInfo& info) {
     j["build_number"] = WB_BUILD_NUMBER;
     j["cpu_info"] = machine.cpu_model;
     j["gpu_info"] = "";
-    j["backends"] = "CPU";
+    std::string backend = info.backend;   // llama-bench writes "CPU", "CUDA"
+    for (char& c : backend) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    j["backends"] = backend;
     j["model_filename"] = info.path;
     j["model_type"] = bench_model_type(info);
     j["model_size"] = info.weight_bytes;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/engine_impl.h"
+#include "workbench/backends.h"
 #include "workbench/measure.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
@@ -80,6 +81,7 @@ ModelInfo describe(const Engine::Impl& e) {
     m.weight_type = std::string(dtype_name(w.layers.empty() ? w.output.type : w.layers[0].ffn_up.type));
     m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
     m.n_threads = e.pool->n_threads();
+    m.backend = e.config.backend;
     m.cpu_features = cpu_features().describe();
     m.cpu_kernels = matmul_kernel_name();
     return m;
@@ -110,6 +112,7 @@ static Result<std::unique_ptr<Engine>> load_draft_model(const EngineConfig& targ
     EngineConfig c;
     c.model_path = target_config.draft_model_path;
     c.n_threads = 1;
+    c.backend = target_config.backend;
     c.n_ctx = target.n_ctx;
     c.n_seq_max = target_config.n_seq_max;
     auto draft = Engine::load(c);
@@ -139,6 +142,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
         return error(StatusCode::invalid_argument, "threads must be between 1 and 1024 (got " + std::to_string(config.n_threads) + ")");
     if (config.n_ctx < 0)
         return error(StatusCode::invalid_argument, "context length must be positive (got " + std::to_string(config.n_ctx) + ")");
+    WB_RETURN_IF_ERROR(check_backend_available(config.backend));
     auto impl = std::make_unique<Impl>();
     impl->config = config;
     impl->config.on_load_progress = nullptr;   // it may capture the caller's stack: used during load only

@@ -164,7 +164,7 @@ Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configurati
                         const Json& row, const std::string& text_name) {
     RowId evaluation_id = 0;
     if (row.value("status", "") == "ok") {
-        WB_ASSIGN_OR_RETURN(RowId configuration_id, store.save_configuration(make_configuration(row_config, "cpu")));
+        WB_ASSIGN_OR_RETURN(RowId configuration_id, store.save_configuration(make_configuration(row_config)));
         auto figure = [&](const char* key) -> std::optional<double> {
             return row.contains(key) && row[key].is_number() ? std::optional<double>(row[key].get<double>()) : std::nullopt;
         };

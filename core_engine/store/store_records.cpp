@@ -8,11 +8,11 @@
 
 namespace workbench {
 
-ConfigurationRecord make_configuration(const EngineConfig& config, const std::string& backend) {
+ConfigurationRecord make_configuration(const EngineConfig& config) {
     ConfigurationRecord record;
     const size_t slash = config.model_path.find_last_of('/');
     record.model = slash == std::string::npos ? config.model_path : config.model_path.substr(slash + 1);
-    record.backend = backend;
+    record.backend = config.backend;
     record.variant = config.attention;
     record.kv_dtype = config.kv_types;
     record.weight_type = config.weight_type;

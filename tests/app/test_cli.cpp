@@ -100,6 +100,27 @@ private slots:
         QCOMPARE(o.err.count('\n'), 1);
     }
 
+    // --backend: cpu runs; cuda on a machine (or build) that cannot run it, and a name that is no
+    // backend, end in one line giving the reason, never a silent run on the CPU.
+    void backend_flag_refuses_what_cannot_run() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("tiny.gguf"));
+        QCOMPARE(run_cli({"synth", "--arch", "llama", "--shape", "tiny", "--type", "q8_0", "-o", path}).exit_code, 0);
+        const QStringList prompt = {"run", "-m", path, "-p", "t5 t9", "-n", "2", "--temp", "0", "--ignore-eos", "-t", "1"};
+        auto cpu = run_cli(prompt + QStringList{"--backend", "cpu"});
+        QVERIFY2(cpu.exit_code == 0, cpu.err.constData());
+        auto cuda = run_cli(prompt + QStringList{"--backend", "cuda"});
+        QCOMPARE(cuda.exit_code, 1);
+        QCOMPARE(cuda.err.count('\n'), 1);
+        QVERIFY2(cuda.err.contains("no CUDA device: ") || cuda.err.contains("this build has no CUDA backend") ||
+                     cuda.err.contains("the CUDA backend cannot run models yet"),
+                 cuda.err.constData());
+        QVERIFY(cuda.out.isEmpty());
+        auto unknown = run_cli(prompt + QStringList{"--backend", "tpu"});
+        QCOMPARE(unknown.exit_code, 1);
+        QVERIFY2(unknown.err.contains("unknown backend 'tpu' (cpu or cuda)"), unknown.err.constData());
+    }
+
     // synth writes every architecture the engine runs, as its file declares the tensors: each
     // loads and generates; the same seed writes the same bytes, another seed other weights;
     // an unknown shape or a type whose blocks do not divide the rows is named.
@@ -674,7 +695,7 @@ private slots:
             o.path = db.toStdString();
             auto store = workbench::Store::open(o);
             QVERIFY2(store.ok(), store.status().message().c_str());
-            auto config = (*store)->save_configuration(workbench::make_configuration(workbench::EngineConfig{}, "cpu"));
+            auto config = (*store)->save_configuration(workbench::make_configuration(workbench::EngineConfig{}));
             QVERIFY(config.ok());
             workbench::SessionRecord session;
             session.configuration_id = *config;
@@ -717,7 +738,7 @@ private slots:
             workbench::EngineConfig config;
             config.model_path = "/models/SmolLM2 \"quoted\".gguf";
             config.attention = "sliding:window=64,sinks=4";
-            auto config_id = (*store)->save_configuration(workbench::make_configuration(config, "cpu"));
+            auto config_id = (*store)->save_configuration(workbench::make_configuration(config));
             QVERIFY(config_id.ok());
             auto session = (*store)->create_session({0, *config_id, "tab\there \xff", 1764547200000, 1764547260000});
             QVERIFY(session.ok());

@@ -79,6 +79,23 @@ private slots:
             QVERIFY2(o.err.contains("workbench --smoke: FAILED to load " + path.toUtf8()), o.err.constData());
         }
     }
+
+    // A configuration file for a backend this machine cannot run (no GPU here) is refused with
+    // the reason before a window opens, never run on the CPU instead.
+    void config_for_an_unavailable_backend_is_refused() {
+        QTemporaryDir home;
+        const QString path = home.filePath(QStringLiteral("on_cuda.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"backend": "cuda", "attention": "full"})");
+        f.close();
+        const Outcome o = run_smoke(home, {QStringLiteral("--config"), path});
+        QVERIFY2(o.finished, o.err.constData());
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY2(o.err.contains("on_cuda.json: ") && o.err.contains("CUDA"), o.err.constData());
+        QCOMPARE(o.err.count("workbench: "), 1);   // one line of ours (Qt may add its own notices)
+        QVERIFY(o.out.isEmpty());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGuiSmoke)

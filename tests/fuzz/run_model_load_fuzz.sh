@@ -20,7 +20,7 @@ if ! command -v clang++ >/dev/null || ! have_runtime; then
 fi
 [ -x "$CLI" ] || { echo "error: $CLI is missing: run installer/bootstrap.sh first (it writes the seeds)" >&2; exit 1; }
 
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_FUZZ=ON -DWB_BUILD_TESTS=OFF \
+cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_FUZZ=ON -DWB_BUILD_TESTS=OFF -DWB_ENABLE_CUDA=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 ninja -C "$BUILD" fuzz_model_load
 

@@ -225,7 +225,7 @@ private slots:
         stored.weight_type.clear();
         bool inserted = false;
         m_window->store()->call<workbench::RowId>(
-            [stored](workbench::Store& s) { return s.save_configuration(workbench::make_configuration(stored, "cpu")); },
+            [stored](workbench::Store& s) { return s.save_configuration(workbench::make_configuration(stored)); },
             this, [&](const workbench::Result<workbench::RowId>& r) { inserted = r.ok(); });
         QTRY_VERIFY_WITH_TIMEOUT(inserted, uitest::kTimeoutMs);
         QSignalSpy presets(page(), &ComparePage::presetsLoaded);

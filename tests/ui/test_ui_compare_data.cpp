@@ -217,7 +217,7 @@ private slots:
     void qualityShownIsTheComparisonsOwn() {
         auto store = openStore("quality.db");
         const std::vector<workbench::EngineConfig> configs = {config("full", "f16")};
-        auto configurationId = store->save_configuration(workbench::make_configuration(configs[0], "cpu"));
+        auto configurationId = store->save_configuration(workbench::make_configuration(configs[0]));
         QVERIFY(configurationId.ok());
         auto evaluation = [&](int64_t when, double ppl) {
             workbench::EvaluationRecord e;
@@ -247,7 +247,7 @@ private slots:
         auto store = openStore("old.db");
         std::vector<workbench::RowId> configIds;
         for (const auto& c : {config("full", "f16"), config("full", "q8_0")})
-            configIds.push_back(*store->save_configuration(workbench::make_configuration(c, "cpu")));
+            configIds.push_back(*store->save_configuration(workbench::make_configuration(c)));
         workbench::SessionRecord session;
         session.title = "Compare: hello";
         const workbench::RowId sessionId = *store->create_session(session);

@@ -16,6 +16,7 @@
 
 #include "tests/skip_missing.h"
 #include "tests/ui/ui_test_support.h"
+#include "workbench/backends.h"
 #include "ui/compare/compare_config_form.h"
 #include "ui/compare/compare_presets.h"
 #include "ui/format.h"
@@ -341,6 +342,12 @@ private slots:
         QCOMPARE(model->item(1)->text(), QStringLiteral("CUDA"));
         QVERIFY(!model->item(1)->isEnabled());
         QVERIFY(model->item(1)->toolTip().contains("CUDA"));
+        QCOMPARE(model->item(1)->toolTip(), QString::fromStdString(workbench::check_backend_available("cuda").message()));
+        QCOMPARE(backend->currentText(), QStringLiteral("CPU"));
+        QCOMPARE(panel.engineConfig("m.gguf").backend, std::string("cpu"));
+        workbench::EngineConfig onCuda;
+        onCuda.backend = "cuda";
+        QVERIFY(!panel.setEngineConfig(onCuda));   // a stored CUDA configuration: this machine keeps the CPU
         QCOMPARE(backend->currentText(), QStringLiteral("CPU"));
     }
 

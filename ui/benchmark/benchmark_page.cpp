@@ -285,7 +285,7 @@ void BenchmarkPage::save(const BenchPoint& p) {
     record.avg_ts = p.totalTokS;
     record.stddev_ts = p.stddevTokS;
     record.json = workbench::dump_json(*row);
-    saveRecord(record, workbench::make_configuration(m_runConfig, "cpu"));
+    saveRecord(record, workbench::make_configuration(m_runConfig));
 }
 
 // A remote level: its own lines beside the local sweep's, a row marked remote, and a saved row

@@ -33,6 +33,7 @@ void MeasureWorker::evaluate(const QList<workbench::EngineConfig>& configs, cons
     baseConfig.model_path = configs.first().model_path;
     baseConfig.n_threads = configs.first().n_threads;
     baseConfig.n_ctx = nCtx;
+    baseConfig.backend = configs.first().backend;
     emit progress(tr("loading the baseline (full attention, f16 KV)"), 0);
     auto base = workbench::Engine::load(baseConfig);
     if (!base.ok()) {

@@ -411,8 +411,9 @@ void ComparePage::finishRun() {
     std::vector<std::string> errors(static_cast<size_t>(m_cells.size()));  // per column: its first failure
     workbench::RunProvenance provenance = workbench::app_provenance();
     provenance.model_sha256 = m_engine->modelSha256().toStdString();
-    provenance.backend = "cpu";
+    provenance.backend = m_chatConfig.backend;
     if (const auto& info = m_chat->modelInfo()) {
+        provenance.backend = info->backend;
         provenance.cpu_features = info->cpu_features;
         provenance.n_threads = info->n_threads;
     }
@@ -431,6 +432,7 @@ void ComparePage::finishRun() {
             cell.output = c.reply->text.toStdString();
             cell.run.started_unix_ms = c.startedMs;
             cell.run.provenance = isRemoteColumn(i) ? compareremote::provenance() : provenance;
+            if (!isRemoteColumn(i) && i < m_configs.size()) cell.run.provenance.backend = m_configs[i].backend;
             workbench::apply_metrics(cell.run, c.reply->metrics);
             cell.run.stop_reason = c.reply->stopReasonName.toStdString();
             std::vector<double> gaps;

@@ -63,7 +63,7 @@ void ComparePage::savePreset(int row, const QString& name) {
     const workbench::EngineConfig config = m_form->rowConfig(row, baseConfig());
     m_store->call<workbench::RowId>(
         [config, name = trimmed.toStdString()](workbench::Store& s) -> workbench::Result<workbench::RowId> {
-            auto configurationId = s.save_configuration(workbench::make_configuration(config, "cpu"));
+            auto configurationId = s.save_configuration(workbench::make_configuration(config));
             if (!configurationId.ok()) return configurationId.status();
             workbench::PresetRecord preset;
             preset.name = name;

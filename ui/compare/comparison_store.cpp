@@ -39,13 +39,13 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
     while (firstLocal + 1 < configs.size() && storedAs(firstLocal)) ++firstLocal;
     for (size_t i = 0; i < configs.size(); ++i) {
         if (position[i] < 0) continue;
-        auto id = store.save_configuration(storedAs(i).value_or(workbench::make_configuration(configs[i], "cpu")));
+        auto id = store.save_configuration(storedAs(i).value_or(workbench::make_configuration(configs[i])));
         if (!id.ok()) return id.status();
         position[i] = static_cast<int>(saved.configurationIds.size());
         saved.configurationIds.push_back(*id);
         savedErrors.push_back(errorOf(i));
     }
-    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs[firstLocal]), "cpu"));
+    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs[firstLocal])));
     if (!reference.ok()) return reference.status();
     saved.referenceConfigurationId = *reference;
 
@@ -103,12 +103,12 @@ workbench::Result<SavedComparison> save(workbench::Store& store, const std::vect
 workbench::Result<bool> saveEvaluations(workbench::Store& store, const std::vector<workbench::EngineConfig>& configs,
                                         const std::vector<QualityFigures>& figures) {
     if (configs.empty()) return true;
-    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs.front()), "cpu"));
+    auto reference = store.save_configuration(workbench::make_configuration(referenceConfig(configs.front())));
     if (!reference.ok()) return reference.status();
     for (const QualityFigures& f : figures) {
         if (f.index < 0 || f.index >= static_cast<int>(configs.size())) continue;
         auto configurationId = store.save_configuration(
-            workbench::make_configuration(configs[static_cast<size_t>(f.index)], "cpu"));
+            workbench::make_configuration(configs[static_cast<size_t>(f.index)]));
         if (!configurationId.ok()) return configurationId.status();
         workbench::EvaluationRecord e;
         e.configuration_id = *configurationId;

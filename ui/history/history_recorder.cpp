@@ -19,11 +19,11 @@ HistoryRecorder::HistoryRecorder(StoreClient* store, QObject* parent)
 
 void HistoryRecorder::setModel(const workbench::EngineConfig& config, const workbench::ModelInfo& info,
                                const QString& sha256) {
-    m_configuration = workbench::make_configuration(config, "cpu");
+    m_configuration = workbench::make_configuration(config);
     m_provenance = workbench::app_provenance();
     m_provenance.model_sha256 = sha256.toStdString();
     m_provenance.cpu_features = info.cpu_features;
-    m_provenance.backend = "cpu";
+    m_provenance.backend = info.backend;
     m_provenance.n_threads = info.n_threads;
 }
 

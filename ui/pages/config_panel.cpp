@@ -19,6 +19,7 @@
 #include <QVBoxLayout>
 
 #include "ui/format.h"
+#include "workbench/backends.h"
 #include "ui/pages/attention_form.h"
 #include "ui/pages/predicted_kv.h"
 
@@ -78,15 +79,18 @@ QWidget* ConfigPanel::buildLoadGroup() {
 
     m_backend = new QComboBox(this);
     m_backend->setObjectName(QStringLiteral("backendCombo"));
-    m_backend->addItem(tr("CPU"));
-    m_backend->addItem(tr("CUDA"));
-    if (auto* model = qobject_cast<QStandardItemModel*>(m_backend->model())) {
-        QStandardItem* cuda = model->item(1);
-        cuda->setEnabled(false);
-        cuda->setToolTip(tr("This build has no CUDA backend yet: the engine's CUDA kernels come with their own issue. "
-                            "Inference runs on the CPU."));
+    // A backend that cannot run here stays listed, greyed, with the engine's reason as its tooltip.
+    auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
+    for (const std::string& name : workbench::backend_names()) {
+        m_backend->addItem(QString::fromStdString(name).toUpper(), QString::fromStdString(name));
+        const workbench::Status available = workbench::check_backend_available(name);
+        if (!available.ok() && backends) {
+            QStandardItem* item = backends->item(m_backend->count() - 1);
+            item->setEnabled(false);
+            item->setToolTip(QString::fromStdString(available.message()));
+        }
     }
-    m_backend->setToolTip(tr("Where the model runs. Only the CPU backend exists in this build."));
+    m_backend->setToolTip(tr("Where the model runs. Greyed entries cannot run on this machine: hover them for the reason."));
     form->addRow(tr("Backend"), m_backend);
 
     m_threads = addSpin(form, tr("Threads"), QStringLiteral("threadsSpin"), 0, 256, 0,
@@ -277,6 +281,7 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.attention = m_attention->spec();
     c.kv_types = kvTypes();
     c.kv_budget_bytes = static_cast<uint64_t>(m_kvBudget->value()) << 20;
+    c.backend = m_backend->currentData().toString().toStdString();
     if (m_drafting && m_drafting->currentData().toInt() == static_cast<int>(workbench::DraftKind::model))
         c.draft_model_path = m_draftModel->text().trimmed().toStdString();
     return c;
@@ -287,6 +292,12 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     m_context->setValue(c.n_ctx);
     m_weights->setCurrentIndex(std::max(0, m_weights->findData(QString::fromStdString(c.weight_type))));
     bool expressed = m_attention->setSpec(c.attention);
+    // A stored configuration on a backend this machine cannot run keeps the current one (and says
+    // the form could not express it).
+    const int backend = m_backend->findData(QString::fromStdString(c.backend));
+    const auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
+    if (backend >= 0 && (!backends || backends->item(backend)->isEnabled())) m_backend->setCurrentIndex(backend);
+    else expressed = false;
     const auto kv = workbench::split_kv_types(c.kv_types.empty() ? std::string("f16") : c.kv_types);
     if (kv.ok()) {
         m_kType->setCurrentText(QString::fromStdString(kv->first));
@@ -387,7 +398,8 @@ bool ConfigPanel::differsFromApplied() const {
     const workbench::EngineConfig c = engineConfig(QString());
     return c.n_threads != m_applied.n_threads || c.n_ctx != m_applied.n_ctx || c.weight_type != m_applied.weight_type ||
            c.attention != m_applied.attention || c.kv_types != m_applied.kv_types ||
-           c.kv_budget_bytes != m_applied.kv_budget_bytes || c.draft_model_path != m_applied.draft_model_path;
+           c.kv_budget_bytes != m_applied.kv_budget_bytes || c.draft_model_path != m_applied.draft_model_path ||
+           c.backend != m_applied.backend;
 }
 
 void ConfigPanel::refresh() {
@@ -463,7 +475,9 @@ void ConfigPanel::saveSettings(QSettings& s) const {
     s.beginGroup(QStringLiteral("config"));
     for (const QSpinBox* spin : findChildren<QSpinBox*>()) s.setValue(spin->objectName(), spin->value());
     for (const QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>()) s.setValue(spin->objectName(), spin->value());
-    for (const QComboBox* combo : findChildren<QComboBox*>()) s.setValue(combo->objectName(), combo->currentIndex());
+    for (const QComboBox* combo : findChildren<QComboBox*>())
+        if (combo != m_backend) s.setValue(combo->objectName(), combo->currentIndex());
+    s.setValue(QStringLiteral("backend"), m_backend->currentData());   // by name: the list may grow
     s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
     if (const auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers"))) s.setValue(layers->objectName(), layers->text());
     s.setValue(m_draftModel->objectName(), m_draftModel->text());
@@ -478,9 +492,12 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         if (s.contains(spin->objectName())) spin->setValue(s.value(spin->objectName()).toDouble());
     for (QComboBox* combo : findChildren<QComboBox*>()) {
         const int i = s.value(combo->objectName(), combo->currentIndex()).toInt();
-        // The backend combo's disabled entries stay unselectable whatever was saved.
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
     }
+    // A saved backend comes back only where it can run (its entry is enabled).
+    const int backend = m_backend->findData(s.value(QStringLiteral("backend")).toString());
+    const auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
+    if (backend >= 0 && backends && backends->item(backend)->isEnabled()) m_backend->setCurrentIndex(backend);
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
     m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
     if (auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers")))

@@ -189,7 +189,7 @@ void SweepPanel::saveSweepRecord(const SweepRequest& request, const QString& nam
     record.name = name.toStdString();
     record.model = std::filesystem::path(request.base.model_path).filename().string();
     record.settings = workbench::dump_json(workbench::sweep_settings_json(settings, static_cast<size_t>(configurations)));
-    const workbench::ConfigurationRecord baseline = workbench::make_configuration(workbench::sweep_baseline_config(request.base, settings), "cpu");
+    const workbench::ConfigurationRecord baseline = workbench::make_configuration(workbench::sweep_baseline_config(request.base, settings));
     m_store->call<bool>(
         [ids = m_stored, record, baseline](workbench::Store& store) -> workbench::Result<bool> {
             WB_ASSIGN_OR_RETURN(ids->baseline, store.save_configuration(baseline));

@@ -30,14 +30,15 @@ struct EngineConfig {
     // Speculative decoding's draft model (same vocabulary), loaded beside the model; empty: none.
     // Requests choose per request whether to draft with it (SpeculationParams).
     std::string draft_model_path;
+    std::string backend = "cpu";     // where the model runs: "cpu" or "cuda" (workbench/backends.h)
 };
 
 // EngineConfig as JSON, the one schema the CLI's --config, the GUI's --config and the session
 // database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
-// "kv_budget_bytes", "n_seq_max", "calibration_text", "draft_model_path"} (callbacks are not saved).
+// "kv_budget_bytes", "n_seq_max", "calibration_text", "draft_model_path", "backend"} (callbacks are not saved).
 std::string engine_config_json(const EngineConfig& config);
-// What can be checked without the model file: the attention spec, the K/V types and the weight
-// type parse. invalid_argument naming the field and what is wrong; model-dependent limits (a
+// What can be checked without the model file: the attention spec, the K/V types, the weight
+// type and the backend's name parse. invalid_argument naming the field and what is wrong; model-dependent limits (a
 // latent rank, a layer range) are checked at load.
 Status check_engine_config(const EngineConfig& config);
 // Reads that JSON; absent fields keep their defaults. invalid_argument naming the field for an

@@ -53,6 +53,7 @@ struct ModelInfo {
     std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
+    std::string backend = "cpu";       // where it runs (EngineConfig::backend)
     std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time
     std::string cpu_kernels;           // the matmul kernel set in use: "avx2", "avx-vnni", "avx512-vnni" or "avx512-split-rows"
 };

@@ -268,8 +268,8 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-// The configuration row for an engine loaded with `config` on `backend`.
-ConfigurationRecord make_configuration(const EngineConfig& config, const std::string& backend);
+// The configuration row for an engine loaded with `config` (on config.backend).
+ConfigurationRecord make_configuration(const EngineConfig& config);
 // Copies the engine's run metrics into `run` (ITL p90/p99 are the caller's: the engine reports p50).
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.

@@ -23,6 +23,7 @@ private slots:
         c.kv_budget_bytes = 5ull << 30;
         c.n_seq_max = 8;
         c.calibration_text = "/tmp/cal.txt";
+        c.backend = "cuda";
         auto back = engine_config_from_json(engine_config_json(c));
         QVERIFY2(back.ok(), back.status().message().c_str());
         QCOMPARE(back->model_path, c.model_path);
@@ -34,6 +35,9 @@ private slots:
         QCOMPARE(back->kv_budget_bytes, c.kv_budget_bytes);
         QCOMPARE(back->n_seq_max, 8);
         QCOMPARE(back->calibration_text, c.calibration_text);
+        QCOMPARE(back->backend, std::string("cuda"));
+        // The default backend is left out, so configurations stored before it keep their text.
+        QVERIFY(engine_config_json(EngineConfig{}).find("backend") == std::string::npos);
     }
 
     void absent_fields_keep_defaults() {
@@ -70,10 +74,12 @@ private slots:
         c.attention = "latent:rank=5000";  // the model decides the rank's limit, at load
         QVERIFY(check_engine_config(c).ok());
         for (auto [field, value, named] : {std::tuple{"attention", "sliding:window=abc", "abc"},
-                                           std::tuple{"kv", "q9", "q9"}, std::tuple{"weights", "q7_z", "q7_z"}}) {
+                                           std::tuple{"kv", "q9", "q9"}, std::tuple{"weights", "q7_z", "q7_z"},
+                                           std::tuple{"backend", "tpu", "unknown backend 'tpu'"}}) {
             EngineConfig bad;
             if (std::string(field) == "attention") bad.attention = value;
             else if (std::string(field) == "kv") bad.kv_types = value;
+            else if (std::string(field) == "backend") bad.backend = value;
             else bad.weight_type = value;
             const Status s = check_engine_config(bad);
             QCOMPARE(s.code(), StatusCode::invalid_argument);

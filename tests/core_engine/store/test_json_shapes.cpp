@@ -66,7 +66,7 @@ private slots:
         auto store = Store::open(options);
         QVERIFY2(store.ok(), store.status().message().c_str());
         Store& s = **store;
-        auto config = s.save_configuration(make_configuration(tricky_config(), "cpu"));
+        auto config = s.save_configuration(make_configuration(tricky_config()));
         QVERIFY2(config.ok(), config.status().message().c_str());
         SessionRecord session{0, *config, "a \"title\"\twith\x02 control", 1764547200000, 1764547260000};
         auto session_id = s.create_session(session);
@@ -124,7 +124,7 @@ private slots:
         QFile old_text(QStringLiteral(WB_TEST_DATA_DIR "/json_shapes/stored_configuration_0.1.0.json"));
         QVERIFY(old_text.open(QIODevice::ReadOnly));
         const std::string previous = old_text.readAll().toStdString();
-        const ConfigurationRecord config = make_configuration(tricky_config(), "cpu");
+        const ConfigurationRecord config = make_configuration(tricky_config());
         QVERIFY(config.config_json != previous);  // the bytes did change
         QTemporaryDir dir;
         StoreOptions options;
@@ -151,10 +151,12 @@ private slots:
         auto again = (*store)->save_configuration(config);
         QVERIFY2(again.ok(), again.status().message().c_str());
         QCOMPARE(*again, old_id);
-        auto other = (*store)->save_configuration(make_configuration(EngineConfig{}, "cpu"));
+        auto other = (*store)->save_configuration(make_configuration(EngineConfig{}));
         QVERIFY(other.ok());
         QVERIFY(*other != old_id);  // a different configuration still gets its own row
-        auto same_text_other_backend = (*store)->save_configuration(make_configuration(tricky_config(), "cuda"));
+        ConfigurationRecord on_cuda = make_configuration(tricky_config());
+        on_cuda.backend = "cuda";   // the same JSON text: the backend column alone tells them apart
+        auto same_text_other_backend = (*store)->save_configuration(on_cuda);
         QVERIFY(same_text_other_backend.ok());
         QVERIFY(*same_text_other_backend != old_id);
         auto listed = (*store)->list_configurations();

@@ -24,7 +24,7 @@ class TestStore : public QObject {
         EngineConfig config;
         config.model_path = "/models/" + model;
         config.attention = attention;
-        Result<RowId> id = store.save_configuration(make_configuration(config, "cpu"));
+        Result<RowId> id = store.save_configuration(make_configuration(config));
         return id.ok() ? *id : 0;
     }
 
@@ -356,14 +356,17 @@ private slots:
         engine_config.kv_types = "k=q8_0,v=q4_0";
         engine_config.weight_type = "q8_0";
         engine_config.n_threads = 2;
-        const ConfigurationRecord config = make_configuration(engine_config, "cpu");
+        const ConfigurationRecord config = make_configuration(engine_config);
         QCOMPARE(q(config.model), QString("tiny.gguf"));
         auto config_id = store->save_configuration(config);
         WB_VERIFY_OK(config_id);
         auto again = store->save_configuration(config);  // equal: the same row
         WB_VERIFY_OK(again);
         QCOMPARE(*again, *config_id);
-        auto on_cuda = store->save_configuration(make_configuration(engine_config, "cuda"));
+        EngineConfig cuda_config = engine_config;
+        cuda_config.backend = "cuda";
+        QVERIFY(make_configuration(cuda_config).config_json.find("\"backend\":\"cuda\"") != std::string::npos);
+        auto on_cuda = store->save_configuration(make_configuration(cuda_config));
         WB_VERIFY_OK(on_cuda);
         QVERIFY(*on_cuda != *config_id);
         auto loaded_config = store->load_configuration(*config_id);
@@ -788,7 +791,7 @@ private slots:
         const QJsonObject json = QJsonDocument::fromJson(QByteArray::fromStdString(engine_config_json(config))).object();
         QCOMPARE(json["calibration_text"].toString(), QString("line\n\"two\""));
         QCOMPARE(json["kv_types"].toString(), QString("f16"));
-        QCOMPARE(q(make_configuration(config, "cpu").model), QString("m.gguf"));
+        QCOMPARE(q(make_configuration(config).model), QString("m.gguf"));
     }
 };
 

@@ -1,0 +1,40 @@
+// Which backends can run here. The CUDA query lives in kernels/cuda/ (built only with the
+// toolkit); a build without it answers for it here.
+#include "workbench/backends.h"
+
+#ifdef WB_HAVE_CUDA
+#include "kernels/cuda/cuda_device.h"
+#endif
+
+namespace workbench {
+
+const std::vector<std::string>& backend_names() {
+    static const std::vector<std::string> names = {"cpu", "cuda"};
+    return names;
+}
+
+bool cuda_backend_built() {
+#ifdef WB_HAVE_CUDA
+    return true;
+#else
+    return false;
+#endif
+}
+
+Result<std::vector<CudaDevice>> cuda_devices() {
+#ifdef WB_HAVE_CUDA
+    return cuda::list_devices();
+#else
+    return error(StatusCode::unsupported, "this build has no CUDA backend (CMake did not find the CUDA toolkit's nvcc when it was built)");
+#endif
+}
+
+Status check_backend_available(const std::string& backend) {
+    if (backend == "cpu") return Status::ok_status();
+    if (backend != "cuda") return error(StatusCode::invalid_argument, "unknown backend '" + backend + "' (cpu or cuda)");
+    if (auto devices = cuda_devices(); !devices.ok()) return devices.status();
+    return error(StatusCode::unsupported,
+                 "the CUDA backend cannot run models yet: its kernels are still being built (use --backend cpu)");
+}
+
+}  // namespace workbench
