@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The CUDA checks for the device machine as it is (one NVIDIA H200, nvcc, CMake and ninja, no Qt,
+# nothing to fetch): what the image has, the WB_GUI=OFF build with CUDA, `ctest -L cuda`, and —
+# once `--backend cuda` runs models — pp512/tg128 on synth models. Logs under $OUT (the device
+# tool brings them back), a short table last. Sized to finish in a few minutes so that a rerun
+# fits the session's 15 minutes of device time; --probe stops after the inventory (the first
+# call on a new image: which of the engine's libraries are there).
+#   bench/device_check.sh [--probe]
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT="${OUT:-/tmp/wb-device-check}"
+mkdir -p "$OUT"
+BUILD="${WB_DEVICE_BUILD:-build-device}"
+summary=()
+
+have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/local/include/$1" ]; }
+
+echo "== machine"
+if command -v nvidia-smi > /dev/null; then nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+else echo "nvidia-smi: not found"; fi
+ldd --version 2>&1 | head -n 1
+for tool in nvcc cmake ninja pkg-config g++; do
+  if command -v "$tool" > /dev/null; then printf '%-11s %s\n' "$tool" "$("$tool" --version 2>&1 | grep -m1 -E '[0-9]+\.[0-9]+')"
+  else printf '%-11s missing\n' "$tool"; fi
+done
+echo "== the engine's libraries (header, library)"
+missing=0
+libraries="$(ldconfig -p 2>/dev/null)"   # read once: `ldconfig -p | grep -q` fails under pipefail when grep quits early
+for dep in "pcre2.h:libpcre2-8.so" "sqlite3.h:libsqlite3.so" "openssl/evp.h:libcrypto.so" "nlohmann/json.hpp:-" \
+           "CLI/CLI.hpp:-" "httplib.h:libcpp-httplib.so" "-:liblapack.so"; do
+  header="${dep%%:*}" lib="${dep##*:}" ok=1
+  [ "$header" = - ] || have_header "$header" || ok=0
+  [ "$lib" = - ] || grep -q "$lib" <<<"$libraries" || ok=0
+  printf '%-22s %-22s %s\n' "$header" "$lib" "$([ $ok = 1 ] && echo found || echo MISSING)"
+  [ $ok = 1 ] || missing=$((missing + 1))
+done
+summary+=("libraries missing: $missing")
+if [ "${1:-}" = --probe ]; then printf '%s\n' "${summary[@]}"; exit 0; fi
+[ "$missing" = 0 ] || { echo "device_check: $missing of the engine's libraries are missing here (see above)" >&2; exit 1; }
+
+echo "== build (WB_GUI=OFF, CUDA for this GPU only)"
+arch="$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d .)"
+[ "$arch" = 90 ] && arch=90a
+start=$(date +%s)
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_GUI=OFF -DWB_ENABLE_CUDA=ON \
+       ${arch:+-DCMAKE_CUDA_ARCHITECTURES="$arch-real"} > "$OUT/configure.log" 2>&1 ||
+   ! cmake --build "$BUILD" -j "$(nproc)" --target workbench-cli test_cuda_devices test_cuda_rms_norm > "$OUT/build.log" 2>&1; then
+  tail -n 30 "$OUT/configure.log" "$OUT/build.log" 2> /dev/null
+  exit 1
+fi
+summary+=("build: $(( $(date +%s) - start )) s")
+
+echo "== ctest -L cuda"
+ctest --test-dir "$BUILD" -L cuda --output-on-failure 2>&1 | tee "$OUT/ctest.log"
+summary+=("cuda tests: $(grep -E 'tests passed' "$OUT/ctest.log" | tail -n 1); skipped: $(grep -c '\*\*\*Skipped' "$OUT/ctest.log")")
+
+echo "== benchmarks"
+cli="$BUILD/bin/workbench-cli"
+"$cli" synth --shape tiny --type q4_0 -o "$BUILD/tiny.gguf" > /dev/null 2>&1
+if reason="$("$cli" run -m "$BUILD/tiny.gguf" -p "t1 t2 t3" -n 2 --temp 0 --backend cuda 2>&1 > /dev/null)"; then
+  for type in q4_0 bf16; do
+    model="$BUILD/llama-1b-$type.gguf"
+    [ -f "$model" ] || "$cli" synth --shape llama-1b --type "$type" -o "$model" > /dev/null 2>&1
+    "$cli" bench -m "$model" --backend cuda -p 512 -n 128 -r 3 --json > "$OUT/bench-$type.json" 2> "$OUT/bench-$type.log" &&
+      summary+=("llama-1b $type: $(python3 -c 'import json,sys; print(", ".join(f"{r["test"]} {r["avg_ts"]:.0f} tok/s" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-$type.json")")
+  done
+  # Aggregate decode by batch size: still rising at 128 is the target.
+  "$cli" bench -m "$BUILD/llama-1b-q4_0.gguf" --backend cuda -p 0 -n 128 -r 1 -b 1,8,32,128,256 --json > "$OUT/bench-batch.json" 2> "$OUT/bench-batch.log" &&
+    summary+=("llama-1b q4_0 decode by batch: $(python3 -c 'import json,sys; print(", ".join(f"b{r["batch"]} {r["avg_ts"]:.0f}" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-batch.json") tok/s")
+else
+  summary+=("benchmarks skipped: $reason")
+fi
+
+echo "== summary"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
