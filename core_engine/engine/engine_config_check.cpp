@@ -1,7 +1,5 @@
 // check_engine_config: the parts of an EngineConfig that parse on their own, checked before a
 // caller frees a working model or starts a row of runs on a configuration that cannot load.
-#include <algorithm>
-
 #include "workbench/attention.h"
 #include "kv_cache/kv_dtype.h"
 #include "tensor/dtype.h"
@@ -16,8 +14,7 @@ Status check_engine_config(const EngineConfig& config) {
     if (auto types = parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types); !types.ok()) return types.status();
     if (!config.weight_type.empty() && !dtype_from_name(config.weight_type))
         return error(StatusCode::invalid_argument, "unknown weight type '" + config.weight_type + "'");
-    if (const auto& names = backend_names(); std::find(names.begin(), names.end(), config.backend) == names.end())
-        return error(StatusCode::invalid_argument, "unknown backend '" + config.backend + "' (cpu or cuda)");
+    WB_RETURN_IF_ERROR(check_backend_name(config.backend));
     return Status::ok_status();
 }
 

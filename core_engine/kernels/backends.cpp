@@ -23,15 +23,24 @@ bool cuda_backend_built() {
 
 Result<std::vector<CudaDevice>> cuda_devices() {
 #ifdef WB_HAVE_CUDA
-    return cuda::list_devices();
+    // Asked once per process: the first query starts the driver, which can take a while, and the
+    // devices do not change under a running program (the GUI's menu and every load ask).
+    static const Result<std::vector<CudaDevice>> devices = cuda::list_devices();
+    return devices;
 #else
     return error(StatusCode::unsupported, "this build has no CUDA backend (CMake did not find the CUDA toolkit's nvcc when it was built)");
 #endif
 }
 
+Status check_backend_name(const std::string& backend) {
+    for (const std::string& name : backend_names())
+        if (backend == name) return Status::ok_status();
+    return error(StatusCode::invalid_argument, "unknown backend '" + backend + "' (cpu or cuda)");
+}
+
 Status check_backend_available(const std::string& backend) {
+    WB_RETURN_IF_ERROR(check_backend_name(backend));
     if (backend == "cpu") return Status::ok_status();
-    if (backend != "cuda") return error(StatusCode::invalid_argument, "unknown backend '" + backend + "' (cpu or cuda)");
     if (auto devices = cuda_devices(); !devices.ok()) return devices.status();
     return error(StatusCode::unsupported,
                  "the CUDA backend cannot run models yet: its kernels are still being built (use --backend cpu)");

@@ -287,6 +287,14 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     return c;
 }
 
+bool ConfigPanel::selectBackend(const QString& name) {
+    const int i = m_backend->findData(name);
+    const auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
+    if (i < 0 || (backends && !backends->item(i)->isEnabled())) return false;   // greyed: cannot run here
+    m_backend->setCurrentIndex(i);
+    return true;
+}
+
 bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     m_threads->setValue(c.n_threads);
     m_context->setValue(c.n_ctx);
@@ -294,10 +302,7 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     bool expressed = m_attention->setSpec(c.attention);
     // A stored configuration on a backend this machine cannot run keeps the current one (and says
     // the form could not express it).
-    const int backend = m_backend->findData(QString::fromStdString(c.backend));
-    const auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
-    if (backend >= 0 && (!backends || backends->item(backend)->isEnabled())) m_backend->setCurrentIndex(backend);
-    else expressed = false;
+    if (!selectBackend(QString::fromStdString(c.backend))) expressed = false;
     const auto kv = workbench::split_kv_types(c.kv_types.empty() ? std::string("f16") : c.kv_types);
     if (kv.ok()) {
         m_kType->setCurrentText(QString::fromStdString(kv->first));
@@ -494,10 +499,8 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         const int i = s.value(combo->objectName(), combo->currentIndex()).toInt();
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
     }
-    // A saved backend comes back only where it can run (its entry is enabled).
-    const int backend = m_backend->findData(s.value(QStringLiteral("backend")).toString());
-    const auto* backends = qobject_cast<QStandardItemModel*>(m_backend->model());
-    if (backend >= 0 && backends && backends->item(backend)->isEnabled()) m_backend->setCurrentIndex(backend);
+    // A saved backend comes back only where it can run.
+    selectBackend(s.value(QStringLiteral("backend")).toString());
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
     m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
     if (auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers")))

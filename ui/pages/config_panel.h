@@ -69,6 +69,8 @@ private:
     void showWarnings(const workbench::KvPrediction& atContext, int ctx);
     std::string kvTypes() const;
     bool differsFromApplied() const;
+    // Chooses the backend named `name` when it is listed and can run here (its entry enabled).
+    bool selectBackend(const QString& name);
 
     // Load-time settings.
     QSpinBox* m_threads = nullptr;

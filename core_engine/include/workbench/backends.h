@@ -26,6 +26,10 @@ bool cuda_backend_built();
 // (...)", "no CUDA device: <the driver's words>".
 Result<std::vector<CudaDevice>> cuda_devices();
 
+// ok for a name in backend_names(), else invalid_argument naming it (what a configuration file
+// may say, whether or not this machine can run it).
+Status check_backend_name(const std::string& backend);
+
 // ok when `backend` can run a model here; invalid_argument for a name that is not a backend,
 // unsupported with the reason otherwise (a missing device is not "busy, try later").
 Status check_backend_available(const std::string& backend);
