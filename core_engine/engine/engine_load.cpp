@@ -177,7 +177,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
     // the file if anything still needs them, e.g. latent factorization).
-    WB_ASSIGN_OR_RETURN(impl->model, DecoderModel::create(std::move(hp), std::move(weights), [&](const uint8_t* data, uint64_t n_bytes) {
+    WB_ASSIGN_OR_RETURN(impl->model, DecoderModel::create(std::move(hp), std::move(weights), config.backend, [&](const uint8_t* data, uint64_t n_bytes) {
         impl->file->release_pages(data, n_bytes);
     }));
     if (config.n_seq_max < 1 || static_cast<int64_t>(config.n_seq_max) * n_ctx > (int64_t{1} << 30))

@@ -10,6 +10,8 @@
 #include <span>
 #include <vector>
 
+#include "kernels/cpu/rope.h"
+#include "workbench/status.h"
 #include "workbench/types.h"
 
 namespace workbench {
@@ -42,6 +44,12 @@ struct AttentionWork {
     double seconds = 0, ops = 0;
 };
 
+// What the architecture decides for every backend.
+struct BackendOptions {
+    bool gelu_gate = false;          // GeGLU (tanh GELU) instead of SwiGLU
+    RopeParams rope, rope_local;     // the global layers' RoPE and the trained local layers'
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -65,6 +73,10 @@ public:
     virtual void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) = 0;
     // The final norm, the output head and soft-capping for `rows` (ascending) into `logits`.
     virtual void output_head(std::span<const int64_t> rows, float* logits) = 0;
+    // The step's operations are done (a device backend waits for them here); the first error
+    // any of them met (a device's operations report late), or ok. After an error the step's
+    // results are not to be used.
+    virtual Status end_step() { return Status::ok_status(); }
 
     // The normed rows of the step so far (n · n_embd), appended to `out`: the latent variant's
     // calibration reads each layer's attention input.

@@ -7,6 +7,9 @@
 #include <chrono>
 
 #include "kernels/cpu/cpu_backend.h"
+#ifdef WB_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
 #include "model/arch/architecture.h"
 
 namespace workbench {
@@ -18,13 +21,22 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 
 }  // namespace
 
-Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, ModelWeights weights,
+Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, ModelWeights weights, const std::string& backend,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
     std::unique_ptr<DecoderModel> m(new DecoderModel(std::move(hp), std::move(weights)));
-    CpuBackendOptions options;
+    BackendOptions options;
     if (const Architecture* arch = find_architecture(m->hp_.arch)) options.gelu_gate = arch->activation == FfnActivation::gelu_tanh;
     options.rope = m->rope_params(false);
     options.rope_local = m->rope_params(true);
+    if (backend == "cuda") {
+#ifdef WB_HAVE_CUDA
+        WB_ASSIGN_OR_RETURN(m->backend_, make_cuda_backend(m->hp_, m->w_, options, on_repacked));
+        return m;
+#else
+        return error(StatusCode::unsupported, "this build has no CUDA backend");
+#endif
+    }
+    if (backend != "cpu") return error(StatusCode::invalid_argument, "unknown backend '" + backend + "' (cpu or cuda)");
     WB_ASSIGN_OR_RETURN(m->backend_, CpuBackend::create(m->hp_, m->w_, options, on_repacked));
     return m;
 }
@@ -66,7 +78,10 @@ Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv
         const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn));
         WB_RETURN_IF_ERROR(kv.begin_step(seq, chunk));
         lat_generated_ = 0;   // a prompt, or text being scored
-        forward_rows(kv, chunk, logit_rows_, out, pool);
+        if (Status s = forward_rows(kv, chunk, logit_rows_, out, pool); !s.ok()) {
+            kv.abort_step();
+            return s;
+        }
         kv.finish_step();
     }
     return Status::ok_status();
@@ -115,7 +130,10 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     }
     WB_RETURN_IF_ERROR(kv.begin_step(steps));
     lat_generated_ = batch.size() == 1 ? std::min<int64_t>(batch[0].n_generated, static_cast<int64_t>(batch[0].tokens.size())) : 0;
-    forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool);
+    if (Status s = forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool); !s.ok()) {
+        kv.abort_step();
+        return s;
+    }
     kv.finish_step();
     return Status::ok_status();
 }
@@ -139,8 +157,8 @@ Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<
     return errors;
 }
 
-void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
-                              float* logits, ThreadPool& pool) {
+Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
+                                float* logits, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     const auto t_step = std::chrono::steady_clock::now();
     Backend& b = *backend_;
@@ -165,7 +183,9 @@ void DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, st
     }
     b.residual_norm({hp_.n_layer > 0, hp_.n_layer > 0 ? &w_.layers.back().ffn_post_norm : nullptr, nullptr, 0, MatmulGroup::attention_in});
     if (logits && !logit_rows.empty()) b.output_head(logit_rows, logits);
+    WB_RETURN_IF_ERROR(b.end_step());
     record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
+    return Status::ok_status();
 }
 
 void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {

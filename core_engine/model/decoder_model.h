@@ -3,7 +3,7 @@
 // layer's own base on trained local layers) → KV write → causal GQA attention through the layer's
 // attention policy → output projection → (post-norm) → residual → RMSNorm → SwiGLU or GeGLU MLP
 // → (post-norm) → residual, then the final norm, the output head and optional logit soft-capping.
-// It decides what runs in which order; a Backend (kernels/backend.h; the CPU's today) runs each
+// It decides what runs in which order; a Backend (kernels/backend.h: the CPU's, or CUDA's where built) runs each
 // operation on the weights and activations it owns. One instance per loaded model; forward() is
 // called from the engine's thread only.
 #pragma once
@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "gguf/gguf_file.h"
@@ -50,7 +51,8 @@ public:
     DecoderModel(const DecoderModel&) = delete;
     DecoderModel& operator=(const DecoderModel&) = delete;
 
-    static Result<std::unique_ptr<DecoderModel>> create(ModelHparams hp, ModelWeights weights,
+    // `backend`: "cpu" or "cuda" (unsupported when this build or machine has none).
+    static Result<std::unique_ptr<DecoderModel>> create(ModelHparams hp, ModelWeights weights, const std::string& backend = "cpu",
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
 
     const ModelHparams& hparams() const { return hp_; }
@@ -91,8 +93,9 @@ private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;
     // Runs the step begun on `kv` over its `tokens` (all sequences' rows); the rows in
     // `logit_rows` (ascending) go through the output head into `logits`.
-    void forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
-                      ThreadPool& pool);
+    // The backend's error (the step is then not to be kept).
+    Status forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
+                        ThreadPool& pool);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 

@@ -41,7 +41,7 @@ void fit(std::vector<float>& v, int64_t size) {
 
 }  // namespace
 
-Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options,
+Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
                                                        const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
     std::unique_ptr<CpuBackend> b(new CpuBackend(hp, w, options));
     auto pack = [&](const WeightTensor& t, PackedMatrix& out) -> Status {

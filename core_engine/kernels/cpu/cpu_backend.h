@@ -19,17 +19,12 @@
 
 namespace workbench {
 
-struct CpuBackendOptions {
-    bool gelu_gate = false;          // GeGLU (tanh GELU) instead of SwiGLU
-    RopeParams rope, rope_local;     // the global layers' RoPE and the trained local layers'
-};
-
 class CpuBackend final : public Backend {
 public:
     // Repacks every matrix of `w`, which (like `hp`) must outlive the backend. Errors:
     // resource_exhausted. `on_repacked(data, n_bytes)` is told of each file range as soon as its
     // repacked copy exists, so the caller can release those pages one matrix at a time.
-    static Result<std::unique_ptr<CpuBackend>> create(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options,
+    static Result<std::unique_ptr<CpuBackend>> create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked = {});
 
     const char* name() const override { return "cpu"; }
@@ -48,7 +43,7 @@ private:
         PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
     };
 
-    CpuBackend(const ModelHparams& hp, const ModelWeights& w, const CpuBackendOptions& options) : hp_(hp), w_(w), options_(options) {}
+    CpuBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
     void ensure_scratch(int64_t n_tokens);
     // Elementwise work over token rows: split across the pool for a prompt, inline for a few tokens.
     void token_rows(const std::function<void(int64_t, int64_t)>& fn);
@@ -60,7 +55,7 @@ private:
 
     const ModelHparams& hp_;
     const ModelWeights& w_;
-    const CpuBackendOptions options_;
+    const BackendOptions options_;
     HugePageArena weight_memory_;  // the repacked matrices' bytes (declared first: it outlives them)
     std::vector<PackedLayer> packed_;
     PackedMatrix output_;        // the output head (the embedding table when tied)
