@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CUDA checks for the device machine as it is (one NVIDIA H200, nvcc, CMake and ninja, no Qt,
 # nothing to fetch): what the image has, the WB_GUI=OFF build with CUDA, `ctest -L cuda`, and —
-# once `--backend cuda` runs models — pp512/tg128 on synth models. Logs under $OUT (the device
+# when `--backend cuda` runs a tiny model — pp512/tg128 and decode by batch on synth models. Logs under $OUT (the device
 # tool brings them back), a short table last. Sized to finish in a few minutes so that a rerun
 # fits the session's 15 minutes of device time; --probe stops after the inventory (the first
 # call on a new image: which of the engine's libraries are there).
@@ -44,7 +44,7 @@ arch="$(command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=compute_cap 
 start=$(date +%s)
 if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWB_GUI=OFF -DWB_ENABLE_CUDA=ON \
        ${arch:+-DCMAKE_CUDA_ARCHITECTURES="$arch-real"} > "$OUT/configure.log" 2>&1 ||
-   ! cmake --build "$BUILD" -j "$(nproc)" --target workbench-cli test_cuda_devices test_cuda_rms_norm > "$OUT/build.log" 2>&1; then
+   ! cmake --build "$BUILD" -j "$(nproc)" --target cuda_checks > "$OUT/build.log" 2>&1; then
   tail -n 30 "$OUT/configure.log" "$OUT/build.log" 2> /dev/null
   exit 1
 fi

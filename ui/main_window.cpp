@@ -459,6 +459,14 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
     m_statusModel->setText(name);
     m_statusModel->setToolTip(QString::fromStdString(info.path));
     m_statusBackend->setText(QString::fromStdString(info.backend).toUpper());
+    m_statusBackend->setToolTip(tr("The backend the model runs on (Configuration → Backend)."));
+    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes; device > 0) {
+        m_statusBackend->setText(tr("%1 %2").arg(QString::fromStdString(info.backend).toUpper(), fmt::bytes(static_cast<double>(device))));
+        m_statusBackend->setToolTip(tr("Device memory: weights %1, activations %2, workspace %3.")
+                                        .arg(fmt::bytes(static_cast<double>(info.device_weight_bytes)),
+                                             fmt::bytes(static_cast<double>(info.device_activation_bytes)),
+                                             fmt::bytes(static_cast<double>(info.device_workspace_bytes))));
+    }
     m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(info.weight_type)));
     m_chat->metricsPanel()->clearKv();
     m_chat->addNote(tr("Loaded %1: attention %2, KV %3, weights %4, context %5, %6 threads.%7")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -128,7 +129,10 @@ int cmd_bench(int argc, char** argv) {
     if (n_gen > 0) {
         Row r;
         std::vector<double> probes;
-        if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r, &probes); !s.ok()) return runtime_error(s.message());
+        // The roofline is the host's read bandwidth: a device backend's weights are not read from it.
+        const bool host_roofline = info.backend == "cpu";
+        if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r, host_roofline ? &probes : nullptr); !s.ok())
+            return runtime_error(s.message());
         // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
         const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_depth + (n_gen + 1) / 2.0);
         const double bytes_per_token = static_cast<double>(info.decode_weight_bytes) + kv_read;
@@ -138,8 +142,8 @@ int cmd_bench(int argc, char** argv) {
         const std::vector<double>& samples = r.bench.samples_ts;
         for (size_t i = 0; i < samples.size() && i < probes.size(); ++i)
             if (probes[i] > 0) shares.push_back(100.0 * bytes_per_token * samples[i] / 1e9 / probes[i]);
-        r.bench.roofline_pct = median(shares);
-        if (!json)
+        if (!shares.empty()) r.bench.roofline_pct = median(shares);
+        if (!json && host_roofline)
             std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << ", "
                       << info.n_threads << " threads), probed before each tg run: median " << median(probes) << " GB/s (min "
                       << (probes.empty() ? 0.0 : *std::min_element(probes.begin(), probes.end())) << ", max "
@@ -163,11 +167,17 @@ int cmd_bench(int argc, char** argv) {
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";
+    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes; device > 0)
+        std::cerr << info.backend << " device memory: " << format_bytes(device) << " (weights " << format_bytes(info.device_weight_bytes)
+                  << ", activations " << format_bytes(info.device_activation_bytes) << ", workspace "
+                  << format_bytes(info.device_workspace_bytes) << ")\n";
+    std::string backend_label = info.backend;
+    for (char& c : backend_label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::printf("| model | size | params | backend | threads | test | t/s | GB/s | roofline | RSS |\n");
     std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (const auto& r : rows) {
-        std::printf("| %s | %s | %.2f M | CPU | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
-                    static_cast<double>(info.n_params) / 1e6, info.n_threads,
+        std::printf("| %s | %s | %.2f M | %s | %d | %s | %.2f ± %.2f |", model_type.c_str(), format_bytes(info.weight_bytes).c_str(),
+                    static_cast<double>(info.n_params) / 1e6, backend_label.c_str(), info.n_threads,
                     label(r).c_str(), r.avg_ts, r.stddev_ts);
         if (r.bench.gb_s) std::printf(" %.1f | %.0f%% |", *r.bench.gb_s, r.bench.roofline_pct.value_or(0));
         else std::printf(" | |");

@@ -82,6 +82,10 @@ ModelInfo describe(const Engine::Impl& e) {
     m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
     m.n_threads = e.pool->n_threads();
     m.backend = e.config.backend;
+    const DeviceMemory device = e.model->device_memory();
+    m.device_weight_bytes = device.weights;
+    m.device_activation_bytes = device.activations;
+    m.device_workspace_bytes = device.workspace;
     m.cpu_features = cpu_features().describe();
     m.cpu_kernels = matmul_kernel_name();
     return m;
@@ -175,6 +179,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     const AttentionLayout& layout = impl->layout;
     WB_ASSIGN_OR_RETURN(const AttentionLayout runs, apply_native_attention(layout, NativeAttention{hp.sliding_window, hp.local_layers}, hp.n_layer));
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
+    // The latent variant rebuilds keys from the cache inside the CPU backend's attention.
+    if (config.backend == "cuda")
+        for (const auto& term : layout)
+            if (term.spec.kind == AttentionKind::latent)
+                return error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)");
     // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
     // the file if anything still needs them, e.g. latent factorization).
     WB_ASSIGN_OR_RETURN(impl->model, DecoderModel::create(std::move(hp), std::move(weights), config.backend, [&](const uint8_t* data, uint64_t n_bytes) {

@@ -50,6 +50,13 @@ struct BackendOptions {
     RopeParams rope, rope_local;     // the global layers' RoPE and the trained local layers'
 };
 
+// Memory a device backend holds on its device (all zero for the CPU's, whose memory is the
+// process's own).
+struct DeviceMemory {
+    uint64_t weights = 0, activations = 0, workspace = 0;
+    uint64_t total() const { return weights + activations + workspace; }
+};
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -82,6 +89,7 @@ public:
     // calibration reads each layer's attention input.
     virtual void append_normed_rows(std::vector<float>& out) const = 0;
     virtual AttentionWork attention_work() const = 0;
+    virtual DeviceMemory device_memory() const { return {}; }
 };
 
 }  // namespace workbench

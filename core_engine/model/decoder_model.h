@@ -88,6 +88,8 @@ public:
 
     // The last step's work for the roofline picture (latent steps count their matmuls only).
     const StepRoofline& last_step_roofline() const { return last_step_; }
+    const char* backend_name() const { return backend_->name(); }
+    DeviceMemory device_memory() const { return backend_->device_memory(); }
 
 private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;

@@ -1,19 +1,35 @@
 // A few lines of test harness for the Qt-free CUDA checks: CHECK prints the failing condition
 // with its place and counts it; finish() turns the count into the exit code; skip() exits 77
-// with the reason (CTest's SKIP_RETURN_CODE).
+// with the reason (CTest's SKIP_RETURN_CODE); random inputs and a NaN-aware worst error.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
+#include <vector>
 
 namespace cudacheck {
 
 inline int failures = 0;
 
+// The larger of a running worst error and a new one, NaN winning: std::max would drop a NaN
+// (every comparison with it is false) and let a broken kernel pass.
+inline double worse(double worst, double err) { return err <= worst ? worst : err; }
+
 [[noreturn]] inline void skip(const std::string& reason) {
     std::printf("skipped: %s\n", reason.c_str());
     std::exit(77);
+}
+
+// n normal floats of standard deviation `scale`, the same for the same seed.
+inline std::vector<float> random_floats(size_t n, float scale, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (float& f : v) f = dist(rng);
+    return v;
 }
 
 inline int finish() {

@@ -18,6 +18,7 @@ int main() {
         cudacheck::skip(why);
     }
     CHECK(cuda_backend_built(), "devices listed by a build without the backend");
+    CHECK(cuda.ok(), "a device is listed, so --backend cuda runs: " + cuda.message());
     CHECK(!devices->empty(), "an ok list is not empty");
     for (const CudaDevice& d : *devices) {
         std::printf("device: %s, %.1f GiB, compute %d.%d\n", d.name.c_str(), d.memory_bytes / 1073741824.0, d.compute_major, d.compute_minor);

@@ -15,24 +15,12 @@
 
 using namespace workbench;
 
-namespace {
-
-std::vector<float> random_floats(size_t n, float scale, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, scale);
-    std::vector<float> v(n);
-    for (float& f : v) f = dist(rng);
-    return v;
-}
-
-}  // namespace
-
 int main() {
     if (auto devices = cuda_devices(); !devices.ok()) cudacheck::skip(devices.status().message());
     struct Shape { int64_t rows, n; };
     for (const Shape s : {Shape{1, 576}, Shape{7, 2048}, Shape{3, 4097}}) {
         const size_t count = static_cast<size_t>(s.rows * s.n);
-        const std::vector<float> x = random_floats(count, 3.0f, 1), w = random_floats(static_cast<size_t>(s.n), 1.0f, 2);
+        const std::vector<float> x = cudacheck::random_floats(count, 3.0f, 1), w = cudacheck::random_floats(static_cast<size_t>(s.n), 1.0f, 2);
         std::vector<float> expected(count), got(count);
         rms_norm(x.data(), w.data(), expected.data(), s.rows, s.n, 1e-5f);
         auto dx = cuda::DeviceBuffer::allocate(count * 4), dw = cuda::DeviceBuffer::allocate(w.size() * 4), dy = cuda::DeviceBuffer::allocate(count * 4);
@@ -48,7 +36,7 @@ int main() {
             CHECK((in_place ? *dx : *dy).download(got.data(), count * 4).ok(), "download");
             double worst = 0;
             for (size_t i = 0; i < count; ++i)
-                worst = std::max(worst, std::fabs(got[i] - expected[i]) / std::max(1.0, std::fabs(static_cast<double>(expected[i]))));
+                worst = cudacheck::worse(worst, std::fabs(got[i] - expected[i]) / std::max(1.0, std::fabs(static_cast<double>(expected[i]))));
             std::printf("rms_norm %lldx%lld%s: worst relative error %.2e\n", static_cast<long long>(s.rows), static_cast<long long>(s.n),
                         in_place ? " in place" : "", worst);
             CHECK(worst <= 1e-5, "the device result departs from the CPU's");

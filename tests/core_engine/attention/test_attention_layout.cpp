@@ -95,7 +95,7 @@ private slots:
         QVERIFY(prompt_.size() > kPromptTokens);
         prompt_.resize(kPromptTokens);
         const ModelInfo& info = e->model_info();
-        geometry_ = {info.n_layer, info.n_head_kv, info.head_dim, info.n_head, 16};
+        geometry_ = {info.n_layer, info.n_head_kv, info.head_dim, info.n_head, 16, {}};
     }
 
     void grammar_round_trips() {

@@ -1,0 +1,412 @@
+// The CUDA backend's operations, queued on one stream. Ops return nothing (Backend's contract), so
+// the first error any of them meets is kept and every later op of the step is skipped; end_step
+// waits for the stream and hands that error (or a late fault) to the model, which drops the step.
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "attention/paged_kv.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_matrix.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/lt_matmul.h"
+#include "kernels/cuda/matmul_kernels.h"
+#include "kernels/cuda/rms_norm.h"
+#include "kv_cache/kv_row_codec.h"
+#include "tensor/dequantize.h"
+
+namespace workbench {
+namespace {
+
+using cuda::DeviceBuffer;
+using cuda::DeviceMatrix;
+
+// Steps up to this many tokens multiply with the GEMV (no conversion; the weights read once per
+// 8 tokens); longer ones decode each matrix to bf16 for cuBLASLt.
+constexpr int64_t kGemvMaxTokens = 16;
+constexpr size_t kAlign = 256;
+
+size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+size_t device_bytes(const WeightTensor& t) {
+    if (!t.present()) return 0;
+    return aligned(cuda::kept_on_device(t.type) ? t.n_bytes : static_cast<size_t>(t.n_in * t.n_out) * 2);
+}
+
+class CudaBackend final : public Backend {
+public:
+    static Result<std::unique_ptr<CudaBackend>> create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
+                                                       const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
+    ~CudaBackend() override {
+        lt_.reset();
+        if (stream_) (void)cudaStreamDestroy(stream_);
+    }
+
+    const char* name() const override { return "cuda"; }
+    void begin_step(std::span<const int32_t> positions, ThreadPool& pool) override;
+    void embed(std::span<const TokenId> tokens) override;
+    void residual_norm(const ResidualNorm& op) override;
+    void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
+    void attend(int32_t layer, PagedKv& kv) override;
+    void attend_latent(int32_t, PagedKv&, const LatentLayer&, int64_t) override {
+        keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
+    }
+    void output_head(std::span<const int64_t> rows, float* logits) override;
+    Status end_step() override;
+    void append_normed_rows(std::vector<float>& out) const override;
+    AttentionWork attention_work() const override { return attention_; }
+    DeviceMemory device_memory() const override;
+
+private:
+    struct Layer {
+        DeviceMatrix wq, wk, wv, wo, gate, up, down;
+        const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
+    };
+
+    CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
+    Status upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
+    Status ensure_capacity(int64_t n_tokens);
+    // The first error of the step is the one reported; later ops are skipped.
+    void keep(Status s) {
+        if (error_.ok() && !s.ok()) error_ = std::move(s);
+    }
+    Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n);
+    Status attention_in(int32_t layer, bool own_kv);
+    Status rope(float* x, int64_t width, bool local);
+    Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
+
+    const ModelHparams& hp_;
+    const ModelWeights& w_;
+    const BackendOptions options_;
+    cudaStream_t stream_ = nullptr;
+    std::unique_ptr<cuda::LtMatmul> lt_;
+    DeviceBuffer weight_memory_;
+    std::vector<Layer> layers_;
+    DeviceMatrix output_, token_embd_;
+    const float* output_norm_ = nullptr;
+    // Every norm and bias by its host tensor, so ops name them as the skeleton does.
+    std::unordered_map<const WeightTensor*, const float*> vectors_;
+    DeviceBuffer w_bf16_;            // one matrix decoded to bf16 for cuBLASLt (the largest fits)
+    int64_t max_n_in_ = 0;
+
+    // The step.
+    Status error_;
+    ThreadPool* pool_ = nullptr;
+    int64_t n_ = 0, capacity_ = 0;
+    AttentionWork attention_;
+    RopeAngles angles_, angles_local_;
+    DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
+    DeviceBuffer cos_, sin_, cos_local_, sin_local_;
+    std::vector<float> q_host_, k_host_, v_host_, attn_host_;
+};
+
+Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
+                                                         const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {
+    std::unique_ptr<CudaBackend> b(new CudaBackend(hp, w, options));
+    WB_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a CUDA stream");
+    WB_ASSIGN_OR_RETURN(b->lt_, cuda::LtMatmul::create(b->stream_));
+    WB_RETURN_IF_ERROR(b->upload_weights(on_uploaded));
+    WB_RETURN_IF_ERROR(b->ensure_capacity(16));
+    return b;
+}
+
+// One allocation holds every weight; each tensor is copied in at its aligned offset. Matrices in
+// a format the kernels do not read are converted to f16 on the host first.
+Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {
+    std::vector<const WeightTensor*> all;
+    for (const LayerWeights& l : w_.layers)
+        for (const WeightTensor* t : {&l.attn_norm, &l.ffn_norm, &l.attn_post_norm, &l.ffn_post_norm, &l.q_norm, &l.k_norm, &l.bq,
+                                      &l.bk, &l.bv, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
+            all.push_back(t);
+    all.push_back(&w_.output_norm);
+    all.push_back(&w_.output);
+    if (!w_.tied_output) all.push_back(&w_.token_embd);
+    size_t total = 0;
+    for (const WeightTensor* t : all) total += device_bytes(*t);
+    WB_ASSIGN_OR_RETURN(weight_memory_, DeviceBuffer::allocate(total));
+    uint8_t* base = weight_memory_.as<uint8_t>();
+    size_t offset = 0;
+    std::vector<float> row;
+    std::vector<uint16_t> converted;
+    auto place = [&](const WeightTensor& t) -> Result<const uint8_t*> {
+        if (!t.present()) return static_cast<const uint8_t*>(nullptr);
+        uint8_t* at = base + offset;
+        offset += device_bytes(t);
+        if (cuda::kept_on_device(t.type)) {
+            WB_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, t.data, t.n_bytes, cudaMemcpyHostToDevice), "uploading the weights");
+        } else {
+            row.resize(static_cast<size_t>(t.n_in));
+            converted.resize(static_cast<size_t>(t.n_in * t.n_out));
+            for (int64_t r = 0; r < t.n_out; ++r) {
+                if (!dequantize_row(t.type, t.row(r), row.data(), t.n_in))
+                    return error(StatusCode::unsupported, std::string("weights of type ") + std::string(dtype_name(t.type)) + " cannot be read");
+                for (int64_t i = 0; i < t.n_in; ++i) converted[static_cast<size_t>(r * t.n_in + i)] = fp32_to_fp16(row[static_cast<size_t>(i)]);
+            }
+            WB_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, converted.data(), converted.size() * 2, cudaMemcpyHostToDevice), "uploading the weights");
+        }
+        return static_cast<const uint8_t*>(at);
+    };
+    auto matrix = [&](const WeightTensor& t, DeviceMatrix& out) -> Status {
+        WB_ASSIGN_OR_RETURN(const uint8_t* at, place(t));
+        const DType type = cuda::kept_on_device(t.type) ? t.type : DType::f16;
+        out = {type, at, t.n_in, t.n_out, type == t.type ? static_cast<int64_t>(t.n_bytes / static_cast<uint64_t>(t.n_out)) : t.n_in * 2};
+        max_n_in_ = std::max(max_n_in_, t.n_in);
+        if (on_uploaded) on_uploaded(t.data, t.n_bytes);
+        return Status::ok_status();
+    };
+    auto vector = [&](const WeightTensor& t, const float*& out) -> Status {
+        WB_ASSIGN_OR_RETURN(const uint8_t* at, place(t));
+        out = reinterpret_cast<const float*>(at);
+        if (out) vectors_[&t] = out;
+        return Status::ok_status();
+    };
+    layers_.resize(w_.layers.size());
+    int64_t largest = 0;
+    for (size_t il = 0; il < w_.layers.size(); ++il) {
+        const LayerWeights& l = w_.layers[il];
+        Layer& d = layers_[il];
+        const float* residual_norm = nullptr;   // found through vectors_ by the op that names it
+        for (auto [src, dst] : {std::pair{&l.attn_norm, &residual_norm}, {&l.ffn_norm, &residual_norm}, {&l.attn_post_norm, &residual_norm},
+                                {&l.ffn_post_norm, &residual_norm}, {&l.q_norm, &d.q_norm}, {&l.k_norm, &d.k_norm}, {&l.bq, &d.bq},
+                                {&l.bk, &d.bk}, {&l.bv, &d.bv}})
+            WB_RETURN_IF_ERROR(vector(*src, *dst));
+        for (auto [src, dst] : {std::pair{&l.wq, &d.wq}, {&l.wk, &d.wk}, {&l.wv, &d.wv}, {&l.wo, &d.wo}, {&l.ffn_gate, &d.gate},
+                                {&l.ffn_up, &d.up}, {&l.ffn_down, &d.down}}) {
+            WB_RETURN_IF_ERROR(matrix(*src, *dst));
+            largest = std::max(largest, src->n_in * src->n_out);
+        }
+    }
+    WB_RETURN_IF_ERROR(vector(w_.output_norm, output_norm_));
+    WB_RETURN_IF_ERROR(matrix(w_.output, output_));
+    largest = std::max(largest, w_.output.n_in * w_.output.n_out);
+    if (w_.tied_output) token_embd_ = output_;
+    else WB_RETURN_IF_ERROR(matrix(w_.token_embd, token_embd_));
+    WB_ASSIGN_OR_RETURN(w_bf16_, DeviceBuffer::allocate(static_cast<size_t>(largest) * 2));
+    return Status::ok_status();
+}
+
+Status CudaBackend::ensure_capacity(int64_t n) {
+    if (n <= capacity_) return Status::ok_status();
+    const int64_t cap = std::max<int64_t>(n, 2 * capacity_);
+    const int64_t half = options_.rope.n_rot / 2, half_local = options_.rope_local.n_rot / 2;
+    auto f32 = [&](DeviceBuffer& b, int64_t per_token) -> Status {
+        WB_ASSIGN_OR_RETURN(b, DeviceBuffer::allocate(static_cast<size_t>(cap * std::max<int64_t>(per_token, 1)) * 4));
+        return Status::ok_status();
+    };
+    WB_RETURN_IF_ERROR(f32(x_, hp_.n_embd));
+    WB_RETURN_IF_ERROR(f32(xn_, hp_.n_embd));
+    WB_RETURN_IF_ERROR(f32(head_rows_, hp_.n_embd));
+    WB_RETURN_IF_ERROR(f32(proj_, hp_.n_embd));
+    WB_RETURN_IF_ERROR(f32(q_, hp_.n_embd_q()));
+    WB_RETURN_IF_ERROR(f32(attn_, hp_.n_embd_q()));
+    WB_RETURN_IF_ERROR(f32(k_, hp_.n_embd_kv()));
+    WB_RETURN_IF_ERROR(f32(v_, hp_.n_embd_kv()));
+    WB_RETURN_IF_ERROR(f32(gate_, hp_.n_ff));
+    WB_RETURN_IF_ERROR(f32(up_, hp_.n_ff));
+    WB_RETURN_IF_ERROR(f32(logits_, hp_.n_vocab));
+    WB_RETURN_IF_ERROR(f32(tokens_, 1));
+    WB_RETURN_IF_ERROR(f32(x_bf16_, (max_n_in_ + 1) / 2));     // bf16: half a float's bytes
+    WB_RETURN_IF_ERROR(f32(rows_, 2));                          // int64
+    WB_RETURN_IF_ERROR(f32(cos_, half));
+    WB_RETURN_IF_ERROR(f32(sin_, half));
+    WB_RETURN_IF_ERROR(f32(cos_local_, half_local));
+    WB_RETURN_IF_ERROR(f32(sin_local_, half_local));
+    capacity_ = cap;
+    return Status::ok_status();
+}
+
+void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool) {
+    error_ = Status::ok_status();
+    (void)cudaGetLastError();   // an earlier step's reported error must not be reported again by this one's launches
+    pool_ = &pool;
+    n_ = static_cast<int64_t>(positions.size());
+    attention_ = {};
+    keep(ensure_capacity(n_));
+    if (!error_.ok()) return;
+    // The angles as the CPU computes them (the same table, so RoPE's rounding matches), uploaded.
+    rope_angles(positions.data(), n_, options_.rope, angles_);
+    const size_t bytes = angles_.cos.size() * 4;
+    keep(cuda::check(cudaMemcpyAsync(cos_.data(), angles_.cos.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+    keep(cuda::check(cudaMemcpyAsync(sin_.data(), angles_.sin.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+    if (!hp_.local_layers.empty()) {
+        rope_angles(positions.data(), n_, options_.rope_local, angles_local_);
+        const size_t local_bytes = angles_local_.cos.size() * 4;
+        keep(cuda::check(cudaMemcpyAsync(cos_local_.data(), angles_local_.cos.data(), local_bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+        keep(cuda::check(cudaMemcpyAsync(sin_local_.data(), angles_local_.sin.data(), local_bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+    }
+}
+
+void CudaBackend::embed(std::span<const TokenId> tokens) {
+    if (!error_.ok()) return;
+    static_assert(sizeof(TokenId) == 4);
+    keep(cuda::check(cudaMemcpyAsync(tokens_.data(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice, stream_), "uploading tokens"));
+    if (!error_.ok()) return;   // the lookup would read whatever the buffer held
+    keep(cuda::embed_rows(token_embd_, tokens_.as<int32_t>(), static_cast<int64_t>(tokens.size()), hp_.embedding_scale, x_.as<float>(), stream_));
+}
+
+void CudaBackend::residual_norm(const ResidualNorm& op) {
+    if (!error_.ok()) return;
+    const int64_t count = n_ * hp_.n_embd;
+    auto device_copy = [&](const WeightTensor* t) -> const float* {
+        const auto it = vectors_.find(t);
+        if (it == vectors_.end()) keep(error(StatusCode::internal, "cuda: a norm that is not one of the model's tensors"));
+        return it == vectors_.end() ? nullptr : it->second;
+    };
+    if (op.add) {
+        if (op.post_norm && op.post_norm->present())
+            if (const float* w = device_copy(op.post_norm))
+                keep(cuda::rms_norm(proj_.as<float>(), w, proj_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
+        keep(cuda::add_into(x_.as<float>(), proj_.as<float>(), count, stream_));
+    }
+    if (!op.norm || !error_.ok()) return;
+    if (const float* norm = device_copy(op.norm))
+        keep(cuda::rms_norm(x_.as<float>(), norm, xn_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
+}
+
+Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n) {
+    if (n <= kGemvMaxTokens) return cuda::gemv(w, x, y, n, stream_);
+    WB_RETURN_IF_ERROR(cuda::decode_to_bf16(w, w_bf16_.as<uint16_t>(), stream_));
+    WB_RETURN_IF_ERROR(cuda::f32_to_bf16(x, x_bf16_.as<uint16_t>(), n * w.n_in, stream_));
+    return lt_->run(w_bf16_.as<uint16_t>(), x_bf16_.as<uint16_t>(), y, w.n_out, n, w.n_in);
+}
+
+Status CudaBackend::rope(float* x, int64_t width, bool local) {
+    const RopeParams& p = local ? options_.rope_local : options_.rope;
+    const bool own_angles = local && !angles_local_.cos.empty();
+    return cuda::rope_rows(x, n_, width, hp_.head_dim, p.n_rot, p.style == RopeStyle::neox, (own_angles ? cos_local_ : cos_).as<float>(),
+                           (own_angles ? sin_local_ : sin_).as<float>(), stream_);
+}
+
+// As the CPU: the projections, their biases, the per-head QK-norm, then RoPE on Q and K.
+Status CudaBackend::attention_in(int32_t il, bool own_kv) {
+    const Layer& l = layers_[static_cast<size_t>(il)];
+    const bool local = hp_.is_local_layer(il);
+    WB_RETURN_IF_ERROR(matmul(l.wq, xn_.as<float>(), q_.as<float>(), n_));
+    if (l.bq) WB_RETURN_IF_ERROR(cuda::add_bias(q_.as<float>(), l.bq, n_, hp_.n_embd_q(), stream_));
+    if (l.q_norm) WB_RETURN_IF_ERROR(cuda::rms_norm(q_.as<float>(), l.q_norm, q_.as<float>(), n_ * hp_.n_head, hp_.head_dim, hp_.rms_eps, stream_));
+    WB_RETURN_IF_ERROR(rope(q_.as<float>(), hp_.n_embd_q(), local));
+    if (!own_kv) return Status::ok_status();
+    WB_RETURN_IF_ERROR(matmul(l.wk, xn_.as<float>(), k_.as<float>(), n_));
+    WB_RETURN_IF_ERROR(matmul(l.wv, xn_.as<float>(), v_.as<float>(), n_));
+    if (l.bk) WB_RETURN_IF_ERROR(cuda::add_bias(k_.as<float>(), l.bk, n_, hp_.n_embd_kv(), stream_));
+    if (l.bv) WB_RETURN_IF_ERROR(cuda::add_bias(v_.as<float>(), l.bv, n_, hp_.n_embd_kv(), stream_));
+    if (l.k_norm) WB_RETURN_IF_ERROR(cuda::rms_norm(k_.as<float>(), l.k_norm, k_.as<float>(), n_ * hp_.n_head_kv, hp_.head_dim, hp_.rms_eps, stream_));
+    return rope(k_.as<float>(), hp_.n_embd_kv(), local);
+}
+
+void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {
+    if (!error_.ok()) return;
+    const Layer& l = layers_[static_cast<size_t>(il)];
+    switch (group) {
+        case MatmulGroup::attention_in: keep(attention_in(il, own_kv)); break;
+        case MatmulGroup::attention_out: keep(matmul(l.wo, attn_.as<float>(), proj_.as<float>(), n_)); break;
+        case MatmulGroup::mlp_in:
+            keep(matmul(l.gate, xn_.as<float>(), gate_.as<float>(), n_));
+            keep(matmul(l.up, xn_.as<float>(), up_.as<float>(), n_));
+            if (error_.ok()) keep(cuda::gated_activation(gate_.as<float>(), up_.as<float>(), n_ * hp_.n_ff, options_.gelu_gate, stream_));
+            break;
+        case MatmulGroup::mlp_out: keep(matmul(l.down, gate_.as<float>(), proj_.as<float>(), n_)); break;
+    }
+}
+
+Status CudaBackend::download(std::vector<float>& host, const DeviceBuffer& from, int64_t count) {
+    if (static_cast<int64_t>(host.size()) < count) host.resize(static_cast<size_t>(count));
+    return cuda::check(cudaMemcpyAsync(host.data(), from.data(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, stream_),
+                       "copying attention inputs to the host");
+}
+
+// The paged KV cache and its policies live on the host: Q, K and V go down, the policy writes
+// and plans exactly as on the CPU, the CPU's attention kernel runs, and its rows come back up.
+void CudaBackend::attend(int32_t il, PagedKv& kv) {
+    if (!error_.ok()) return;
+    const auto t_attention = std::chrono::steady_clock::now();
+    const int64_t n = n_;
+    const bool own_kv = kv.layer_computes_kv(il);
+    keep(download(q_host_, q_, n * hp_.n_embd_q()));
+    if (own_kv) {
+        keep(download(k_host_, k_, n * hp_.n_embd_kv()));
+        keep(download(v_host_, v_, n * hp_.n_embd_kv()));
+    }
+    keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
+    if (!error_.ok()) return;
+    ThreadPool& pool = *pool_;
+    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
+    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+    if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), pool);
+    if (kv.rotates_keys())
+        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_host_.data() + r * hp_.head_dim, hp_.head_dim);
+    const AttendPlan& plan = kv.plan(il, q_host_.data());
+    if (static_cast<int64_t>(attn_host_.size()) < n * hp_.n_embd_q()) attn_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
+    attend_spans(q_host_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_host_.data(), pool);
+    keep(cuda::check(cudaMemcpyAsync(attn_.data(), attn_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
+                     "copying attention rows to the device"));
+    // The host buffer must stay as it is until the copy has read it.
+    keep(cuda::check(cudaStreamSynchronize(stream_), "copying attention rows to the device"));
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
+    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+}
+
+void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
+    if (!error_.ok()) return;
+    const int64_t n_rows = static_cast<int64_t>(rows.size());
+    keep(cuda::check(cudaMemcpyAsync(rows_.data(), rows.data(), rows.size() * 8, cudaMemcpyHostToDevice, stream_), "uploading the head's rows"));
+    if (!error_.ok()) return;   // the gather would read whatever the buffer held
+    keep(cuda::gather_rows(x_.as<float>(), rows_.as<int64_t>(), n_rows, hp_.n_embd, head_rows_.as<float>(), stream_));
+    keep(cuda::rms_norm(head_rows_.as<float>(), output_norm_, head_rows_.as<float>(), n_rows, hp_.n_embd, hp_.rms_eps, stream_));
+    if (error_.ok()) keep(matmul(output_, head_rows_.as<float>(), logits_.as<float>(), n_rows));
+    if (const float cap = hp_.final_logit_softcap; cap > 0 && error_.ok())
+        keep(cuda::soft_cap(logits_.as<float>(), n_rows * hp_.n_vocab, cap, stream_));
+    keep(cuda::check(cudaMemcpyAsync(logits, logits_.data(), static_cast<size_t>(n_rows * hp_.n_vocab) * 4, cudaMemcpyDeviceToHost, stream_),
+                     "copying logits to the host"));
+    // `rows` and `logits` are the caller's: the copies finish before it gets them back.
+    keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
+}
+
+DeviceMemory CudaBackend::device_memory() const {
+    DeviceMemory m;
+    m.weights = weight_memory_.size();
+    for (const DeviceBuffer* b : {&x_, &xn_, &q_, &k_, &v_, &attn_, &proj_, &gate_, &up_, &head_rows_, &logits_, &tokens_, &rows_, &cos_,
+                                  &sin_, &cos_local_, &sin_local_})
+        m.activations += b->size();
+    m.workspace = w_bf16_.size() + x_bf16_.size() + (lt_ ? lt_->workspace_bytes() : 0);
+    return m;
+}
+
+Status CudaBackend::end_step() {
+    keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
+    return error_;
+}
+
+void CudaBackend::append_normed_rows(std::vector<float>& out) const {
+    // Only the latent variant's calibration asks, and Engine::load refuses it on cuda; a failed
+    // copy appends nothing (its error is the stream's, which end_step reports).
+    const size_t first = out.size(), count = static_cast<size_t>(n_ * hp_.n_embd);
+    out.resize(first + count);
+    if (cudaMemcpyAsync(out.data() + first, xn_.data(), count * 4, cudaMemcpyDeviceToHost, stream_) != cudaSuccess ||
+        cudaStreamSynchronize(stream_) != cudaSuccess)
+        out.resize(first);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
+                                                   const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {
+    WB_ASSIGN_OR_RETURN(std::unique_ptr<CudaBackend> b, CudaBackend::create(hp, w, options, on_uploaded));
+    return std::unique_ptr<Backend>(std::move(b));
+}
+
+}  // namespace workbench

@@ -1,0 +1,27 @@
+// The CUDA backend: the model's weights uploaded once to the device in their GGUF block formats
+// (types the kernels do not read are converted to f16 on the way), the step's activations on
+// the device, and each Backend operation run there — the GEMV for a few tokens, cuBLASLt over
+// f16 for prompts, RMSNorm, RoPE, SwiGLU/GeGLU, biases, soft-capping. Attention still runs on
+// the host over the paged KV cache (Q, K and V go down, the attention rows come back up), so
+// every attention policy and KV type works as on the CPU; the device KV cache with its own
+// flash-decoding kernel is the next step (docs/ARCHITECTURE.md, Plans). The latent variant is
+// refused at load. No CUDA types here: the engine's other files include it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "kernels/backend.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace workbench {
+
+// Errors: unsupported without a device; resource_exhausted when the device lacks room for the
+// weights or the step buffers (naming the bytes). `on_uploaded(data, n_bytes)` is told of each
+// file range once its device copy exists. `hp` and `w` must outlive the backend.
+Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
+                                                   const std::function<void(const uint8_t*, uint64_t)>& on_uploaded = {});
+
+}  // namespace workbench

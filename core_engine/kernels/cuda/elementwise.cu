@@ -1,0 +1,125 @@
+// One thread per element (per rotated pair for RoPE, per 32-element block for the embedding).
+#include "kernels/cuda/elementwise.h"
+
+#include "kernels/cuda/block_decode.cuh"
+#include "kernels/cuda/cuda_status.h"
+
+namespace workbench::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t items) { return static_cast<unsigned>((items + kThreads - 1) / kThreads); }
+
+template <DType T>
+__global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_bytes, int64_t n_embd, const int32_t* __restrict__ tokens,
+                             int64_t n_tokens, float scale, float* __restrict__ out) {
+    const int64_t n_blocks = (n_embd + kBlock - 1) / kBlock;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n_tokens * n_blocks) return;
+    const int64_t t = i / n_blocks, b = i % n_blocks;
+    float v[kBlock];
+    decode_block<T>(table + static_cast<int64_t>(tokens[t]) * row_bytes, b, n_embd, v);
+    float* o = out + t * n_embd + b * kBlock;
+    const int64_t n_valid = n_embd - b * kBlock < kBlock ? n_embd - b * kBlock : kBlock;
+    // The CPU multiplies only when the scale is not 1; x · 1 is exact, so always multiplying is the same.
+    for (int j = 0; j < n_valid; ++j) o[j] = v[j] * scale;
+}
+
+__global__ void add_kernel(float* x, const float* __restrict__ y, int64_t count) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) x[i] += y[i];
+}
+
+__global__ void bias_kernel(float* x, const float* __restrict__ bias, int64_t count, int64_t width) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) x[i] += bias[i % width];
+}
+
+__global__ void rope_kernel(float* x, int64_t n_tokens, int64_t width, int64_t head_dim, int32_t n_rot, bool neox,
+                            const float* __restrict__ cos, const float* __restrict__ sin) {
+    const int64_t half = n_rot / 2, heads = width / head_dim;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n_tokens * heads * half) return;
+    const int64_t pair = i % half, head = (i / half) % heads, t = i / (half * heads);
+    float* h = x + t * width + head * head_dim;
+    const int64_t i0 = neox ? pair : 2 * pair, i1 = neox ? pair + half : 2 * pair + 1;
+    const float c = cos[t * half + pair], s = sin[t * half + pair];
+    const float u = h[i0], v = h[i1];
+    h[i0] = u * c - v * s;
+    h[i1] = u * s + v * c;
+}
+
+__global__ void glu_kernel(float* gate, const float* __restrict__ up, int64_t count, bool gelu) {
+    constexpr float kTwoSqrt2OverPi = 1.5957691216057308f, kCubic = 0.044715f;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    const float g = gate[i];
+    // SiLU(g) = g / (1 + e^−g); tanh-GELU(g) = g / (1 + e^(−2u)), u = sqrt(2/π)(g + 0.044715 g³): as the CPU's.
+    const float e = gelu ? expf(-kTwoSqrt2OverPi * (g + kCubic * g * g * g)) : expf(-g);
+    gate[i] = g / (1.0f + e) * up[i];
+}
+
+__global__ void cap_kernel(float* x, int64_t count, float cap) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) x[i] = cap * tanhf(x[i] / cap);
+}
+
+__global__ void gather_kernel(const float* __restrict__ x, const int64_t* __restrict__ rows, int64_t n_rows, int64_t width,
+                              float* __restrict__ out) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n_rows * width) out[i] = x[rows[i / width] * width + i % width];
+}
+
+}  // namespace
+
+Status embed_rows(const DeviceMatrix& table, const int32_t* tokens, int64_t n_tokens, float scale, float* out, cudaStream_t stream) {
+    const int64_t items = n_tokens * blocks_per_row(table.n_in);
+    if (items <= 0) return Status::ok_status();
+    const bool known = dispatch_type(table.type, [&](auto type) {
+        embed_kernel<decltype(type)::value><<<grid_for(items), kThreads, 0, stream>>>(table.data, table.row_bytes, table.n_in, tokens,
+                                                                                      n_tokens, scale, out);
+    });
+    if (!known) return error(StatusCode::unsupported, "the CUDA kernels do not read this embedding table's type");
+    return check_launch("embedding launch");
+}
+
+Status add_into(float* x, const float* y, int64_t count, cudaStream_t stream) {
+    if (count <= 0) return Status::ok_status();
+    add_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, y, count);
+    return check_launch("residual add launch");
+}
+
+Status add_bias(float* x, const float* bias, int64_t rows, int64_t width, cudaStream_t stream) {
+    if (rows * width <= 0) return Status::ok_status();
+    bias_kernel<<<grid_for(rows * width), kThreads, 0, stream>>>(x, bias, rows * width, width);
+    return check_launch("bias launch");
+}
+
+Status rope_rows(float* x, int64_t n_tokens, int64_t width, int64_t head_dim, int32_t n_rot, bool neox, const float* cos,
+                 const float* sin, cudaStream_t stream) {
+    const int64_t items = n_tokens * (width / head_dim) * (n_rot / 2);
+    if (items <= 0) return Status::ok_status();
+    rope_kernel<<<grid_for(items), kThreads, 0, stream>>>(x, n_tokens, width, head_dim, n_rot, neox, cos, sin);
+    return check_launch("RoPE launch");
+}
+
+Status gated_activation(float* gate, const float* up, int64_t count, bool gelu, cudaStream_t stream) {
+    if (count <= 0) return Status::ok_status();
+    glu_kernel<<<grid_for(count), kThreads, 0, stream>>>(gate, up, count, gelu);
+    return check_launch("gated activation launch");
+}
+
+Status soft_cap(float* x, int64_t count, float cap, cudaStream_t stream) {
+    if (count <= 0) return Status::ok_status();
+    cap_kernel<<<grid_for(count), kThreads, 0, stream>>>(x, count, cap);
+    return check_launch("soft-cap launch");
+}
+
+Status gather_rows(const float* x, const int64_t* rows, int64_t n_rows, int64_t width, float* out, cudaStream_t stream) {
+    if (n_rows * width <= 0) return Status::ok_status();
+    gather_kernel<<<grid_for(n_rows * width), kThreads, 0, stream>>>(x, rows, n_rows, width, out);
+    return check_launch("row gather launch");
+}
+
+}  // namespace workbench::cuda

@@ -1,0 +1,132 @@
+// GEMV over blocks decoded in registers; the decode to bf16 that feeds cuBLASLt for prompts.
+#include "kernels/cuda/matmul_kernels.h"
+
+#include <string>
+
+#include "kernels/cuda/block_decode.cuh"
+#include "kernels/cuda/cuda_status.h"
+
+namespace workbench::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+
+__device__ inline float warp_sum(float v) {
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+// One warp per output row: lane i decodes the row's blocks i, i + 32, ... and multiplies each
+// by the NT tokens' matching 32 inputs; the lanes' partial sums meet by shuffles.
+template <DType T, int NT>
+__global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
+                          const float* __restrict__ x, float* __restrict__ y) {
+    const int lane = threadIdx.x % 32;
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+    if (r >= n_out) return;
+    const uint8_t* row = w + r * row_bytes;
+    float acc[NT];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
+    const int64_t n_blocks = (n_in + kBlock - 1) / kBlock;
+    for (int64_t b = lane; b < n_blocks; b += 32) {
+        float v[kBlock];
+        decode_block<T>(row, b, n_in, v);
+        const int64_t first = b * kBlock;
+        const int n_valid = n_in - first < kBlock ? static_cast<int>(n_in - first) : kBlock;
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+            const float* xt = x + t * n_in + first;
+            float s = 0.0f;
+            if (n_valid == kBlock) {
+#pragma unroll
+                for (int j = 0; j < kBlock; ++j) s = fmaf(v[j], xt[j], s);
+            } else {
+                for (int j = 0; j < n_valid; ++j) s = fmaf(v[j], xt[j], s);
+            }
+            acc[t] += s;
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const float s = warp_sum(acc[t]);
+        if (lane == 0) y[t * n_out + r] = s;
+    }
+}
+
+template <DType T, int NT>
+void launch_gemv(const DeviceMatrix& w, const float* x, float* y, cudaStream_t stream) {
+    const unsigned grid = static_cast<unsigned>((w.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    gemv_rows<T, NT><<<grid, kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, y);
+}
+
+template <DType T>
+void launch_gemv_tokens(const DeviceMatrix& w, const float* x, float* y, int64_t n, cudaStream_t stream) {
+    switch (n) {
+        case 1: launch_gemv<T, 1>(w, x, y, stream); break;
+        case 2: launch_gemv<T, 2>(w, x, y, stream); break;
+        case 3: launch_gemv<T, 3>(w, x, y, stream); break;
+        case 4: launch_gemv<T, 4>(w, x, y, stream); break;
+        case 5: launch_gemv<T, 5>(w, x, y, stream); break;
+        case 6: launch_gemv<T, 6>(w, x, y, stream); break;
+        case 7: launch_gemv<T, 7>(w, x, y, stream); break;
+        default: launch_gemv<T, 8>(w, x, y, stream); break;
+    }
+}
+
+template <DType T>
+__global__ void decode_rows_bf16(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
+                                 __nv_bfloat16* __restrict__ out) {
+    const int64_t n_blocks = (n_in + kBlock - 1) / kBlock;
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i >= n_out * n_blocks) return;
+    const int64_t r = i / n_blocks, b = i % n_blocks;
+    float v[kBlock];
+    decode_block<T>(w + r * row_bytes, b, n_in, v);
+    __nv_bfloat16* o = out + r * n_in + b * kBlock;
+    const int64_t n_valid = n_in - b * kBlock < kBlock ? n_in - b * kBlock : kBlock;
+    for (int j = 0; j < n_valid; ++j) o[j] = __float2bfloat16_rn(v[j]);
+}
+
+__global__ void convert_bf16(const float* __restrict__ x, __nv_bfloat16* __restrict__ out, int64_t count) {
+    const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count) out[i] = __float2bfloat16_rn(x[i]);
+}
+
+Status unsupported_type(const DeviceMatrix& w) {
+    return error(StatusCode::unsupported, "the CUDA kernels do not read " + std::string(dtype_name(w.type)) + " matrices");
+}
+
+}  // namespace
+
+Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream) {
+    if (w.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
+        const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
+        const bool known = dispatch_type(w.type, [&](auto type) {
+            launch_gemv_tokens<decltype(type)::value>(w, x + t0 * w.n_in, y + t0 * w.n_out, n, stream);
+        });
+        if (!known) return unsupported_type(w);
+    }
+    return check_launch("gemv launch");
+}
+
+Status decode_to_bf16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream) {
+    const int64_t items = w.n_out * blocks_per_row(w.n_in);
+    if (items <= 0) return Status::ok_status();
+    const unsigned grid = static_cast<unsigned>((items + 255) / 256);
+    const bool known = dispatch_type(w.type, [&](auto type) {
+        decode_rows_bf16<decltype(type)::value><<<grid, 256, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out,
+                                                                          reinterpret_cast<__nv_bfloat16*>(out));
+    });
+    if (!known) return unsupported_type(w);
+    return check_launch("decode_to_bf16 launch");
+}
+
+Status f32_to_bf16(const float* x, uint16_t* out, int64_t count, cudaStream_t stream) {
+    if (count <= 0) return Status::ok_status();
+    convert_bf16<<<static_cast<unsigned>((count + 255) / 256), 256, 0, stream>>>(x, reinterpret_cast<__nv_bfloat16*>(out), count);
+    return check_launch("f32_to_bf16 launch");
+}
+
+}  // namespace workbench::cuda

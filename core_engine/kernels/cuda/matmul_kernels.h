@@ -1,0 +1,28 @@
+// The matmul kernels of the CUDA backend (matmul_kernels.cu), launched on a stream:
+//   gemv            y[n, n_out] = x[n, n_in] · Wᵀ for a few tokens: one warp per output row
+//                   decodes W's blocks in registers and serves up to 8 tokens a pass, so the
+//                   weights (the whole cost of a decode step) are read once per 8 tokens.
+//   decode_to_bf16  W's rows as bf16, for cuBLASLt (prompts): bf16 keeps f32's range, where f16
+//                   would overflow on activations some models reach (Gemma's MLP).
+//   f32_to_bf16     activations as bf16, likewise.
+// Errors: the launch's (bad parameters), unsupported for a type the kernels do not read; faults
+// surface at the stream's next synchronization.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/device_matrix.h"
+#include "workbench/status.h"
+
+namespace workbench::cuda {
+
+constexpr int64_t kGemvTokensPerPass = 8;
+
+Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream);
+// out: [n_out, n_in] bf16 bits.
+Status decode_to_bf16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream);
+Status f32_to_bf16(const float* x, uint16_t* out, int64_t count, cudaStream_t stream);
+
+}  // namespace workbench::cuda

@@ -1,0 +1,151 @@
+// Whole models on the CUDA backend against the CPU backend: every architecture the engine runs,
+// as a synth "tiny" model in the formats the device keeps (q4_0, q8_0, f16) and one it converts
+// (q5_1), and a sliding window with sinks on llama. A 40-token prompt runs the prompt path
+// (cuBLASLt), then 4 greedy decode steps run the GEMV; three sequences batched (15 prompt rows:
+// a GEMV pass and a tail, then a 3-row decode step); on llama q4_0 a 300-token prompt (two
+// chunks, the step buffers growing). Every position's logits: all finite, the largest difference
+// within 5 % of the CPU's logit spread (the CPU quantizes activations to 8 bits for quantized
+// weights, the device rounds them to bf16 on the prompt path), and the top-1 token equal wherever
+// the CPU's top-1/top-2 margin exceeds twice that difference. A latent cache is refused.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention/paged_kv.h"
+#include "gguf/gguf_file.h"
+#include "kernels/cpu/thread_pool.h"
+#include "model/decoder_model.h"
+#include "tests/cuda/cuda_check.h"
+#include "tokenizer/vocab_loader.h"
+#include "workbench/attention.h"
+#include "workbench/backends.h"
+#include "workbench/engine.h"
+#include "workbench/model_file.h"
+
+using namespace workbench;
+
+namespace {
+
+struct Run {
+    std::unique_ptr<DecoderModel> model;
+    std::unique_ptr<PagedKv> kv;
+};
+
+Result<Run> make_run(const GgufFile& file, const std::string& backend, const std::string& attention) {
+    WB_ASSIGN_OR_RETURN(TokenizerVocab vocab, load_tokenizer_vocab(file));
+    WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(file, static_cast<int32_t>(vocab.tokens.size())));
+    WB_ASSIGN_OR_RETURN(ModelWeights w, load_weights(file, hp));
+    Run r;
+    WB_ASSIGN_OR_RETURN(r.model, DecoderModel::create(hp, std::move(w), backend));
+    WB_ASSIGN_OR_RETURN(const AttentionLayout layout, parse_attention_layout(attention));
+    WB_ASSIGN_OR_RETURN(const AttentionLayout runs,
+                        apply_native_attention(layout, NativeAttention{hp.sliding_window, hp.local_layers}, hp.n_layer));
+    WB_ASSIGN_OR_RETURN(r.kv, PagedKv::create(runs, KvTypes{}, r.model->kv_shape(), 0, 512, 4));
+    return r;
+}
+
+// Compares one position's logits; returns the CPU's greedy token.
+TokenId compare_position(const std::string& what, const float* cpu, const float* gpu, int64_t n_vocab, double& worst_ratio) {
+    const auto [lo, hi] = std::minmax_element(cpu, cpu + n_vocab);
+    const double spread = std::max(1e-6, static_cast<double>(*hi - *lo));
+    double diff = 0;
+    for (int64_t i = 0; i < n_vocab; ++i) diff = cudacheck::worse(diff, std::fabs(static_cast<double>(gpu[i]) - cpu[i]));
+    worst_ratio = cudacheck::worse(worst_ratio, diff / spread);
+    CHECK(std::isfinite(diff), what + ": the device's logits are not all finite");
+    CHECK(diff <= 0.05 * spread, what + ": logits differ by " + std::to_string(diff) + " (spread " + std::to_string(spread) + ")");
+    std::vector<int64_t> order(static_cast<size_t>(n_vocab));
+    for (int64_t i = 0; i < n_vocab; ++i) order[static_cast<size_t>(i)] = i;
+    std::partial_sort(order.begin(), order.begin() + 2, order.end(), [&](int64_t a, int64_t b) { return cpu[a] > cpu[b]; });
+    const int64_t gpu_top = std::max_element(gpu, gpu + n_vocab) - gpu;
+    if (cpu[order[0]] - cpu[order[1]] > 2 * diff) CHECK(gpu_top == order[0], what + ": the top-1 token differs");
+    return static_cast<TokenId>(order[0]);
+}
+
+void check_model(const std::filesystem::path& dir, const std::string& arch, const std::string& type, const std::string& attention,
+                 size_t prompt_tokens = 40) {
+    const std::string what = arch + " " + type + " " + attention;
+    const std::string path = (dir / (arch + "-" + type + ".gguf")).string();
+    Status written = write_synth_model(arch, "tiny", type, "", path);
+    CHECK(written.ok(), what + ": " + written.message());
+    auto file = GgufFile::open(path);
+    CHECK(file.ok(), what + ": " + file.status().message());
+    if (!written.ok() || !file.ok()) return;
+    auto cpu = make_run(**file, "cpu", attention);
+    auto gpu = make_run(**file, "cuda", attention);
+    CHECK(cpu.ok() && gpu.ok(), what + ": " + (cpu.ok() ? gpu.status().message() : cpu.status().message()));
+    if (!cpu.ok() || !gpu.ok()) return;
+    const int64_t n_vocab = cpu->model->hparams().n_vocab;
+    std::mt19937 rng(5);
+    std::vector<TokenId> prompt(prompt_tokens);
+    for (TokenId& t : prompt) t = static_cast<TokenId>(3 + rng() % static_cast<uint32_t>(n_vocab - 3));
+    ThreadPool pool(2);
+    std::vector<float> lc, lg;
+    Status sc = cpu->model->forward(prompt, 0, *cpu->kv, true, lc, pool), sg = gpu->model->forward(prompt, 0, *gpu->kv, true, lg, pool);
+    CHECK(sc.ok() && sg.ok(), what + ": prompt: " + (sc.ok() ? sg.message() : sc.message()));
+    if (!sc.ok() || !sg.ok()) return;
+    double worst = 0;
+    TokenId next = 0;
+    for (size_t t = 0; t < prompt.size(); ++t)
+        next = compare_position(what + " prompt row " + std::to_string(t), lc.data() + t * n_vocab, lg.data() + t * n_vocab, n_vocab, worst);
+    for (int step = 0; step < 4; ++step) {
+        const TokenId token[1] = {next};
+        sc = cpu->model->forward(token, 0, *cpu->kv, false, lc, pool);
+        sg = gpu->model->forward(token, 0, *gpu->kv, false, lg, pool);
+        CHECK(sc.ok() && sg.ok(), what + ": decode: " + (sc.ok() ? sg.message() : sc.message()));
+        if (!sc.ok() || !sg.ok()) return;
+        next = compare_position(what + " decode step " + std::to_string(step), lc.data(), lg.data(), n_vocab, worst);
+    }
+    // Three more sequences in one step (their 5-token prompts), then one decode step for all three.
+    std::vector<std::vector<TokenId>> prompts(3, std::vector<TokenId>(5));
+    for (auto& p : prompts)
+        for (TokenId& t : p) t = static_cast<TokenId>(3 + rng() % static_cast<uint32_t>(n_vocab - 3));
+    for (int round = 0; round < 2; ++round) {
+        std::vector<BatchSequence> batch;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            BatchSequence b;
+            b.seq = static_cast<SeqId>(1 + i);
+            b.tokens = prompts[i];
+            b.want_logits = true;
+            batch.push_back(b);
+        }
+        sc = cpu->model->forward_batch(batch, *cpu->kv, lc, pool);
+        sg = gpu->model->forward_batch(batch, *gpu->kv, lg, pool);
+        CHECK(sc.ok() && sg.ok(), what + ": batch: " + (sc.ok() ? sg.message() : sc.message()));
+        if (!sc.ok() || !sg.ok()) return;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            const TokenId t = compare_position(what + " batch round " + std::to_string(round) + " sequence " + std::to_string(i),
+                                               lc.data() + i * n_vocab, lg.data() + i * n_vocab, n_vocab, worst);
+            prompts[i] = {t};
+        }
+    }
+    std::printf("%-40s largest logit difference %.2e of the CPU's spread\n", what.c_str(), worst);
+}
+
+}  // namespace
+
+int main() {
+    if (auto devices = cuda_devices(); !devices.ok()) cudacheck::skip(devices.status().message());
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wb-cuda-backend-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    for (const std::string& arch : architecture_names())
+        for (const char* type : {"q4_0", "q8_0", "f16", "q5_1"}) check_model(dir, arch, type, "full");
+    check_model(dir, "llama", "q4_0", "sliding:window=8,sinks=2");
+    check_model(dir, "llama", "q4_0", "full", 300);
+
+    // The latent variant stays on the CPU: Engine::load says so before loading anything.
+    EngineConfig config;
+    config.model_path = (dir / "llama-q4_0.gguf").string();
+    config.backend = "cuda";
+    config.attention = "latent:rank=16";
+    auto engine = Engine::load(config);
+    CHECK(!engine.ok() && engine.status().code() == StatusCode::unsupported &&
+              engine.status().message().find("latent variant is not supported on cuda") != std::string::npos,
+          engine.ok() ? "a latent cache loaded on cuda" : engine.status().message());
+    std::filesystem::remove_all(dir);
+    return cudacheck::finish();
+}

@@ -1,0 +1,102 @@
+// The device matmuls against the CPU's reference arithmetic on random data, for every weight
+// format the CUDA backend keeps on the device: the GEMV (1–13 tokens: one pass, a pass and a
+// tail) within 1e-4 of the output's RMS (f32 accumulation, another order), and the prompt path
+// (bf16 decode + cuBLASLt) within 1.5e-2 (its inputs are rounded to bf16's 8 bits). Shapes: the
+// tiny model's, the 1B model's attention output, and a width that is not a multiple of 32 for the
+// plain types. The output is filled with NaN before each run, so rows left unwritten fail.
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_matrix.h"
+#include "kernels/cuda/lt_matmul.h"
+#include "kernels/cuda/matmul_kernels.h"
+#include "tensor/dequantize.h"
+#include "tests/cuda/cuda_check.h"
+#include "workbench/backends.h"
+
+using namespace workbench;
+
+namespace {
+
+// Largest |got − expected| over the expected values' RMS.
+double relative_error(const std::vector<float>& got, const std::vector<double>& expected) {
+    double worst = 0, sq = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        worst = cudacheck::worse(worst, std::fabs(got[i] - expected[i]));
+        sq += expected[i] * expected[i];
+    }
+    return worst / std::max(1e-30, std::sqrt(sq / static_cast<double>(expected.size())));
+}
+
+template <typename T>
+Result<cuda::DeviceBuffer> to_device(const std::vector<T>& host) {
+    WB_ASSIGN_OR_RETURN(cuda::DeviceBuffer b, cuda::DeviceBuffer::allocate(host.size() * sizeof(T)));
+    WB_RETURN_IF_ERROR(b.upload(host.data(), host.size() * sizeof(T)));
+    return b;
+}
+
+void check_type(DType type, int64_t n_in, int64_t n_out, cuda::LtMatmul& lt) {
+    const std::string name = std::string(dtype_name(type)) + " " + std::to_string(n_out) + "x" + std::to_string(n_in);
+    const DTypeTraits& traits = dtype_traits(type);
+    const int64_t row_bytes = static_cast<int64_t>(dtype_row_bytes(traits, static_cast<uint64_t>(n_in)));
+    const std::vector<float> w = cudacheck::random_floats(static_cast<size_t>(n_in * n_out), 1.0f, 7);
+    std::vector<uint8_t> blocks(static_cast<size_t>(row_bytes * n_out));
+    std::vector<float> w_ref(w.size());
+    for (int64_t r = 0; r < n_out; ++r) {
+        CHECK(quantize_row(type, w.data() + r * n_in, blocks.data() + r * row_bytes, n_in), name + ": quantize");
+        CHECK(dequantize_row(type, blocks.data() + r * row_bytes, w_ref.data() + r * n_in, n_in), name + ": dequantize");
+    }
+    constexpr int64_t kMaxTokens = 40;
+    const std::vector<float> x = cudacheck::random_floats(static_cast<size_t>(kMaxTokens * n_in), 1.0f, 11);
+    auto dw = to_device(blocks);
+    auto dx = to_device(x);
+    auto dy = cuda::DeviceBuffer::allocate(static_cast<size_t>(kMaxTokens * n_out) * 4);
+    auto w16 = cuda::DeviceBuffer::allocate(static_cast<size_t>(n_in * n_out) * 2);
+    auto x16 = cuda::DeviceBuffer::allocate(static_cast<size_t>(kMaxTokens * n_in) * 2);
+    CHECK(dw.ok() && dx.ok() && dy.ok() && w16.ok() && x16.ok(), name + ": device buffers");
+    if (!dw.ok() || !dx.ok() || !dy.ok() || !w16.ok() || !x16.ok()) return;
+    const cuda::DeviceMatrix m{type, dw->as<uint8_t>(), n_in, n_out, row_bytes};
+    for (const int64_t n : {1, 3, 8, 13, 40}) {
+        std::vector<double> expected(static_cast<size_t>(n * n_out));
+        for (int64_t t = 0; t < n; ++t)
+            for (int64_t r = 0; r < n_out; ++r) {
+                double s = 0;
+                for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(w_ref[static_cast<size_t>(r * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
+                expected[static_cast<size_t>(t * n_out + r)] = s;
+            }
+        std::vector<float> got(expected.size());
+        const bool prompt_path = n > 13;
+        Status s = cuda::check(cudaMemset(dy->data(), 0xFF, dy->size()), "NaN fill");
+        if (s.ok()) s = prompt_path ? cuda::decode_to_bf16(m, w16->as<uint16_t>(), nullptr) : cuda::gemv(m, dx->as<float>(), dy->as<float>(), n, nullptr);
+        if (s.ok() && prompt_path) s = cuda::f32_to_bf16(dx->as<float>(), x16->as<uint16_t>(), n * n_in, nullptr);
+        if (s.ok() && prompt_path) s = lt.run(w16->as<uint16_t>(), x16->as<uint16_t>(), dy->as<float>(), n_out, n, n_in);
+        if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "matmul");
+        if (s.ok()) s = dy->download(got.data(), got.size() * 4);
+        CHECK(s.ok(), name + ": " + s.message());
+        if (!s.ok()) continue;
+        const double err = relative_error(got, expected), bound = prompt_path ? 1.5e-2 : 1e-4;
+        std::printf("%-18s %2lld tokens (%s): relative error %.2e (bound %.0e)\n", name.c_str(), static_cast<long long>(n),
+                    prompt_path ? "cuBLASLt" : "gemv", err, bound);
+        CHECK(err <= bound, name + ": the device result departs from the reference");
+    }
+}
+
+}  // namespace
+
+int main() {
+    if (auto devices = cuda_devices(); !devices.ok()) cudacheck::skip(devices.status().message());
+    auto lt = cuda::LtMatmul::create(nullptr);
+    CHECK(lt.ok(), lt.status().message());
+    if (!lt.ok()) return cudacheck::finish();
+    for (const DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16, DType::bf16, DType::f32}) {
+        check_type(type, 64, 96, **lt);
+        check_type(type, 2048, 512, **lt);
+    }
+    for (const DType type : {DType::f16, DType::bf16, DType::f32}) check_type(type, 100, 37, **lt);
+    return cudacheck::finish();
+}
