@@ -460,10 +460,12 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
     m_statusModel->setToolTip(QString::fromStdString(info.path));
     m_statusBackend->setText(QString::fromStdString(info.backend).toUpper());
     m_statusBackend->setToolTip(tr("The backend the model runs on (Configuration → Backend)."));
-    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes; device > 0) {
+    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes + info.device_kv_bytes;
+        device > 0) {
         m_statusBackend->setText(tr("%1 %2").arg(QString::fromStdString(info.backend).toUpper(), fmt::bytes(static_cast<double>(device))));
-        m_statusBackend->setToolTip(tr("Device memory: weights %1, activations %2, workspace %3.")
+        m_statusBackend->setToolTip(tr("Device memory: weights %1, KV %2, activations %3, workspace %4.")
                                         .arg(fmt::bytes(static_cast<double>(info.device_weight_bytes)),
+                                             fmt::bytes(static_cast<double>(info.device_kv_bytes)),
                                              fmt::bytes(static_cast<double>(info.device_activation_bytes)),
                                              fmt::bytes(static_cast<double>(info.device_workspace_bytes))));
     }

@@ -167,9 +167,10 @@ int cmd_bench(int argc, char** argv) {
         return 0;
     }
     std::cerr << "\nCPU: " << info.cpu_features << "; kernels: " << info.cpu_kernels << "\n";
-    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes; device > 0)
+    if (const uint64_t device = info.device_weight_bytes + info.device_activation_bytes + info.device_workspace_bytes + info.device_kv_bytes;
+        device > 0)
         std::cerr << info.backend << " device memory: " << format_bytes(device) << " (weights " << format_bytes(info.device_weight_bytes)
-                  << ", activations " << format_bytes(info.device_activation_bytes) << ", workspace "
+                  << ", KV " << format_bytes(info.device_kv_bytes) << ", activations " << format_bytes(info.device_activation_bytes) << ", workspace "
                   << format_bytes(info.device_workspace_bytes) << ")\n";
     std::string backend_label = info.backend;
     for (char& c : backend_label) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -92,6 +92,10 @@ public:
     // cached c, its halves in k_out and v_out, [n, R/2] each). Latent steps hold one sequence.
     void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const;
     std::span<const KvStreamView> streams(int32_t layer);
+    // The store and the storage a layer reads (its own, or the layer it shares with), for a
+    // backend that keeps its own copy of the bytes (KvStoreMirror) and writes rows there itself.
+    KvStore& store() { return *arena_.store; }
+    int32_t storage_of(int32_t layer) const { return arena_.storage_of[static_cast<size_t>(layer)]; }
     void finish_step();
     void abort_step();
 

@@ -45,6 +45,7 @@ public:
     uint64_t full_bytes_per_token() const { return groups_.front()->full_bytes_per_token(); }
     const std::vector<std::unique_ptr<KvGroup>>& groups() const { return groups_; }
     const KvGroup& group_of(int32_t layer) const { return *groups_[static_cast<size_t>(group_of_[static_cast<size_t>(layer)])]; }
+    KvGroup& group_of(int32_t layer) { return group(layer); }
 
     Status begin_step(std::span<const StepSequence> batch);
     Status begin_step(SeqId seq, std::span<const TokenId> tokens);

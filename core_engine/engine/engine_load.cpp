@@ -86,6 +86,7 @@ ModelInfo describe(const Engine::Impl& e) {
     m.device_weight_bytes = device.weights;
     m.device_activation_bytes = device.activations;
     m.device_workspace_bytes = device.workspace;
+    m.device_kv_bytes = device.kv;
     m.cpu_features = cpu_features().describe();
     m.cpu_kernels = matmul_kernel_name();
     return m;
@@ -194,6 +195,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
                                                        " at context " + std::to_string(n_ctx) + " (got " + std::to_string(config.n_seq_max) + ")");
     WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(runs, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
                                                   config.n_seq_max));
+    WB_RETURN_IF_ERROR(impl->model->attach_kv(*impl->kv));
     impl->pool = std::make_unique<ThreadPool>(config.n_threads > 0 ? config.n_threads : default_thread_count());
     std::vector<double> latent_error;
     if (impl->kv->latent()) {

@@ -51,10 +51,10 @@ struct BackendOptions {
 };
 
 // Memory a device backend holds on its device (all zero for the CPU's, whose memory is the
-// process's own).
+// process's own). kv: the device copies of KV stores, made when a layer first attends there.
 struct DeviceMemory {
-    uint64_t weights = 0, activations = 0, workspace = 0;
-    uint64_t total() const { return weights + activations + workspace; }
+    uint64_t weights = 0, activations = 0, workspace = 0, kv = 0;
+    uint64_t total() const { return weights + activations + workspace + kv; }
 };
 
 class Backend {
@@ -90,6 +90,9 @@ public:
     virtual void append_normed_rows(std::vector<float>& out) const = 0;
     virtual AttentionWork attention_work() const = 0;
     virtual DeviceMemory device_memory() const { return {}; }
+    // Makes what the backend keeps of `kv` (a device backend: its copy of the KV stores it
+    // attends over), so a device without room fails at load. The CPU's keeps nothing.
+    virtual Status attach_kv(PagedKv& /*kv*/) { return Status::ok_status(); }
 };
 
 }  // namespace workbench

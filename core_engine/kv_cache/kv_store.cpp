@@ -1,10 +1,20 @@
 // KV arenas. `new uint8_t[n]` without value-initialisation leaves pages untouched until written.
 #include "kv_cache/kv_store.h"
 
+#include <atomic>
 #include <cstring>
 #include <new>
 
 namespace workbench {
+
+KvStore::KvStore() {
+    static std::atomic<uint64_t> next_id{1};
+    id_ = next_id++;
+}
+
+KvStore::~KvStore() {
+    if (mirror_) mirror_->store_released(id_);
+}
 
 Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, int32_t n_blocks) {
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
@@ -20,6 +30,7 @@ Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, in
     store->k_layout_ = layout(config.types.k);
     store->v_layout_ = layout(config.types.v);
     store->n_tokens_per_block_ = config.n_tokens_per_block;
+    store->n_blocks_ = n_blocks;
     for (int32_t il = 0; il < config.n_layers; ++il)
         for (auto [arena, l] : {std::pair{&store->k_, &store->k_layout_}, {&store->v_, &store->v_layout_}}) {
             const uint64_t bytes = static_cast<uint64_t>(l->block_stride) * static_cast<uint64_t>(n_blocks);
@@ -40,6 +51,7 @@ void KvStore::copy_block(BlockId src, BlockId dst) {
         std::memcpy(v_base(il) + dst * v_layout_.block_stride, v_base(il) + src * v_layout_.block_stride,
                     static_cast<size_t>(v_layout_.block_stride));
     }
+    if (mirror_) mirror_->block_copied(id_, src, dst);
 }
 
 }  // namespace workbench

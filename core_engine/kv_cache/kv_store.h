@@ -13,6 +13,18 @@
 
 namespace workbench {
 
+// A copy of a store's bytes kept elsewhere (a device backend's KV cache): told of the changes
+// that do not come through that copy's own row writes — block copies (copy-on-write) — and of
+// the store going away. Called on the engine's thread.
+class KvStoreMirror {
+public:
+    virtual void block_copied(uint64_t store_id, BlockId src, BlockId dst) = 0;
+    virtual void store_released(uint64_t store_id) = 0;
+
+protected:
+    ~KvStoreMirror() = default;
+};
+
 // Where one element type's rows sit in an arena.
 struct KvRowLayout {
     KvDType type = KvDType::f16;
@@ -25,6 +37,17 @@ class KvStore {
 public:
     // resource_exhausted (with the bytes asked) when an arena cannot be allocated.
     static Result<std::unique_ptr<KvStore>> create(const KvCacheConfig& config, int32_t n_blocks);
+    KvStore();
+    ~KvStore();
+    KvStore(const KvStore&) = delete;
+    KvStore& operator=(const KvStore&) = delete;
+
+    // Unique in the process: a mirror tells stores apart by it (an address can be reused).
+    uint64_t id() const { return id_; }
+    int32_t n_blocks() const { return n_blocks_; }
+    // At most one mirror; null detaches it.
+    void set_mirror(KvStoreMirror* mirror) { mirror_ = mirror; }
+    KvStoreMirror* mirror() const { return mirror_; }
 
     const KvRowLayout& k_layout() const { return k_layout_; }
     const KvRowLayout& v_layout() const { return v_layout_; }
@@ -45,7 +68,9 @@ public:
 
 private:
     KvRowLayout k_layout_, v_layout_;
-    int32_t n_tokens_per_block_ = 0;
+    int32_t n_tokens_per_block_ = 0, n_blocks_ = 0;
+    uint64_t id_ = 0;
+    KvStoreMirror* mirror_ = nullptr;
     std::vector<std::unique_ptr<uint8_t[]>> k_, v_;
 };
 

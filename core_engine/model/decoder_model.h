@@ -90,6 +90,8 @@ public:
     const StepRoofline& last_step_roofline() const { return last_step_; }
     const char* backend_name() const { return backend_->name(); }
     DeviceMemory device_memory() const { return backend_->device_memory(); }
+    // The backend's share of a KV cache this model will run (Backend::attach_kv).
+    Status attach_kv(PagedKv& kv) { return backend_->attach_kv(kv); }
 
 private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;

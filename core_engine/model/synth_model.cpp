@@ -20,9 +20,11 @@ struct SynthShape {
     int32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
 };
 
-// tiny: what the architecture tests use; the others: published models' dimensions.
+// tiny: what the architecture tests use; small: the smallest with 32-wide heads (what quantized KV
+// types need); the others: published models' dimensions.
 constexpr SynthShape kShapes[] = {
     {"tiny", 3, 64, 96, 4, 2, 16, 97, 128},
+    {"small", 2, 256, 512, 8, 4, 32, 512, 1024},
     {"llama-1b", 16, 2048, 8192, 32, 8, 64, 32000, 4096},      // Llama 3.2 1B's block
     {"llama-3b", 28, 3072, 8192, 24, 8, 128, 32000, 4096},     // Llama 3.2 3B's block
     {"qwen3-0.6b", 28, 1024, 3072, 16, 8, 128, 32000, 4096},   // Qwen3 0.6B's block

@@ -3,6 +3,7 @@
 // with the reason (CTest's SKIP_RETURN_CODE); random inputs and a NaN-aware worst error.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,7 @@ inline int failures = 0;
 
 // The larger of a running worst error and a new one, NaN winning: std::max would drop a NaN
 // (every comparison with it is false) and let a broken kernel pass.
-inline double worse(double worst, double err) { return err <= worst ? worst : err; }
+inline double worse(double worst, double err) { return std::isnan(worst) || err <= worst ? worst : err; }
 
 [[noreturn]] inline void skip(const std::string& reason) {
     std::printf("skipped: %s\n", reason.c_str());

@@ -1,24 +1,30 @@
 // Whole models on the CUDA backend against the CPU backend: every architecture the engine runs,
 // as a synth "tiny" model in the formats the device keeps (q4_0, q8_0, f16) and one it converts
-// (q5_1), and a sliding window with sinks on llama. A 40-token prompt runs the prompt path
-// (cuBLASLt), then 4 greedy decode steps run the GEMV; three sequences batched (15 prompt rows:
-// a GEMV pass and a tail, then a 3-row decode step); on llama q4_0 a 300-token prompt (two
-// chunks, the step buffers growing). Every position's logits: all finite, the largest difference
-// within 5 % of the CPU's logit spread (the CPU quantizes activations to 8 bits for quantized
-// weights, the device rounds them to bf16 on the prompt path), and the top-1 token equal wherever
-// the CPU's top-1/top-2 margin exceeds twice that difference. A latent cache is refused.
+// (q5_1); on llama a sliding window with sinks, cross-layer sharing, and on the "small" shape
+// (heads of 32) the KV types the device reads (q8_0, bf16) and those only the host path reads
+// (q4_0). Each case checks which path ran (the device KV cache for full attention and cross-layer
+// sharing, the host's for the rest). A 40-token prompt runs the prompt path (cuBLASLt), then 4
+// greedy decode steps the GEMV; three sequences batched (15 prompt rows: a GEMV pass and a tail,
+// then a 3-row decode step); a fork and one token on each side (copy-on-write of the shared
+// block, replayed on the device); on llama q4_0 a 300-token prompt (two chunks, the step buffers
+// growing). Every position's logits: all finite, the largest difference within 5 % of the CPU's
+// logit spread (the CPU quantizes activations to 8 bits for quantized weights, the device rounds
+// them to bf16 on the prompt path), and the top-1 token equal wherever the CPU's top-1/top-2
+// margin exceeds twice that difference. A latent cache is refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <unistd.h>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "attention/paged_kv.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kv_cache/kv_dtype.h"
 #include "model/decoder_model.h"
 #include "tests/cuda/cuda_check.h"
 #include "tokenizer/vocab_loader.h"
@@ -36,7 +42,7 @@ struct Run {
     std::unique_ptr<PagedKv> kv;
 };
 
-Result<Run> make_run(const GgufFile& file, const std::string& backend, const std::string& attention) {
+Result<Run> make_run(const GgufFile& file, const std::string& backend, const std::string& attention, const std::string& kv_types) {
     WB_ASSIGN_OR_RETURN(TokenizerVocab vocab, load_tokenizer_vocab(file));
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(file, static_cast<int32_t>(vocab.tokens.size())));
     WB_ASSIGN_OR_RETURN(ModelWeights w, load_weights(file, hp));
@@ -45,7 +51,9 @@ Result<Run> make_run(const GgufFile& file, const std::string& backend, const std
     WB_ASSIGN_OR_RETURN(const AttentionLayout layout, parse_attention_layout(attention));
     WB_ASSIGN_OR_RETURN(const AttentionLayout runs,
                         apply_native_attention(layout, NativeAttention{hp.sliding_window, hp.local_layers}, hp.n_layer));
-    WB_ASSIGN_OR_RETURN(r.kv, PagedKv::create(runs, KvTypes{}, r.model->kv_shape(), 0, 512, 4));
+    WB_ASSIGN_OR_RETURN(const KvTypes types, parse_kv_types(kv_types));
+    WB_ASSIGN_OR_RETURN(r.kv, PagedKv::create(runs, types, r.model->kv_shape(), 0, 512, 6));
+    WB_RETURN_IF_ERROR(r.model->attach_kv(*r.kv));   // as Engine::load: the device's KV copy made up front
     return r;
 }
 
@@ -66,22 +74,32 @@ TokenId compare_position(const std::string& what, const float* cpu, const float*
     return static_cast<TokenId>(order[0]);
 }
 
-void check_model(const std::filesystem::path& dir, const std::string& arch, const std::string& type, const std::string& attention,
-                 size_t prompt_tokens = 40) {
-    const std::string what = arch + " " + type + " " + attention;
-    const std::string path = (dir / (arch + "-" + type + ".gguf")).string();
-    Status written = write_synth_model(arch, "tiny", type, "", path);
+struct Case {
+    std::string arch, type, attention = "full";
+    size_t prompt_tokens = 40;
+    std::string kv_types = "f16", shape = "tiny";
+    bool device_kv = true;   // the device KV cache runs it (else the host path)
+};
+
+void check_model(const std::filesystem::path& dir, const Case& c) {
+    const std::string& arch = c.arch;
+    const std::string& type = c.type;
+    const std::string& attention = c.attention;
+    const std::string& kv_types = c.kv_types;
+    const std::string what = arch + " " + c.shape + " " + type + " " + attention + " kv " + kv_types;
+    const std::string path = (dir / (arch + "-" + c.shape + "-" + type + ".gguf")).string();
+    Status written = write_synth_model(arch, c.shape, type, "", path);
     CHECK(written.ok(), what + ": " + written.message());
     auto file = GgufFile::open(path);
     CHECK(file.ok(), what + ": " + file.status().message());
     if (!written.ok() || !file.ok()) return;
-    auto cpu = make_run(**file, "cpu", attention);
-    auto gpu = make_run(**file, "cuda", attention);
+    auto cpu = make_run(**file, "cpu", attention, kv_types);
+    auto gpu = make_run(**file, "cuda", attention, kv_types);
     CHECK(cpu.ok() && gpu.ok(), what + ": " + (cpu.ok() ? gpu.status().message() : cpu.status().message()));
     if (!cpu.ok() || !gpu.ok()) return;
     const int64_t n_vocab = cpu->model->hparams().n_vocab;
     std::mt19937 rng(5);
-    std::vector<TokenId> prompt(prompt_tokens);
+    std::vector<TokenId> prompt(c.prompt_tokens);
     for (TokenId& t : prompt) t = static_cast<TokenId>(3 + rng() % static_cast<uint32_t>(n_vocab - 3));
     ThreadPool pool(2);
     std::vector<float> lc, lg;
@@ -99,6 +117,30 @@ void check_model(const std::filesystem::path& dir, const std::string& arch, cons
         CHECK(sc.ok() && sg.ok(), what + ": decode: " + (sc.ok() ? sg.message() : sc.message()));
         if (!sc.ok() || !sg.ok()) return;
         next = compare_position(what + " decode step " + std::to_string(step), lc.data(), lg.data(), n_vocab, worst);
+    }
+    // A model whose layers are all trained-local runs every layer through a sliding window: the host path.
+    const ModelHparams& hp = cpu->model->hparams();
+    const bool expect_device = c.device_kv && static_cast<int32_t>(hp.local_layers.size()) < hp.n_layer;
+    const uint64_t device_kv = gpu->model->device_memory().kv;
+    CHECK((device_kv > 0) == expect_device, what + (expect_device ? ": expected on the device KV cache" : ": expected on the host path"));
+    // A fork shares the prompt's blocks; the child's first token copies the shared partial block
+    // (copy-on-write, replayed on the device).
+    if (cpu->kv->can_fork()) {
+        sc = cpu->kv->fork(0, 9);
+        sg = gpu->kv->fork(0, 9);
+        CHECK(sc.ok() && sg.ok(), what + ": fork: " + (sc.ok() ? sg.message() : sc.message()));
+        const TokenId token[1] = {next};
+        if (sc.ok() && sg.ok()) {
+            sc = cpu->model->forward(token, 9, *cpu->kv, false, lc, pool);
+            sg = gpu->model->forward(token, 9, *gpu->kv, false, lg, pool);
+            CHECK(sc.ok() && sg.ok(), what + ": forked decode: " + (sc.ok() ? sg.message() : sc.message()));
+            if (sc.ok() && sg.ok()) (void)compare_position(what + " forked decode", lc.data(), lg.data(), n_vocab, worst);
+            // The parent's next token still reads its own block, not the child's copy.
+            sc = cpu->model->forward(token, 0, *cpu->kv, false, lc, pool);
+            sg = gpu->model->forward(token, 0, *gpu->kv, false, lg, pool);
+            CHECK(sc.ok() && sg.ok(), what + ": parent after fork: " + (sc.ok() ? sg.message() : sc.message()));
+            if (sc.ok() && sg.ok()) (void)compare_position(what + " parent after fork", lc.data(), lg.data(), n_vocab, worst);
+        }
     }
     // Three more sequences in one step (their 5-token prompts), then one decode step for all three.
     std::vector<std::vector<TokenId>> prompts(3, std::vector<TokenId>(5));
@@ -133,13 +175,22 @@ int main() {
     const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("wb-cuda-backend-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     for (const std::string& arch : architecture_names())
-        for (const char* type : {"q4_0", "q8_0", "f16", "q5_1"}) check_model(dir, arch, type, "full");
-    check_model(dir, "llama", "q4_0", "sliding:window=8,sinks=2");
-    check_model(dir, "llama", "q4_0", "full", 300);
+        for (const char* type : {"q4_0", "q8_0", "f16", "q5_1"}) {
+            // Gemma 3's trained local layers run a sliding window: those layers take the host path.
+            check_model(dir, {arch, type});
+        }
+    check_model(dir, {"llama", "q4_0", "sliding:window=8,sinks=2", 40, "f16", "tiny", false});
+    check_model(dir, {"llama", "q4_0", "full", 300});
+    check_model(dir, {"llama", "q4_0", "cross_layer:group=2,merge=none"});
+    // KV types on heads of 32: the device's (q8_0, bf16) and those only the host path reads (q4_0, rotated keys).
+    check_model(dir, {"llama", "q4_0", "full", 40, "q8_0", "small", true});
+    check_model(dir, {"llama", "q4_0", "full", 40, "bf16", "small", true});
+    check_model(dir, {"llama", "q4_0", "full", 40, "k=q8_0,v=q4_0", "small", false});
+    check_model(dir, {"llama", "q4_0", "full", 40, "q4_0", "small", false});
 
     // The latent variant stays on the CPU: Engine::load says so before loading anything.
     EngineConfig config;
-    config.model_path = (dir / "llama-q4_0.gguf").string();
+    config.model_path = (dir / "llama-tiny-q4_0.gguf").string();
     config.backend = "cuda";
     config.attention = "latent:rank=16";
     auto engine = Engine::load(config);

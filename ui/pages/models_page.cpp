@@ -107,8 +107,9 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("Weight bytes per decode step"), fmt::bytes(static_cast<double>(m.decode_weight_bytes)));
     if (m.device_weight_bytes > 0)
         html += row(tr("Device memory (%1)").arg(s(m.backend)),
-                    tr("weights %1, activations %2, workspace %3")
-                        .arg(fmt::bytes(static_cast<double>(m.device_weight_bytes)), fmt::bytes(static_cast<double>(m.device_activation_bytes)),
+                    tr("weights %1, KV %2, activations %3, workspace %4")
+                        .arg(fmt::bytes(static_cast<double>(m.device_weight_bytes)), fmt::bytes(static_cast<double>(m.device_kv_bytes)),
+                             fmt::bytes(static_cast<double>(m.device_activation_bytes)),
                              fmt::bytes(static_cast<double>(m.device_workspace_bytes))));
     html += row(tr("Threads"), QString::number(m.n_threads));
     html += row(tr("CPU"), s(m.cpu_features) + QStringLiteral(" — kernels: ") + s(m.cpu_kernels));

@@ -55,8 +55,9 @@ struct ModelInfo {
     int32_t n_threads = 0;
     std::string backend = "cpu";       // where it runs (EngineConfig::backend)
     // A device backend's memory on its device at load (0 on the CPU): the weights as uploaded,
-    // the step's activations (they grow with the longest step), the matmul workspace and scratch.
-    uint64_t device_weight_bytes = 0, device_activation_bytes = 0, device_workspace_bytes = 0;
+    // the step's activations (they grow with the longest step), the matmul workspace and scratch,
+    // the device's copy of the KV pool (the layers it attends over there).
+    uint64_t device_weight_bytes = 0, device_activation_bytes = 0, device_workspace_bytes = 0, device_kv_bytes = 0;
     std::string cpu_features;          // "AVX2 FMA F16C ..." as detected at run time
     std::string cpu_kernels;           // the matmul kernel set in use: "avx2", "avx-vnni", "avx512-vnni" or "avx512-split-rows"
 };

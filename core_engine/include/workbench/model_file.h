@@ -42,7 +42,8 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
                                const std::function<void(int, int)>& progress = {});
 
 // The named shapes `synth` writes: "tiny" (3 layers, width 64: what the architecture tests use),
-// "llama-1b", "llama-3b", "qwen3-0.6b", "gemma3-270m" (those models' blocks).
+// "small" (2 layers, width 256, heads of 32: the smallest quantized KV types accept), "llama-1b",
+// "llama-3b", "qwen3-0.6b", "gemma3-270m" (those models' blocks).
 std::vector<std::string> synth_shape_names();
 // The architectures the engine runs (general.architecture values), in registration order.
 std::vector<std::string> architecture_names();

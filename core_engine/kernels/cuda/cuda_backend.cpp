@@ -1,36 +1,25 @@
 // The CUDA backend's operations, queued on one stream. Ops return nothing (Backend's contract), so
 // the first error any of them meets is kept and every later op of the step is skipped; end_step
 // waits for the stream and hands that error (or a late fault) to the model, which drops the step.
+// Attention and the device KV cache: cuda_attention.cpp.
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "attention/paged_kv.h"
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/cuda_backend_impl.h"
 #include "kernels/cuda/cuda_status.h"
-#include "kernels/cuda/device_buffer.h"
-#include "kernels/cuda/device_matrix.h"
 #include "kernels/cuda/elementwise.h"
-#include "kernels/cuda/lt_matmul.h"
 #include "kernels/cuda/matmul_kernels.h"
 #include "kernels/cuda/rms_norm.h"
-#include "kv_cache/kv_row_codec.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {
 namespace {
-
-using cuda::DeviceBuffer;
-using cuda::DeviceMatrix;
 
 // Steps up to this many tokens multiply with the GEMV (no conversion; the weights read once per
 // 8 tokens); longer ones decode each matrix to bf16 for cuBLASLt.
@@ -44,72 +33,7 @@ size_t device_bytes(const WeightTensor& t) {
     return aligned(cuda::kept_on_device(t.type) ? t.n_bytes : static_cast<size_t>(t.n_in * t.n_out) * 2);
 }
 
-class CudaBackend final : public Backend {
-public:
-    static Result<std::unique_ptr<CudaBackend>> create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
-                                                       const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
-    ~CudaBackend() override {
-        lt_.reset();
-        if (stream_) (void)cudaStreamDestroy(stream_);
-    }
-
-    const char* name() const override { return "cuda"; }
-    void begin_step(std::span<const int32_t> positions, ThreadPool& pool) override;
-    void embed(std::span<const TokenId> tokens) override;
-    void residual_norm(const ResidualNorm& op) override;
-    void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
-    void attend(int32_t layer, PagedKv& kv) override;
-    void attend_latent(int32_t, PagedKv&, const LatentLayer&, int64_t) override {
-        keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
-    }
-    void output_head(std::span<const int64_t> rows, float* logits) override;
-    Status end_step() override;
-    void append_normed_rows(std::vector<float>& out) const override;
-    AttentionWork attention_work() const override { return attention_; }
-    DeviceMemory device_memory() const override;
-
-private:
-    struct Layer {
-        DeviceMatrix wq, wk, wv, wo, gate, up, down;
-        const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
-    };
-
-    CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
-    Status upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
-    Status ensure_capacity(int64_t n_tokens);
-    // The first error of the step is the one reported; later ops are skipped.
-    void keep(Status s) {
-        if (error_.ok() && !s.ok()) error_ = std::move(s);
-    }
-    Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n);
-    Status attention_in(int32_t layer, bool own_kv);
-    Status rope(float* x, int64_t width, bool local);
-    Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
-
-    const ModelHparams& hp_;
-    const ModelWeights& w_;
-    const BackendOptions options_;
-    cudaStream_t stream_ = nullptr;
-    std::unique_ptr<cuda::LtMatmul> lt_;
-    DeviceBuffer weight_memory_;
-    std::vector<Layer> layers_;
-    DeviceMatrix output_, token_embd_;
-    const float* output_norm_ = nullptr;
-    // Every norm and bias by its host tensor, so ops name them as the skeleton does.
-    std::unordered_map<const WeightTensor*, const float*> vectors_;
-    DeviceBuffer w_bf16_;            // one matrix decoded to bf16 for cuBLASLt (the largest fits)
-    int64_t max_n_in_ = 0;
-
-    // The step.
-    Status error_;
-    ThreadPool* pool_ = nullptr;
-    int64_t n_ = 0, capacity_ = 0;
-    AttentionWork attention_;
-    RopeAngles angles_, angles_local_;
-    DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
-    DeviceBuffer cos_, sin_, cos_local_, sin_local_;
-    std::vector<float> q_host_, k_host_, v_host_, attn_host_;
-};
+}  // namespace
 
 Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
                                                          const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {
@@ -228,6 +152,7 @@ Status CudaBackend::ensure_capacity(int64_t n) {
 
 void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool) {
     error_ = Status::ok_status();
+    pinned_used_ = 0;                    // the last step's copies are done (end_step waited)
     (void)cudaGetLastError();   // an earlier step's reported error must not be reported again by this one's launches
     pool_ = &pool;
     n_ = static_cast<int64_t>(positions.size());
@@ -326,40 +251,6 @@ Status CudaBackend::download(std::vector<float>& host, const DeviceBuffer& from,
                        "copying attention inputs to the host");
 }
 
-// The paged KV cache and its policies live on the host: Q, K and V go down, the policy writes
-// and plans exactly as on the CPU, the CPU's attention kernel runs, and its rows come back up.
-void CudaBackend::attend(int32_t il, PagedKv& kv) {
-    if (!error_.ok()) return;
-    const auto t_attention = std::chrono::steady_clock::now();
-    const int64_t n = n_;
-    const bool own_kv = kv.layer_computes_kv(il);
-    keep(download(q_host_, q_, n * hp_.n_embd_q()));
-    if (own_kv) {
-        keep(download(k_host_, k_, n * hp_.n_embd_kv()));
-        keep(download(v_host_, v_, n * hp_.n_embd_kv()));
-    }
-    keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
-    if (!error_.ok()) return;
-    ThreadPool& pool = *pool_;
-    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
-    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), pool);
-    if (kv.rotates_keys())
-        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_host_.data() + r * hp_.head_dim, hp_.head_dim);
-    const AttendPlan& plan = kv.plan(il, q_host_.data());
-    if (static_cast<int64_t>(attn_host_.size()) < n * hp_.n_embd_q()) attn_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
-    attend_spans(q_host_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_host_.data(), pool);
-    keep(cuda::check(cudaMemcpyAsync(attn_.data(), attn_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
-                     "copying attention rows to the device"));
-    // The host buffer must stay as it is until the copy has read it.
-    keep(cuda::check(cudaStreamSynchronize(stream_), "copying attention rows to the device"));
-    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
-    double keys = 0;
-    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
-    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
-}
-
 void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
     if (!error_.ok()) return;
     const int64_t n_rows = static_cast<int64_t>(rows.size());
@@ -382,7 +273,8 @@ DeviceMemory CudaBackend::device_memory() const {
     for (const DeviceBuffer* b : {&x_, &xn_, &q_, &k_, &v_, &attn_, &proj_, &gate_, &up_, &head_rows_, &logits_, &tokens_, &rows_, &cos_,
                                   &sin_, &cos_local_, &sin_local_})
         m.activations += b->size();
-    m.workspace = w_bf16_.size() + x_bf16_.size() + (lt_ ? lt_->workspace_bytes() : 0);
+    m.workspace = w_bf16_.size() + x_bf16_.size() + (lt_ ? lt_->workspace_bytes() : 0) + meta_.size() + attention_scratch_.size();
+    for (const auto& [id, kv] : device_kv_) m.kv += kv.k.size() + kv.v.size();
     return m;
 }
 
@@ -400,8 +292,6 @@ void CudaBackend::append_normed_rows(std::vector<float>& out) const {
         cudaStreamSynchronize(stream_) != cudaSuccess)
         out.resize(first);
 }
-
-}  // namespace
 
 Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
                                                    const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {

@@ -1,0 +1,125 @@
+// The CUDA backend's class, shared by its two files: cuda_backend.cpp (weights, the step's
+// buffers, matmuls and elementwise ops, the head) and cuda_attention.cpp (both attention paths and
+// the device copy of the KV cache). Private to kernels/cuda: the engine sees cuda_backend.h.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "attention/paged_kv.h"
+#include "kernels/backend.h"
+#include "kernels/cpu/rope.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/device_matrix.h"
+#include "kernels/cuda/kv_attention.h"
+#include "kernels/cuda/lt_matmul.h"
+#include "kv_cache/kv_store.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace workbench {
+
+using cuda::DeviceBuffer;
+using cuda::DeviceMatrix;
+
+class CudaBackend final : public Backend, private KvStoreMirror {
+public:
+    static Result<std::unique_ptr<CudaBackend>> create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
+                                                       const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
+    ~CudaBackend() override {
+        for (auto& [id, kv] : device_kv_)
+            if (kv.store->mirror() == this) kv.store->set_mirror(nullptr);
+        if (pinned_) (void)cudaFreeHost(pinned_);
+        lt_.reset();
+        if (stream_) (void)cudaStreamDestroy(stream_);
+    }
+
+    const char* name() const override { return "cuda"; }
+    void begin_step(std::span<const int32_t> positions, ThreadPool& pool) override;
+    void embed(std::span<const TokenId> tokens) override;
+    void residual_norm(const ResidualNorm& op) override;
+    void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
+    void attend(int32_t layer, PagedKv& kv) override;
+    void attend_latent(int32_t, PagedKv&, const LatentLayer&, int64_t) override {
+        keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
+    }
+    void output_head(std::span<const int64_t> rows, float* logits) override;
+    Status end_step() override;
+    void append_normed_rows(std::vector<float>& out) const override;
+    AttentionWork attention_work() const override { return attention_; }
+    DeviceMemory device_memory() const override;
+    Status attach_kv(PagedKv& kv) override;
+
+private:
+    struct Layer {
+        DeviceMatrix wq, wk, wv, wo, gate, up, down;
+        const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
+    };
+
+    CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
+    Status upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
+    Status ensure_capacity(int64_t n_tokens);
+    // The first error of the step is the one reported; later ops are skipped.
+    void keep(Status s) {
+        if (error_.ok() && !s.ok()) error_ = std::move(s);
+    }
+    Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n);
+    Status attention_in(int32_t layer, bool own_kv);
+    Status rope(float* x, int64_t width, bool local);
+    Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
+
+    // The device copy of one KvStore: its K and V arenas, storage after storage.
+    struct DeviceKv {
+        KvStore* store = nullptr;
+        DeviceBuffer k, v;
+        cuda::DeviceKvLayout layout;
+        int64_t k_storage_bytes = 0, v_storage_bytes = 0;
+        Status broken;   // a block copy failed: the device copy no longer matches the tables
+    };
+    bool on_device(const KvGroup& group, const PagedKv& kv) const;
+    Result<DeviceKv*> device_kv(KvStore& store);
+    Status attend_on_device(int32_t layer, PagedKv& kv, KvGroup& group);
+    void attend_on_host(int32_t layer, PagedKv& kv);
+    Status stage(const std::vector<int32_t>& meta, int32_t*& device_meta);
+    void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
+    void store_released(uint64_t store_id) override { device_kv_.erase(store_id); }
+
+    const ModelHparams& hp_;
+    const ModelWeights& w_;
+    const BackendOptions options_;
+    cudaStream_t stream_ = nullptr;
+    std::unique_ptr<cuda::LtMatmul> lt_;
+    DeviceBuffer weight_memory_;
+    std::vector<Layer> layers_;
+    DeviceMatrix output_, token_embd_;
+    const float* output_norm_ = nullptr;
+    // Every norm and bias by its host tensor, so ops name them as the skeleton does.
+    std::unordered_map<const WeightTensor*, const float*> vectors_;
+    DeviceBuffer w_bf16_;            // one matrix decoded to bf16 for cuBLASLt (the largest fits)
+    int64_t max_n_in_ = 0;
+
+    // The step.
+    Status error_;
+    ThreadPool* pool_ = nullptr;
+    int64_t n_ = 0, capacity_ = 0;
+    AttentionWork attention_;
+    RopeAngles angles_, angles_local_;
+    DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
+    DeviceBuffer cos_, sin_, cos_local_, sin_local_;
+    std::vector<float> q_host_, k_host_, v_host_, attn_host_;
+    // The device KV: one per mirrored store; a layer's plan staged in pinned memory (each layer
+    // its own region, so a copy still queued is never overwritten) and uploaded to meta_.
+    std::unordered_map<uint64_t, DeviceKv> device_kv_;
+    std::vector<int32_t> meta_host_;
+    int32_t* pinned_ = nullptr;
+    size_t pinned_capacity_ = 0, pinned_used_ = 0;   // int32 elements
+    DeviceBuffer meta_, attention_scratch_;
+};
+
+}  // namespace workbench

@@ -1,0 +1,57 @@
+// The paged KV cache's device side (kv_attention.cu): rows appended into device arenas laid out
+// exactly as the host KvStore's ([block][slot][kv head][row] in the K and V element types), and
+// attention of each query over lists of spans of those arenas — the plan a policy made, flattened
+// (DeviceKvPlan). Attention is split over keys (flash-decoding): each (query row, head, split)
+// keeps a running max, sum and weighted values; a second kernel merges the splits by
+// log-sum-exp. KV types: f32, f16, bf16, q8_0 (the GGUF block). Pointers are device pointers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "workbench/status.h"
+
+namespace workbench::cuda {
+
+// The KV element types the kernels read (kv_cache/kv_dtype.h's, which this C++17 header cannot
+// include; cuda_backend maps them).
+enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0 };
+
+struct DeviceKvLayout {
+    DeviceKvType k_type = DeviceKvType::f16, v_type = DeviceKvType::f16;
+    int64_t k_row_bytes = 0, k_token_stride = 0, k_block_stride = 0;
+    int64_t v_row_bytes = 0, v_token_stride = 0, v_block_stride = 0;
+    int32_t block_tokens = 16, n_kv_heads = 0, head_dim = 0;
+};
+
+// One span of a list: entries [begin, end) of a stream whose blocks are table[table_offset ...],
+// table_offset naming the block of entry begin - begin % block_tokens.
+struct DeviceKvSpan {
+    int32_t begin = 0, end = 0, table_offset = 0;
+};
+
+// A step's plan on the device: list i is spans[offsets[i] .. offsets[i + 1]); per query row, or
+// per (row, KV head) when per_kv_head.
+struct DeviceKvPlan {
+    const int32_t* offsets = nullptr;
+    const DeviceKvSpan* spans = nullptr;
+    const int32_t* tables = nullptr;
+    bool per_kv_head = false;
+    int32_t max_keys = 0;   // the longest list's entries (sizes the splits)
+};
+
+// Encodes k and v ([n, n_kv_heads · head_dim] f32) into the arenas at slots[t] (block ·
+// block_tokens + slot).
+Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
+                 uint8_t* v_arena, cudaStream_t stream);
+
+// Bytes of scratch attend_kv needs for n_rows query rows of n_head heads.
+size_t attend_kv_scratch_bytes(int64_t n_rows, int32_t n_head, int32_t head_dim, int32_t max_keys);
+
+// out[t, h] = softmax(scale · q[t, h] · K) · V over list t (or t · n_kv + h / group); an empty
+// list gives zeros. scratch: attend_kv_scratch_bytes of device memory.
+Status attend_kv(const float* q, int64_t n_rows, int32_t n_head, float scale, const DeviceKvPlan& plan, const DeviceKvLayout& layout,
+                 const uint8_t* k_arena, const uint8_t* v_arena, float* scratch, float* out, cudaStream_t stream);
+
+}  // namespace workbench::cuda

@@ -1,0 +1,168 @@
+// The device KV cache against the CPU's: rows written by kv_append into arenas laid out as the
+// host KvStore's, then the split-key attention kernel over a plan, against kv_encode_row and the
+// CPU's attend_spans over the same plan — for every KV type the device reads (f32, f16, bf16,
+// q8_0). Two sequences with scattered block tables; lists of one span (600 keys: three splits),
+// of two spans (sinks and a window), and an empty one (zeros). GQA: 4 query heads on 2 KV heads.
+// Bound: 2e-4 of the largest output (the device sums in another order).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/kv_attention.h"
+#include "kv_cache/kv_row_codec.h"
+#include "tests/cuda/cuda_check.h"
+#include "workbench/backends.h"
+
+using namespace workbench;
+
+namespace {
+
+constexpr int32_t kHeads = 4, kKvHeads = 2, kHeadDim = 64, kBlockTokens = 16, kBlocks = 48;
+
+template <typename T>
+cuda::DeviceBuffer to_device(const std::vector<T>& host) {
+    auto b = cuda::DeviceBuffer::allocate(std::max<size_t>(host.size() * sizeof(T), 4));
+    if (!b.ok() || !b->upload(host.data(), host.size() * sizeof(T)).ok()) {
+        std::printf("device buffer: %s\n", b.ok() ? "upload failed" : b.status().message().c_str());
+        std::exit(1);
+    }
+    return std::move(*b);
+}
+
+void check_type(KvDType type, cuda::DeviceKvType device_type) {
+    const std::string name(kv_dtype_layout(type).name);
+    KvRowLayout layout;
+    layout.type = type;
+    layout.row_bytes = static_cast<int64_t>(kv_bytes(type, kHeadDim));
+    layout.token_stride = layout.row_bytes * kKvHeads;
+    layout.block_stride = layout.token_stride * kBlockTokens;
+    // Sequence A: 600 tokens on blocks in a scattered order; B: 100 tokens on the rest.
+    std::vector<BlockId> blocks(kBlocks);
+    std::iota(blocks.begin(), blocks.end(), 0);
+    std::shuffle(blocks.begin(), blocks.end(), std::mt19937(3));
+    const std::vector<BlockId> table_a(blocks.begin(), blocks.begin() + 38), table_b(blocks.begin() + 38, blocks.begin() + 45);
+    const int32_t n_a = 600, n_b = 100, row = kKvHeads * kHeadDim;
+    const std::vector<float> k = cudacheck::random_floats(static_cast<size_t>((n_a + n_b) * row), 1.0f, 1),
+                             v = cudacheck::random_floats(k.size(), 1.0f, 2);
+    // Host arenas, encoded by the CPU's codec; the slot of every token of both sequences.
+    std::vector<uint8_t> k_host(static_cast<size_t>(layout.block_stride * kBlocks)), v_host(k_host.size());
+    std::vector<int32_t> slots;
+    for (int32_t i = 0; i < n_a + n_b; ++i) {
+        const int32_t pos = i < n_a ? i : i - n_a;
+        const BlockId b = (i < n_a ? table_a : table_b)[static_cast<size_t>(pos / kBlockTokens)];
+        slots.push_back(b * kBlockTokens + pos % kBlockTokens);
+        for (int32_t h = 0; h < kKvHeads; ++h) {
+            const int64_t at = b * layout.block_stride + (pos % kBlockTokens) * layout.token_stride + h * layout.row_bytes;
+            kv_encode_row(type, k.data() + i * row + h * kHeadDim, k_host.data() + at, kHeadDim);
+            kv_encode_row(type, v.data() + i * row + h * kHeadDim, v_host.data() + at, kHeadDim);
+        }
+    }
+    // Queries: A at positions 599, 255 and 40 (one span each), A with sinks [0, 4) + window [560, 600),
+    // an empty list, and B at 99.
+    AttendPlan plan;
+    for (int32_t pos : {599, 255, 40}) {
+        plan.add({0, 0, pos + 1});
+        plan.close_list();
+    }
+    plan.add({0, 0, 4});
+    plan.add({0, 560, 600});
+    plan.close_list();
+    plan.close_list();
+    plan.add({1, 0, 100});
+    plan.close_list();
+    const int64_t n_rows = 6;
+    const std::vector<float> q = cudacheck::random_floats(static_cast<size_t>(n_rows * kHeads * kHeadDim), 1.0f, 4);
+    KvStreamView streams[2];
+    for (int s = 0; s < 2; ++s) {
+        streams[s].k_base = k_host.data();
+        streams[s].v_base = v_host.data();
+        streams[s].blocks = (s == 0 ? table_a : table_b).data();
+        streams[s].block_tokens = kBlockTokens;
+        streams[s].k = layout;
+        streams[s].v = layout;
+    }
+    std::vector<float> expected(q.size());
+    ThreadPool pool(2);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
+    attend_spans(q.data(), n_rows, streams, plan, {kHeads, kKvHeads, kHeadDim}, scale, expected.data(), pool);
+
+    // The device: rows appended by kv_append, the plan flattened as the backend does.
+    std::vector<int32_t> offsets(plan.offsets.begin(), plan.offsets.end()), spans, tables;
+    int32_t max_keys = 0;
+    for (int64_t t = 0; t < n_rows; ++t) {
+        int32_t keys = 0;
+        for (const KvSpan& sp : plan.list(t)) {
+            const std::vector<BlockId>& table = sp.stream == 0 ? table_a : table_b;
+            spans.insert(spans.end(), {sp.begin, sp.end, static_cast<int32_t>(tables.size())});
+            for (int32_t b = sp.begin / kBlockTokens; b <= (sp.end - 1) / kBlockTokens; ++b) tables.push_back(table[static_cast<size_t>(b)]);
+            keys += sp.end - sp.begin;
+        }
+        max_keys = std::max(max_keys, keys);
+    }
+    cuda::DeviceBuffer dk = to_device(k), dv = to_device(v), dslots = to_device(slots), dq = to_device(q), doff = to_device(offsets),
+                       dspans = to_device(spans), dtables = to_device(tables);
+    auto k_arena = cuda::DeviceBuffer::allocate(k_host.size()), v_arena = cuda::DeviceBuffer::allocate(v_host.size());
+    auto out = cuda::DeviceBuffer::allocate(q.size() * 4);
+    auto scratch = cuda::DeviceBuffer::allocate(cuda::attend_kv_scratch_bytes(n_rows, kHeads, kHeadDim, max_keys));
+    CHECK(k_arena.ok() && v_arena.ok() && out.ok() && scratch.ok(), name + ": device buffers");
+    if (!k_arena.ok() || !v_arena.ok() || !out.ok() || !scratch.ok()) return;
+    const cuda::DeviceKvLayout dl{device_type, device_type, layout.row_bytes, layout.token_stride, layout.block_stride, layout.row_bytes, layout.token_stride,
+                                  layout.block_stride, kBlockTokens, kKvHeads, kHeadDim};
+    Status s = cuda::kv_append(dk.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n_a + n_b, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), nullptr);
+    cuda::DeviceKvPlan dp;
+    dp.offsets = doff.as<int32_t>();
+    dp.spans = dspans.as<cuda::DeviceKvSpan>();
+    dp.tables = dtables.as<int32_t>();
+    dp.max_keys = max_keys;
+    if (s.ok()) s = cudaMemset(out->data(), 0xFF, out->size()) == cudaSuccess ? Status::ok_status() : error(StatusCode::internal, "NaN fill");
+    if (s.ok()) s = cuda::attend_kv(dq.as<float>(), n_rows, kHeads, scale, dp, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), scratch->as<float>(), out->as<float>(), nullptr);
+    if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "attention");
+    std::vector<float> got(q.size());
+    std::vector<uint8_t> k_back(k_host.size()), v_back(v_host.size());
+    if (s.ok()) s = out->download(got.data(), got.size() * 4);
+    if (s.ok()) s = k_arena->download(k_back.data(), k_back.size());
+    if (s.ok()) s = v_arena->download(v_back.data(), v_back.size());
+    CHECK(s.ok(), name + ": " + s.message());
+    if (!s.ok()) return;
+    // The device encodes as the CPU does (q8_0: ggml's rounding): every written K and V row has the same bytes.
+    int64_t rows_differing = 0;
+    for (int32_t at : slots) {
+        const int64_t off = (at / kBlockTokens) * layout.block_stride + (at % kBlockTokens) * layout.token_stride;
+        for (const auto* pair : {&k_host, &v_host}) {
+            const std::vector<uint8_t>& back = pair == &k_host ? k_back : v_back;
+            rows_differing += !std::equal(pair->begin() + off, pair->begin() + off + layout.token_stride, back.begin() + off);
+        }
+    }
+    double worst = 0, largest = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        worst = cudacheck::worse(worst, std::fabs(static_cast<double>(got[i]) - expected[i]));
+        largest = std::max(largest, std::fabs(static_cast<double>(expected[i])));
+    }
+    const int64_t empty_row = 4;
+    bool zeros = true;
+    for (int64_t i = empty_row * kHeads * kHeadDim; i < (empty_row + 1) * kHeads * kHeadDim; ++i) zeros = zeros && got[static_cast<size_t>(i)] == 0.0f;
+    std::printf("kv %-5s appended rows differing from the CPU codec's: %lld; attention: largest difference %.2e of %.2f\n", name.c_str(),
+                static_cast<long long>(rows_differing), worst, largest);
+    CHECK(rows_differing == 0, name + ": kv_append's rows differ from the CPU codec's");
+    CHECK(worst <= 2e-4 * largest, name + ": the device attention departs from the CPU's");
+    CHECK(zeros, name + ": an empty list must give zeros");
+}
+
+}  // namespace
+
+int main() {
+    if (auto devices = cuda_devices(); !devices.ok()) cudacheck::skip(devices.status().message());
+    check_type(KvDType::f32, cuda::DeviceKvType::f32);
+    check_type(KvDType::f16, cuda::DeviceKvType::f16);
+    check_type(KvDType::bf16, cuda::DeviceKvType::bf16);
+    check_type(KvDType::q8_0, cuda::DeviceKvType::q8_0);
+    return cudacheck::finish();
+}
