@@ -147,7 +147,6 @@ Status CudaBackend::stage(const std::vector<int32_t>& meta, int32_t*& device_met
     return cuda::check(cudaMemcpyAsync(device_meta, region, meta.size() * 4, cudaMemcpyHostToDevice, stream_), "uploading an attention plan");
 }
 
-// The plan flattened into one int32 array: [slots: n][offsets: lists + 1][spans: 3 each][tables].
 Status CudaBackend::attend_on_device(int32_t il, PagedKv& kv, KvGroup& group) {
     const auto t_attention = std::chrono::steady_clock::now();
     const int64_t n = n_;
@@ -164,6 +163,40 @@ Status CudaBackend::attend_on_device(int32_t il, PagedKv& kv, KvGroup& group) {
     if (plan.per_kv_head) return error(StatusCode::internal, "cuda: a per-head plan on the device path");
     const int64_t n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
     if (n_lists != n) return error(StatusCode::internal, "cuda: the plan has " + std::to_string(n_lists) + " lists for " + std::to_string(n) + " rows");
+    // Every layer of a group reads the same plan in a step (the same lists over the same block
+    // tables; only the storage differs): it is flattened and uploaded once, for the first.
+    const bool same_plan = plan_group_ == &group && plan_step_ == step_ && plan.offsets == plan_offsets_ &&
+                           std::equal(plan.spans.begin(), plan.spans.end(), plan_spans_.begin(), plan_spans_.end(),
+                                      [](const KvSpan& a, const KvSpan& b) { return a.stream == b.stream && a.begin == b.begin && a.end == b.end; });
+    if (!same_plan) WB_RETURN_IF_ERROR(upload_plan(plan, streams, positions, store, storage));
+    plan_group_ = &group;
+    plan_step_ = step_;
+    const cuda::DeviceKvPlan& dp = device_plan_;
+    const int32_t* slots = meta_.as<int32_t>();
+    uint8_t* k_arena = d->k.as<uint8_t>() + storage * d->k_storage_bytes;
+    uint8_t* v_arena = d->v.as<uint8_t>() + storage * d->v_storage_bytes;
+    if (own_kv) WB_RETURN_IF_ERROR(cuda::kv_append(k_.as<float>(), v_.as<float>(), slots, n, d->layout, k_arena, v_arena, stream_));
+    const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys);
+    if (attention_scratch_.size() < scratch) {
+        WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // the old scratch may be in use
+        WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
+    }
+    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
+    WB_RETURN_IF_ERROR(cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d->layout, k_arena, v_arena,
+                                       attention_scratch_.as<float>(), attn_.as<float>(), stream_));
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    attention_.ops += 4.0 * keys * static_cast<double>(hp_.n_head) * static_cast<double>(hp_.head_dim);
+    // The time to queue it: the device runs it later, inside the step's total.
+    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+    return Status::ok_status();
+}
+
+// The plan flattened into one int32 array — [slots: n][offsets: lists + 1][spans: 3 each][tables]
+// — staged and uploaded into meta_; device_plan_ points into it.
+Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
+                                KvStore& store, int32_t storage) {
+    const int64_t n = n_, n_lists = n;
     const int32_t bt = store.n_tokens_per_block();
     std::vector<int32_t>& meta = meta_host_;
     meta.assign(static_cast<size_t>(n), -1);
@@ -185,37 +218,24 @@ Status CudaBackend::attend_on_device(int32_t il, PagedKv& kv, KvGroup& group) {
             keys += sp.end - sp.begin;
         }
         max_keys = std::max(max_keys, keys);
-        // The row's own slot: its position in its sequence's token stream (every list here reads its sequence from 0).
+        // The row's own slot: its position in its sequence's token stream (every list here reads
+        // its sequence from 0); written by the layers that compute their KV.
         const std::span<const KvSpan> list = plan.list(t);
-        if (own_kv && !list.empty()) {
+        if (!list.empty()) {
             const int32_t pos = positions[static_cast<size_t>(t)];
             meta[static_cast<size_t>(t)] = streams[static_cast<size_t>(list.front().stream)].blocks[pos / bt] * bt + pos % bt;
         }
     }
+    plan_group_ = nullptr;   // until the upload is queued
     int32_t* dm = nullptr;
     WB_RETURN_IF_ERROR(stage(meta, dm));
-    const int64_t tables_at = static_cast<int64_t>(spans_at + plan.spans.size() * 3);
-    uint8_t* k_arena = d->k.as<uint8_t>() + storage * d->k_storage_bytes;
-    uint8_t* v_arena = d->v.as<uint8_t>() + storage * d->v_storage_bytes;
-    if (own_kv) WB_RETURN_IF_ERROR(cuda::kv_append(k_.as<float>(), v_.as<float>(), dm, n, d->layout, k_arena, v_arena, stream_));
-    const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, max_keys);
-    if (attention_scratch_.size() < scratch) {
-        WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // the old scratch may be in use
-        WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
-    }
-    cuda::DeviceKvPlan dp;
-    dp.offsets = dm + n;
-    dp.spans = reinterpret_cast<const cuda::DeviceKvSpan*>(dm + spans_at);
-    dp.tables = dm + tables_at;
-    dp.max_keys = max_keys;
-    const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    WB_RETURN_IF_ERROR(cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d->layout, k_arena, v_arena,
-                                       attention_scratch_.as<float>(), attn_.as<float>(), stream_));
-    double keys = 0;
-    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * static_cast<double>(hp_.n_head) * static_cast<double>(hp_.head_dim);
-    // The time to queue it: the device runs it later, inside the step's total.
-    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+    device_plan_ = {};
+    device_plan_.offsets = dm + n;
+    device_plan_.spans = reinterpret_cast<const cuda::DeviceKvSpan*>(dm + spans_at);
+    device_plan_.tables = dm + spans_at + plan.spans.size() * 3;
+    device_plan_.max_keys = max_keys;
+    plan_offsets_ = plan.offsets;
+    plan_spans_ = plan.spans;
     return Status::ok_status();
 }
 

@@ -152,7 +152,8 @@ Status CudaBackend::ensure_capacity(int64_t n) {
 
 void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool) {
     error_ = Status::ok_status();
-    pinned_used_ = 0;                    // the last step's copies are done (end_step waited)
+    pinned_used_ = 0;
+    ++step_;                    // the last step's copies are done (end_step waited)
     (void)cudaGetLastError();   // an earlier step's reported error must not be reported again by this one's launches
     pool_ = &pool;
     n_ = static_cast<int64_t>(positions.size());

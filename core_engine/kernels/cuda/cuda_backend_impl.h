@@ -87,6 +87,8 @@ private:
     Status attend_on_device(int32_t layer, PagedKv& kv, KvGroup& group);
     void attend_on_host(int32_t layer, PagedKv& kv);
     Status stage(const std::vector<int32_t>& meta, int32_t*& device_meta);
+    Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
+                       KvStore& store, int32_t storage);
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
     void store_released(uint64_t store_id) override { device_kv_.erase(store_id); }
 
@@ -120,6 +122,12 @@ private:
     int32_t* pinned_ = nullptr;
     size_t pinned_capacity_ = 0, pinned_used_ = 0;   // int32 elements
     DeviceBuffer meta_, attention_scratch_;
+    // The plan in meta_: which group and step it was made for, and what it was made from.
+    int64_t step_ = 0, plan_step_ = -1;
+    const KvGroup* plan_group_ = nullptr;
+    std::vector<uint32_t> plan_offsets_;
+    std::vector<KvSpan> plan_spans_;
+    cuda::DeviceKvPlan device_plan_;
 };
 
 }  // namespace workbench
