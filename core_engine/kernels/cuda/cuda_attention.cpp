@@ -2,7 +2,7 @@
 // cross_layer without a merge) and whose KV types the device kernels read runs on the device: its
 // KV store mirrored in device arenas of the same layout (block copies followed through
 // KvStoreMirror), the rows written there by the device, the policy's plan flattened and uploaded
-// each layer, then the split-key attention kernel (kv_attention.cu). Other layers take the host
+// once per group and step, then the split-key attention kernel (kv_attention.cu). Other layers take the host
 // path: Q/K/V down, the policy and the CPU's attention kernel on the host paged KV cache, the
 // rows back up.
 #include <cuda_runtime_api.h>
