@@ -88,7 +88,6 @@ public:
 
     // The last step's work for the roofline picture (latent steps count their matmuls only).
     const StepRoofline& last_step_roofline() const { return last_step_; }
-    const char* backend_name() const { return backend_->name(); }
     DeviceMemory device_memory() const { return backend_->device_memory(); }
     // The backend's share of a KV cache this model will run (Backend::attach_kv).
     Status attach_kv(PagedKv& kv) { return backend_->attach_kv(kv); }
