@@ -51,6 +51,7 @@ void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int3
             kv_encode_row(arena.types.v, v + (i * n_kv + h) * hd, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
             if (observer) observer->key_row(storage, blk, slot, static_cast<int32_t>(h), kr);
         }
+        arena.store->note_written(storage, blk);
     }
 }
 

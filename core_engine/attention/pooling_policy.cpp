@@ -64,6 +64,7 @@ void PoolingPolicy::pool_groups(KvArena& arena, int32_t storage, const KvSequenc
             kv_encode_row(arena.types.k, acc_k.data(), dk, hd);
             kv_encode_row(arena.types.v, acc_v.data(), dv, hd);
         }
+        store.note_written(storage, dst);
     }
 }
 

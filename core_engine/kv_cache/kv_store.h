@@ -14,11 +14,13 @@
 namespace workbench {
 
 // A copy of a store's bytes kept elsewhere (a device backend's KV cache): told of the changes
-// that do not come through that copy's own row writes — block copies (copy-on-write) — and of
-// the store going away. Called on the engine's thread.
+// that do not come through that copy's own row writes — block copies (copy-on-write), rows the
+// host wrote (a policy that keeps its state on the host writes here, and the copy follows) — and
+// of the store going away. Called on the engine's thread.
 class KvStoreMirror {
 public:
     virtual void block_copied(uint64_t store_id, BlockId src, BlockId dst) = 0;
+    virtual void block_written(uint64_t store_id, int32_t layer, BlockId block) = 0;
     virtual void store_released(uint64_t store_id) = 0;
 
 protected:
@@ -65,6 +67,11 @@ public:
 
     // Copies one block's K and V in every layer (copy-on-write).
     void copy_block(BlockId src, BlockId dst);
+    // Rows of `block` in `layer` were written through k_row/v_row (writers call it once a row's
+    // heads are all written).
+    void note_written(int32_t layer, BlockId block) {
+        if (mirror_) mirror_->block_written(id_, layer, block);
+    }
 
 private:
     KvRowLayout k_layout_, v_layout_;

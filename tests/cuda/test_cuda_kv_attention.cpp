@@ -1,12 +1,15 @@
 // The device KV cache against the CPU's: rows written by kv_append into arenas laid out as the
-// host KvStore's, then the split-key attention kernel over a plan, against kv_encode_row and the
-// CPU's attend_spans over the same plan — for every KV type the device reads (f32, f16, bf16,
-// q8_0). Two sequences with scattered block tables; lists of one span (600 keys: three splits),
-// of two spans (sinks and a window), and an empty one (zeros). GQA: 4 query heads on 2 KV heads.
-// Bound: 2e-4 of the largest output (the device sums in another order).
+// host KvStore's (f32, f16, bf16, q8_0), or the CPU's own encoded arenas copied up (q4_0, fp8: the
+// host writes those), then the split-key attention kernel over a plan, against kv_encode_row and
+// the CPU's attend_spans over the same plan — for every KV type. Two sequences with scattered
+// block tables; lists of one span (600 keys: three splits), of two spans (sinks and a window),
+// an empty one (zeros), and one reading host-built f32 rows (a third stream, as a sliding
+// window's re-rotated sinks) with a score bias (as pooled entries) beside a window. GQA: 4 query
+// heads on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another order).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -37,7 +40,7 @@ cuda::DeviceBuffer to_device(const std::vector<T>& host) {
     return std::move(*b);
 }
 
-void check_type(KvDType type, cuda::DeviceKvType device_type) {
+void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes) {
     const std::string name(kv_dtype_layout(type).name);
     KvRowLayout layout;
     layout.type = type;
@@ -78,9 +81,18 @@ void check_type(KvDType type, cuda::DeviceKvType device_type) {
     plan.close_list();
     plan.add({1, 0, 100});
     plan.close_list();
-    const int64_t n_rows = 6;
+    plan.add({2, 0, 8});
+    plan.add({0, 560, 600});
+    plan.close_list();
+    const int64_t n_rows = 7;
+    const int32_t n_flat = 8;
+    const std::vector<float> flat_k = cudacheck::random_floats(static_cast<size_t>(n_flat * row), 1.0f, 5),
+                             flat_v = cudacheck::random_floats(flat_k.size(), 1.0f, 6);
+    const float flat_bias = std::log(4.0f);
     const std::vector<float> q = cudacheck::random_floats(static_cast<size_t>(n_rows * kHeads * kHeadDim), 1.0f, 4);
-    KvStreamView streams[2];
+    KvStreamView streams[3];
+    streams[2] = flat_f32_stream(flat_k.data(), flat_v.data(), n_flat, kKvHeads, kHeadDim);
+    streams[2].score_bias = flat_bias;
     for (int s = 0; s < 2; ++s) {
         streams[s].k_base = k_host.data();
         streams[s].v_base = v_host.data();
@@ -94,21 +106,30 @@ void check_type(KvDType type, cuda::DeviceKvType device_type) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(kHeadDim));
     attend_spans(q.data(), n_rows, streams, plan, {kHeads, kKvHeads, kHeadDim}, scale, expected.data(), pool);
 
-    // The device: rows appended by kv_append, the plan flattened as the backend does.
+    // The device: rows appended by kv_append, the plan flattened as the backend does (a table per
+    // span here; the host-built rows after each other, K then V).
     std::vector<int32_t> offsets(plan.offsets.begin(), plan.offsets.end()), spans, tables;
+    std::vector<float> flat(flat_k);
+    flat.insert(flat.end(), flat_v.begin(), flat_v.end());
     int32_t max_keys = 0;
     for (int64_t t = 0; t < n_rows; ++t) {
         int32_t keys = 0;
         for (const KvSpan& sp : plan.list(t)) {
-            const std::vector<BlockId>& table = sp.stream == 0 ? table_a : table_b;
-            spans.insert(spans.end(), {sp.begin, sp.end, static_cast<int32_t>(tables.size())});
-            for (int32_t b = sp.begin / kBlockTokens; b <= (sp.end - 1) / kBlockTokens; ++b) tables.push_back(table[static_cast<size_t>(b)]);
+            int32_t bias_bits = 0;
+            if (sp.stream == 2) {
+                std::memcpy(&bias_bits, &flat_bias, 4);
+                spans.insert(spans.end(), {sp.begin, sp.end, 0, 0, n_flat * row, bias_bits});
+            } else {
+                const std::vector<BlockId>& table = sp.stream == 0 ? table_a : table_b;
+                spans.insert(spans.end(), {sp.begin, sp.end, static_cast<int32_t>(tables.size()), -1, -1, bias_bits});
+                for (int32_t b = sp.begin / kBlockTokens; b <= (sp.end - 1) / kBlockTokens; ++b) tables.push_back(table[static_cast<size_t>(b)]);
+            }
             keys += sp.end - sp.begin;
         }
         max_keys = std::max(max_keys, keys);
     }
     cuda::DeviceBuffer dk = to_device(k), dv = to_device(v), dslots = to_device(slots), dq = to_device(q), doff = to_device(offsets),
-                       dspans = to_device(spans), dtables = to_device(tables);
+                       dspans = to_device(spans), dtables = to_device(tables), dflat = to_device(flat);
     auto k_arena = cuda::DeviceBuffer::allocate(k_host.size()), v_arena = cuda::DeviceBuffer::allocate(v_host.size());
     auto out = cuda::DeviceBuffer::allocate(q.size() * 4);
     auto scratch = cuda::DeviceBuffer::allocate(cuda::attend_kv_scratch_bytes(n_rows, kHeads, kHeadDim, max_keys));
@@ -116,11 +137,15 @@ void check_type(KvDType type, cuda::DeviceKvType device_type) {
     if (!k_arena.ok() || !v_arena.ok() || !out.ok() || !scratch.ok()) return;
     const cuda::DeviceKvLayout dl{device_type, device_type, layout.row_bytes, layout.token_stride, layout.block_stride, layout.row_bytes, layout.token_stride,
                                   layout.block_stride, kBlockTokens, kKvHeads, kHeadDim};
-    Status s = cuda::kv_append(dk.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n_a + n_b, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), nullptr);
+    Status s = device_writes ? cuda::kv_append(dk.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n_a + n_b, dl, k_arena->as<uint8_t>(),
+                                               v_arena->as<uint8_t>(), nullptr)
+                             : k_arena->upload(k_host.data(), k_host.size());
+    if (s.ok() && !device_writes) s = v_arena->upload(v_host.data(), v_host.size());
     cuda::DeviceKvPlan dp;
     dp.offsets = doff.as<int32_t>();
     dp.spans = dspans.as<cuda::DeviceKvSpan>();
     dp.tables = dtables.as<int32_t>();
+    dp.flat = dflat.as<float>();
     dp.max_keys = max_keys;
     if (s.ok()) s = cudaMemset(out->data(), 0xFF, out->size()) == cudaSuccess ? Status::ok_status() : error(StatusCode::internal, "NaN fill");
     if (s.ok()) s = cuda::attend_kv(dq.as<float>(), n_rows, kHeads, scale, dp, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), scratch->as<float>(), out->as<float>(), nullptr);
@@ -160,9 +185,11 @@ void check_type(KvDType type, cuda::DeviceKvType device_type) {
 
 int main() {
     if (auto devices = cuda_devices(); !devices.ok()) cudacheck::skip(devices.status().message());
-    check_type(KvDType::f32, cuda::DeviceKvType::f32);
-    check_type(KvDType::f16, cuda::DeviceKvType::f16);
-    check_type(KvDType::bf16, cuda::DeviceKvType::bf16);
-    check_type(KvDType::q8_0, cuda::DeviceKvType::q8_0);
+    check_type(KvDType::f32, cuda::DeviceKvType::f32, true);
+    check_type(KvDType::f16, cuda::DeviceKvType::f16, true);
+    check_type(KvDType::bf16, cuda::DeviceKvType::bf16, true);
+    check_type(KvDType::q8_0, cuda::DeviceKvType::q8_0, true);
+    check_type(KvDType::q4_0, cuda::DeviceKvType::q4_0, false);
+    check_type(KvDType::fp8, cuda::DeviceKvType::fp8, false);
     return cudacheck::finish();
 }

@@ -1,15 +1,20 @@
-// The CUDA backend's attention. A layer whose policy reads only its store's token streams (full,
-// cross_layer without a merge) and whose KV types the device kernels read runs on the device: its
-// KV store mirrored in device arenas of the same layout (block copies followed through
-// KvStoreMirror), the rows written there by the device, the policy's plan flattened and uploaded
-// once per group and step, then the split-key attention kernel (kv_attention.cu). Other layers take the host
-// path: Q/K/V down, the policy and the CPU's attention kernel on the host paged KV cache, the
-// rows back up.
+// The CUDA backend's attention; every path ends in the device's split-key attention kernel
+// (kv_attention.cu) over the device copy of the layer's KV store (device arenas of the host
+// KvStore's layout, kept by KvStoreMirror), reading exactly the spans the layer's policy planned:
+//  - device_written: full and cross_layer (no merge) with f32/f16/bf16/q8_0 KV — the device writes
+//    the rows itself and the plan (which does not read the queries) is uploaded once per group
+//    and step;
+//  - host_kept: the policies whose state lives on the host (a sliding window's sinks, top-k's
+//    index, pooled entries, a cross-layer merge) and 4-bit/fp8 KV: K, V (and Q, which a policy
+//    may score) come down, the host writes and plans exactly as on the CPU, the blocks it wrote
+//    and any rows it built go up with the plan;
+//  - host (heads over 256 dimensions): the CPU's attention kernel, the rows back up.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,22 +35,29 @@ std::optional<cuda::DeviceKvType> device_kv_type(KvDType type) {
         case KvDType::f16: return cuda::DeviceKvType::f16;
         case KvDType::bf16: return cuda::DeviceKvType::bf16;
         case KvDType::q8_0: return cuda::DeviceKvType::q8_0;
-        default: return std::nullopt;
+        case KvDType::q4_0: return cuda::DeviceKvType::q4_0;
+        case KvDType::fp8: return cuda::DeviceKvType::fp8;
     }
+    return std::nullopt;
 }
+
+// The types kv_append writes.
+bool device_writes(KvDType type) { return type == KvDType::f32 || type == KvDType::f16 || type == KvDType::bf16 || type == KvDType::q8_0; }
 
 }  // namespace
 
 void CudaBackend::attend(int32_t il, PagedKv& kv) {
     if (!error_.ok()) return;
     KvGroup& group = kv.group_of(il);
-    if (on_device(group, kv)) keep(attend_on_device(il, kv, group));
-    else attend_on_host(il, kv);
+    switch (attend_path(group, kv)) {
+        case AttendPath::device_written: keep(attend_device_written(il, kv, group)); return;
+        case AttendPath::host_kept: keep(attend_host_kept(il, kv, group)); return;
+        case AttendPath::host: attend_on_host(il, kv); return;
+    }
 }
 
-// The policy's state lives on the host (a sliding window's sinks, top-k's index, pooled entries,
-// 4-bit keys' rotation) or its KV type has no device kernel: Q, K and V go down, the policy
-// writes and plans exactly as on the CPU, the CPU's attention kernel runs, the rows come back up.
+// Heads too wide for the device kernel: Q, K and V go down, the policy writes and plans exactly
+// as on the CPU, the CPU's attention kernel runs, the rows come back up.
 void CudaBackend::attend_on_host(int32_t il, PagedKv& kv) {
     const auto t_attention = std::chrono::steady_clock::now();
     const int64_t n = n_;
@@ -77,11 +89,13 @@ void CudaBackend::attend_on_host(int32_t il, PagedKv& kv) {
     attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
 }
 
-bool CudaBackend::on_device(const KvGroup& group, const PagedKv& kv) const {
+CudaBackend::AttendPath CudaBackend::attend_path(const KvGroup& group, const PagedKv& kv) const {
+    if (hp_.head_dim > 256) return AttendPath::host;
     const AttentionSpec& spec = group.spec();
     const bool token_streams_only = spec.kind == AttentionKind::full || (spec.kind == AttentionKind::cross_layer && spec.merge == LayerMerge::none);
-    return token_streams_only && device_kv_type(group.types().k) && device_kv_type(group.types().v) && !kv.rotates_keys() &&
-           hp_.head_dim <= 256;
+    if (token_streams_only && device_writes(group.types().k) && device_writes(group.types().v) && !kv.rotates_keys())
+        return AttendPath::device_written;
+    return AttendPath::host_kept;
 }
 
 Result<CudaBackend::DeviceKv*> CudaBackend::device_kv(KvStore& store) {
@@ -104,10 +118,50 @@ Result<CudaBackend::DeviceKv*> CudaBackend::device_kv(KvStore& store) {
     return &device_kv_.emplace(store.id(), std::move(d)).first->second;
 }
 
+Result<CudaBackend::DeviceKv*> CudaBackend::intact_device_kv(KvStore& store) {
+    WB_ASSIGN_OR_RETURN(DeviceKv* d, device_kv(store));
+    // Every later step on this cache fails alike: the engine's reload is the way back.
+    if (!d->broken.ok()) return d->broken;
+    return d;
+}
+
+void CudaBackend::block_written(uint64_t store_id, int32_t layer, BlockId block) {
+    const auto it = device_kv_.find(store_id);
+    if (it == device_kv_.end()) return;
+    std::vector<std::pair<int32_t, BlockId>>& w = it->second.written;
+    if (w.empty() || w.back() != std::make_pair(layer, block)) w.emplace_back(layer, block);
+}
+
+// The blocks the host wrote since the last upload, copied up (runs of adjacent blocks at once).
+// The host's bytes are pageable: each copy has read them by the time it returns.
+Status CudaBackend::upload_written(DeviceKv& d) {
+    std::vector<std::pair<int32_t, BlockId>>& w = d.written;
+    std::sort(w.begin(), w.end());
+    w.erase(std::unique(w.begin(), w.end()), w.end());
+    for (size_t i = 0; i < w.size();) {
+        size_t j = i + 1;
+        while (j < w.size() && w[j].first == w[i].first && w[j].second == w[j - 1].second + 1) ++j;
+        const int32_t layer = w[i].first;
+        const int64_t first = w[i].second, count = static_cast<int64_t>(j - i);
+        const int64_t ks = d.layout.k_block_stride, vs = d.layout.v_block_stride;
+        WB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(d.k.as<uint8_t>() + layer * d.k_storage_bytes + first * ks, d.store->k_base(layer) + first * ks,
+                                                static_cast<size_t>(count * ks), cudaMemcpyHostToDevice, stream_),
+                                "copying KV blocks the host wrote to the device");
+        WB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(d.v.as<uint8_t>() + layer * d.v_storage_bytes + first * vs, d.store->v_base(layer) + first * vs,
+                                                static_cast<size_t>(count * vs), cudaMemcpyHostToDevice, stream_),
+                                "copying KV blocks the host wrote to the device");
+        i = j;
+    }
+    w.clear();
+    return Status::ok_status();
+}
+
 void CudaBackend::block_copied(uint64_t store_id, BlockId src, BlockId dst) {
     const auto it = device_kv_.find(store_id);
     if (it == device_kv_.end()) return;
     DeviceKv& d = it->second;
+    // The source must be current on the device before it is copied there.
+    if (!d.written.empty() && d.broken.ok()) d.broken = upload_written(d);
     for (int32_t s = 0; s < d.store->n_layers() && d.broken.ok(); ++s) {
         uint8_t* k = d.k.as<uint8_t>() + s * d.k_storage_bytes;
         uint8_t* v = d.v.as<uint8_t>() + s * d.v_storage_bytes;
@@ -147,84 +201,152 @@ Status CudaBackend::stage(const std::vector<int32_t>& meta, int32_t*& device_met
     return cuda::check(cudaMemcpyAsync(device_meta, region, meta.size() * 4, cudaMemcpyHostToDevice, stream_), "uploading an attention plan");
 }
 
-Status CudaBackend::attend_on_device(int32_t il, PagedKv& kv, KvGroup& group) {
+Status CudaBackend::attend_device_written(int32_t il, PagedKv& kv, KvGroup& group) {
     const auto t_attention = std::chrono::steady_clock::now();
     const int64_t n = n_;
     KvStore& store = group.store();
-    WB_ASSIGN_OR_RETURN(DeviceKv* d, device_kv(store));
-    // Every later step on this cache fails alike: the engine's reload is the way back.
-    if (!d->broken.ok()) return d->broken;
+    WB_ASSIGN_OR_RETURN(DeviceKv* d, intact_device_kv(store));
     const int32_t storage = group.storage_of(il);
-    const std::span<const int32_t> positions = group.positions();
-    const bool own_kv = kv.layer_computes_kv(il);
     if (static_cast<int64_t>(q_host_.size()) < n * hp_.n_embd_q()) q_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
     const AttendPlan& plan = kv.plan(il, q_host_.data());   // these policies do not read the queries
-    const std::span<const KvStreamView> streams = kv.streams(il);
-    if (plan.per_kv_head) return error(StatusCode::internal, "cuda: a per-head plan on the device path");
-    const int64_t n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
-    if (n_lists != n) return error(StatusCode::internal, "cuda: the plan has " + std::to_string(n_lists) + " lists for " + std::to_string(n) + " rows");
+    if (plan.per_kv_head) return error(StatusCode::internal, "cuda: a per-head plan on the device-written path");
     // Every layer of a group reads the same plan in a step (the same lists over the same block
     // tables; only the storage differs): it is flattened and uploaded once, for the first.
     const bool same_plan = plan_group_ == &group && plan_step_ == step_ && plan.offsets == plan_offsets_ &&
                            std::equal(plan.spans.begin(), plan.spans.end(), plan_spans_.begin(), plan_spans_.end(),
                                       [](const KvSpan& a, const KvSpan& b) { return a.stream == b.stream && a.begin == b.begin && a.end == b.end; });
-    if (!same_plan) WB_RETURN_IF_ERROR(upload_plan(plan, streams, positions, store, storage));
-    plan_group_ = &group;
-    plan_step_ = step_;
+    if (!same_plan) {
+        WB_RETURN_IF_ERROR(upload_plan(plan, kv.streams(il), group.positions(), store, storage));
+        plan_group_ = &group;
+        plan_step_ = step_;
+        plan_offsets_ = plan.offsets;
+        plan_spans_ = plan.spans;
+    }
+    if (kv.layer_computes_kv(il))
+        WB_RETURN_IF_ERROR(cuda::kv_append(k_.as<float>(), v_.as<float>(), meta_.as<int32_t>(), n, d->layout,
+                                           d->k.as<uint8_t>() + storage * d->k_storage_bytes, d->v.as<uint8_t>() + storage * d->v_storage_bytes, stream_));
+    return run_attention(*d, storage, plan, t_attention);
+}
+
+Status CudaBackend::attend_host_kept(int32_t il, PagedKv& kv, KvGroup& group) {
+    const auto t_attention = std::chrono::steady_clock::now();
+    const int64_t n = n_;
+    KvStore& store = group.store();
+    // Made before the host's first write, so every write is followed.
+    WB_ASSIGN_OR_RETURN(DeviceKv* d, intact_device_kv(store));
+    const bool own_kv = kv.layer_computes_kv(il);
+    WB_RETURN_IF_ERROR(download(q_host_, q_, n * hp_.n_embd_q()));
+    if (own_kv) {
+        WB_RETURN_IF_ERROR(download(k_host_, k_, n * hp_.n_embd_kv()));
+        WB_RETURN_IF_ERROR(download(v_host_, v_, n * hp_.n_embd_kv()));
+    }
+    WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");
+    if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), *pool_);
+    if (group.rotates_keys()) {
+        // Keys were stored rotated: the queries turn alike (dot products unchanged) and go back up.
+        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_host_.data() + r * hp_.head_dim, hp_.head_dim);
+        WB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(q_.data(), q_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
+                                "copying rotated queries to the device");
+    }
+    const AttendPlan& plan = kv.plan(il, q_host_.data());
+    WB_RETURN_IF_ERROR(upload_written(*d));
+    // The plan and its host-built rows differ by layer (a selection, a layer's sinks): no reuse.
+    plan_group_ = nullptr;
+    const int32_t storage = group.storage_of(il);
+    WB_RETURN_IF_ERROR(upload_plan(plan, kv.streams(il), {}, store, storage));
+    return run_attention(*d, storage, plan, t_attention);
+}
+
+// The split-key kernel over the uploaded plan (device_plan_), into attn_.
+Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention) {
+    const int64_t n = n_;
     const cuda::DeviceKvPlan& dp = device_plan_;
-    const int32_t* slots = meta_.as<int32_t>();
-    uint8_t* k_arena = d->k.as<uint8_t>() + storage * d->k_storage_bytes;
-    uint8_t* v_arena = d->v.as<uint8_t>() + storage * d->v_storage_bytes;
-    if (own_kv) WB_RETURN_IF_ERROR(cuda::kv_append(k_.as<float>(), v_.as<float>(), slots, n, d->layout, k_arena, v_arena, stream_));
     const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys);
     if (attention_scratch_.size() < scratch) {
         WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // the old scratch may be in use
         WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
     }
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    WB_RETURN_IF_ERROR(cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d->layout, k_arena, v_arena,
-                                       attention_scratch_.as<float>(), attn_.as<float>(), stream_));
+    WB_RETURN_IF_ERROR(cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d.layout, d.k.as<uint8_t>() + storage * d.k_storage_bytes,
+                                       d.v.as<uint8_t>() + storage * d.v_storage_bytes, attention_scratch_.as<float>(), attn_.as<float>(), stream_));
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
     double keys = 0;
     for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * static_cast<double>(hp_.n_head) * static_cast<double>(hp_.head_dim);
+    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
     // The time to queue it: the device runs it later, inside the step's total.
     attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
     return Status::ok_status();
 }
 
-// The plan flattened into one int32 array — [slots: n][offsets: lists + 1][spans: 3 each][tables]
-// — staged and uploaded into meta_; device_plan_ points into it.
+// The plan flattened into one int32 array, staged and uploaded into meta_ (device_plan_ points
+// into it): [slots: n][offsets: lists + 1][spans: 6 words each], then per stream the plan reads
+// either its block table from the first block read (once, however many spans read it) or its host-built K and V rows (f32
+// bits). `positions` given: slots[t] is row t's own slot in its token stream, where kv_append
+// writes it (every list then starts in that stream); else the slots are unused.
 Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
                                 KvStore& store, int32_t storage) {
-    const int64_t n = n_, n_lists = n;
+    const int64_t n = n_, n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
+    if (n_lists != (plan.per_kv_head ? n * hp_.n_head_kv : n))
+        return error(StatusCode::internal, "cuda: the plan has " + std::to_string(n_lists) + " lists for " + std::to_string(n) + " rows");
     const int32_t bt = store.n_tokens_per_block();
+    const int64_t row_floats = static_cast<int64_t>(hp_.n_head_kv) * hp_.head_dim;
     std::vector<int32_t>& meta = meta_host_;
     meta.assign(static_cast<size_t>(n), -1);
     for (int64_t i = 0; i <= n_lists; ++i) meta.push_back(static_cast<int32_t>(plan.offsets[static_cast<size_t>(i)]));
     const size_t spans_at = meta.size();
-    meta.resize(spans_at + plan.spans.size() * 3);
+    meta.resize(spans_at + plan.spans.size() * 6);
+    std::vector<StreamUse>& use = stream_use_;
+    use.assign(streams.size(), {});
     int32_t max_keys = 0;
-    for (int64_t t = 0; t < n_lists; ++t) {
+    for (int64_t i = 0; i < n_lists; ++i) {
         int32_t keys = 0;
-        for (const KvSpan& sp : plan.list(t)) {
-            const KvStreamView& view = streams[static_cast<size_t>(sp.stream)];
-            if (view.k_base != store.k_base(storage))
-                return error(StatusCode::internal, "cuda: a span outside the layer's KV store on the device path");
-            const size_t i = static_cast<size_t>(&sp - plan.spans.data());
-            meta[spans_at + 3 * i] = sp.begin;
-            meta[spans_at + 3 * i + 1] = sp.end;
-            meta[spans_at + 3 * i + 2] = static_cast<int32_t>(meta.size() - spans_at - 3 * plan.spans.size());
-            for (int32_t b = sp.begin / bt; b <= (sp.end - 1) / bt; ++b) meta.push_back(view.blocks[b]);
+        for (const KvSpan& sp : plan.list(i)) {
+            StreamUse& u = use[static_cast<size_t>(sp.stream)];
+            u.first = u.entries == 0 ? sp.begin : std::min(u.first, sp.begin);
+            u.entries = std::max(u.entries, sp.end);
             keys += sp.end - sp.begin;
         }
         max_keys = std::max(max_keys, keys);
-        // The row's own slot: its position in its sequence's token stream (every list here reads
-        // its sequence from 0); written by the layers that compute their KV.
-        const std::span<const KvSpan> list = plan.list(t);
-        if (!list.empty()) {
-            const int32_t pos = positions[static_cast<size_t>(t)];
-            meta[static_cast<size_t>(t)] = streams[static_cast<size_t>(list.front().stream)].blocks[pos / bt] * bt + pos % bt;
+    }
+    for (size_t si = 0; si < streams.size(); ++si) {
+        StreamUse& u = use[si];
+        if (u.entries == 0) continue;
+        const KvStreamView& view = streams[si];
+        if (view.k_base == store.k_base(storage) && view.v_base == store.v_base(storage)) {
+            // From the first block read: blocks released before it are never sent.
+            u.table_at = static_cast<int32_t>(meta.size()) - u.first / bt;
+            for (int32_t b = u.first / bt; b <= (u.entries - 1) / bt; ++b) meta.push_back(view.blocks[b]);
+            continue;
         }
+        // Anything else must be rows a policy built: f32, one flat block of n_kv_heads rows a token.
+        const bool flat_f32 = view.k.type == KvDType::f32 && view.v.type == KvDType::f32 && view.blocks[0] == 0 &&
+                              view.k.token_stride == row_floats * 4 && view.v.token_stride == row_floats * 4 && u.entries <= view.block_tokens;
+        if (!flat_f32) return error(StatusCode::internal, "cuda: a span outside the layer's KV store that is not f32 rows");
+        const size_t floats = static_cast<size_t>(u.entries * row_floats);
+        u.flat_k = static_cast<int32_t>(meta.size());
+        meta.resize(meta.size() + floats);
+        std::memcpy(meta.data() + u.flat_k, view.k_base, floats * 4);
+        u.flat_v = static_cast<int32_t>(meta.size());
+        meta.resize(meta.size() + floats);
+        std::memcpy(meta.data() + u.flat_v, view.v_base, floats * 4);
+    }
+    for (size_t i = 0; i < plan.spans.size(); ++i) {
+        const KvSpan& sp = plan.spans[i];
+        const StreamUse& u = use[static_cast<size_t>(sp.stream)];
+        const float bias = streams[static_cast<size_t>(sp.stream)].score_bias;
+        int32_t* w = meta.data() + spans_at + 6 * i;
+        w[0] = sp.begin;
+        w[1] = sp.end;
+        w[2] = u.flat_k < 0 ? u.table_at + sp.begin / bt : 0;
+        w[3] = u.flat_k;
+        w[4] = u.flat_v;
+        std::memcpy(&w[5], &bias, 4);
+    }
+    for (int64_t t = 0; t < static_cast<int64_t>(positions.size()); ++t) {
+        const std::span<const KvSpan> list = plan.list(t);
+        if (list.empty()) continue;
+        const int32_t pos = positions[static_cast<size_t>(t)];
+        meta[static_cast<size_t>(t)] = streams[static_cast<size_t>(list.front().stream)].blocks[pos / bt] * bt + pos % bt;
     }
     plan_group_ = nullptr;   // until the upload is queued
     int32_t* dm = nullptr;
@@ -232,16 +354,16 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
     device_plan_ = {};
     device_plan_.offsets = dm + n;
     device_plan_.spans = reinterpret_cast<const cuda::DeviceKvSpan*>(dm + spans_at);
-    device_plan_.tables = dm + spans_at + plan.spans.size() * 3;
+    device_plan_.tables = dm;
+    device_plan_.flat = reinterpret_cast<const float*>(dm);
+    device_plan_.per_kv_head = plan.per_kv_head;
     device_plan_.max_keys = max_keys;
-    plan_offsets_ = plan.offsets;
-    plan_spans_ = plan.spans;
     return Status::ok_status();
 }
 
 Status CudaBackend::attach_kv(PagedKv& kv) {
     for (int32_t il = 0; il < hp_.n_layer; ++il)
-        if (KvGroup& group = kv.group_of(il); on_device(group, kv)) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
+        if (KvGroup& group = kv.group_of(il); attend_path(group, kv) != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
     return Status::ok_status();
 }
 

@@ -5,11 +5,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "attention/paged_kv.h"
@@ -81,15 +83,23 @@ private:
         cuda::DeviceKvLayout layout;
         int64_t k_storage_bytes = 0, v_storage_bytes = 0;
         Status broken;   // a block copy failed: the device copy no longer matches the tables
+        std::vector<std::pair<int32_t, BlockId>> written;   // (storage, block) the host wrote, not yet uploaded
     };
-    bool on_device(const KvGroup& group, const PagedKv& kv) const;
+    // Where a layer attends (cuda_attention.cpp says what each path does).
+    enum class AttendPath { device_written, host_kept, host };
+    AttendPath attend_path(const KvGroup& group, const PagedKv& kv) const;
     Result<DeviceKv*> device_kv(KvStore& store);
-    Status attend_on_device(int32_t layer, PagedKv& kv, KvGroup& group);
+    Result<DeviceKv*> intact_device_kv(KvStore& store);   // its error once a block copy failed
+    Status attend_device_written(int32_t layer, PagedKv& kv, KvGroup& group);
+    Status attend_host_kept(int32_t layer, PagedKv& kv, KvGroup& group);
     void attend_on_host(int32_t layer, PagedKv& kv);
+    Status run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention);
+    Status upload_written(DeviceKv& d);
     Status stage(const std::vector<int32_t>& meta, int32_t*& device_meta);
     Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
                        KvStore& store, int32_t storage);
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
+    void block_written(uint64_t store_id, int32_t layer, BlockId block) override;
     void store_released(uint64_t store_id) override { device_kv_.erase(store_id); }
 
     const ModelHparams& hp_;
@@ -128,6 +138,13 @@ private:
     std::vector<uint32_t> plan_offsets_;
     std::vector<KvSpan> plan_spans_;
     cuda::DeviceKvPlan device_plan_;
+    // Per stream a plan reads, while it is flattened: the entries read, [first, entries), and
+    // where its block table (indexed by block number, so table_at may point before the upload's
+    // first word) or its host-built rows start in the upload.
+    struct StreamUse {
+        int32_t first = 0, entries = 0, table_at = -1, flat_k = -1, flat_v = -1;
+    };
+    std::vector<StreamUse> stream_use_;
 };
 
 }  // namespace workbench

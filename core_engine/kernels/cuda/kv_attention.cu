@@ -1,5 +1,6 @@
 // One warp per (query row, head, split of its keys): 32 keys at a time, a lane scoring one key
-// against the query held in shared memory, the warp's running max and sum rescaled as in
+// (from the arenas or from host-built rows, plus the span's bias) against the query held in
+// shared memory, the warp's running max and sum rescaled as in
 // online softmax, then each key's value added across the lanes' dimensions. The merge kernel
 // combines a query's splits by their maxima (log-sum-exp), so the result does not depend on how
 // the keys were split beyond rounding.
@@ -25,12 +26,30 @@ __device__ inline float q8_scale(const uint8_t* b) {
     return __half2float(__ushort_as_half(static_cast<uint16_t>(b[0] | (b[1] << 8))));
 }
 
-// Element d of a stored row.
+// e4m3 (bias 7, no infinities, 0x7f/0xff NaN): (8 + m) · 2^(e − 10), or m · 2^−9 when e is 0.
+__device__ inline float e4m3_value(uint8_t b) {
+    const int e = (b >> 3) & 0xf, m = b & 7;
+    if (e == 0xf && m == 7) return __int_as_float(0x7fc00000);
+    const float v = ldexpf(static_cast<float>(e != 0 ? 8 + m : m), (e != 0 ? e : 1) - 10);
+    return (b & 0x80) ? -v : v;
+}
+
+// Element d of a stored row (kv_dtype.h's layouts).
 __device__ inline float kv_element(DeviceKvType type, const uint8_t* row, int d) {
     switch (type) {
         case DeviceKvType::f32: return reinterpret_cast<const float*>(row)[d];
         case DeviceKvType::f16: return __half2float(reinterpret_cast<const __half*>(row)[d]);
         case DeviceKvType::bf16: return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row)[d]);
+        case DeviceKvType::q4_0: {
+            const uint8_t* b = row + (d / 32) * 18;
+            const int i = d % 32;
+            const int nibble = i < 16 ? (b[2 + i] & 0x0f) : (b[2 + i - 16] >> 4);
+            return q8_scale(b) * static_cast<float>(nibble - 8);
+        }
+        case DeviceKvType::fp8: {
+            const uint8_t* b = row + (d / 32) * 34;
+            return q8_scale(b) * e4m3_value(b[2 + d % 32]);
+        }
         default: {
             const uint8_t* b = row + (d / 32) * 34;
             return q8_scale(b) * static_cast<float>(static_cast<int8_t>(b[2 + d % 32]));
@@ -48,9 +67,17 @@ __device__ inline float warp_sum(float v) {
     return v;
 }
 
-// The block of `entry` in a span's table.
-__device__ inline int32_t block_of(const DeviceKvPlan& plan, const DeviceKvSpan& sp, int32_t entry, int32_t bt) {
-    return plan.tables[sp.table_offset + entry / bt - sp.begin / bt];
+// Where `entry` of a span keeps its K (or V) row of KV head kvh: the arenas through the span's
+// block table, or the host-built f32 rows uploaded with the plan.
+__device__ inline const uint8_t* kv_row(const DeviceKvPlan& plan, const DeviceKvSpan& sp, const DeviceKvLayout& L, bool is_v,
+                                        const uint8_t* arena, int32_t entry, int32_t kvh) {
+    if (sp.flat_k >= 0)
+        return reinterpret_cast<const uint8_t*>(plan.flat + (is_v ? sp.flat_v : sp.flat_k) +
+                                                (static_cast<int64_t>(entry) * L.n_kv_heads + kvh) * L.head_dim);
+    const int32_t bt = L.block_tokens;
+    const int64_t block = plan.tables[sp.table_offset + entry / bt - sp.begin / bt];
+    return arena + block * (is_v ? L.v_block_stride : L.k_block_stride) + (entry % bt) * (is_v ? L.v_token_stride : L.k_token_stride) +
+           kvh * (is_v ? L.v_row_bytes : L.k_row_bytes);
 }
 
 // One warp per (row, K or V, KV head): the row encoded into its slot.
@@ -99,7 +126,7 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
     const int lane = threadIdx.x;
     const int64_t query = blockIdx.x;   // row · n_head + head
     const int32_t split = blockIdx.y;
-    const int hd = L.head_dim, bt = L.block_tokens;
+    const int hd = L.head_dim;
     const int64_t t = query / n_head;
     const int32_t h = static_cast<int32_t>(query % n_head), kvh = h / (n_head / L.n_kv_heads);
     for (int d = lane; d < hd; d += 32) qs[d] = q[query * hd + d];
@@ -113,6 +140,8 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
     for (int32_t s = plan.offsets[list]; s < plan.offsets[list + 1]; ++s) {
         const DeviceKvSpan sp = plan.spans[s];
         const int64_t len = sp.end - sp.begin;
+        const bool flat = sp.flat_k >= 0;
+        const DeviceKvType k_type = flat ? DeviceKvType::f32 : L.k_type, v_type = flat ? DeviceKvType::f32 : L.v_type;
         const int64_t lo = first_key > base ? first_key : base, hi = last_key < base + len ? last_key : base + len;
         for (int64_t c = lo; c < hi; c += 32) {
             const int64_t key = c + lane;
@@ -120,11 +149,10 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
             const int32_t entry = sp.begin + static_cast<int32_t>((valid ? key : c) - base);
             float score = -INFINITY;
             if (valid) {
-                const uint8_t* kr = k_arena + static_cast<int64_t>(block_of(plan, sp, entry, bt)) * L.k_block_stride +
-                                    (entry % bt) * L.k_token_stride + kvh * L.k_row_bytes;
+                const uint8_t* kr = kv_row(plan, sp, L, false, k_arena, entry, kvh);
                 float dot = 0.0f;
-                for (int d = 0; d < hd; ++d) dot = fmaf(qs[d], kv_element(L.k_type, kr, d), dot);
-                score = dot * scale;
+                for (int d = 0; d < hd; ++d) dot = fmaf(qs[d], kv_element(k_type, kr, d), dot);
+                score = dot * scale + sp.bias;
             }
             const float m_new = fmaxf(m, warp_max(score));
             const float p = valid ? expf(score - m_new) : 0.0f;
@@ -136,12 +164,11 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
             for (int j = 0; j < n_valid; ++j) {
                 const float pj = __shfl_sync(kFull, p, j);
                 const int32_t ej = __shfl_sync(kFull, entry, j);
-                const uint8_t* vr = v_arena + static_cast<int64_t>(block_of(plan, sp, ej, bt)) * L.v_block_stride +
-                                    (ej % bt) * L.v_token_stride + kvh * L.v_row_bytes;
+                const uint8_t* vr = kv_row(plan, sp, L, true, v_arena, ej, kvh);
 #pragma unroll
                 for (int i = 0; i < kDimsPerLane; ++i) {
                     const int d = lane + 32 * i;
-                    if (d < hd) acc[i] = fmaf(pj, kv_element(L.v_type, vr, d), acc[i]);
+                    if (d < hd) acc[i] = fmaf(pj, kv_element(v_type, vr, d), acc[i]);
                 }
             }
             m = m_new;
@@ -191,6 +218,9 @@ int32_t split_count(int64_t n_rows, int32_t n_head, int32_t max_keys) {
 Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
                  uint8_t* v_arena, cudaStream_t stream) {
     if (n <= 0) return Status::ok_status();
+    for (const DeviceKvType type : {layout.k_type, layout.v_type})
+        if (type == DeviceKvType::q4_0 || type == DeviceKvType::fp8)
+            return error(StatusCode::unsupported, "the device writes KV rows in f32, f16, bf16 and q8_0 only");
     const int64_t items = n * 2 * layout.n_kv_heads;
     append_kernel<<<static_cast<unsigned>(items), 32, 0, stream>>>(k, v, slots, layout, k_arena, v_arena);
     return check_launch("KV append launch");

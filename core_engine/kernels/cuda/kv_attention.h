@@ -1,9 +1,13 @@
 // The paged KV cache's device side (kv_attention.cu): rows appended into device arenas laid out
 // exactly as the host KvStore's ([block][slot][kv head][row] in the K and V element types), and
-// attention of each query over lists of spans of those arenas — the plan a policy made, flattened
-// (DeviceKvPlan). Attention is split over keys (flash-decoding): each (query row, head, split)
-// keeps a running max, sum and weighted values; a second kernel merges the splits by
-// log-sum-exp. KV types: f32, f16, bf16, q8_0 (the GGUF block). Pointers are device pointers.
+// attention of each query over lists of spans — the plan a policy made, flattened
+// (DeviceKvPlan). A span reads either the arenas through a block table or rows a policy built on
+// the host (a sliding window's re-rotated sinks, a cross-layer merge's staged rows), uploaded as
+// f32 beside the plan; it may add a bias to its scores (a pooled entry standing for M tokens).
+// Attention is split over keys (flash-decoding): each (query row, head, split) keeps a running
+// max, sum and weighted values; a second kernel merges the splits by log-sum-exp. KV types read:
+// f32, f16, bf16, q8_0, q4_0, fp8 (e4m3, one f16 scale per 32); kv_append writes the first four.
+// Pointers are device pointers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,7 +20,7 @@ namespace workbench::cuda {
 
 // The KV element types the kernels read (kv_cache/kv_dtype.h's, which this C++17 header cannot
 // include; cuda_backend maps them).
-enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0 };
+enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8 };
 
 struct DeviceKvLayout {
     DeviceKvType k_type = DeviceKvType::f16, v_type = DeviceKvType::f16;
@@ -25,11 +29,16 @@ struct DeviceKvLayout {
     int32_t block_tokens = 16, n_kv_heads = 0, head_dim = 0;
 };
 
-// One span of a list: entries [begin, end) of a stream whose blocks are table[table_offset ...],
-// table_offset naming the block of entry begin - begin % block_tokens.
+// One span of a list: entries [begin, end) of a stream. In the arenas (flat_k < 0): entry e in
+// block tables[table_offset + e / block_tokens - begin / block_tokens]. Else host-built rows:
+// entry e's K row of KV head h at flat[flat_k + (e · n_kv_heads + h) · head_dim], V alike at
+// flat_v. Every score of the span gets `bias` added.
 struct DeviceKvSpan {
     int32_t begin = 0, end = 0, table_offset = 0;
+    int32_t flat_k = -1, flat_v = -1;
+    float bias = 0.0f;
 };
+static_assert(sizeof(DeviceKvSpan) == 6 * sizeof(int32_t), "uploaded as six 32-bit words");
 
 // A step's plan on the device: list i is spans[offsets[i] .. offsets[i + 1]); per query row, or
 // per (row, KV head) when per_kv_head.
@@ -37,12 +46,13 @@ struct DeviceKvPlan {
     const int32_t* offsets = nullptr;
     const DeviceKvSpan* spans = nullptr;
     const int32_t* tables = nullptr;
+    const float* flat = nullptr;
     bool per_kv_head = false;
     int32_t max_keys = 0;   // the longest list's entries (sizes the splits)
 };
 
 // Encodes k and v ([n, n_kv_heads · head_dim] f32) into the arenas at slots[t] (block ·
-// block_tokens + slot).
+// block_tokens + slot); f32, f16, bf16 and q8_0 (unsupported for the others).
 Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
                  uint8_t* v_arena, cudaStream_t stream);
 

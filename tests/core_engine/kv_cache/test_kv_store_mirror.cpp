@@ -1,14 +1,18 @@
 // The hook a device backend keeps its copy of the KV cache by (KvStoreMirror): every store has
 // its own id, a block copy copies the bytes and tells the mirror which block went where, a fork's
-// first write into the shared partial block is such a copy (and nothing before it is), and a
-// store going away says so. The CUDA backend's device KV relies on each of these; they hold on
+// first write into the shared partial block is such a copy (and nothing before it is), rows the
+// host writes name their (layer, block) — token rows and pooled entries alike — and a store
+// going away says so. The CUDA backend's device KV relies on each of these; they hold on
 // the CPU alone, so they are checked here, where every machine runs them.
 #include <QTest>
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "attention/paged_kv.h"
+#include "kernels/cpu/thread_pool.h"
 #include "kv_cache/kv_store.h"
 
 using namespace workbench;
@@ -22,7 +26,9 @@ struct Recorder final : KvStoreMirror {
     };
     std::vector<Copy> copies;
     std::vector<uint64_t> released;
+    std::vector<std::pair<int32_t, BlockId>> written;   // (layer, block), as reported
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override { copies.push_back({store_id, src, dst}); }
+    void block_written(uint64_t, int32_t layer, BlockId block) override { written.emplace_back(layer, block); }
     void store_released(uint64_t store_id) override { released.push_back(store_id); }
 };
 
@@ -87,6 +93,39 @@ private slots:
         const uint64_t id = group.store().id();
         kv->reset();
         QCOMPARE(r.released, std::vector<uint64_t>{id});
+    }
+
+    // A device backend that leaves a policy's state on the host uploads exactly the blocks the
+    // host wrote: every row written must be reported, in the storage layer it went to.
+    void host_writes_report_their_blocks() {
+        const PagedKvShape shape{2, 2, 32, 4, {}};
+        AttentionSpec spec;
+        spec.kind = AttentionKind::compressed;
+        spec.block = 2;
+        spec.recent = 2;
+        spec.sinks = 0;
+        Recorder r;   // outlives the cache, which reports its release
+        auto kv = PagedKv::create(spec, KvTypes{}, shape, 0, 64, 1, 4);
+        QVERIFY2(kv.ok(), kv.status().message().c_str());
+        KvGroup& group = (*kv)->group_of(0);
+        group.store().set_mirror(&r);
+        ThreadPool pool(1);
+        const std::vector<TokenId> prompt = {5, 6, 7, 8, 9, 10};   // 6 tokens: two pooled entries of 2
+        QVERIFY((*kv)->begin_step(0, prompt).ok());
+        const std::vector<float> k(prompt.size() * 2 * 32, 0.5f), v(prompt.size() * 2 * 32, -0.25f);
+        (*kv)->write(1, k.data(), v.data(), pool);
+        // The token rows went to the first two token blocks (4 tokens a block), in layer 1 only.
+        std::vector<std::pair<int32_t, BlockId>> seen = r.written;
+        std::sort(seen.begin(), seen.end());
+        seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+        QVERIFY(!seen.empty());
+        for (const auto& [layer, block] : seen) QCOMPARE(layer, 1);
+        const std::span<const KvStreamView> streams = (*kv)->streams(1);
+        QVERIFY(streams.size() >= 2);
+        const BlockId t0 = streams[0].blocks[0], t1 = streams[0].blocks[1], p0 = streams[1].blocks[0];
+        for (BlockId b : {t0, t1, p0}) QVERIFY2(std::count(seen.begin(), seen.end(), std::make_pair(1, b)) == 1, "a written block was not reported");
+        QCOMPARE(seen.size(), size_t{3});
+        (*kv)->finish_step();
     }
 };
 
