@@ -33,6 +33,20 @@ inline std::vector<float> random_floats(size_t n, float scale, uint32_t seed) {
     return v;
 }
 
+// The largest |got − expected| (NaN-aware) and the largest |expected|, for bounds relative to
+// the output's size.
+struct Difference {
+    double worst = 0, largest = 0;
+};
+inline Difference difference(const std::vector<float>& got, const std::vector<float>& expected) {
+    Difference d;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        d.worst = worse(d.worst, std::fabs(static_cast<double>(got[i]) - expected[i]));
+        d.largest = std::fabs(static_cast<double>(expected[i])) > d.largest ? std::fabs(static_cast<double>(expected[i])) : d.largest;
+    }
+    return d;
+}
+
 inline int finish() {
     if (failures) std::printf("%d check(s) failed\n", failures);
     return failures ? 1 : 0;

@@ -4,8 +4,9 @@
 // the CPU's attend_spans over the same plan — for every KV type. Two sequences with scattered
 // block tables; lists of one span (600 keys: three splits), of two spans (sinks and a window),
 // an empty one (zeros), and one reading host-built f32 rows (a third stream, as a sliding
-// window's re-rotated sinks) with a score bias (as pooled entries) beside a window. GQA: 4 query
-// heads on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another order).
+// window's re-rotated sinks) with a score bias (as pooled entries) beside a window; then a
+// prompt's plan (200 causal rows and two mixed ones) through the tiled kernel. GQA: 4 query heads
+// on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another order).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/attention_tiles.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/kv_attention.h"
@@ -108,26 +110,36 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
 
     // The device: rows appended by kv_append, the plan flattened as the backend does (a table per
     // span here; the host-built rows after each other, K then V).
-    std::vector<int32_t> offsets(plan.offsets.begin(), plan.offsets.end()), spans, tables;
     std::vector<float> flat(flat_k);
     flat.insert(flat.end(), flat_v.begin(), flat_v.end());
-    int32_t max_keys = 0;
-    for (int64_t t = 0; t < n_rows; ++t) {
-        int32_t keys = 0;
-        for (const KvSpan& sp : plan.list(t)) {
-            int32_t bias_bits = 0;
-            if (sp.stream == 2) {
-                std::memcpy(&bias_bits, &flat_bias, 4);
-                spans.insert(spans.end(), {sp.begin, sp.end, 0, 0, n_flat * row, bias_bits});
-            } else {
-                const std::vector<BlockId>& table = sp.stream == 0 ? table_a : table_b;
-                spans.insert(spans.end(), {sp.begin, sp.end, static_cast<int32_t>(tables.size()), -1, -1, bias_bits});
-                for (int32_t b = sp.begin / kBlockTokens; b <= (sp.end - 1) / kBlockTokens; ++b) tables.push_back(table[static_cast<size_t>(b)]);
+    struct Flattened {
+        std::vector<int32_t> offsets, spans, tables;
+        int32_t max_keys = 0;
+    };
+    const auto flatten = [&](const AttendPlan& p, int64_t rows) {
+        Flattened f;
+        f.offsets.assign(p.offsets.begin(), p.offsets.end());
+        for (int64_t t = 0; t < rows; ++t) {
+            int32_t keys = 0;
+            for (const KvSpan& sp : p.list(t)) {
+                int32_t bias_bits = 0;
+                if (sp.stream == 2) {
+                    std::memcpy(&bias_bits, &flat_bias, 4);
+                    f.spans.insert(f.spans.end(), {sp.begin, sp.end, 0, 0, n_flat * row, bias_bits});
+                } else {
+                    const std::vector<BlockId>& table = sp.stream == 0 ? table_a : table_b;
+                    f.spans.insert(f.spans.end(), {sp.begin, sp.end, static_cast<int32_t>(f.tables.size()), -1, -1, bias_bits});
+                    for (int32_t b = sp.begin / kBlockTokens; b <= (sp.end - 1) / kBlockTokens; ++b) f.tables.push_back(table[static_cast<size_t>(b)]);
+                }
+                keys += sp.end - sp.begin;
             }
-            keys += sp.end - sp.begin;
+            f.max_keys = std::max(f.max_keys, keys);
         }
-        max_keys = std::max(max_keys, keys);
-    }
+        return f;
+    };
+    const Flattened fl = flatten(plan, n_rows);
+    const std::vector<int32_t>&offsets = fl.offsets, &spans = fl.spans, &tables = fl.tables;
+    const int32_t max_keys = fl.max_keys;
     cuda::DeviceBuffer dk = to_device(k), dv = to_device(v), dslots = to_device(slots), dq = to_device(q), doff = to_device(offsets),
                        dspans = to_device(spans), dtables = to_device(tables), dflat = to_device(flat);
     auto k_arena = cuda::DeviceBuffer::allocate(k_host.size()), v_arena = cuda::DeviceBuffer::allocate(v_host.size());
@@ -166,11 +178,7 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
             rows_differing += !std::equal(pair->begin() + off, pair->begin() + off + layout.token_stride, back.begin() + off);
         }
     }
-    double worst = 0, largest = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-        worst = cudacheck::worse(worst, std::fabs(static_cast<double>(got[i]) - expected[i]));
-        largest = std::max(largest, std::fabs(static_cast<double>(expected[i])));
-    }
+    const auto [worst, largest] = cudacheck::difference(got, expected);
     const int64_t empty_row = 4;
     bool zeros = true;
     for (int64_t i = empty_row * kHeads * kHeadDim; i < (empty_row + 1) * kHeads * kHeadDim; ++i) zeros = zeros && got[static_cast<size_t>(i)] == 0.0f;
@@ -179,6 +187,51 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     CHECK(rows_differing == 0, name + ": kv_append's rows differ from the CPU codec's");
     CHECK(worst <= 2e-4 * largest, name + ": the device attention departs from the CPU's");
     CHECK(zeros, name + ": an empty list must give zeros");
+
+    // A prompt's plan: 200 rows of A reading [0, t + 1), then a row with sinks and a window and one
+    // with the host-built rows — the tiled kernel (its tiles stage the keys their rows share, the
+    // last tile shares none), over the same arenas.
+    AttendPlan prompt;
+    for (int32_t t = 0; t < 200; ++t) {
+        prompt.add({0, 0, t + 1});
+        prompt.close_list();
+    }
+    prompt.add({0, 0, 4});
+    prompt.add({0, 560, 600});
+    prompt.close_list();
+    prompt.add({2, 0, 8});
+    prompt.add({0, 560, 600});
+    prompt.close_list();
+    const int64_t n_prompt = 202;
+    const std::vector<float> pq = cudacheck::random_floats(static_cast<size_t>(n_prompt * kHeads * kHeadDim), 1.0f, 7);
+    std::vector<float> p_expected(pq.size()), p_got(pq.size());
+    attend_spans(pq.data(), n_prompt, streams, prompt, {kHeads, kKvHeads, kHeadDim}, scale, p_expected.data(), pool);
+    std::vector<int32_t> tiles;
+    CHECK(cuda::tile_shared_keys(prompt, n_prompt, kKvHeads, tiles), name + ": a prompt's plan should take the tiled kernel");
+    CHECK(cuda::attend_kv_scratch_bytes(n_prompt, kHeads, kHeadDim, 0, true) == 0, name + ": the tiled kernel needs no scratch");
+    const Flattened pf = flatten(prompt, n_prompt);
+    cuda::DeviceBuffer pdq = to_device(pq), pdoff = to_device(pf.offsets), pdspans = to_device(pf.spans), pdtables = to_device(pf.tables),
+                       pdtiles = to_device(tiles);
+    auto p_out = cuda::DeviceBuffer::allocate(pq.size() * 4);
+    CHECK(p_out.ok(), name + ": device buffers");
+    if (!p_out.ok()) return;
+    cuda::DeviceKvPlan pp;
+    pp.offsets = pdoff.as<int32_t>();
+    pp.spans = pdspans.as<cuda::DeviceKvSpan>();
+    pp.tables = pdtables.as<int32_t>();
+    pp.flat = dflat.as<float>();
+    pp.tile_shared = pdtiles.as<int32_t>();
+    pp.max_keys = pf.max_keys;
+    s = cudaMemset(p_out->data(), 0xFF, p_out->size()) == cudaSuccess ? Status::ok_status() : error(StatusCode::internal, "NaN fill");
+    if (s.ok()) s = cuda::attend_kv(pdq.as<float>(), n_prompt, kHeads, scale, pp, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), nullptr, p_out->as<float>(), nullptr);
+    if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "tiled attention");
+    if (s.ok()) s = p_out->download(p_got.data(), p_got.size() * 4);
+    CHECK(s.ok(), name + ": tiled: " + s.message());
+    if (!s.ok()) return;
+    const auto [p_worst, p_largest] = cudacheck::difference(p_got, p_expected);
+    std::printf("kv %-5s tiled prompt attention (%lld rows): largest difference %.2e of %.2f\n", name.c_str(), static_cast<long long>(n_prompt),
+                p_worst, p_largest);
+    CHECK(p_worst <= 2e-4 * p_largest, name + ": the tiled attention departs from the CPU's");
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/attention_tiles.h"
 #include "kernels/cuda/cuda_backend_impl.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kv_cache/kv_row_codec.h"
@@ -261,7 +262,7 @@ Status CudaBackend::attend_host_kept(int32_t il, PagedKv& kv, KvGroup& group) {
 Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention) {
     const int64_t n = n_;
     const cuda::DeviceKvPlan& dp = device_plan_;
-    const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys);
+    const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys, dp.tile_shared != nullptr);
     if (attention_scratch_.size() < scratch) {
         WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // the old scratch may be in use
         WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
@@ -280,9 +281,10 @@ Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan
 
 // The plan flattened into one int32 array, staged and uploaded into meta_ (device_plan_ points
 // into it): [slots: n][offsets: lists + 1][spans: 6 words each], then per stream the plan reads
-// either its block table from the first block read (once, however many spans read it) or its host-built K and V rows (f32
-// bits). `positions` given: slots[t] is row t's own slot in its token stream, where kv_append
-// writes it (every list then starts in that stream); else the slots are unused.
+// either its block table from the first block read (once, however many spans read it) or its
+// host-built K and V rows (f32 bits), then the tiles' shared key counts when tiling pays.
+// `positions` given: slots[t] is row t's own slot in its token stream, where kv_append writes it
+// (every list then starts in that stream); else the slots are unused.
 Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
                                 KvStore& store, int32_t storage) {
     const int64_t n = n_, n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
@@ -342,6 +344,9 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
         w[4] = u.flat_v;
         std::memcpy(&w[5], &bias, 4);
     }
+    // A prompt's rows share their first keys: the tiled kernel stages them once per tile.
+    const size_t tiles_at = meta.size();
+    const bool tiles = hp_.head_dim <= cuda::kAttendTileMaxHeadDim && cuda::tile_shared_keys(plan, n, hp_.n_head_kv, meta);
     for (int64_t t = 0; t < static_cast<int64_t>(positions.size()); ++t) {
         const std::span<const KvSpan> list = plan.list(t);
         if (list.empty()) continue;
@@ -356,6 +361,7 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
     device_plan_.spans = reinterpret_cast<const cuda::DeviceKvSpan*>(dm + spans_at);
     device_plan_.tables = dm;
     device_plan_.flat = reinterpret_cast<const float*>(dm);
+    device_plan_.tile_shared = tiles ? dm + tiles_at : nullptr;
     device_plan_.per_kv_head = plan.per_kv_head;
     device_plan_.max_keys = max_keys;
     return Status::ok_status();

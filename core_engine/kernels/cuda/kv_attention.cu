@@ -1,9 +1,8 @@
-// One warp per (query row, head, split of its keys): 32 keys at a time, a lane scoring one key
-// (from the arenas or from host-built rows, plus the span's bias) against the query held in
-// shared memory, the warp's running max and sum rescaled as in
-// online softmax, then each key's value added across the lanes' dimensions. The merge kernel
-// combines a query's splits by their maxima (log-sum-exp), so the result does not depend on how
-// the keys were split beyond rounding.
+// The KV append kernel and the split-key attention: one warp per (query row, head, split of its
+// keys), each split's online softmax (kv_read.cuh) over 32 keys at a time, read from the arenas
+// or from host-built rows; the merge kernel combines a query's splits by their maxima
+// (log-sum-exp), so the result does not depend on how the keys were split beyond rounding. A
+// prompt's plan with tiles goes to attention_tiles.cu instead.
 #include "kernels/cuda/kv_attention.h"
 
 #include <cuda_bf16.h>
@@ -13,6 +12,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/kv_read.cuh"
 
 namespace workbench::cuda {
 namespace {
@@ -20,65 +20,6 @@ namespace {
 constexpr int kMaxHeadDim = 256;
 constexpr int kDimsPerLane = kMaxHeadDim / 32;
 constexpr int kKeysPerSplit = 256;
-constexpr unsigned kFull = 0xffffffffu;
-
-__device__ inline float q8_scale(const uint8_t* b) {
-    return __half2float(__ushort_as_half(static_cast<uint16_t>(b[0] | (b[1] << 8))));
-}
-
-// e4m3 (bias 7, no infinities, 0x7f/0xff NaN): (8 + m) · 2^(e − 10), or m · 2^−9 when e is 0.
-__device__ inline float e4m3_value(uint8_t b) {
-    const int e = (b >> 3) & 0xf, m = b & 7;
-    if (e == 0xf && m == 7) return __int_as_float(0x7fc00000);
-    const float v = ldexpf(static_cast<float>(e != 0 ? 8 + m : m), (e != 0 ? e : 1) - 10);
-    return (b & 0x80) ? -v : v;
-}
-
-// Element d of a stored row (kv_dtype.h's layouts).
-__device__ inline float kv_element(DeviceKvType type, const uint8_t* row, int d) {
-    switch (type) {
-        case DeviceKvType::f32: return reinterpret_cast<const float*>(row)[d];
-        case DeviceKvType::f16: return __half2float(reinterpret_cast<const __half*>(row)[d]);
-        case DeviceKvType::bf16: return __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(row)[d]);
-        case DeviceKvType::q4_0: {
-            const uint8_t* b = row + (d / 32) * 18;
-            const int i = d % 32;
-            const int nibble = i < 16 ? (b[2 + i] & 0x0f) : (b[2 + i - 16] >> 4);
-            return q8_scale(b) * static_cast<float>(nibble - 8);
-        }
-        case DeviceKvType::fp8: {
-            const uint8_t* b = row + (d / 32) * 34;
-            return q8_scale(b) * e4m3_value(b[2 + d % 32]);
-        }
-        default: {
-            const uint8_t* b = row + (d / 32) * 34;
-            return q8_scale(b) * static_cast<float>(static_cast<int8_t>(b[2 + d % 32]));
-        }
-    }
-}
-
-__device__ inline float warp_max(float v) {
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
-    return v;
-}
-
-__device__ inline float warp_sum(float v) {
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(kFull, v, o);
-    return v;
-}
-
-// Where `entry` of a span keeps its K (or V) row of KV head kvh: the arenas through the span's
-// block table, or the host-built f32 rows uploaded with the plan.
-__device__ inline const uint8_t* kv_row(const DeviceKvPlan& plan, const DeviceKvSpan& sp, const DeviceKvLayout& L, bool is_v,
-                                        const uint8_t* arena, int32_t entry, int32_t kvh) {
-    if (sp.flat_k >= 0)
-        return reinterpret_cast<const uint8_t*>(plan.flat + (is_v ? sp.flat_v : sp.flat_k) +
-                                                (static_cast<int64_t>(entry) * L.n_kv_heads + kvh) * L.head_dim);
-    const int32_t bt = L.block_tokens;
-    const int64_t block = plan.tables[sp.table_offset + entry / bt - sp.begin / bt];
-    return arena + block * (is_v ? L.v_block_stride : L.k_block_stride) + (entry % bt) * (is_v ? L.v_token_stride : L.k_token_stride) +
-           kvh * (is_v ? L.v_row_bytes : L.k_row_bytes);
-}
 
 // One warp per (row, K or V, KV head): the row encoded into its slot.
 __global__ void append_kernel(const float* __restrict__ k, const float* __restrict__ v, const int32_t* __restrict__ slots,
@@ -132,58 +73,18 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
     for (int d = lane; d < hd; d += 32) qs[d] = q[query * hd + d];
     __syncwarp();
     const int64_t list = plan.per_kv_head ? t * L.n_kv_heads + kvh : t;
-    const int64_t first_key = static_cast<int64_t>(split) * keys_per_split, last_key = first_key + keys_per_split;
-    float m = -INFINITY, l = 0.0f, acc[kDimsPerLane];
-#pragma unroll
-    for (int i = 0; i < kDimsPerLane; ++i) acc[i] = 0.0f;
-    int64_t base = 0;   // keys of the list before this span
-    for (int32_t s = plan.offsets[list]; s < plan.offsets[list + 1]; ++s) {
-        const DeviceKvSpan sp = plan.spans[s];
-        const int64_t len = sp.end - sp.begin;
-        const bool flat = sp.flat_k >= 0;
-        const DeviceKvType k_type = flat ? DeviceKvType::f32 : L.k_type, v_type = flat ? DeviceKvType::f32 : L.v_type;
-        const int64_t lo = first_key > base ? first_key : base, hi = last_key < base + len ? last_key : base + len;
-        for (int64_t c = lo; c < hi; c += 32) {
-            const int64_t key = c + lane;
-            const bool valid = key < hi;
-            const int32_t entry = sp.begin + static_cast<int32_t>((valid ? key : c) - base);
-            float score = -INFINITY;
-            if (valid) {
-                const uint8_t* kr = kv_row(plan, sp, L, false, k_arena, entry, kvh);
-                float dot = 0.0f;
-                for (int d = 0; d < hd; ++d) dot = fmaf(qs[d], kv_element(k_type, kr, d), dot);
-                score = dot * scale + sp.bias;
-            }
-            const float m_new = fmaxf(m, warp_max(score));
-            const float p = valid ? expf(score - m_new) : 0.0f;
-            const float correction = expf(m - m_new);   // 0 while m is still −∞
-            l = l * correction + warp_sum(p);
-#pragma unroll
-            for (int i = 0; i < kDimsPerLane; ++i) acc[i] *= correction;
-            const int n_valid = hi - c < 32 ? static_cast<int>(hi - c) : 32;
-            for (int j = 0; j < n_valid; ++j) {
-                const float pj = __shfl_sync(kFull, p, j);
-                const int32_t ej = __shfl_sync(kFull, entry, j);
-                const uint8_t* vr = kv_row(plan, sp, L, true, v_arena, ej, kvh);
-#pragma unroll
-                for (int i = 0; i < kDimsPerLane; ++i) {
-                    const int d = lane + 32 * i;
-                    if (d < hd) acc[i] = fmaf(pj, kv_element(v_type, vr, d), acc[i]);
-                }
-            }
-            m = m_new;
-        }
-        base += len;
-    }
+    const int64_t first_key = static_cast<int64_t>(split) * keys_per_split;
+    SoftmaxState<kDimsPerLane> st;
+    attend_keys(qs, scale, plan, L, k_arena, v_arena, list, kvh, first_key, first_key + keys_per_split, st);
     float* out = partial + (query * n_splits + split) * (hd + 2);
     if (lane == 0) {
-        out[0] = m;
-        out[1] = l;
+        out[0] = st.m;
+        out[1] = st.l;
     }
 #pragma unroll
     for (int i = 0; i < kDimsPerLane; ++i) {
         const int d = lane + 32 * i;
-        if (d < hd) out[2 + d] = acc[i];
+        if (d < hd) out[2 + d] = st.acc[i];
     }
 }
 
@@ -226,7 +127,8 @@ Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n
     return check_launch("KV append launch");
 }
 
-size_t attend_kv_scratch_bytes(int64_t n_rows, int32_t n_head, int32_t head_dim, int32_t max_keys) {
+size_t attend_kv_scratch_bytes(int64_t n_rows, int32_t n_head, int32_t head_dim, int32_t max_keys, bool tiles) {
+    if (tiles && head_dim <= kAttendTileMaxHeadDim) return 0;
     return static_cast<size_t>(n_rows * n_head) * static_cast<size_t>(split_count(n_rows, n_head, max_keys)) *
            static_cast<size_t>(head_dim + 2) * sizeof(float);
 }
@@ -236,6 +138,8 @@ Status attend_kv(const float* q, int64_t n_rows, int32_t n_head, float scale, co
     if (layout.head_dim > kMaxHeadDim)
         return error(StatusCode::unsupported, "the CUDA attention kernel takes heads of at most " + std::to_string(kMaxHeadDim) + " dimensions");
     if (n_rows <= 0) return Status::ok_status();
+    if (plan.tile_shared != nullptr && layout.head_dim <= kAttendTileMaxHeadDim)
+        return attend_tiles(q, n_rows, n_head, scale, plan, layout, k_arena, v_arena, out, stream);
     const int32_t splits = split_count(n_rows, n_head, plan.max_keys);
     const int32_t keys_per_split = (plan.max_keys + splits - 1) / splits > 0 ? (plan.max_keys + splits - 1) / splits : 1;
     const dim3 grid(static_cast<unsigned>(n_rows * n_head), static_cast<unsigned>(splits));

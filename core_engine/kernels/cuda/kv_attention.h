@@ -5,7 +5,9 @@
 // the host (a sliding window's re-rotated sinks, a cross-layer merge's staged rows), uploaded as
 // f32 beside the plan; it may add a bias to its scores (a pooled entry standing for M tokens).
 // Attention is split over keys (flash-decoding): each (query row, head, split) keeps a running
-// max, sum and weighted values; a second kernel merges the splits by log-sum-exp. KV types read:
+// max, sum and weighted values; a second kernel merges the splits by log-sum-exp. A prompt's plan
+// may carry tiles (attention_tiles.h): rows in tiles of kAttendTileRows share the keys they all
+// read first, staged in shared memory once per tile (attention_tiles.cu). KV types read:
 // f32, f16, bf16, q8_0, q4_0, fp8 (e4m3, one f16 scale per 32); kv_append writes the first four.
 // Pointers are device pointers.
 #pragma once
@@ -47,6 +49,9 @@ struct DeviceKvPlan {
     const DeviceKvSpan* spans = nullptr;
     const int32_t* tables = nullptr;
     const float* flat = nullptr;
+    // Per tile of kAttendTileRows rows (per (tile, KV head) when per_kv_head): the keys every
+    // row of the tile reads first, in the same order. Null: the split-key kernel runs.
+    const int32_t* tile_shared = nullptr;
     bool per_kv_head = false;
     int32_t max_keys = 0;   // the longest list's entries (sizes the splits)
 };
@@ -56,12 +61,21 @@ struct DeviceKvPlan {
 Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
                  uint8_t* v_arena, cudaStream_t stream);
 
-// Bytes of scratch attend_kv needs for n_rows query rows of n_head heads.
-size_t attend_kv_scratch_bytes(int64_t n_rows, int32_t n_head, int32_t head_dim, int32_t max_keys);
+// Query rows per tile of the prompt kernel, and the widest head it takes.
+constexpr int32_t kAttendTileRows = 16, kAttendTileMaxHeadDim = 128;
+
+// Bytes of scratch attend_kv needs for n_rows query rows of n_head heads (none with tiles).
+size_t attend_kv_scratch_bytes(int64_t n_rows, int32_t n_head, int32_t head_dim, int32_t max_keys, bool tiles = false);
 
 // out[t, h] = softmax(scale · q[t, h] · K) · V over list t (or t · n_kv + h / group); an empty
-// list gives zeros. scratch: attend_kv_scratch_bytes of device memory.
+// list gives zeros. scratch: attend_kv_scratch_bytes of device memory. With plan.tile_shared
+// (heads of at most kAttendTileMaxHeadDim) it runs attend_tiles.
 Status attend_kv(const float* q, int64_t n_rows, int32_t n_head, float scale, const DeviceKvPlan& plan, const DeviceKvLayout& layout,
                  const uint8_t* k_arena, const uint8_t* v_arena, float* scratch, float* out, cudaStream_t stream);
+
+// The prompt kernel: a block of warps per (tile, head) stages the tile's shared keys in shared
+// memory and folds them into each row's softmax, then each row reads the rest of its list.
+Status attend_tiles(const float* q, int64_t n_rows, int32_t n_head, float scale, const DeviceKvPlan& plan, const DeviceKvLayout& layout,
+                    const uint8_t* k_arena, const uint8_t* v_arena, float* out, cudaStream_t stream);
 
 }  // namespace workbench::cuda
