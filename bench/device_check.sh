@@ -67,6 +67,10 @@ if reason="$("$cli" run -m "$BUILD/tiny.gguf" -p "t1 t2 t3" -n 2 --temp 0 --back
   # Aggregate decode by batch size: still rising at 128 is the target.
   "$cli" bench -m "$BUILD/llama-1b-q4_0.gguf" --backend cuda -p 0 -n 128 -r 1 -b 1,8,32,128,256 --json > "$OUT/bench-batch.json" 2> "$OUT/bench-batch.log" &&
     summary+=("llama-1b q4_0 decode by batch: $(python3 -c 'import json,sys; print(", ".join(f"b{r["batch"]} {r["avg_ts"]:.0f}" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-batch.json") tok/s")
+  # A host-kept policy (the host writes and plans, the device attends): its price beside full's.
+  "$cli" bench -m "$BUILD/llama-1b-q4_0.gguf" --backend cuda --attention "sliding:window=256,sinks=4" -p 512 -n 128 -r 1 --json \
+    > "$OUT/bench-sliding.json" 2> "$OUT/bench-sliding.log" &&
+    summary+=("llama-1b q4_0 sliding:window=256: $(python3 -c 'import json,sys; print(", ".join(f"{r["test"]} {r["avg_ts"]:.0f} tok/s" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-sliding.json")")
 else
   summary+=("benchmarks skipped: $reason")
 fi

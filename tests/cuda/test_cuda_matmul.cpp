@@ -3,7 +3,11 @@
 // tail) within 1e-4 of the output's RMS (f32 accumulation, another order), and the prompt path
 // (bf16 decode + cuBLASLt) within 1.5e-2 (its inputs are rounded to bf16's 8 bits). Shapes: the
 // tiny model's, the 1B model's attention output, and a width that is not a multiple of 32 for the
-// plain types. The output is filled with NaN before each run, so rows left unwritten fail.
+// plain types. The output is filled with NaN before each run, so rows left unwritten fail. The
+// MLP's fused GEMV (gate and up with SiLU or GELU in one pass) matches the two GEMVs followed by
+// the element-wise activation it replaces within 1e-6 of the largest output (the same sums; only
+// the compiler's contraction of the activation may differ between the two kernels).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -13,6 +17,7 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/device_matrix.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/lt_matmul.h"
 #include "kernels/cuda/matmul_kernels.h"
 #include "tensor/dequantize.h"
@@ -84,6 +89,32 @@ void check_type(DType type, int64_t n_in, int64_t n_out, cuda::LtMatmul& lt) {
                     prompt_path ? "cuBLASLt" : "gemv", err, bound);
         CHECK(err <= bound, name + ": the device result departs from the reference");
     }
+    // The fused gate/up GEMV against the unfused sequence, on the device.
+    const std::vector<float> w_up = cudacheck::random_floats(w.size(), 1.0f, 13);
+    std::vector<uint8_t> up_blocks(blocks.size());
+    for (int64_t r = 0; r < n_out; ++r) quantize_row(type, w_up.data() + r * n_in, up_blocks.data() + r * row_bytes, n_in);
+    auto dup = to_device(up_blocks);
+    auto dg = cuda::DeviceBuffer::allocate(static_cast<size_t>(kMaxTokens * n_out) * 4);
+    CHECK(dup.ok() && dg.ok(), name + ": device buffers");
+    if (!dup.ok() || !dg.ok()) return;
+    const cuda::DeviceMatrix up{type, dup->as<uint8_t>(), n_in, n_out, row_bytes};
+    for (const int64_t n : {1, 3, 13})
+        for (const bool gelu : {false, true}) {
+            std::vector<float> fused(static_cast<size_t>(n * n_out)), unfused(fused.size());
+            Status s = cuda::gemv_gated(m, up, dx->as<float>(), dy->as<float>(), n, gelu, nullptr);
+            if (s.ok()) s = cuda::gemv(m, dx->as<float>(), dg->as<float>(), n, nullptr);
+            if (s.ok()) s = cuda::gemv(up, dx->as<float>(), dg->as<float>() + n * n_out, n, nullptr);
+            if (s.ok()) s = cuda::gated_activation(dg->as<float>(), dg->as<float>() + n * n_out, n * n_out, gelu, nullptr);
+            if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "gated gemv");
+            if (s.ok()) s = dy->download(fused.data(), fused.size() * 4);
+            if (s.ok()) s = dg->download(unfused.data(), unfused.size() * 4);
+            CHECK(s.ok(), name + ": gated: " + s.message());
+            if (!s.ok()) continue;
+            const auto [worst, largest] = cudacheck::difference(fused, unfused);
+            std::printf("%-18s %2lld tokens gated gemv (%s): largest difference from the unfused kernels %.2e of %.2f\n", name.c_str(),
+                        static_cast<long long>(n), gelu ? "GELU" : "SiLU", worst, largest);
+            CHECK(worst <= 1e-6 * largest, name + ": the fused gate/up GEMV departs from the unfused kernels");
+        }
 }
 
 }  // namespace

@@ -189,15 +189,19 @@ void CudaBackend::residual_norm(const ResidualNorm& op) {
         if (it == vectors_.end()) keep(error(StatusCode::internal, "cuda: a norm that is not one of the model's tensors"));
         return it == vectors_.end() ? nullptr : it->second;
     };
+    const float* norm = op.norm ? device_copy(op.norm) : nullptr;
+    if (!error_.ok()) return;
     if (op.add) {
         if (op.post_norm && op.post_norm->present())
             if (const float* w = device_copy(op.post_norm))
                 keep(cuda::rms_norm(proj_.as<float>(), w, proj_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
-        keep(cuda::add_into(x_.as<float>(), proj_.as<float>(), count, stream_));
+        if (!error_.ok()) return;
+        // The add and the next norm in one pass over the residual stream.
+        if (norm) keep(cuda::add_rms_norm(x_.as<float>(), proj_.as<float>(), norm, xn_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
+        else keep(cuda::add_into(x_.as<float>(), proj_.as<float>(), count, stream_));
+        return;
     }
-    if (!op.norm || !error_.ok()) return;
-    if (const float* norm = device_copy(op.norm))
-        keep(cuda::rms_norm(x_.as<float>(), norm, xn_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
+    if (norm) keep(cuda::rms_norm(x_.as<float>(), norm, xn_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
 }
 
 Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n) {
@@ -238,6 +242,11 @@ void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {
         case MatmulGroup::attention_in: keep(attention_in(il, own_kv)); break;
         case MatmulGroup::attention_out: keep(matmul(l.wo, attn_.as<float>(), proj_.as<float>(), n_)); break;
         case MatmulGroup::mlp_in:
+            // A decode step's gate and up in one pass with the activation (matrices stored alike).
+            if (n_ <= kGemvMaxTokens && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_out == l.up.n_out) {
+                keep(cuda::gemv_gated(l.gate, l.up, xn_.as<float>(), gate_.as<float>(), n_, options_.gelu_gate, stream_));
+                break;
+            }
             keep(matmul(l.gate, xn_.as<float>(), gate_.as<float>(), n_));
             keep(matmul(l.up, xn_.as<float>(), up_.as<float>(), n_));
             if (error_.ok()) keep(cuda::gated_activation(gate_.as<float>(), up_.as<float>(), n_ * hp_.n_ff, options_.gelu_gate, stream_));

@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/block_decode.cuh"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/gated_activation.cuh"
 
 namespace workbench::cuda {
 namespace {
@@ -51,13 +52,8 @@ __global__ void rope_kernel(float* x, int64_t n_tokens, int64_t width, int64_t h
 }
 
 __global__ void glu_kernel(float* gate, const float* __restrict__ up, int64_t count, bool gelu) {
-    constexpr float kTwoSqrt2OverPi = 1.5957691216057308f, kCubic = 0.044715f;
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    const float g = gate[i];
-    // SiLU(g) = g / (1 + e^−g); tanh-GELU(g) = g / (1 + e^(−2u)), u = sqrt(2/π)(g + 0.044715 g³): as the CPU's.
-    const float e = gelu ? expf(-kTwoSqrt2OverPi * (g + kCubic * g * g * g)) : expf(-g);
-    gate[i] = g / (1.0f + e) * up[i];
+    if (i < count) gate[i] = gated_value(gate[i], up[i], gelu);
 }
 
 __global__ void cap_kernel(float* x, int64_t count, float cap) {

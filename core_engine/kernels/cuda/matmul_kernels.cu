@@ -1,10 +1,13 @@
-// GEMV over blocks decoded in registers; the decode to bf16 that feeds cuBLASLt for prompts.
+// GEMV over blocks decoded in registers (plain, and the MLP's gate and up with the activation
+// fused); the decode to bf16 that feeds cuBLASLt for prompts.
 #include "kernels/cuda/matmul_kernels.h"
 
 #include <string>
+#include <type_traits>
 
 #include "kernels/cuda/block_decode.cuh"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/gated_activation.cuh"
 
 namespace workbench::cuda {
 namespace {
@@ -16,16 +19,11 @@ __device__ inline float warp_sum(float v) {
     return v;
 }
 
-// One warp per output row: lane i decodes the row's blocks i, i + 32, ... and multiplies each
-// by the NT tokens' matching 32 inputs; the lanes' partial sums meet by shuffles.
+// This lane's share of one row's products with NT tokens: lane i decodes the row's blocks i,
+// i + 32, ... and multiplies each by the tokens' matching 32 inputs (summed across the warp later).
 template <DType T, int NT>
-__global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
-                          const float* __restrict__ x, float* __restrict__ y) {
+__device__ inline void row_partials(const uint8_t* row, int64_t n_in, const float* __restrict__ x, float (&acc)[NT]) {
     const int lane = threadIdx.x % 32;
-    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-    if (r >= n_out) return;
-    const uint8_t* row = w + r * row_bytes;
-    float acc[NT];
 #pragma unroll
     for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
     const int64_t n_blocks = (n_in + kBlock - 1) / kBlock;
@@ -47,32 +45,56 @@ __global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int6
             acc[t] += s;
         }
     }
+}
+
+// One warp per output row; the lanes' partial sums meet by shuffles.
+template <DType T, int NT>
+__global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
+                          const float* __restrict__ x, float* __restrict__ y) {
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+    if (r >= n_out) return;
+    float acc[NT];
+    row_partials<T, NT>(w + r * row_bytes, n_in, x, acc);
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
         const float s = warp_sum(acc[t]);
-        if (lane == 0) y[t * n_out + r] = s;
+        if (threadIdx.x % 32 == 0) y[t * n_out + r] = s;
     }
 }
 
+// The MLP's gate and up rows r in one warp, over the same inputs, written as act(g) · u: the
+// activation fused into the matmuls (one launch and no pass over the gate's outputs).
 template <DType T, int NT>
-void launch_gemv(const DeviceMatrix& w, const float* x, float* y, cudaStream_t stream) {
-    const unsigned grid = static_cast<unsigned>((w.n_out + kWarpsPerBlock - 1) / kWarpsPerBlock);
-    gemv_rows<T, NT><<<grid, kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x, y);
-}
-
-template <DType T>
-void launch_gemv_tokens(const DeviceMatrix& w, const float* x, float* y, int64_t n, cudaStream_t stream) {
-    switch (n) {
-        case 1: launch_gemv<T, 1>(w, x, y, stream); break;
-        case 2: launch_gemv<T, 2>(w, x, y, stream); break;
-        case 3: launch_gemv<T, 3>(w, x, y, stream); break;
-        case 4: launch_gemv<T, 4>(w, x, y, stream); break;
-        case 5: launch_gemv<T, 5>(w, x, y, stream); break;
-        case 6: launch_gemv<T, 6>(w, x, y, stream); break;
-        case 7: launch_gemv<T, 7>(w, x, y, stream); break;
-        default: launch_gemv<T, 8>(w, x, y, stream); break;
+__global__ void gemv_gated_rows(const uint8_t* __restrict__ w_gate, const uint8_t* __restrict__ w_up, int64_t row_bytes, int64_t n_in,
+                                int64_t n_out, const float* __restrict__ x, float* __restrict__ y, bool gelu) {
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+    if (r >= n_out) return;
+    float g[NT], u[NT];
+    row_partials<T, NT>(w_gate + r * row_bytes, n_in, x, g);
+    row_partials<T, NT>(w_up + r * row_bytes, n_in, x, u);
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const float gs = warp_sum(g[t]), us = warp_sum(u[t]);
+        if (threadIdx.x % 32 == 0) y[t * n_out + r] = gated_value(gs, us, gelu);
     }
 }
+
+// Calls f(std::integral_constant<int, NT>) for a pass of n tokens (1..kGemvTokensPerPass).
+template <typename F>
+void dispatch_tokens(int64_t n, F&& f) {
+    switch (n) {
+        case 1: f(std::integral_constant<int, 1>{}); break;
+        case 2: f(std::integral_constant<int, 2>{}); break;
+        case 3: f(std::integral_constant<int, 3>{}); break;
+        case 4: f(std::integral_constant<int, 4>{}); break;
+        case 5: f(std::integral_constant<int, 5>{}); break;
+        case 6: f(std::integral_constant<int, 6>{}); break;
+        case 7: f(std::integral_constant<int, 7>{}); break;
+        default: f(std::integral_constant<int, 8>{}); break;
+    }
+}
+
+unsigned gemv_grid(int64_t n_out) { return static_cast<unsigned>((n_out + kWarpsPerBlock - 1) / kWarpsPerBlock); }
 
 template <DType T>
 __global__ void decode_rows_bf16(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
@@ -104,11 +126,31 @@ Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, c
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
         const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
         const bool known = dispatch_type(w.type, [&](auto type) {
-            launch_gemv_tokens<decltype(type)::value>(w, x + t0 * w.n_in, y + t0 * w.n_out, n, stream);
+            dispatch_tokens(n, [&](auto nt) {
+                gemv_rows<decltype(type)::value, decltype(nt)::value>
+                    <<<gemv_grid(w.n_out), kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x + t0 * w.n_in, y + t0 * w.n_out);
+            });
         });
         if (!known) return unsupported_type(w);
     }
     return check_launch("gemv launch");
+}
+
+Status gemv_gated(const DeviceMatrix& gate, const DeviceMatrix& up, const float* x, float* y, int64_t n_tokens, bool gelu, cudaStream_t stream) {
+    if (gate.type != up.type || gate.n_in != up.n_in || gate.n_out != up.n_out || gate.row_bytes != up.row_bytes)
+        return error(StatusCode::invalid_argument, "gemv_gated: the gate and up matrices differ in type or shape");
+    if (gate.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
+        const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
+        const bool known = dispatch_type(gate.type, [&](auto type) {
+            dispatch_tokens(n, [&](auto nt) {
+                gemv_gated_rows<decltype(type)::value, decltype(nt)::value><<<gemv_grid(gate.n_out), kWarpsPerBlock * 32, 0, stream>>>(
+                    gate.data, up.data, gate.row_bytes, gate.n_in, gate.n_out, x + t0 * gate.n_in, y + t0 * gate.n_out, gelu);
+            });
+        });
+        if (!known) return unsupported_type(gate);
+    }
+    return check_launch("gated gemv launch");
 }
 
 Status decode_to_bf16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream) {

@@ -2,6 +2,8 @@
 //   gemv            y[n, n_out] = x[n, n_in] · Wᵀ for a few tokens: one warp per output row
 //                   decodes W's blocks in registers and serves up to 8 tokens a pass, so the
 //                   weights (the whole cost of a decode step) are read once per 8 tokens.
+//   gemv_gated      the MLP's gate and up matrices in one pass, written as act(x·Gᵀ) · (x·Uᵀ):
+//                   the activation fused into the decode step's matmuls.
 //   decode_to_bf16  W's rows as bf16, for cuBLASLt (prompts): bf16 keeps f32's range, where f16
 //                   would overflow on activations some models reach (Gemma's MLP).
 //   f32_to_bf16     activations as bf16, likewise.
@@ -21,6 +23,8 @@ namespace workbench::cuda {
 constexpr int64_t kGemvTokensPerPass = 8;
 
 Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream);
+// gate and up of one type and shape (invalid_argument otherwise); act: SiLU, or tanh-GELU when gelu.
+Status gemv_gated(const DeviceMatrix& gate, const DeviceMatrix& up, const float* x, float* y, int64_t n_tokens, bool gelu, cudaStream_t stream);
 // out: [n_out, n_in] bf16 bits.
 Status decode_to_bf16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream);
 Status f32_to_bf16(const float* x, uint16_t* out, int64_t count, cudaStream_t stream);
