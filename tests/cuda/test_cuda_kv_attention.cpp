@@ -4,9 +4,11 @@
 // the CPU's attend_spans over the same plan — for every KV type. Two sequences with scattered
 // block tables; lists of one span (600 keys: three splits), of two spans (sinks and a window),
 // an empty one (zeros), and one reading host-built f32 rows (a third stream, as a sliding
-// window's re-rotated sinks) with a score bias (as pooled entries) beside a window; then a
-// prompt's plan (200 causal rows and two mixed ones) through the tiled kernel. GQA: 4 query heads
-// on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another order).
+// window's re-rotated sinks) with a score bias (as pooled entries) beside a window; then through
+// the tiled kernel a prompt's plan (causal rows, sinks + windows sharing keys across two spans,
+// mixed rows) with its tiles' shared key counts checked, and a plan with lists per KV head. GQA:
+// 4 query heads on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another
+// order; both round Q to f16).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -188,50 +190,75 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     CHECK(worst <= 2e-4 * largest, name + ": the device attention departs from the CPU's");
     CHECK(zeros, name + ": an empty list must give zeros");
 
-    // A prompt's plan: 200 rows of A reading [0, t + 1), then a row with sinks and a window and one
-    // with the host-built rows — the tiled kernel (its tiles stage the keys their rows share, the
-    // last tile shares none), over the same arenas.
+    // Plans through the tiled kernel, over the same arenas: its tiles' shared key counts as
+    // expected (when given), its result as the CPU's.
+    const auto check_tiled = [&](const AttendPlan& prompt, int64_t n_prompt, const std::string& what, const std::vector<int32_t>& expected_tiles) {
+        const std::vector<float> pq = cudacheck::random_floats(static_cast<size_t>(n_prompt * kHeads * kHeadDim), 1.0f, 7);
+        std::vector<float> p_expected(pq.size()), p_got(pq.size());
+        attend_spans(pq.data(), n_prompt, streams, prompt, {kHeads, kKvHeads, kHeadDim}, scale, p_expected.data(), pool);
+        std::vector<int32_t> tiles;
+        CHECK(cuda::tile_shared_keys(prompt, n_prompt, kKvHeads, tiles), name + " " + what + ": the plan should take the tiled kernel");
+        if (!expected_tiles.empty()) CHECK(tiles == expected_tiles, name + " " + what + ": the tiles' shared key counts");
+        CHECK(cuda::attend_kv_scratch_bytes(n_prompt, kHeads, kHeadDim, 0, true) == 0, name + ": the tiled kernel needs no scratch");
+        const Flattened pf = flatten(prompt, static_cast<int64_t>(prompt.offsets.size()) - 1);
+        cuda::DeviceBuffer pdq = to_device(pq), pdoff = to_device(pf.offsets), pdspans = to_device(pf.spans), pdtables = to_device(pf.tables),
+                           pdtiles = to_device(tiles);
+        auto p_out = cuda::DeviceBuffer::allocate(pq.size() * 4);
+        CHECK(p_out.ok(), name + ": device buffers");
+        if (!p_out.ok()) return;
+        cuda::DeviceKvPlan pp;
+        pp.offsets = pdoff.as<int32_t>();
+        pp.spans = pdspans.as<cuda::DeviceKvSpan>();
+        pp.tables = pdtables.as<int32_t>();
+        pp.flat = dflat.as<float>();
+        pp.tile_shared = pdtiles.as<int32_t>();
+        pp.per_kv_head = prompt.per_kv_head;
+        pp.max_keys = pf.max_keys;
+        Status ps = cuda::check(cudaMemset(p_out->data(), 0xFF, p_out->size()), "NaN fill");
+        if (ps.ok())
+            ps = cuda::attend_kv(pdq.as<float>(), n_prompt, kHeads, scale, pp, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), nullptr, p_out->as<float>(), nullptr);
+        if (ps.ok()) ps = cuda::check(cudaDeviceSynchronize(), "tiled attention");
+        if (ps.ok()) ps = p_out->download(p_got.data(), p_got.size() * 4);
+        CHECK(ps.ok(), name + " " + what + ": " + ps.message());
+        if (!ps.ok()) return;
+        const auto [p_worst, p_largest] = cudacheck::difference(p_got, p_expected);
+        std::printf("kv %-5s tiled attention, %s (%lld rows): largest difference %.2e of %.2f\n", name.c_str(), what.c_str(),
+                    static_cast<long long>(n_prompt), p_worst, p_largest);
+        CHECK(p_worst <= 2e-4 * p_largest, name + " " + what + ": the tiled attention departs from the CPU's");
+    };
+    // A prompt: 192 rows of A reading [0, t + 1) (tile k shares 16k + 1 keys); a tile of 16 rows
+    // reading the sinks and windows [500, 501 + r) (5 keys shared, across the two spans); a tile of
+    // a sinks + window row and a row over the host-built rows (none shared).
     AttendPlan prompt;
-    for (int32_t t = 0; t < 200; ++t) {
+    std::vector<int32_t> expected_tiles;
+    for (int32_t t = 0; t < 192; ++t) {
         prompt.add({0, 0, t + 1});
         prompt.close_list();
+        if (t % cuda::kAttendTileRows == 0) expected_tiles.push_back(t + 1);
     }
+    for (int32_t r = 0; r < 16; ++r) {
+        prompt.add({0, 0, 4});
+        prompt.add({0, 500, 501 + r});
+        prompt.close_list();
+    }
+    expected_tiles.push_back(5);
     prompt.add({0, 0, 4});
     prompt.add({0, 560, 600});
     prompt.close_list();
     prompt.add({2, 0, 8});
     prompt.add({0, 560, 600});
     prompt.close_list();
-    const int64_t n_prompt = 202;
-    const std::vector<float> pq = cudacheck::random_floats(static_cast<size_t>(n_prompt * kHeads * kHeadDim), 1.0f, 7);
-    std::vector<float> p_expected(pq.size()), p_got(pq.size());
-    attend_spans(pq.data(), n_prompt, streams, prompt, {kHeads, kKvHeads, kHeadDim}, scale, p_expected.data(), pool);
-    std::vector<int32_t> tiles;
-    CHECK(cuda::tile_shared_keys(prompt, n_prompt, kKvHeads, tiles), name + ": a prompt's plan should take the tiled kernel");
-    CHECK(cuda::attend_kv_scratch_bytes(n_prompt, kHeads, kHeadDim, 0, true) == 0, name + ": the tiled kernel needs no scratch");
-    const Flattened pf = flatten(prompt, n_prompt);
-    cuda::DeviceBuffer pdq = to_device(pq), pdoff = to_device(pf.offsets), pdspans = to_device(pf.spans), pdtables = to_device(pf.tables),
-                       pdtiles = to_device(tiles);
-    auto p_out = cuda::DeviceBuffer::allocate(pq.size() * 4);
-    CHECK(p_out.ok(), name + ": device buffers");
-    if (!p_out.ok()) return;
-    cuda::DeviceKvPlan pp;
-    pp.offsets = pdoff.as<int32_t>();
-    pp.spans = pdspans.as<cuda::DeviceKvSpan>();
-    pp.tables = pdtables.as<int32_t>();
-    pp.flat = dflat.as<float>();
-    pp.tile_shared = pdtiles.as<int32_t>();
-    pp.max_keys = pf.max_keys;
-    s = cudaMemset(p_out->data(), 0xFF, p_out->size()) == cudaSuccess ? Status::ok_status() : error(StatusCode::internal, "NaN fill");
-    if (s.ok()) s = cuda::attend_kv(pdq.as<float>(), n_prompt, kHeads, scale, pp, dl, k_arena->as<uint8_t>(), v_arena->as<uint8_t>(), nullptr, p_out->as<float>(), nullptr);
-    if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "tiled attention");
-    if (s.ok()) s = p_out->download(p_got.data(), p_got.size() * 4);
-    CHECK(s.ok(), name + ": tiled: " + s.message());
-    if (!s.ok()) return;
-    const auto [p_worst, p_largest] = cudacheck::difference(p_got, p_expected);
-    std::printf("kv %-5s tiled prompt attention (%lld rows): largest difference %.2e of %.2f\n", name.c_str(), static_cast<long long>(n_prompt),
-                p_worst, p_largest);
-    CHECK(p_worst <= 2e-4 * p_largest, name + ": the tiled attention departs from the CPU's");
+    expected_tiles.push_back(0);
+    check_tiled(prompt, 210, "prompt", expected_tiles);
+    // Lists per KV head (as top-k's): head 0 reads A causally, head 1 reads B.
+    AttendPlan per_head;
+    per_head.per_kv_head = true;
+    for (int32_t t = 0; t < 40; ++t)
+        for (int32_t kvh = 0; kvh < kKvHeads; ++kvh) {
+            per_head.add({kvh == 0 ? 0 : 1, 0, t + 1});
+            per_head.close_list();
+        }
+    check_tiled(per_head, 40, "per KV head", {});
 }
 
 }  // namespace

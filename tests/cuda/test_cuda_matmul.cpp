@@ -92,7 +92,8 @@ void check_type(DType type, int64_t n_in, int64_t n_out, cuda::LtMatmul& lt) {
     // The fused gate/up GEMV against the unfused sequence, on the device.
     const std::vector<float> w_up = cudacheck::random_floats(w.size(), 1.0f, 13);
     std::vector<uint8_t> up_blocks(blocks.size());
-    for (int64_t r = 0; r < n_out; ++r) quantize_row(type, w_up.data() + r * n_in, up_blocks.data() + r * row_bytes, n_in);
+    for (int64_t r = 0; r < n_out; ++r)
+        CHECK(quantize_row(type, w_up.data() + r * n_in, up_blocks.data() + r * row_bytes, n_in), name + ": quantize up");
     auto dup = to_device(up_blocks);
     auto dg = cuda::DeviceBuffer::allocate(static_cast<size_t>(kMaxTokens * n_out) * 4);
     CHECK(dup.ok() && dg.ok(), name + ": device buffers");
@@ -101,7 +102,8 @@ void check_type(DType type, int64_t n_in, int64_t n_out, cuda::LtMatmul& lt) {
     for (const int64_t n : {1, 3, 13})
         for (const bool gelu : {false, true}) {
             std::vector<float> fused(static_cast<size_t>(n * n_out)), unfused(fused.size());
-            Status s = cuda::gemv_gated(m, up, dx->as<float>(), dy->as<float>(), n, gelu, nullptr);
+            Status s = cuda::check(cudaMemset(dy->data(), 0xFF, dy->size()), "NaN fill");
+            if (s.ok()) s = cuda::gemv_gated(m, up, dx->as<float>(), dy->as<float>(), n, gelu, nullptr);
             if (s.ok()) s = cuda::gemv(m, dx->as<float>(), dg->as<float>(), n, nullptr);
             if (s.ok()) s = cuda::gemv(up, dx->as<float>(), dg->as<float>() + n * n_out, n, nullptr);
             if (s.ok()) s = cuda::gated_activation(dg->as<float>(), dg->as<float>() + n * n_out, n * n_out, gelu, nullptr);

@@ -26,6 +26,17 @@ int32_t shared_prefix(const AttendPlan& plan, int64_t first, int64_t n, int64_t 
     return keys;
 }
 
+// Most keys a row of a tile may read past the shared ones: the tiled kernel reads them with one
+// warp and no splits, where the split-key kernel spreads a long list over many (a decode row of
+// a long context batched with a prompt).
+constexpr int64_t kMaxTailKeys = 1024;
+
+int64_t list_keys(const AttendPlan& plan, int64_t list) {
+    int64_t keys = 0;
+    for (const KvSpan& sp : plan.list(list)) keys += sp.end - sp.begin;
+    return keys;
+}
+
 }  // namespace
 
 bool tile_shared_keys(const AttendPlan& plan, int64_t n_rows, int32_t n_kv_heads, std::vector<int32_t>& out) {
@@ -38,6 +49,11 @@ bool tile_shared_keys(const AttendPlan& plan, int64_t n_rows, int32_t n_kv_heads
         const int64_t r0 = tile * kAttendTileRows, rows = std::min<int64_t>(kAttendTileRows, n_rows - r0);
         for (int64_t h = 0; h < heads; ++h) {
             const int32_t keys = shared_prefix(plan, r0 * heads + h, rows, heads);
+            for (int64_t a = 0; a < rows; ++a)
+                if (list_keys(plan, (r0 + a) * heads + h) - keys > kMaxTailKeys) {
+                    out.resize(start);
+                    return false;
+                }
             out.push_back(keys);
             saved += keys * (rows - 1);
         }

@@ -32,7 +32,7 @@ __global__ void attend_tile_kernel(const float* __restrict__ q, int64_t n_rows, 
     const int hd = L.head_dim;
     for (int i = threadIdx.x; i < kAttendTileRows * hd; i += blockDim.x) {
         const int r = i / hd, d = i % hd;
-        qs[r][d] = r0 + r < n_rows ? q[((r0 + r) * n_head + h) * hd + d] : 0.0f;
+        qs[r][d] = r0 + r < n_rows ? query_element(q[((r0 + r) * n_head + h) * hd + d]) : 0.0f;
     }
     SoftmaxState<kDims> st[kRowsPerWarp];
     // The shared keys, walked along the tile's first list (every row's list begins the same way).

@@ -243,7 +243,8 @@ void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {
         case MatmulGroup::attention_out: keep(matmul(l.wo, attn_.as<float>(), proj_.as<float>(), n_)); break;
         case MatmulGroup::mlp_in:
             // A decode step's gate and up in one pass with the activation (matrices stored alike).
-            if (n_ <= kGemvMaxTokens && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_out == l.up.n_out) {
+            if (n_ <= kGemvMaxTokens && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_in == l.up.n_in &&
+                l.gate.n_out == l.up.n_out) {
                 keep(cuda::gemv_gated(l.gate, l.up, xn_.as<float>(), gate_.as<float>(), n_, options_.gelu_gate, stream_));
                 break;
             }

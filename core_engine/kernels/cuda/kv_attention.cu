@@ -70,7 +70,7 @@ __global__ void attend_split_kernel(const float* __restrict__ q, int32_t n_head,
     const int hd = L.head_dim;
     const int64_t t = query / n_head;
     const int32_t h = static_cast<int32_t>(query % n_head), kvh = h / (n_head / L.n_kv_heads);
-    for (int d = lane; d < hd; d += 32) qs[d] = q[query * hd + d];
+    for (int d = lane; d < hd; d += 32) qs[d] = query_element(q[query * hd + d]);
     __syncwarp();
     const int64_t list = plan.per_kv_head ? t * L.n_kv_heads + kvh : t;
     const int64_t first_key = static_cast<int64_t>(split) * keys_per_split;

@@ -49,6 +49,10 @@ __device__ inline float kv_element(DeviceKvType type, const uint8_t* row, int d)
     }
 }
 
+// A query element as the kernels score with it: rounded to f16, as the CPU's attention kernel
+// (and llama.cpp's) rounds Q before its products with the cache.
+__device__ inline float query_element(float q) { return __half2float(__float2half_rn(q)); }
+
 __device__ inline float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(kFullWarp, v, o));
     return v;
