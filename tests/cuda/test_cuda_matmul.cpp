@@ -3,7 +3,8 @@
 // tail) within 1e-4 of the output's RMS (f32 accumulation, another order), and the prompt path
 // (bf16 decode + cuBLASLt) within 1.5e-2 (its inputs are rounded to bf16's 8 bits). Shapes: the
 // tiny model's, the 1B model's attention output, and a width that is not a multiple of 32 for the
-// plain types. The output is filled with NaN before each run, so rows left unwritten fail. The
+// plain types; each with and without a bias (fused into the GEMV; cuBLASLt's epilogue on the
+// prompt path). The output is filled with NaN before each run, so rows left unwritten fail. The
 // MLP's fused GEMV (gate and up with SiLU or GELU in one pass) matches the two GEMVs followed by
 // the element-wise activation it replaces within 1e-6 of the largest output (the same sums; only
 // the compiler's contraction of the activation may differ between the two kernels).
@@ -66,29 +67,36 @@ void check_type(DType type, int64_t n_in, int64_t n_out, cuda::LtMatmul& lt) {
     CHECK(dw.ok() && dx.ok() && dy.ok() && w16.ok() && x16.ok(), name + ": device buffers");
     if (!dw.ok() || !dx.ok() || !dy.ok() || !w16.ok() || !x16.ok()) return;
     const cuda::DeviceMatrix m{type, dw->as<uint8_t>(), n_in, n_out, row_bytes};
-    for (const int64_t n : {1, 3, 8, 13, 40}) {
-        std::vector<double> expected(static_cast<size_t>(n * n_out));
-        for (int64_t t = 0; t < n; ++t)
-            for (int64_t r = 0; r < n_out; ++r) {
-                double s = 0;
-                for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(w_ref[static_cast<size_t>(r * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
-                expected[static_cast<size_t>(t * n_out + r)] = s;
-            }
-        std::vector<float> got(expected.size());
-        const bool prompt_path = n > 13;
-        Status s = cuda::check(cudaMemset(dy->data(), 0xFF, dy->size()), "NaN fill");
-        if (s.ok()) s = prompt_path ? cuda::decode_to_bf16(m, w16->as<uint16_t>(), nullptr) : cuda::gemv(m, dx->as<float>(), dy->as<float>(), n, nullptr);
-        if (s.ok() && prompt_path) s = cuda::f32_to_bf16(dx->as<float>(), x16->as<uint16_t>(), n * n_in, nullptr);
-        if (s.ok() && prompt_path) s = lt.run(w16->as<uint16_t>(), x16->as<uint16_t>(), dy->as<float>(), n_out, n, n_in);
-        if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "matmul");
-        if (s.ok()) s = dy->download(got.data(), got.size() * 4);
-        CHECK(s.ok(), name + ": " + s.message());
-        if (!s.ok()) continue;
-        const double err = relative_error(got, expected), bound = prompt_path ? 1.5e-2 : 1e-4;
-        std::printf("%-18s %2lld tokens (%s): relative error %.2e (bound %.0e)\n", name.c_str(), static_cast<long long>(n),
-                    prompt_path ? "cuBLASLt" : "gemv", err, bound);
-        CHECK(err <= bound, name + ": the device result departs from the reference");
-    }
+    const std::vector<float> bias = cudacheck::random_floats(static_cast<size_t>(n_out), 1.0f, 17);
+    auto dbias = to_device(bias);
+    CHECK(dbias.ok(), name + ": device buffers");
+    if (!dbias.ok()) return;
+    for (const int64_t n : {1, 3, 8, 13, 40})
+        for (const bool with_bias : {false, true}) {
+            std::vector<double> expected(static_cast<size_t>(n * n_out));
+            for (int64_t t = 0; t < n; ++t)
+                for (int64_t r = 0; r < n_out; ++r) {
+                    double s = with_bias ? bias[static_cast<size_t>(r)] : 0.0;
+                    for (int64_t i = 0; i < n_in; ++i) s += static_cast<double>(w_ref[static_cast<size_t>(r * n_in + i)]) * x[static_cast<size_t>(t * n_in + i)];
+                    expected[static_cast<size_t>(t * n_out + r)] = s;
+                }
+            std::vector<float> got(expected.size());
+            const bool prompt_path = n > 13;
+            const float* b = with_bias ? dbias->as<float>() : nullptr;
+            Status s = cuda::check(cudaMemset(dy->data(), 0xFF, dy->size()), "NaN fill");
+            if (s.ok()) s = prompt_path ? cuda::decode_to_bf16(m, w16->as<uint16_t>(), nullptr) : cuda::gemv(m, dx->as<float>(), dy->as<float>(), n, nullptr, b);
+            if (s.ok() && prompt_path) s = cuda::f32_to_bf16(dx->as<float>(), x16->as<uint16_t>(), n * n_in, nullptr);
+            // The bias by cuBLASLt's epilogue.
+            if (s.ok() && prompt_path) s = lt.run(w16->as<uint16_t>(), x16->as<uint16_t>(), dy->as<float>(), n_out, n, n_in, b);
+            if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "matmul");
+            if (s.ok()) s = dy->download(got.data(), got.size() * 4);
+            CHECK(s.ok(), name + ": " + s.message());
+            if (!s.ok()) continue;
+            const double err = relative_error(got, expected), bound = prompt_path ? 1.5e-2 : 1e-4;
+            std::printf("%-18s %2lld tokens (%s%s): relative error %.2e (bound %.0e)\n", name.c_str(), static_cast<long long>(n),
+                        prompt_path ? "cuBLASLt" : "gemv", with_bias ? " + bias" : "", err, bound);
+            CHECK(err <= bound, name + (with_bias ? " + bias" : "") + ": the device result departs from the reference");
+        }
     // The fused gate/up GEMV against the unfused sequence, on the device.
     const std::vector<float> w_up = cudacheck::random_floats(w.size(), 1.0f, 13);
     std::vector<uint8_t> up_blocks(blocks.size());

@@ -204,11 +204,18 @@ void CudaBackend::residual_norm(const ResidualNorm& op) {
     if (norm) keep(cuda::rms_norm(x_.as<float>(), norm, xn_.as<float>(), n_, hp_.n_embd, hp_.rms_eps, stream_));
 }
 
-Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n) {
-    if (n <= kGemvMaxTokens) return cuda::gemv(w, x, y, n, stream_);
+Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias) {
+    if (n <= kGemvMaxTokens) return cuda::gemv(w, x, y, n, stream_, bias);
     WB_RETURN_IF_ERROR(cuda::decode_to_bf16(w, w_bf16_.as<uint16_t>(), stream_));
     WB_RETURN_IF_ERROR(cuda::f32_to_bf16(x, x_bf16_.as<uint16_t>(), n * w.n_in, stream_));
-    return lt_->run(w_bf16_.as<uint16_t>(), x_bf16_.as<uint16_t>(), y, w.n_out, n, w.n_in);
+    if (bias != nullptr && lt_bias_epilogue_) {
+        if (lt_->run(w_bf16_.as<uint16_t>(), x_bf16_.as<uint16_t>(), y, w.n_out, n, w.n_in, bias).ok()) return Status::ok_status();
+        // No algorithm with the epilogue here: the bias as its own kernel from now on (a device
+        // fault would fail the plain run below as well, and be reported).
+        lt_bias_epilogue_ = false;
+    }
+    WB_RETURN_IF_ERROR(lt_->run(w_bf16_.as<uint16_t>(), x_bf16_.as<uint16_t>(), y, w.n_out, n, w.n_in));
+    return bias != nullptr ? cuda::add_bias(y, bias, n, w.n_out, stream_) : Status::ok_status();
 }
 
 Status CudaBackend::rope(float* x, int64_t width, bool local) {
@@ -218,19 +225,17 @@ Status CudaBackend::rope(float* x, int64_t width, bool local) {
                            (own_angles ? sin_local_ : sin_).as<float>(), stream_);
 }
 
-// As the CPU: the projections, their biases, the per-head QK-norm, then RoPE on Q and K.
+// As the CPU: the projections with their biases (fused into the matmuls), the per-head QK-norm,
+// then RoPE on Q and K.
 Status CudaBackend::attention_in(int32_t il, bool own_kv) {
     const Layer& l = layers_[static_cast<size_t>(il)];
     const bool local = hp_.is_local_layer(il);
-    WB_RETURN_IF_ERROR(matmul(l.wq, xn_.as<float>(), q_.as<float>(), n_));
-    if (l.bq) WB_RETURN_IF_ERROR(cuda::add_bias(q_.as<float>(), l.bq, n_, hp_.n_embd_q(), stream_));
+    WB_RETURN_IF_ERROR(matmul(l.wq, xn_.as<float>(), q_.as<float>(), n_, l.bq));
     if (l.q_norm) WB_RETURN_IF_ERROR(cuda::rms_norm(q_.as<float>(), l.q_norm, q_.as<float>(), n_ * hp_.n_head, hp_.head_dim, hp_.rms_eps, stream_));
     WB_RETURN_IF_ERROR(rope(q_.as<float>(), hp_.n_embd_q(), local));
     if (!own_kv) return Status::ok_status();
-    WB_RETURN_IF_ERROR(matmul(l.wk, xn_.as<float>(), k_.as<float>(), n_));
-    WB_RETURN_IF_ERROR(matmul(l.wv, xn_.as<float>(), v_.as<float>(), n_));
-    if (l.bk) WB_RETURN_IF_ERROR(cuda::add_bias(k_.as<float>(), l.bk, n_, hp_.n_embd_kv(), stream_));
-    if (l.bv) WB_RETURN_IF_ERROR(cuda::add_bias(v_.as<float>(), l.bv, n_, hp_.n_embd_kv(), stream_));
+    WB_RETURN_IF_ERROR(matmul(l.wk, xn_.as<float>(), k_.as<float>(), n_, l.bk));
+    WB_RETURN_IF_ERROR(matmul(l.wv, xn_.as<float>(), v_.as<float>(), n_, l.bv));
     if (l.k_norm) WB_RETURN_IF_ERROR(cuda::rms_norm(k_.as<float>(), l.k_norm, k_.as<float>(), n_ * hp_.n_head_kv, hp_.head_dim, hp_.rms_eps, stream_));
     return rope(k_.as<float>(), hp_.n_embd_kv(), local);
 }

@@ -71,7 +71,9 @@ private:
     void keep(Status s) {
         if (error_.ok() && !s.ok()) error_ = std::move(s);
     }
-    Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n);
+    // y = x · Wᵀ (+ bias): the GEMV up to kGemvMaxTokens tokens (bias fused), else cuBLASLt (bias
+    // by its epilogue while the library offers one for the shapes).
+    Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias = nullptr);
     Status attention_in(int32_t layer, bool own_kv);
     Status rope(float* x, int64_t width, bool local);
     Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
@@ -107,6 +109,7 @@ private:
     const BackendOptions options_;
     cudaStream_t stream_ = nullptr;
     std::unique_ptr<cuda::LtMatmul> lt_;
+    bool lt_bias_epilogue_ = true;
     DeviceBuffer weight_memory_;
     std::vector<Layer> layers_;
     DeviceMatrix output_, token_embd_;

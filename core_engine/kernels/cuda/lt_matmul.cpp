@@ -115,14 +115,20 @@ LtMatmul::~LtMatmul() {
     if (handle_) api().destroy(lt(handle_));
 }
 
-Status LtMatmul::run(const uint16_t* w, const uint16_t* x, float* y, int64_t n_out, int64_t n, int64_t k) {
-    auto& slot = plans_[{n_out, n, k}];
+Status LtMatmul::run(const uint16_t* w, const uint16_t* x, float* y, int64_t n_out, int64_t n, int64_t k, const float* bias) {
+    auto& slot = plans_[{n_out, n, k, bias != nullptr}];
     if (!slot) {
         auto p = std::make_unique<Plan>();
         WB_RETURN_IF_ERROR(check_lt(api().desc_create(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul descriptor"));
         const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
         WB_RETURN_IF_ERROR(check_lt(api().desc_set(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), "transpose A"));
         WB_RETURN_IF_ERROR(check_lt(api().desc_set(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep), "transpose B"));
+        if (bias != nullptr) {
+            // A bias per row of the column-major result (per output feature), in its type (f32).
+            const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+            WB_RETURN_IF_ERROR(check_lt(api().desc_set(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue), "bias epilogue"));
+            WB_RETURN_IF_ERROR(check_lt(api().desc_set(p->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "bias pointer"));
+        }
         WB_RETURN_IF_ERROR(check_lt(api().layout_create(&p->a, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n_out), k), "layout of W"));
         WB_RETURN_IF_ERROR(check_lt(api().layout_create(&p->b, CUDA_R_16BF, static_cast<uint64_t>(k), static_cast<uint64_t>(n), k), "layout of x"));
         WB_RETURN_IF_ERROR(check_lt(api().layout_create(&p->c, CUDA_R_32F, static_cast<uint64_t>(n_out), static_cast<uint64_t>(n), n_out), "layout of y"));
@@ -142,6 +148,8 @@ Status LtMatmul::run(const uint16_t* w, const uint16_t* x, float* y, int64_t n_o
         slot = std::move(p);
     }
     const Plan& p = *slot;
+    // The plan is per shape, the bias per layer: its pointer is set for each call.
+    if (bias != nullptr) WB_RETURN_IF_ERROR(check_lt(api().desc_set(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias), "bias pointer"));
     const float alpha = 1.0f, beta = 0.0f;
     return check_lt(api().matmul(lt(handle_), p.op, &alpha, w, p.a, x, p.b, &beta, y, p.c, y, p.c, &p.algo, workspace_.data(),
                                    workspace_.size(), stream_),

@@ -47,10 +47,11 @@ __device__ inline void row_partials(const uint8_t* row, int64_t n_in, const floa
     }
 }
 
-// One warp per output row; the lanes' partial sums meet by shuffles.
+// One warp per output row; the lanes' partial sums meet by shuffles; the bias (when given) is
+// added to the sum, as the CPU adds it after the product.
 template <DType T, int NT>
 __global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
-                          const float* __restrict__ x, float* __restrict__ y) {
+                          const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ bias) {
     const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
     if (r >= n_out) return;
     float acc[NT];
@@ -58,7 +59,7 @@ __global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int6
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
         const float s = warp_sum(acc[t]);
-        if (threadIdx.x % 32 == 0) y[t * n_out + r] = s;
+        if (threadIdx.x % 32 == 0) y[t * n_out + r] = bias != nullptr ? s + bias[r] : s;
     }
 }
 
@@ -121,14 +122,14 @@ Status unsupported_type(const DeviceMatrix& w) {
 
 }  // namespace
 
-Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream) {
+Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream, const float* bias) {
     if (w.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
     for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
         const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
         const bool known = dispatch_type(w.type, [&](auto type) {
             dispatch_tokens(n, [&](auto nt) {
                 gemv_rows<decltype(type)::value, decltype(nt)::value>
-                    <<<gemv_grid(w.n_out), kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x + t0 * w.n_in, y + t0 * w.n_out);
+                    <<<gemv_grid(w.n_out), kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x + t0 * w.n_in, y + t0 * w.n_out, bias);
             });
         });
         if (!known) return unsupported_type(w);

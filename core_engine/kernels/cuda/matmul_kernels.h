@@ -22,7 +22,8 @@ namespace workbench::cuda {
 
 constexpr int64_t kGemvTokensPerPass = 8;
 
-Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream);
+// bias (n_out floats, optional) is added to every token's row.
+Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream, const float* bias = nullptr);
 // gate and up of one type and shape (invalid_argument otherwise); act: SiLU, or tanh-GELU when gelu.
 Status gemv_gated(const DeviceMatrix& gate, const DeviceMatrix& up, const float* x, float* y, int64_t n_tokens, bool gelu, cudaStream_t stream);
 // out: [n_out, n_in] bf16 bits.
