@@ -84,7 +84,7 @@ private:
         DeviceBuffer k, v;
         cuda::DeviceKvLayout layout;
         int64_t k_storage_bytes = 0, v_storage_bytes = 0;
-        Status broken;   // a block copy failed: the device copy no longer matches the tables
+        Status broken;   // a block copy (or the upload before it) failed: the device copy no longer matches the tables
         std::vector<std::pair<int32_t, BlockId>> written;   // (storage, block) the host wrote, not yet uploaded
     };
     // Where a layer attends (cuda_attention.cpp says what each path does).
