@@ -85,11 +85,13 @@ void check_embed(DType type, float scale) {
         dequantize_row(type, blocks.data() + tokens[t] * row_bytes, expected.data() + t * n_embd, n_embd);
         for (int64_t i = 0; i < n_embd; ++i) expected[t * n_embd + i] *= scale;
     }
-    cuda::DeviceBuffer dt = to_device(blocks), dtok = to_device(tokens);
+    std::vector<uint8_t> laid(static_cast<size_t>(cuda::device_matrix_bytes(type, n_embd, n_vocab).total));
+    cuda::to_device_layout(type, blocks.data(), n_embd, n_vocab, laid.data());
+    cuda::DeviceBuffer dt = to_device(laid), dtok = to_device(tokens);
     auto out = cuda::DeviceBuffer::allocate(expected.size() * 4);
     CHECK(out.ok(), "buffer");
     if (!out.ok()) return;
-    const cuda::DeviceMatrix m{type, dt.as<uint8_t>(), n_embd, n_vocab, row_bytes};
+    const cuda::DeviceMatrix m = cuda::device_matrix_at(type, dt.as<uint8_t>(), n_embd, n_vocab);
     CHECK(cuda::embed_rows(m, dtok.as<int32_t>(), static_cast<int64_t>(tokens.size()), scale, out->as<float>(), nullptr).ok(), "embed launch");
     compare(std::string("embedding ") + std::string(dtype_name(type)), from_device(*out, expected.size()), expected, 1e-6);
 }
@@ -133,6 +135,7 @@ int main() {
     check_rope(RopeStyle::neox, 32);
     check_glu(false);
     check_glu(true);
+    check_embed(DType::q4_0, 1.0f);
     check_embed(DType::q4_1, 1.0f);
     check_embed(DType::q8_0, 9.797959f);
     check_embed(DType::f16, 1.0f);

@@ -28,9 +28,12 @@ constexpr size_t kAlign = 256;
 
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
+// A tensor's type on the device: its own where the kernels read it, else f16.
+DType device_type(const WeightTensor& t) { return cuda::kept_on_device(t.type) ? t.type : DType::f16; }
+
 size_t device_bytes(const WeightTensor& t) {
     if (!t.present()) return 0;
-    return aligned(cuda::kept_on_device(t.type) ? t.n_bytes : static_cast<size_t>(t.n_in * t.n_out) * 2);
+    return aligned(static_cast<size_t>(cuda::device_matrix_bytes(device_type(t), t.n_in, t.n_out).total));
 }
 
 }  // namespace
@@ -63,13 +66,14 @@ Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint
     size_t offset = 0;
     std::vector<float> row;
     std::vector<uint16_t> converted;
+    std::vector<uint8_t> staged;
+    // Each tensor in the device layout (device_matrix.h), staged on the host and copied in.
     auto place = [&](const WeightTensor& t) -> Result<const uint8_t*> {
         if (!t.present()) return static_cast<const uint8_t*>(nullptr);
         uint8_t* at = base + offset;
         offset += device_bytes(t);
-        if (cuda::kept_on_device(t.type)) {
-            WB_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, t.data, t.n_bytes, cudaMemcpyHostToDevice), "uploading the weights");
-        } else {
+        const uint8_t* rows = t.data;
+        if (!cuda::kept_on_device(t.type)) {
             row.resize(static_cast<size_t>(t.n_in));
             converted.resize(static_cast<size_t>(t.n_in * t.n_out));
             for (int64_t r = 0; r < t.n_out; ++r) {
@@ -77,14 +81,21 @@ Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint
                     return error(StatusCode::unsupported, std::string("weights of type ") + std::string(dtype_name(t.type)) + " cannot be read");
                 for (int64_t i = 0; i < t.n_in; ++i) converted[static_cast<size_t>(r * t.n_in + i)] = fp32_to_fp16(row[static_cast<size_t>(i)]);
             }
-            WB_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, converted.data(), converted.size() * 2, cudaMemcpyHostToDevice), "uploading the weights");
+            rows = reinterpret_cast<const uint8_t*>(converted.data());
         }
+        const DType type = device_type(t);
+        if (cuda::split_on_device(type)) {
+            staged.resize(static_cast<size_t>(cuda::device_matrix_bytes(type, t.n_in, t.n_out).total));
+            cuda::to_device_layout(type, rows, t.n_in, t.n_out, staged.data());
+            rows = staged.data();
+        }
+        const size_t bytes = static_cast<size_t>(cuda::device_matrix_bytes(type, t.n_in, t.n_out).total);
+        WB_CUDA_RETURN_IF_ERROR(cudaMemcpy(at, rows, bytes, cudaMemcpyHostToDevice), "uploading the weights");
         return static_cast<const uint8_t*>(at);
     };
     auto matrix = [&](const WeightTensor& t, DeviceMatrix& out) -> Status {
         WB_ASSIGN_OR_RETURN(const uint8_t* at, place(t));
-        const DType type = cuda::kept_on_device(t.type) ? t.type : DType::f16;
-        out = {type, at, t.n_in, t.n_out, type == t.type ? static_cast<int64_t>(t.n_bytes / static_cast<uint64_t>(t.n_out)) : t.n_in * 2};
+        out = cuda::device_matrix_at(device_type(t), at, t.n_in, t.n_out);
         max_n_in_ = std::max(max_n_in_, t.n_in);
         if (on_uploaded) on_uploaded(t.data, t.n_bytes);
         return Status::ok_status();

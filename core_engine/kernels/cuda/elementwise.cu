@@ -13,14 +13,13 @@ constexpr int kThreads = 256;
 unsigned grid_for(int64_t items) { return static_cast<unsigned>((items + kThreads - 1) / kThreads); }
 
 template <DType T>
-__global__ void embed_kernel(const uint8_t* __restrict__ table, int64_t row_bytes, int64_t n_embd, const int32_t* __restrict__ tokens,
-                             int64_t n_tokens, float scale, float* __restrict__ out) {
-    const int64_t n_blocks = (n_embd + kBlock - 1) / kBlock;
+__global__ void embed_kernel(DeviceMatrix table, const int32_t* __restrict__ tokens, int64_t n_tokens, float scale, float* __restrict__ out) {
+    const int64_t n_embd = table.n_in, n_blocks = blocks_per_row(n_embd);
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n_tokens * n_blocks) return;
     const int64_t t = i / n_blocks, b = i % n_blocks;
     float v[kBlock];
-    decode_block<T>(table + static_cast<int64_t>(tokens[t]) * row_bytes, b, n_embd, v);
+    decode_block<T>(table, tokens[t], b, v);
     float* o = out + t * n_embd + b * kBlock;
     const int64_t n_valid = n_embd - b * kBlock < kBlock ? n_embd - b * kBlock : kBlock;
     // The CPU multiplies only when the scale is not 1; x · 1 is exact, so always multiplying is the same.
@@ -73,8 +72,7 @@ Status embed_rows(const DeviceMatrix& table, const int32_t* tokens, int64_t n_to
     const int64_t items = n_tokens * blocks_per_row(table.n_in);
     if (items <= 0) return Status::ok_status();
     const bool known = dispatch_type(table.type, [&](auto type) {
-        embed_kernel<decltype(type)::value><<<grid_for(items), kThreads, 0, stream>>>(table.data, table.row_bytes, table.n_in, tokens,
-                                                                                      n_tokens, scale, out);
+        embed_kernel<decltype(type)::value><<<grid_for(items), kThreads, 0, stream>>>(table, tokens, n_tokens, scale, out);
     });
     if (!known) return error(StatusCode::unsupported, "the CUDA kernels do not read this embedding table's type");
     return check_launch("embedding launch");

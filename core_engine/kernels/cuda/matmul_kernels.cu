@@ -1,5 +1,6 @@
-// GEMV over blocks decoded in registers (plain, and the MLP's gate and up with the activation
-// fused); the decode to bf16 that feeds cuBLASLt for prompts.
+// The GEMV: weights read 16 bytes a lane at a time and decoded in registers, rows split over up
+// to 8 warps when they are too few to fill the device (plain, and the MLP's gate and up with the
+// activation fused); the decode to bf16 that feeds cuBLASLt for prompts.
 #include "kernels/cuda/matmul_kernels.h"
 
 #include <string>
@@ -12,31 +13,63 @@
 namespace workbench::cuda {
 namespace {
 
-constexpr int kWarpsPerBlock = 4;
+constexpr int kWarps = 8;   // per block of the GEMV
 
 __device__ inline float warp_sum(float v) {
     for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
     return v;
 }
 
-// This lane's share of one row's products with NT tokens: lane i decodes the row's blocks i,
-// i + 32, ... and multiplies each by the tokens' matching 32 inputs (summed across the warp later).
+// This lane's share of row r's products with NT tokens, over the chunks part·32 + lane,
+// (part + ways)·32 + lane, ...: each one 16-byte load of the weights (Chunk<T>), decoded in
+// registers and multiplied by the tokens' matching inputs (read as float4). Summed across the
+// warp, and across the row's `ways` warps, later.
 template <DType T, int NT>
-__device__ inline void row_partials(const uint8_t* row, int64_t n_in, const float* __restrict__ x, float (&acc)[NT]) {
+__device__ inline void chunk_partials(const DeviceMatrix& w, int64_t r, int part, int ways, const float* __restrict__ x, float (&acc)[NT]) {
+    constexpr int E = Chunk<T>::kElements;
     const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
-    const int64_t n_blocks = (n_in + kBlock - 1) / kBlock;
-    for (int64_t b = lane; b < n_blocks; b += 32) {
-        float v[kBlock];
-        decode_block<T>(row, b, n_in, v);
-        const int64_t first = b * kBlock;
-        const int n_valid = n_in - first < kBlock ? static_cast<int>(n_in - first) : kBlock;
+    const int64_t n_chunks = w.n_in / E;
+    const uint4* row = reinterpret_cast<const uint4*>(w.data + r * w.row_bytes);
+    for (int64_t c = static_cast<int64_t>(part) * 32 + lane; c < n_chunks; c += static_cast<int64_t>(ways) * 32) {
+        float v[E];
+        Chunk<T>::decode(w, r, c, __ldg(row + c), v);
 #pragma unroll
         for (int t = 0; t < NT; ++t) {
-            const float* xt = x + t * n_in + first;
+            const float4* xt = reinterpret_cast<const float4*>(x + t * w.n_in + c * E);
             float s = 0.0f;
-            if (n_valid == kBlock) {
+#pragma unroll
+            for (int j = 0; j < E / 4; ++j) {
+                const float4 xv = xt[j];
+                s = fmaf(v[4 * j], xv.x, s);
+                s = fmaf(v[4 * j + 1], xv.y, s);
+                s = fmaf(v[4 * j + 2], xv.z, s);
+                s = fmaf(v[4 * j + 3], xv.w, s);
+            }
+            acc[t] += s;
+        }
+    }
+}
+
+// The same share for rows the GEMV cannot read in 16-byte chunks (plain types whose rows are
+// not whole chunks): lane i decodes blocks i, i + 32, ... of the row's part.
+template <DType T, int NT>
+__device__ inline void block_partials(const DeviceMatrix& w, int64_t r, int part, int ways, const float* __restrict__ x, float (&acc)[NT]) {
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) acc[t] = 0.0f;
+    const int64_t n_blocks = blocks_per_row(w.n_in);
+    for (int64_t b = static_cast<int64_t>(part) * 32 + lane; b < n_blocks; b += static_cast<int64_t>(ways) * 32) {
+        float v[kBlock];
+        decode_block<T>(w, r, b, v);
+        const int64_t first = b * kBlock;
+        const int n_valid = w.n_in - first < kBlock ? static_cast<int>(w.n_in - first) : kBlock;
+#pragma unroll
+        for (int t = 0; t < NT; ++t) {
+            const float* xt = x + t * w.n_in + first;
+            float s = 0.0f;
+            if (n_valid == kBlock) {   // unrolled, so v stays in registers
 #pragma unroll
                 for (int j = 0; j < kBlock; ++j) s = fmaf(v[j], xt[j], s);
             } else {
@@ -47,36 +80,65 @@ __device__ inline void row_partials(const uint8_t* row, int64_t n_in, const floa
     }
 }
 
-// One warp per output row; the lanes' partial sums meet by shuffles; the bias (when given) is
-// added to the sum, as the CPU adds it after the product.
-template <DType T, int NT>
-__global__ void gemv_rows(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
-                          const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ bias) {
-    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-    if (r >= n_out) return;
-    float acc[NT];
-    row_partials<T, NT>(w + r * row_bytes, n_in, x, acc);
+template <DType T, int NT, bool kChunks>
+__device__ inline void partials(const DeviceMatrix& w, int64_t r, int part, int ways, const float* __restrict__ x, float (&acc)[NT]) {
+    if constexpr (kChunks) chunk_partials<T, NT>(w, r, part, ways, x, acc);
+    else block_partials<T, NT>(w, r, part, ways, x, acc);
+}
+
+// Row r's sums, from `ways` warps each holding a part of the row (split-K for matrices with few
+// rows): the parts meet in shared memory and are added in order, so the result does not depend
+// on which warp finished first. ways = 1: the warp's own sums. Every thread of the block calls it.
+template <int NT>
+__device__ inline void row_sums(float (&acc)[NT], int ways, float (&shared)[kWarps][NT]) {
+    const int warp = threadIdx.x / 32;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) acc[t] = warp_sum(acc[t]);
+    if (ways == 1) return;
+    if (threadIdx.x % 32 == 0)
+#pragma unroll
+        for (int t = 0; t < NT; ++t) shared[warp][t] = acc[t];
+    __syncthreads();
+    if (warp % ways != 0) return;
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
-        const float s = warp_sum(acc[t]);
-        if (threadIdx.x % 32 == 0) y[t * n_out + r] = bias != nullptr ? s + bias[r] : s;
+        float s = shared[warp][t];
+        for (int p = 1; p < ways; ++p) s += shared[warp + p][t];
+        acc[t] = s;
     }
 }
 
-// The MLP's gate and up rows r in one warp, over the same inputs, written as act(g) · u: the
-// activation fused into the matmuls (one launch and no pass over the gate's outputs).
-template <DType T, int NT>
-__global__ void gemv_gated_rows(const uint8_t* __restrict__ w_gate, const uint8_t* __restrict__ w_up, int64_t row_bytes, int64_t n_in,
-                                int64_t n_out, const float* __restrict__ x, float* __restrict__ y, bool gelu) {
-    const int64_t r = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
-    if (r >= n_out) return;
+// y[t, r] = x[t] · W[r] (+ bias[r]) for NT tokens; a block of kWarps warps serves kWarps / ways
+// rows. Gated: W is the MLP's gate, `up` its up matrix (same type and shape), and the result is
+// act(x · G[r]) · (x · U[r]) — the activation fused into the decode step's matmuls.
+template <DType T, int NT, bool kChunks, bool kGated>
+__global__ void __launch_bounds__(kWarps * 32)
+    gemv_kernel(DeviceMatrix w, DeviceMatrix up, const float* __restrict__ x, float* __restrict__ y, const float* __restrict__ bias, int ways,
+                bool gelu) {
+    __shared__ float shared_g[kWarps][NT];
+    __shared__ float shared_u[kGated ? kWarps : 1][NT];
+    const int warp = threadIdx.x / 32;
+    const int64_t r = static_cast<int64_t>(blockIdx.x) * (kWarps / ways) + warp / ways;
+    const int part = warp % ways;
+    const bool live = r < w.n_out;   // a block's last rows may lie past the matrix: they still meet the barrier
     float g[NT], u[NT];
-    row_partials<T, NT>(w_gate + r * row_bytes, n_in, x, g);
-    row_partials<T, NT>(w_up + r * row_bytes, n_in, x, u);
+    if (live) partials<T, NT, kChunks>(w, r, part, ways, x, g);
+    else
+#pragma unroll
+        for (int t = 0; t < NT; ++t) g[t] = 0.0f;
+    row_sums<NT>(g, ways, shared_g);
+    if constexpr (kGated) {
+        if (live) partials<T, NT, kChunks>(up, r, part, ways, x, u);
+        else
+#pragma unroll
+            for (int t = 0; t < NT; ++t) u[t] = 0.0f;
+        row_sums<NT>(u, ways, shared_u);
+    }
+    if (!live || part != 0 || threadIdx.x % 32 != 0) return;
 #pragma unroll
     for (int t = 0; t < NT; ++t) {
-        const float gs = warp_sum(g[t]), us = warp_sum(u[t]);
-        if (threadIdx.x % 32 == 0) y[t * n_out + r] = gated_value(gs, us, gelu);
+        if constexpr (kGated) y[t * w.n_out + r] = gated_value(g[t], u[t], gelu);
+        else y[t * w.n_out + r] = bias != nullptr ? g[t] + bias[r] : g[t];
     }
 }
 
@@ -95,19 +157,63 @@ void dispatch_tokens(int64_t n, F&& f) {
     }
 }
 
-unsigned gemv_grid(int64_t n_out) { return static_cast<unsigned>((n_out + kWarpsPerBlock - 1) / kWarpsPerBlock); }
+int multiprocessors() {
+    static const int count = [] {
+        int device = 0, n = 0;
+        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) n = 0;
+        return n > 0 ? n : 64;
+    }();
+    return count;
+}
+
+// Warps per row: split K while the rows alone would leave the device short of warps (16 per
+// multiprocessor keeps its loads in flight) and each lane still reads a chunk per pass.
+int gemv_ways(const DeviceMatrix& w, bool chunks) {
+    int64_t units = blocks_per_row(w.n_in);   // what a lane reads at a time
+    if (chunks) dispatch_type(w.type, [&](auto type) { units = w.n_in / Chunk<decltype(type)::value>::kElements; });
+    int ways = 1;
+    while (ways < kWarps && w.n_out * ways < static_cast<int64_t>(multiprocessors()) * 16 && units / (ways * 2) >= 32) ways *= 2;
+    return ways;
+}
+
+// One launch per pass of up to kGemvTokensPerPass tokens; false for a type the kernels do not read.
+template <bool kGated>
+bool launch_gemv(const DeviceMatrix& w, const DeviceMatrix& up, const float* x, float* y, int64_t n_tokens, const float* bias, bool gelu,
+                 cudaStream_t stream) {
+    // Chunks read the inputs as float4 too.
+    const bool chunks = reads_in_chunks(w) && (!kGated || reads_in_chunks(up)) && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+    const int ways = gemv_ways(w, chunks);
+    const unsigned grid = static_cast<unsigned>((w.n_out + kWarps / ways - 1) / (kWarps / ways));
+    return dispatch_type(w.type, [&](auto type) {
+        constexpr DType T = decltype(type)::value;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
+            const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
+            const float* xs = x + t0 * w.n_in;
+            float* ys = y + t0 * w.n_out;
+            dispatch_tokens(n, [&](auto nt) {
+                constexpr int NT = decltype(nt)::value;
+                if constexpr (split_on_device(T)) {
+                    gemv_kernel<T, NT, true, kGated><<<grid, kWarps * 32, 0, stream>>>(w, up, xs, ys, bias, ways, gelu);
+                } else if (chunks) {
+                    gemv_kernel<T, NT, true, kGated><<<grid, kWarps * 32, 0, stream>>>(w, up, xs, ys, bias, ways, gelu);
+                } else {
+                    gemv_kernel<T, NT, false, kGated><<<grid, kWarps * 32, 0, stream>>>(w, up, xs, ys, bias, ways, gelu);
+                }
+            });
+        }
+    });
+}
 
 template <DType T>
-__global__ void decode_rows_bf16(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t n_in, int64_t n_out,
-                                 __nv_bfloat16* __restrict__ out) {
-    const int64_t n_blocks = (n_in + kBlock - 1) / kBlock;
+__global__ void decode_rows_bf16(DeviceMatrix w, __nv_bfloat16* __restrict__ out) {
+    const int64_t n_blocks = blocks_per_row(w.n_in);
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i >= n_out * n_blocks) return;
+    if (i >= w.n_out * n_blocks) return;
     const int64_t r = i / n_blocks, b = i % n_blocks;
     float v[kBlock];
-    decode_block<T>(w + r * row_bytes, b, n_in, v);
-    __nv_bfloat16* o = out + r * n_in + b * kBlock;
-    const int64_t n_valid = n_in - b * kBlock < kBlock ? n_in - b * kBlock : kBlock;
+    decode_block<T>(w, r, b, v);
+    __nv_bfloat16* o = out + r * w.n_in + b * kBlock;
+    const int64_t n_valid = w.n_in - b * kBlock < kBlock ? w.n_in - b * kBlock : kBlock;
     for (int j = 0; j < n_valid; ++j) o[j] = __float2bfloat16_rn(v[j]);
 }
 
@@ -122,18 +228,17 @@ Status unsupported_type(const DeviceMatrix& w) {
 
 }  // namespace
 
+// Split matrices are read in chunks only, which read the inputs as float4.
+Status check_inputs(const DeviceMatrix& w, const float* x) {
+    if (split_on_device(w.type) && reinterpret_cast<uintptr_t>(x) % 16 != 0)
+        return error(StatusCode::invalid_argument, "gemv: the inputs of a quantized matrix must start at a 16-byte boundary");
+    return Status::ok_status();
+}
+
 Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream, const float* bias) {
     if (w.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
-        const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
-        const bool known = dispatch_type(w.type, [&](auto type) {
-            dispatch_tokens(n, [&](auto nt) {
-                gemv_rows<decltype(type)::value, decltype(nt)::value>
-                    <<<gemv_grid(w.n_out), kWarpsPerBlock * 32, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out, x + t0 * w.n_in, y + t0 * w.n_out, bias);
-            });
-        });
-        if (!known) return unsupported_type(w);
-    }
+    WB_RETURN_IF_ERROR(check_inputs(w, x));
+    if (!launch_gemv<false>(w, w, x, y, n_tokens, bias, false, stream)) return unsupported_type(w);
     return check_launch("gemv launch");
 }
 
@@ -141,16 +246,8 @@ Status gemv_gated(const DeviceMatrix& gate, const DeviceMatrix& up, const float*
     if (gate.type != up.type || gate.n_in != up.n_in || gate.n_out != up.n_out || gate.row_bytes != up.row_bytes)
         return error(StatusCode::invalid_argument, "gemv_gated: the gate and up matrices differ in type or shape");
     if (gate.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += kGemvTokensPerPass) {
-        const int64_t n = n_tokens - t0 < kGemvTokensPerPass ? n_tokens - t0 : kGemvTokensPerPass;
-        const bool known = dispatch_type(gate.type, [&](auto type) {
-            dispatch_tokens(n, [&](auto nt) {
-                gemv_gated_rows<decltype(type)::value, decltype(nt)::value><<<gemv_grid(gate.n_out), kWarpsPerBlock * 32, 0, stream>>>(
-                    gate.data, up.data, gate.row_bytes, gate.n_in, gate.n_out, x + t0 * gate.n_in, y + t0 * gate.n_out, gelu);
-            });
-        });
-        if (!known) return unsupported_type(gate);
-    }
+    WB_RETURN_IF_ERROR(check_inputs(gate, x));
+    if (!launch_gemv<true>(gate, up, x, y, n_tokens, nullptr, gelu, stream)) return unsupported_type(gate);
     return check_launch("gated gemv launch");
 }
 
@@ -159,8 +256,7 @@ Status decode_to_bf16(const DeviceMatrix& w, uint16_t* out, cudaStream_t stream)
     if (items <= 0) return Status::ok_status();
     const unsigned grid = static_cast<unsigned>((items + 255) / 256);
     const bool known = dispatch_type(w.type, [&](auto type) {
-        decode_rows_bf16<decltype(type)::value><<<grid, 256, 0, stream>>>(w.data, w.row_bytes, w.n_in, w.n_out,
-                                                                          reinterpret_cast<__nv_bfloat16*>(out));
+        decode_rows_bf16<decltype(type)::value><<<grid, 256, 0, stream>>>(w, reinterpret_cast<__nv_bfloat16*>(out));
     });
     if (!known) return unsupported_type(w);
     return check_launch("decode_to_bf16 launch");

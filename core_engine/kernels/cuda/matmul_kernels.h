@@ -1,7 +1,9 @@
 // The matmul kernels of the CUDA backend (matmul_kernels.cu), launched on a stream:
-//   gemv            y[n, n_out] = x[n, n_in] · Wᵀ for a few tokens: one warp per output row
-//                   decodes W's blocks in registers and serves up to 8 tokens a pass, so the
-//                   weights (the whole cost of a decode step) are read once per 8 tokens.
+//   gemv            y[n, n_out] = x[n, n_in] · Wᵀ for a few tokens: the warps of an output row
+//                   (one, or up to 8 splitting its inputs when the rows are too few to fill the
+//                   device) read W 16 bytes a lane, decode it in registers and serve up to 8
+//                   tokens a pass, so the weights (the whole cost of a decode step) are read once
+//                   per 8 tokens. Inputs of a quantized matrix start at a 16-byte boundary.
 //   gemv_gated      the MLP's gate and up matrices in one pass, written as act(x·Gᵀ) · (x·Uᵀ):
 //                   the activation fused into the decode step's matmuls.
 //   decode_to_bf16  W's rows as bf16, for cuBLASLt (prompts): bf16 keeps f32's range, where f16
