@@ -8,7 +8,8 @@
 // the tiled kernel a prompt's plan (causal rows, sinks + windows sharing keys across two spans,
 // mixed rows) with its tiles' shared key counts checked, and a plan with lists per KV head. GQA:
 // 4 query heads on 2 KV heads. Bound: 2e-4 of the largest output (the device sums in another
-// order; both round Q to f16).
+// order; both round Q to f16). Last, K rotated by RoPE inside the append equals, byte for byte,
+// rope_rows followed by the plain append.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -22,7 +23,9 @@
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cuda/attention_tiles.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cpu/rope.h"
 #include "kernels/cuda/device_buffer.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/kv_attention.h"
 #include "kv_cache/kv_row_codec.h"
 #include "tests/cuda/cuda_check.h"
@@ -261,6 +264,52 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     check_tiled(per_head, 40, "per KV head", {});
 }
 
+
+// K rotated by the append (KeyRope) gives the same bytes as rope_rows followed by a plain
+// append (both use rope_rotate.cuh's rotation), for both RoPE styles and a partial rotation;
+// V is never rotated.
+void check_append_rope(KvDType type, cuda::DeviceKvType device_type, RopeStyle style, int32_t n_rot) {
+    const std::string name = std::string(kv_dtype_layout(type).name) + (style == RopeStyle::neox ? " neox" : " normal") + " n_rot " + std::to_string(n_rot);
+    const int64_t row_bytes = static_cast<int64_t>(kv_bytes(type, kHeadDim));
+    const cuda::DeviceKvLayout dl{device_type, device_type, row_bytes, row_bytes * kKvHeads, row_bytes * kKvHeads * kBlockTokens,
+                                  row_bytes, row_bytes * kKvHeads, row_bytes * kKvHeads * kBlockTokens, kBlockTokens, kKvHeads, kHeadDim};
+    const int32_t n = 37, width = kKvHeads * kHeadDim;
+    std::vector<int32_t> positions(n), slots(n);
+    for (int32_t t = 0; t < n; ++t) {
+        positions[static_cast<size_t>(t)] = 5 + 3 * t;
+        slots[static_cast<size_t>(t)] = (n - 1 - t) * 2;   // scattered, within 5 blocks
+    }
+    RopeParams params;
+    params.n_rot = n_rot;
+    params.style = style;
+    RopeAngles angles;
+    rope_angles(positions.data(), n, params, angles);
+    const std::vector<float> k = cudacheck::random_floats(static_cast<size_t>(n * width), 1.0f, 21), v = cudacheck::random_floats(k.size(), 1.0f, 22);
+    cuda::DeviceBuffer dk = to_device(k), dk_rotated = to_device(k), dv = to_device(v), dslots = to_device(slots), dcos = to_device(angles.cos),
+                       dsin = to_device(angles.sin);
+    const size_t arena = static_cast<size_t>(dl.k_block_stride * 5);
+    const std::vector<uint8_t> zeros(arena, 0);
+    cuda::DeviceBuffer k_fused = to_device(zeros), v_fused = to_device(zeros), k_apart = to_device(zeros), v_apart = to_device(zeros);
+    Status s = cuda::kv_append(dk.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n, dl, k_fused.as<uint8_t>(), v_fused.as<uint8_t>(), nullptr,
+                               {dcos.as<float>(), dsin.as<float>(), n_rot, style == RopeStyle::neox});
+    if (s.ok()) s = cuda::rope_rows(dk_rotated.as<float>(), n, width, kHeadDim, n_rot, style == RopeStyle::neox, dcos.as<float>(), dsin.as<float>(), nullptr);
+    if (s.ok()) s = cuda::kv_append(dk_rotated.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n, dl, k_apart.as<uint8_t>(), v_apart.as<uint8_t>(), nullptr);
+    if (s.ok()) s = cuda::check(cudaDeviceSynchronize(), "append");
+    std::vector<uint8_t> kf(arena), ka(arena), vf(arena), va(arena);
+    if (s.ok()) s = k_fused.download(kf.data(), arena);
+    if (s.ok()) s = k_apart.download(ka.data(), arena);
+    if (s.ok()) s = v_fused.download(vf.data(), arena);
+    if (s.ok()) s = v_apart.download(va.data(), arena);
+    CHECK(s.ok(), name + ": " + s.message());
+    if (!s.ok()) return;
+    int64_t k_differ = 0;
+    for (size_t i = 0; i < arena; ++i) k_differ += kf[i] != ka[i];
+    std::printf("kv append with RoPE (%s): %lld K bytes differ from rope_rows + append\n", name.c_str(), static_cast<long long>(k_differ));
+    CHECK(k_differ == 0, name + ": the fused RoPE differs from rope_rows");
+    CHECK(vf == va, name + ": V must not be rotated");
+    CHECK(kf != zeros, name + ": nothing appended");
+}
+
 }  // namespace
 
 int main() {
@@ -271,5 +320,10 @@ int main() {
     check_type(KvDType::q8_0, cuda::DeviceKvType::q8_0, true);
     check_type(KvDType::q4_0, cuda::DeviceKvType::q4_0, false);
     check_type(KvDType::fp8, cuda::DeviceKvType::fp8, false);
+    for (const RopeStyle style : {RopeStyle::normal, RopeStyle::neox}) {
+        check_append_rope(KvDType::f16, cuda::DeviceKvType::f16, style, kHeadDim);
+        check_append_rope(KvDType::q8_0, cuda::DeviceKvType::q8_0, style, kHeadDim);
+    }
+    check_append_rope(KvDType::f32, cuda::DeviceKvType::f32, RopeStyle::neox, 32);   // half the head rotated
     return cudacheck::finish();
 }

@@ -2,8 +2,8 @@
 // (kv_attention.cu) over the device copy of the layer's KV store (device arenas of the host
 // KvStore's layout, kept by KvStoreMirror), reading exactly the spans the layer's policy planned:
 //  - device_written: full and cross_layer (no merge) with f32/f16/bf16/q8_0 KV — the device writes
-//    the rows itself and the plan (which does not read the queries) is uploaded once per group
-//    and step;
+//    the rows itself (rotating K by RoPE as it encodes it) and the plan (which does not read the
+//    queries) is uploaded once per group and step;
 //  - host_kept: the policies whose state lives on the host (a sliding window's sinks, top-k's
 //    index, pooled entries, a cross-layer merge) and 4-bit/fp8 KV: K, V (and Q, which a policy
 //    may score) come down, the host writes and plans exactly as on the CPU, the blocks it wrote
@@ -50,7 +50,11 @@ bool device_writes(KvDType type) { return type == KvDType::f32 || type == KvDTyp
 void CudaBackend::attend(int32_t il, PagedKv& kv) {
     if (!error_.ok()) return;
     KvGroup& group = kv.group_of(il);
-    switch (attend_path(group, kv)) {
+    const AttendPath path = attend_path(group, kv);
+    // Only the device's KV append rotates K itself.
+    if (path != AttendPath::device_written) keep(rope_pending_keys());
+    if (!error_.ok()) return;
+    switch (path) {
         case AttendPath::device_written: keep(attend_device_written(il, kv, group)); return;
         case AttendPath::host_kept: keep(attend_host_kept(il, kv, group)); return;
         case AttendPath::host: attend_on_host(il, kv); return;
@@ -223,9 +227,14 @@ Status CudaBackend::attend_device_written(int32_t il, PagedKv& kv, KvGroup& grou
         plan_offsets_ = plan.offsets;
         plan_spans_ = plan.spans;
     }
-    if (kv.layer_computes_kv(il))
+    if (kv.layer_computes_kv(il)) {
+        // K's RoPE in the append (attention_in left it pending).
+        const cuda::KeyRope rope = k_rope_pending_ ? rope_angles_for(k_rope_local_) : cuda::KeyRope{};
+        k_rope_pending_ = false;
         WB_RETURN_IF_ERROR(cuda::kv_append(k_.as<float>(), v_.as<float>(), meta_.as<int32_t>(), n, d->layout,
-                                           d->k.as<uint8_t>() + storage * d->k_storage_bytes, d->v.as<uint8_t>() + storage * d->v_storage_bytes, stream_));
+                                           d->k.as<uint8_t>() + storage * d->k_storage_bytes, d->v.as<uint8_t>() + storage * d->v_storage_bytes,
+                                           stream_, rope));
+    }
     return run_attention(*d, storage, plan, t_attention);
 }
 

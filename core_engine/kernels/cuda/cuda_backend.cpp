@@ -169,6 +169,7 @@ void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& poo
     pool_ = &pool;
     n_ = static_cast<int64_t>(positions.size());
     attention_ = {};
+    k_rope_pending_ = false;
     keep(ensure_capacity(n_));
     if (!error_.ok()) return;
     // The angles as the CPU computes them (the same table, so RoPE's rounding matches), uploaded.
@@ -229,15 +230,26 @@ Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int6
     return bias != nullptr ? cuda::add_bias(y, bias, n, w.n_out, stream_) : Status::ok_status();
 }
 
-Status CudaBackend::rope(float* x, int64_t width, bool local) {
+cuda::KeyRope CudaBackend::rope_angles_for(bool local) const {
     const RopeParams& p = local ? options_.rope_local : options_.rope;
     const bool own_angles = local && !angles_local_.cos.empty();
-    return cuda::rope_rows(x, n_, width, hp_.head_dim, p.n_rot, p.style == RopeStyle::neox, (own_angles ? cos_local_ : cos_).as<float>(),
-                           (own_angles ? sin_local_ : sin_).as<float>(), stream_);
+    return {(own_angles ? cos_local_ : cos_).as<float>(), (own_angles ? sin_local_ : sin_).as<float>(), p.n_rot, p.style == RopeStyle::neox};
+}
+
+Status CudaBackend::rope(float* x, int64_t width, bool local) {
+    const cuda::KeyRope r = rope_angles_for(local);
+    return cuda::rope_rows(x, n_, width, hp_.head_dim, r.n_rot, r.neox, r.cos, r.sin, stream_);
+}
+
+Status CudaBackend::rope_pending_keys() {
+    if (!k_rope_pending_) return Status::ok_status();
+    k_rope_pending_ = false;
+    return rope(k_.as<float>(), hp_.n_embd_kv(), k_rope_local_);
 }
 
 // As the CPU: the projections with their biases (fused into the matmuls), the per-head QK-norm,
-// then RoPE on Q and K.
+// then RoPE on Q and K. K's RoPE waits for attend: the device's KV append rotates K as it
+// encodes it (one pass over K fewer); the other paths rotate it first (rope_pending_keys).
 Status CudaBackend::attention_in(int32_t il, bool own_kv) {
     const Layer& l = layers_[static_cast<size_t>(il)];
     const bool local = hp_.is_local_layer(il);
@@ -248,7 +260,9 @@ Status CudaBackend::attention_in(int32_t il, bool own_kv) {
     WB_RETURN_IF_ERROR(matmul(l.wk, xn_.as<float>(), k_.as<float>(), n_, l.bk));
     WB_RETURN_IF_ERROR(matmul(l.wv, xn_.as<float>(), v_.as<float>(), n_, l.bv));
     if (l.k_norm) WB_RETURN_IF_ERROR(cuda::rms_norm(k_.as<float>(), l.k_norm, k_.as<float>(), n_ * hp_.n_head_kv, hp_.head_dim, hp_.rms_eps, stream_));
-    return rope(k_.as<float>(), hp_.n_embd_kv(), local);
+    k_rope_pending_ = true;
+    k_rope_local_ = local;
+    return Status::ok_status();
 }
 
 void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {

@@ -76,6 +76,8 @@ private:
     Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias = nullptr);
     Status attention_in(int32_t layer, bool own_kv);
     Status rope(float* x, int64_t width, bool local);
+    cuda::KeyRope rope_angles_for(bool local) const;
+    Status rope_pending_keys();   // K's RoPE, where the KV append does not apply it
     Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
 
     // The device copy of one KvStore: its K and V arenas, storage after storage.
@@ -124,6 +126,7 @@ private:
     ThreadPool* pool_ = nullptr;
     int64_t n_ = 0, capacity_ = 0;
     AttentionWork attention_;
+    bool k_rope_pending_ = false, k_rope_local_ = false;   // k_ not yet rotated (attention_in leaves it to attend)
     RopeAngles angles_, angles_local_;
     DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
     DeviceBuffer cos_, sin_, cos_local_, sin_local_;

@@ -4,6 +4,7 @@
 #include "kernels/cuda/block_decode.cuh"
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/gated_activation.cuh"
+#include "kernels/cuda/rope_rotate.cuh"
 
 namespace workbench::cuda {
 namespace {
@@ -46,8 +47,8 @@ __global__ void rope_kernel(float* x, int64_t n_tokens, int64_t width, int64_t h
     const int64_t i0 = neox ? pair : 2 * pair, i1 = neox ? pair + half : 2 * pair + 1;
     const float c = cos[t * half + pair], s = sin[t * half + pair];
     const float u = h[i0], v = h[i1];
-    h[i0] = u * c - v * s;
-    h[i1] = u * s + v * c;
+    h[i0] = rope_first(u, v, c, s);
+    h[i1] = rope_second(u, v, c, s);
 }
 
 __global__ void glu_kernel(float* gate, const float* __restrict__ up, int64_t count, bool gelu) {

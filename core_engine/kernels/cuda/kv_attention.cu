@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/kv_read.cuh"
+#include "kernels/cuda/rope_rotate.cuh"
 
 namespace workbench::cuda {
 namespace {
@@ -21,9 +22,10 @@ constexpr int kMaxHeadDim = 256;
 constexpr int kDimsPerLane = kMaxHeadDim / 32;
 constexpr int kKeysPerSplit = 256;
 
-// One warp per (row, K or V, KV head): the row encoded into its slot.
+// One warp per (row, K or V, KV head): the row encoded into its slot, K rotated by RoPE on the
+// way when `rope` has angles.
 __global__ void append_kernel(const float* __restrict__ k, const float* __restrict__ v, const int32_t* __restrict__ slots,
-                              DeviceKvLayout L, uint8_t* k_arena, uint8_t* v_arena) {
+                              DeviceKvLayout L, KeyRope rope, uint8_t* k_arena, uint8_t* v_arena) {
     const int lane = threadIdx.x;
     const int64_t item = blockIdx.x;
     const int head = static_cast<int>(item % L.n_kv_heads);
@@ -34,12 +36,14 @@ __global__ void append_kernel(const float* __restrict__ k, const float* __restri
     const int hd = L.head_dim;
     const float* x = (is_v ? v : k) + (t * L.n_kv_heads + head) * hd;
     const DeviceKvType type = is_v ? L.v_type : L.k_type;
+    const bool rotate = !is_v && rope.cos != nullptr;
+    const auto element = [&](int d) { return rotate ? rope_element(x, d, rope.n_rot, rope.neox, rope.cos, rope.sin, t) : x[d]; };
     uint8_t* row = (is_v ? v_arena : k_arena) + (at / L.block_tokens) * (is_v ? L.v_block_stride : L.k_block_stride) +
                    (at % L.block_tokens) * (is_v ? L.v_token_stride : L.k_token_stride) + head * (is_v ? L.v_row_bytes : L.k_row_bytes);
     if (type == DeviceKvType::q8_0) {
         // As the CPU's reference: d = amax / 127, q = round(x / d), d stored as f16.
         for (int b0 = 0; b0 < hd; b0 += 32) {
-            const float value = x[b0 + lane];
+            const float value = element(b0 + lane);
             const float amax = warp_max(fabsf(value));
             const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
             uint8_t* blk = row + (b0 / 32) * 34;
@@ -53,9 +57,10 @@ __global__ void append_kernel(const float* __restrict__ k, const float* __restri
         return;
     }
     for (int d = lane; d < hd; d += 32) {
-        if (type == DeviceKvType::f32) reinterpret_cast<float*>(row)[d] = x[d];
-        else if (type == DeviceKvType::f16) reinterpret_cast<__half*>(row)[d] = __float2half_rn(x[d]);
-        else reinterpret_cast<__nv_bfloat16*>(row)[d] = __float2bfloat16_rn(x[d]);
+        const float value = element(d);
+        if (type == DeviceKvType::f32) reinterpret_cast<float*>(row)[d] = value;
+        else if (type == DeviceKvType::f16) reinterpret_cast<__half*>(row)[d] = __float2half_rn(value);
+        else reinterpret_cast<__nv_bfloat16*>(row)[d] = __float2bfloat16_rn(value);
     }
 }
 
@@ -117,13 +122,13 @@ int32_t split_count(int64_t n_rows, int32_t n_head, int32_t max_keys) {
 }  // namespace
 
 Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
-                 uint8_t* v_arena, cudaStream_t stream) {
+                 uint8_t* v_arena, cudaStream_t stream, const KeyRope& rope) {
     if (n <= 0) return Status::ok_status();
     for (const DeviceKvType type : {layout.k_type, layout.v_type})
         if (type == DeviceKvType::q4_0 || type == DeviceKvType::fp8)
             return error(StatusCode::unsupported, "the device writes KV rows in f32, f16, bf16 and q8_0 only");
     const int64_t items = n * 2 * layout.n_kv_heads;
-    append_kernel<<<static_cast<unsigned>(items), 32, 0, stream>>>(k, v, slots, layout, k_arena, v_arena);
+    append_kernel<<<static_cast<unsigned>(items), 32, 0, stream>>>(k, v, slots, layout, rope, k_arena, v_arena);
     return check_launch("KV append launch");
 }
 

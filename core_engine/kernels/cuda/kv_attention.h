@@ -56,10 +56,20 @@ struct DeviceKvPlan {
     int32_t max_keys = 0;   // the longest list's entries (sizes the splits)
 };
 
-// Encodes k and v ([n, n_kv_heads · head_dim] f32) into the arenas at slots[t] (block ·
-// block_tokens + slot); f32, f16, bf16 and q8_0 (unsupported for the others).
+// RoPE for K on its way into the arenas: rope_rows' rotation (the same bits) from the step's
+// angle table [n, n_rot/2]. cos null: K is stored as given.
+struct KeyRope {
+    const float* cos = nullptr;
+    const float* sin = nullptr;
+    int32_t n_rot = 0;
+    bool neox = false;
+};
+
+// Encodes k (rotated by `rope` when it has angles) and v ([n, n_kv_heads · head_dim] f32) into
+// the arenas at slots[t] (block · block_tokens + slot); f32, f16, bf16 and q8_0 (unsupported
+// for the others).
 Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n, const DeviceKvLayout& layout, uint8_t* k_arena,
-                 uint8_t* v_arena, cudaStream_t stream);
+                 uint8_t* v_arena, cudaStream_t stream, const KeyRope& rope = {});
 
 // Query rows per tile of the prompt kernel, and the widest head it takes.
 constexpr int32_t kAttendTileRows = 16, kAttendTileMaxHeadDim = 128;
