@@ -3,7 +3,7 @@
 // for every weight format the CUDA backend keeps on the device: the GEMV (1–13 tokens: one pass, a pass and a
 // tail) within 1e-4 of the output's RMS (f32 accumulation, another order), and the prompt path
 // (bf16 decode + cuBLASLt) within 1.5e-2 (its inputs are rounded to bf16's 8 bits). Shapes: the
-// tiny model's, the 1B model's attention output, 37 rows of 4096 (each row split over 4 warps,
+// tiny model's, the 1B model's attention output, 37 rows of 4096 (each row split over 4 or 8 warps,
 // a block's last row past the matrix), and a width that is not whole 16-byte loads for the
 // plain types; each with and without a bias (fused into the GEMV; cuBLASLt's epilogue on the
 // prompt path). The output is filled with NaN before each run, so rows left unwritten fail. The
@@ -185,7 +185,7 @@ int main() {
     for (const DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16, DType::bf16, DType::f32}) {
         check_type(type, 64, 96, **lt);
         check_type(type, 2048, 512, **lt);
-        check_type(type, 4096, 37, **lt);   // few rows: each split over 4 warps
+        check_type(type, 4096, 37, **lt);   // few rows: each split over 4 (q4) or 8 warps
     }
     for (const DType type : {DType::f16, DType::bf16, DType::f32}) check_type(type, 100, 37, **lt);
     return cudacheck::finish();

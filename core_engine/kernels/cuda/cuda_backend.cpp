@@ -84,6 +84,9 @@ Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint
             rows = reinterpret_cast<const uint8_t*>(converted.data());
         }
         const DType type = device_type(t);
+        if (cuda::split_on_device(type) && t.n_in % 32 != 0)
+            return error(StatusCode::invalid_argument, std::string("a ") + std::string(dtype_name(type)) + " matrix of " + std::to_string(t.n_in) +
+                                                           " columns: quantized rows must be whole 32-element blocks");
         if (cuda::split_on_device(type)) {
             staged.resize(static_cast<size_t>(cuda::device_matrix_bytes(type, t.n_in, t.n_out).total));
             cuda::to_device_layout(type, rows, t.n_in, t.n_out, staged.data());

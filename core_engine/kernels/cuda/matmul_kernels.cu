@@ -226,14 +226,14 @@ Status unsupported_type(const DeviceMatrix& w) {
     return error(StatusCode::unsupported, "the CUDA kernels do not read " + std::string(dtype_name(w.type)) + " matrices");
 }
 
-}  // namespace
-
 // Split matrices are read in chunks only, which read the inputs as float4.
 Status check_inputs(const DeviceMatrix& w, const float* x) {
     if (split_on_device(w.type) && reinterpret_cast<uintptr_t>(x) % 16 != 0)
         return error(StatusCode::invalid_argument, "gemv: the inputs of a quantized matrix must start at a 16-byte boundary");
     return Status::ok_status();
 }
+
+}  // namespace
 
 Status gemv(const DeviceMatrix& w, const float* x, float* y, int64_t n_tokens, cudaStream_t stream, const float* bias) {
     if (w.n_out <= 0 || n_tokens <= 0) return Status::ok_status();
