@@ -12,10 +12,12 @@
 // growing). Every position's logits: all finite, the largest difference within 5 % of the CPU's
 // logit spread (the CPU quantizes activations to 8 bits for quantized weights, the device rounds
 // them to bf16 on the prompt path), and the top-1 token equal wherever the CPU's top-1/top-2
-// margin exceeds twice that difference. A latent cache is refused.
+// margin exceeds twice that difference. Decode steps replayed as CUDA graphs equal the same steps
+// launched kernel by kernel, bit for bit. A latent cache is refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -26,6 +28,7 @@
 #include "attention/paged_kv.h"
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "kv_cache/kv_dtype.h"
 #include "model/decoder_model.h"
 #include "tests/cuda/cuda_check.h"
@@ -166,6 +169,70 @@ void check_model(const std::filesystem::path& dir, const Case& c) {
     std::printf("%-40s largest logit difference %.2e of the CPU's spread\n", what.c_str(), worst);
 }
 
+
+// Decode steps as CUDA graphs give the same logits, bit for bit, as the same steps launched one
+// kernel at a time (WB_CUDA_GRAPHS=0 when the backend is made): one sequence's 6 steps (the
+// graph of step size 1 updated in place each step, past a block boundary), then three
+// sequences' 3-row steps (another step size). The graph runs must have replayed graphs.
+void check_graphs(const std::filesystem::path& dir) {
+    const std::string path = (dir / "llama-tiny-q4_0-graphs.gguf").string();
+    const Status written = write_synth_model("llama", "tiny", "q4_0", "", path);
+    CHECK(written.ok(), "graphs: " + written.message());
+    if (!written.ok()) return;
+    auto file = GgufFile::open(path);
+    CHECK(file.ok(), "graphs: " + file.status().message());
+    if (!file.ok()) return;
+    auto graphed = make_run(**file, "cuda", "full", "f16");
+    ::setenv("WB_CUDA_GRAPHS", "0", 1);
+    auto eager = make_run(**file, "cuda", "full", "f16");
+    ::unsetenv("WB_CUDA_GRAPHS");
+    CHECK(graphed.ok() && eager.ok(), "graphs: " + (graphed.ok() ? eager.status().message() : graphed.status().message()));
+    if (!graphed.ok() || !eager.ok()) return;
+    const int64_t n_vocab = graphed->model->hparams().n_vocab;
+    ThreadPool pool(2);
+    std::vector<float> lg, le;
+    std::vector<TokenId> prompt(13);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<TokenId>(5 + 7 * i);
+    Status sg = graphed->model->forward(prompt, 0, *graphed->kv, false, lg, pool), se = eager->model->forward(prompt, 0, *eager->kv, false, le, pool);
+    CHECK(sg.ok() && se.ok(), "graphs: prompt: " + (sg.ok() ? se.message() : sg.message()));
+    const int64_t before = cuda_graph_steps();
+    int64_t differing = 0;
+    TokenId next = 11;
+    for (int step = 0; step < 6 && sg.ok() && se.ok(); ++step) {
+        const TokenId token[1] = {next};
+        sg = graphed->model->forward(token, 0, *graphed->kv, false, lg, pool);
+        se = eager->model->forward(token, 0, *eager->kv, false, le, pool);
+        CHECK(sg.ok() && se.ok(), "graphs: decode: " + (sg.ok() ? se.message() : sg.message()));
+        if (!sg.ok() || !se.ok()) return;
+        for (int64_t i = 0; i < n_vocab; ++i) differing += std::memcmp(&lg[static_cast<size_t>(i)], &le[static_cast<size_t>(i)], 4) != 0;
+        next = static_cast<TokenId>(std::max_element(lg.begin(), lg.begin() + n_vocab) - lg.begin());
+    }
+    std::vector<std::vector<TokenId>> prompts = {{3, 4, 5}, {6, 7}, {8}};
+    for (int round = 0; round < 3; ++round) {
+        std::vector<BatchSequence> batch;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            BatchSequence b;
+            b.seq = static_cast<SeqId>(1 + i);
+            b.tokens = prompts[i];
+            b.want_logits = true;
+            batch.push_back(b);
+        }
+        sg = graphed->model->forward_batch(batch, *graphed->kv, lg, pool);
+        se = eager->model->forward_batch(batch, *eager->kv, le, pool);
+        CHECK(sg.ok() && se.ok(), "graphs: batch: " + (sg.ok() ? se.message() : sg.message()));
+        if (!sg.ok() || !se.ok()) return;
+        for (size_t i = 0; i < prompts.size() * static_cast<size_t>(n_vocab); ++i) differing += std::memcmp(&lg[i], &le[i], 4) != 0;
+        for (size_t i = 0; i < prompts.size(); ++i)
+            prompts[i] = {static_cast<TokenId>(std::max_element(lg.begin() + i * n_vocab, lg.begin() + (i + 1) * n_vocab) - (lg.begin() + i * n_vocab))};
+    }
+    const int64_t replayed = cuda_graph_steps() - before;
+    std::printf("graphs: %lld steps replayed as CUDA graphs; %lld logits differ from the uncaptured steps'\n", static_cast<long long>(replayed),
+                static_cast<long long>(differing));
+    // The first 1-row and 3-row steps may run uncaptured while buffers grow; most must replay.
+    CHECK(replayed >= 5, "graphs: decode steps did not run as CUDA graphs");
+    CHECK(differing == 0, "graphs: a graph's logits differ from the same kernels launched one by one");
+}
+
 }  // namespace
 
 int main() {
@@ -187,6 +254,7 @@ int main() {
     for (const char* kv_types : {"q8_0", "bf16", "f32", "k=q8_0,v=q4_0", "q4_0", "fp8", "k=fp8,v=f16"})
         check_model(dir, {"llama", "q4_0", "full", 40, kv_types, "small"});
     check_model(dir, {"llama", "q4_0", "topk:k=16,recent=8", 40, "q4_0", "small"});
+    check_graphs(dir);
 
     // The latent variant stays on the CPU: Engine::load says so before loading anything.
     EngineConfig config;

@@ -51,8 +51,13 @@ void CudaBackend::attend(int32_t il, PagedKv& kv) {
     if (!error_.ok()) return;
     KvGroup& group = kv.group_of(il);
     const AttendPath path = attend_path(group, kv);
-    // Only the device's KV append rotates K itself.
-    if (path != AttendPath::device_written) keep(rope_pending_keys());
+    if (path != AttendPath::device_written) {
+        // The host reads this layer's K, V or Q: what was captured runs now, and steps on this
+        // cache are not captured again (attach_kv sets it anew).
+        graph_kv_ = false;
+        keep(leave_capture());
+        keep(rope_pending_keys());   // only the device's KV append rotates K itself
+    }
     if (!error_.ok()) return;
     switch (path) {
         case AttendPath::device_written: keep(attend_device_written(il, kv, group)); return;
@@ -72,7 +77,7 @@ void CudaBackend::attend_on_host(int32_t il, PagedKv& kv) {
         keep(download(k_host_, k_, n * hp_.n_embd_kv()));
         keep(download(v_host_, v_, n * hp_.n_embd_kv()));
     }
-    keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
+    keep(sync("the step's operations"));
     if (!error_.ok()) return;
     ThreadPool& pool = *pool_;
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
@@ -86,7 +91,7 @@ void CudaBackend::attend_on_host(int32_t il, PagedKv& kv) {
     keep(cuda::check(cudaMemcpyAsync(attn_.data(), attn_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
                      "copying attention rows to the device"));
     // The host buffer must stay as it is until the copy has read it.
-    keep(cuda::check(cudaStreamSynchronize(stream_), "copying attention rows to the device"));
+    keep(sync("copying attention rows to the device"));
     const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
     double keys = 0;
     for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
@@ -178,32 +183,14 @@ void CudaBackend::block_copied(uint64_t store_id, BlockId src, BlockId dst) {
     }
 }
 
-// Copies `meta` into this layer's region of the pinned staging buffer and queues its upload.
+// Copies `meta` into a pinned region of this step and queues its upload into meta_.
 Status CudaBackend::stage(const std::vector<int32_t>& meta, int32_t*& device_meta) {
-    if (pinned_used_ + meta.size() > pinned_capacity_) {
-        // Regions of earlier layers may still be queued for copying: wait before replacing them.
-        WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");
-        pinned_used_ = 0;
-        if (meta.size() > pinned_capacity_) {
-            if (pinned_) (void)cudaFreeHost(pinned_);
-            pinned_ = nullptr;
-            pinned_capacity_ = 0;
-            const size_t capacity = std::max<size_t>(meta.size() * 2, size_t{1} << 16);
-            void* p = nullptr;
-            WB_CUDA_RETURN_IF_ERROR(cudaMallocHost(&p, capacity * 4), "allocating pinned host memory for attention plans");
-            pinned_ = static_cast<int32_t*>(p);
-            pinned_capacity_ = capacity;
-        }
-    }
     if (meta_.size() < meta.size() * 4) {
-        WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // earlier kernels read meta_
+        WB_RETURN_IF_ERROR(sync("the step's operations"));   // earlier kernels read meta_
         WB_ASSIGN_OR_RETURN(meta_, DeviceBuffer::allocate(std::max(meta.size() * 8, size_t{1} << 16)));
     }
-    int32_t* region = pinned_ + pinned_used_;
-    std::copy(meta.begin(), meta.end(), region);
-    pinned_used_ += meta.size();
     device_meta = meta_.as<int32_t>();
-    return cuda::check(cudaMemcpyAsync(device_meta, region, meta.size() * 4, cudaMemcpyHostToDevice, stream_), "uploading an attention plan");
+    return upload_staged(device_meta, meta.data(), meta.size() * 4, "uploading an attention plan");
 }
 
 Status CudaBackend::attend_device_written(int32_t il, PagedKv& kv, KvGroup& group) {
@@ -250,7 +237,7 @@ Status CudaBackend::attend_host_kept(int32_t il, PagedKv& kv, KvGroup& group) {
         WB_RETURN_IF_ERROR(download(k_host_, k_, n * hp_.n_embd_kv()));
         WB_RETURN_IF_ERROR(download(v_host_, v_, n * hp_.n_embd_kv()));
     }
-    WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");
+    WB_RETURN_IF_ERROR(sync("the step's operations"));
     if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), *pool_);
     if (group.rotates_keys()) {
         // Keys were stored rotated: the queries turn alike (dot products unchanged) and go back up.
@@ -273,7 +260,7 @@ Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan
     const cuda::DeviceKvPlan& dp = device_plan_;
     const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys, dp.tile_shared != nullptr);
     if (attention_scratch_.size() < scratch) {
-        WB_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_), "the step's operations");   // the old scratch may be in use
+        WB_RETURN_IF_ERROR(sync("the step's operations"));   // the old scratch may be in use
         WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
     }
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
@@ -377,8 +364,13 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
 }
 
 Status CudaBackend::attach_kv(PagedKv& kv) {
-    for (int32_t il = 0; il < hp_.n_layer; ++il)
-        if (KvGroup& group = kv.group_of(il); attend_path(group, kv) != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
+    graph_kv_ = true;   // steps are captured while every layer's KV is written on the device
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        KvGroup& group = kv.group_of(il);
+        const AttendPath path = attend_path(group, kv);
+        graph_kv_ = graph_kv_ && path == AttendPath::device_written;
+        if (path != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
+    }
     return Status::ok_status();
 }
 

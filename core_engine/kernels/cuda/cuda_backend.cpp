@@ -1,12 +1,14 @@
 // The CUDA backend's operations, queued on one stream. Ops return nothing (Backend's contract), so
 // the first error any of them meets is kept and every later op of the step is skipped; end_step
 // waits for the stream and hands that error (or a late fault) to the model, which drops the step.
-// Attention and the device KV cache: cuda_attention.cpp.
+// Attention and the device KV cache: cuda_attention.cpp; decode steps as CUDA graphs and the
+// pinned staging of inputs: cuda_step_graph.cpp.
 #include "kernels/cuda/cuda_backend.h"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,9 +23,6 @@
 namespace workbench {
 namespace {
 
-// Steps up to this many tokens multiply with the GEMV (no conversion; the weights read once per
-// 8 tokens); longer ones decode each matrix to bf16 for cuBLASLt.
-constexpr int64_t kGemvMaxTokens = 16;
 constexpr size_t kAlign = 256;
 
 size_t aligned(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -44,7 +43,10 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelHparams& hp,
     WB_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a CUDA stream");
     WB_ASSIGN_OR_RETURN(b->lt_, cuda::LtMatmul::create(b->stream_));
     WB_RETURN_IF_ERROR(b->upload_weights(on_uploaded));
-    WB_RETURN_IF_ERROR(b->ensure_capacity(16));
+    WB_RETURN_IF_ERROR(b->ensure_capacity(kGemvMaxTokens));
+    // The staging's first region made now: growing it mid-step would end a capture early.
+    WB_RETURN_IF_ERROR(b->pinned_region(size_t{1} << 18).status());
+    b->pinned_used_ = 0;
     return b;
 }
 
@@ -173,25 +175,27 @@ void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& poo
     n_ = static_cast<int64_t>(positions.size());
     attention_ = {};
     k_rope_pending_ = false;
+    logits_to_ = nullptr;
     keep(ensure_capacity(n_));
     if (!error_.ok()) return;
+    begin_capture();
     // The angles as the CPU computes them (the same table, so RoPE's rounding matches), uploaded.
     rope_angles(positions.data(), n_, options_.rope, angles_);
     const size_t bytes = angles_.cos.size() * 4;
-    keep(cuda::check(cudaMemcpyAsync(cos_.data(), angles_.cos.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
-    keep(cuda::check(cudaMemcpyAsync(sin_.data(), angles_.sin.data(), bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+    keep(upload_staged(cos_.data(), angles_.cos.data(), bytes, "uploading RoPE angles"));
+    keep(upload_staged(sin_.data(), angles_.sin.data(), bytes, "uploading RoPE angles"));
     if (!hp_.local_layers.empty()) {
         rope_angles(positions.data(), n_, options_.rope_local, angles_local_);
         const size_t local_bytes = angles_local_.cos.size() * 4;
-        keep(cuda::check(cudaMemcpyAsync(cos_local_.data(), angles_local_.cos.data(), local_bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
-        keep(cuda::check(cudaMemcpyAsync(sin_local_.data(), angles_local_.sin.data(), local_bytes, cudaMemcpyHostToDevice, stream_), "uploading RoPE angles"));
+        keep(upload_staged(cos_local_.data(), angles_local_.cos.data(), local_bytes, "uploading RoPE angles"));
+        keep(upload_staged(sin_local_.data(), angles_local_.sin.data(), local_bytes, "uploading RoPE angles"));
     }
 }
 
 void CudaBackend::embed(std::span<const TokenId> tokens) {
     if (!error_.ok()) return;
     static_assert(sizeof(TokenId) == 4);
-    keep(cuda::check(cudaMemcpyAsync(tokens_.data(), tokens.data(), tokens.size() * 4, cudaMemcpyHostToDevice, stream_), "uploading tokens"));
+    keep(upload_staged(tokens_.data(), tokens.data(), tokens.size() * 4, "uploading tokens"));
     if (!error_.ok()) return;   // the lookup would read whatever the buffer held
     keep(cuda::embed_rows(token_embd_, tokens_.as<int32_t>(), static_cast<int64_t>(tokens.size()), hp_.embedding_scale, x_.as<float>(), stream_));
 }
@@ -298,16 +302,23 @@ Status CudaBackend::download(std::vector<float>& host, const DeviceBuffer& from,
 void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
     if (!error_.ok()) return;
     const int64_t n_rows = static_cast<int64_t>(rows.size());
-    keep(cuda::check(cudaMemcpyAsync(rows_.data(), rows.data(), rows.size() * 8, cudaMemcpyHostToDevice, stream_), "uploading the head's rows"));
+    keep(upload_staged(rows_.data(), rows.data(), rows.size() * 8, "uploading the head's rows"));
     if (!error_.ok()) return;   // the gather would read whatever the buffer held
     keep(cuda::gather_rows(x_.as<float>(), rows_.as<int64_t>(), n_rows, hp_.n_embd, head_rows_.as<float>(), stream_));
     keep(cuda::rms_norm(head_rows_.as<float>(), output_norm_, head_rows_.as<float>(), n_rows, hp_.n_embd, hp_.rms_eps, stream_));
     if (error_.ok()) keep(matmul(output_, head_rows_.as<float>(), logits_.as<float>(), n_rows));
     if (const float cap = hp_.final_logit_softcap; cap > 0 && error_.ok())
         keep(cuda::soft_cap(logits_.as<float>(), n_rows * hp_.n_vocab, cap, stream_));
-    keep(cuda::check(cudaMemcpyAsync(logits, logits_.data(), static_cast<size_t>(n_rows * hp_.n_vocab) * 4, cudaMemcpyDeviceToHost, stream_),
-                     "copying logits to the host"));
-    // `rows` and `logits` are the caller's: the copies finish before it gets them back.
+    const size_t bytes = static_cast<size_t>(n_rows * hp_.n_vocab) * 4;
+    if (capturing_) {
+        // Into pinned memory within the graph; end_step hands them to the caller.
+        keep(cuda::check(cudaMemcpyAsync(pinned_logits_, logits_.data(), bytes, cudaMemcpyDeviceToHost, stream_), "copying logits to the host"));
+        logits_to_ = logits;
+        logits_bytes_ = bytes;
+        return;
+    }
+    keep(cuda::check(cudaMemcpyAsync(logits, logits_.data(), bytes, cudaMemcpyDeviceToHost, stream_), "copying logits to the host"));
+    // `logits` is the caller's: the copy finishes before it gets it back.
     keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
 }
 
@@ -323,7 +334,10 @@ DeviceMemory CudaBackend::device_memory() const {
 }
 
 Status CudaBackend::end_step() {
+    if (capturing_) keep(replay_step_graph());
     keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
+    if (logits_to_ != nullptr && error_.ok()) std::memcpy(logits_to_, pinned_logits_, logits_bytes_);
+    logits_to_ = nullptr;
     return error_;
 }
 

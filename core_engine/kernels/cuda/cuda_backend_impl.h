@@ -37,7 +37,11 @@ public:
     ~CudaBackend() override {
         for (auto& [id, kv] : device_kv_)
             if (kv.store->mirror() == this) kv.store->set_mirror(nullptr);
+        (void)leave_capture();
+        for (auto& [n, exec] : graph_execs_)
+            if (exec) (void)cudaGraphExecDestroy(exec);
         if (pinned_) (void)cudaFreeHost(pinned_);
+        if (pinned_logits_) (void)cudaFreeHost(pinned_logits_);
         lt_.reset();
         if (stream_) (void)cudaStreamDestroy(stream_);
     }
@@ -64,7 +68,12 @@ private:
         const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
     };
 
-    CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
+    // Steps up to this many tokens multiply with the GEMV (no conversion; the weights read once
+    // per 8 tokens), and may run as a CUDA graph; longer ones decode each matrix to bf16 for cuBLASLt.
+    static constexpr int64_t kGemvMaxTokens = 16;
+
+    CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options)
+        : hp_(hp), w_(w), options_(options), graphs_(graphs_wanted()) {}
     Status upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded);
     Status ensure_capacity(int64_t n_tokens);
     // The first error of the step is the one reported; later ops are skipped.
@@ -100,6 +109,14 @@ private:
     Status run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention);
     Status upload_written(DeviceKv& d);
     Status stage(const std::vector<int32_t>& meta, int32_t*& device_meta);
+    // cuda_step_graph.cpp: a decode step captured and replayed as one CUDA graph; pinned staging.
+    static bool graphs_wanted();
+    void begin_capture();             // when graphs are on, the cache allows and the step is a GEMV step
+    Status leave_capture();           // what was captured runs now; the step goes on uncaptured
+    Status replay_step_graph();       // end_step's: the step's graph updated or instantiated, launched
+    Status sync(const char* what);    // leave_capture, then wait for the stream
+    Result<uint8_t*> pinned_region(size_t bytes);   // this step's, untouched until it ends
+    Status upload_staged(void* device, const void* host, size_t bytes, const char* what);
     Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
                        KvStore& store, int32_t storage);
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
@@ -127,16 +144,23 @@ private:
     int64_t n_ = 0, capacity_ = 0;
     AttentionWork attention_;
     bool k_rope_pending_ = false, k_rope_local_ = false;   // k_ not yet rotated (attention_in leaves it to attend)
+    // CUDA graphs: on unless turned off; whether the attached cache attends on the device only;
+    // one executable per step size; a captured step's logits, copied to the caller's at its end.
+    bool graphs_ = true, graph_kv_ = false, capturing_ = false;
+    std::unordered_map<int64_t, cudaGraphExec_t> graph_execs_;
+    float* pinned_logits_ = nullptr;
+    float* logits_to_ = nullptr;
+    size_t logits_bytes_ = 0;
     RopeAngles angles_, angles_local_;
     DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
     DeviceBuffer cos_, sin_, cos_local_, sin_local_;
     std::vector<float> q_host_, k_host_, v_host_, attn_host_;
-    // The device KV: one per mirrored store; a layer's plan staged in pinned memory (each layer
-    // its own region, so a copy still queued is never overwritten) and uploaded to meta_.
+    // The device KV: one per mirrored store; a layer's plan staged in pinned memory (each upload
+    // of a step its own region, so a copy still queued is never overwritten) and uploaded to meta_.
     std::unordered_map<uint64_t, DeviceKv> device_kv_;
     std::vector<int32_t> meta_host_;
-    int32_t* pinned_ = nullptr;
-    size_t pinned_capacity_ = 0, pinned_used_ = 0;   // int32 elements
+    uint8_t* pinned_ = nullptr;
+    size_t pinned_capacity_ = 0, pinned_used_ = 0;   // bytes
     DeviceBuffer meta_, attention_scratch_;
     // The plan in meta_: which group and step it was made for, and what it was made from.
     int64_t step_ = 0, plan_step_ = -1;
