@@ -51,8 +51,12 @@ fi
 summary+=("build: $(( $(date +%s) - start )) s")
 
 echo "== ctest -L cuda"
-ctest --test-dir "$BUILD" -L cuda --output-on-failure 2>&1 | tee "$OUT/ctest.log"
+# -V: the tests' own lines (errors against the CPU, the measured GEMV crossover) land in the log.
+ctest --test-dir "$BUILD" -L cuda -V 2>&1 | tee "$OUT/ctest.log" | grep -E '^[0-9]+/[0-9]+ Test|tests passed|GEMV serves|graphs:'
 summary+=("cuda tests: $(grep -E 'tests passed' "$OUT/ctest.log" | tail -n 1); skipped: $(grep -c '\*\*\*Skipped' "$OUT/ctest.log")")
+summary+=("$(grep -m1 -o 'the GEMV serves steps up to [0-9]* tokens' "$OUT/ctest.log" || echo 'GEMV crossover: not measured')")
+bandwidth="$("$BUILD/bin/workbench-cuda-membw" 2>&1 | tee "$OUT/membw.log" | grep -o '[0-9]* GB/s' | grep -o '[0-9]*')"
+summary+=("device copy bandwidth: ${bandwidth:-unknown} GB/s")
 
 echo "== benchmarks"
 cli="$BUILD/bin/workbench-cli"
@@ -63,7 +67,14 @@ if reason="$("$cli" run -m "$BUILD/tiny.gguf" -p "t1 t2 t3" -n 2 --temp 0 --back
     [ -f "$model" ] || "$cli" synth --shape llama-1b --type "$type" -o "$model" > /dev/null 2>&1
     "$cli" bench -m "$model" --backend cuda -p 512 -n 128 -r 3 --json > "$OUT/bench-$type.json" 2> "$OUT/bench-$type.log" &&
       summary+=("llama-1b $type: $(python3 -c 'import json,sys; print(", ".join(f"{r["test"]} {r["avg_ts"]:.0f} tok/s" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-$type.json")")
+    # Decode's share of the bandwidth: the file's bytes (every weight, the head included, read
+    # once a token) times tg128's rate over the copy bandwidth.
+    [ -n "$bandwidth" ] && [ -f "$OUT/bench-$type.json" ] &&
+      summary+=("llama-1b $type tg128 reads $(python3 -c 'import json,os,sys; r=[r for r in json.load(open(sys.argv[1])) if r["test"].startswith("tg")][0]; gb=os.path.getsize(sys.argv[2])*r["avg_ts"]/1e9; print(f"{gb:.0f} GB/s = {100*gb/float(sys.argv[3]):.0f} % of the copy bandwidth")' "$OUT/bench-$type.json" "$model" "$bandwidth")")
   done
+  # The same decode launched kernel by kernel: what the CUDA graphs save.
+  WB_CUDA_GRAPHS=0 "$cli" bench -m "$BUILD/llama-1b-q4_0.gguf" --backend cuda -p 0 -n 128 -r 3 --json > "$OUT/bench-nographs.json" 2> "$OUT/bench-nographs.log" &&
+    summary+=("llama-1b q4_0 without CUDA graphs: $(python3 -c 'import json,sys; print(", ".join(f"{r["test"]} {r["avg_ts"]:.0f} tok/s" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-nographs.json")")
   # Aggregate decode by batch size: still rising at 128 is the target.
   "$cli" bench -m "$BUILD/llama-1b-q4_0.gguf" --backend cuda -p 0 -n 128 -r 1 -b 1,8,32,128,256 --json > "$OUT/bench-batch.json" 2> "$OUT/bench-batch.log" &&
     summary+=("llama-1b q4_0 decode by batch: $(python3 -c 'import json,sys; print(", ".join(f"b{r["batch"]} {r["avg_ts"]:.0f}" for r in json.load(open(sys.argv[1]))))' "$OUT/bench-batch.json") tok/s")
