@@ -5,7 +5,8 @@
 // per KV head; compressed pooling with its score bias; a cross-layer mean merge with its staged
 // rows) besides full attention and cross-layer sharing, and on the "small" shape (heads of 32)
 // every KV type (the device writes f32/f16/bf16/q8_0 itself; the host writes q4_0, with rotated
-// keys, and fp8). Every case must attend on the device KV cache. A 40-token prompt runs the prompt path (cuBLASLt), then 4
+// keys, and fp8). Every case must attend on the device KV cache. A 40-token prompt (the GEMV or
+// cuBLASLt, by the crossover the backend measured at load: printed, between 8 and 128), then 4
 // greedy decode steps the GEMV; three sequences batched (15 prompt rows: a GEMV pass and a tail,
 // then a 3-row decode step); a fork and one token on each side (copy-on-write of the shared
 // block, replayed on the device); on llama q4_0 a 300-token prompt (two chunks, the step buffers
@@ -255,6 +256,9 @@ int main() {
         check_model(dir, {"llama", "q4_0", "full", 40, kv_types, "small"});
     check_model(dir, {"llama", "q4_0", "topk:k=16,recent=8", 40, "q4_0", "small"});
     check_graphs(dir);
+    const int64_t crossover = cuda_gemv_max_tokens();
+    std::printf("the GEMV serves steps up to %lld tokens on this device (measured at load)\n", static_cast<long long>(crossover));
+    CHECK(crossover >= 8 && crossover <= 128, "the measured GEMV/cuBLASLt crossover is out of range");
 
     // The latent variant stays on the CPU: Engine::load says so before loading anything.
     EngineConfig config;

@@ -364,13 +364,15 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
 }
 
 Status CudaBackend::attach_kv(PagedKv& kv) {
-    graph_kv_ = true;   // steps are captured while every layer's KV is written on the device
+    bool device_written = true;   // steps are captured while every layer's KV is written on the device
+    graph_kv_ = false;
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         KvGroup& group = kv.group_of(il);
         const AttendPath path = attend_path(group, kv);
-        graph_kv_ = graph_kv_ && path == AttendPath::device_written;
+        device_written = device_written && path == AttendPath::device_written;
         if (path != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
     }
+    graph_kv_ = device_written;   // the cache attached last decides: a backend serves one cache
     return Status::ok_status();
 }
 

@@ -43,7 +43,8 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelHparams& hp,
     WB_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&b->stream_, cudaStreamNonBlocking), "creating a CUDA stream");
     WB_ASSIGN_OR_RETURN(b->lt_, cuda::LtMatmul::create(b->stream_));
     WB_RETURN_IF_ERROR(b->upload_weights(on_uploaded));
-    WB_RETURN_IF_ERROR(b->ensure_capacity(kGemvMaxTokens));
+    WB_RETURN_IF_ERROR(b->ensure_capacity(kGraphMaxTokens));
+    b->measure_gemv_crossover();
     // The staging's first region made now: growing it mid-step would end a capture early.
     WB_RETURN_IF_ERROR(b->pinned_region(size_t{1} << 18).status());
     b->pinned_used_ = 0;
@@ -176,7 +177,9 @@ void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& poo
     attention_ = {};
     k_rope_pending_ = false;
     logits_to_ = nullptr;
+    discard_capture();   // only a step that never reached end_step leaves one
     keep(ensure_capacity(n_));
+    keep(fit_staging());
     if (!error_.ok()) return;
     begin_capture();
     // The angles as the CPU computes them (the same table, so RoPE's rounding matches), uploaded.
@@ -224,7 +227,11 @@ void CudaBackend::residual_norm(const ResidualNorm& op) {
 }
 
 Status CudaBackend::matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias) {
-    if (n <= kGemvMaxTokens) return cuda::gemv(w, x, y, n, stream_, bias);
+    if (n <= gemv_max_tokens_) return cuda::gemv(w, x, y, n, stream_, bias);
+    return matmul_lt(w, x, y, n, bias);
+}
+
+Status CudaBackend::matmul_lt(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias) {
     WB_RETURN_IF_ERROR(cuda::decode_to_bf16(w, w_bf16_.as<uint16_t>(), stream_));
     WB_RETURN_IF_ERROR(cuda::f32_to_bf16(x, x_bf16_.as<uint16_t>(), n * w.n_in, stream_));
     if (bias != nullptr && lt_bias_epilogue_) {
@@ -280,7 +287,7 @@ void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {
         case MatmulGroup::attention_out: keep(matmul(l.wo, attn_.as<float>(), proj_.as<float>(), n_)); break;
         case MatmulGroup::mlp_in:
             // A decode step's gate and up in one pass with the activation (matrices stored alike).
-            if (n_ <= kGemvMaxTokens && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_in == l.up.n_in &&
+            if (n_ <= gemv_max_tokens_ && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_in == l.up.n_in &&
                 l.gate.n_out == l.up.n_out) {
                 keep(cuda::gemv_gated(l.gate, l.up, xn_.as<float>(), gate_.as<float>(), n_, options_.gelu_gate, stream_));
                 break;
@@ -343,7 +350,9 @@ Status CudaBackend::end_step() {
 
 void CudaBackend::append_normed_rows(std::vector<float>& out) const {
     // Only the latent variant's calibration asks, and Engine::load refuses it on cuda; a failed
-    // copy appends nothing (its error is the stream's, which end_step reports).
+    // copy appends nothing (its error is the stream's, which end_step reports), and so does a
+    // captured step, which cannot wait for a copy.
+    if (capturing_) return;
     const size_t first = out.size(), count = static_cast<size_t>(n_ * hp_.n_embd);
     out.resize(first + count);
     if (cudaMemcpyAsync(out.data() + first, xn_.data(), count * 4, cudaMemcpyDeviceToHost, stream_) != cudaSuccess ||

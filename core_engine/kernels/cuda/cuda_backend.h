@@ -27,5 +27,8 @@ Result<std::unique_ptr<Backend>> make_cuda_backend(const ModelHparams& hp, const
 // How many steps have run as a CUDA graph in this process (tests and diagnostics). Graphs are on
 // unless WB_CUDA_GRAPHS=0 is in the environment when a backend is made.
 int64_t cuda_graph_steps();
+// The step size up to which the last CUDA backend made multiplies with the GEMV rather than
+// cuBLASLt, as it measured at load (0 before any).
+int64_t cuda_gemv_max_tokens();
 
 }  // namespace workbench

@@ -37,7 +37,7 @@ public:
     ~CudaBackend() override {
         for (auto& [id, kv] : device_kv_)
             if (kv.store->mirror() == this) kv.store->set_mirror(nullptr);
-        (void)leave_capture();
+        discard_capture();
         for (auto& [n, exec] : graph_execs_)
             if (exec) (void)cudaGraphExecDestroy(exec);
         if (pinned_) (void)cudaFreeHost(pinned_);
@@ -68,9 +68,10 @@ private:
         const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
     };
 
-    // Steps up to this many tokens multiply with the GEMV (no conversion; the weights read once
-    // per 8 tokens), and may run as a CUDA graph; longer ones decode each matrix to bf16 for cuBLASLt.
-    static constexpr int64_t kGemvMaxTokens = 16;
+    // Steps up to gemv_max_tokens_ multiply with the GEMV (no conversion; the weights read once
+    // per 8 tokens), longer ones decode each matrix to bf16 for cuBLASLt: 16 until measured at
+    // load (cuda_gemv_crossover.cpp). GEMV steps up to kGraphMaxTokens may run as a CUDA graph.
+    static constexpr int64_t kGemvDefaultTokens = 16, kGraphMaxTokens = 32;
 
     CudaBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options)
         : hp_(hp), w_(w), options_(options), graphs_(graphs_wanted()) {}
@@ -80,9 +81,11 @@ private:
     void keep(Status s) {
         if (error_.ok() && !s.ok()) error_ = std::move(s);
     }
-    // y = x · Wᵀ (+ bias): the GEMV up to kGemvMaxTokens tokens (bias fused), else cuBLASLt (bias
-    // by its epilogue while the library offers one for the shapes).
+    // y = x · Wᵀ (+ bias): the GEMV up to gemv_max_tokens_ tokens (bias fused), else matmul_lt:
+    // cuBLASLt over W decoded to bf16 (bias by its epilogue while the library offers one).
     Status matmul(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias = nullptr);
+    Status matmul_lt(const DeviceMatrix& w, const float* x, float* y, int64_t n, const float* bias);
+    void measure_gemv_crossover();
     Status attention_in(int32_t layer, bool own_kv);
     Status rope(float* x, int64_t width, bool local);
     cuda::KeyRope rope_angles_for(bool local) const;
@@ -112,6 +115,8 @@ private:
     // cuda_step_graph.cpp: a decode step captured and replayed as one CUDA graph; pinned staging.
     static bool graphs_wanted();
     void begin_capture();             // when graphs are on, the cache allows and the step is a GEMV step
+    void discard_capture();           // a capture a step left open (it never reached end_step): dropped unrun
+    Status fit_staging();             // between steps: pinned staging for all of the last step's uploads
     Status leave_capture();           // what was captured runs now; the step goes on uncaptured
     Status replay_step_graph();       // end_step's: the step's graph updated or instantiated, launched
     Status sync(const char* what);    // leave_capture, then wait for the stream
@@ -136,6 +141,7 @@ private:
     // Every norm and bias by its host tensor, so ops name them as the skeleton does.
     std::unordered_map<const WeightTensor*, const float*> vectors_;
     DeviceBuffer w_bf16_;            // one matrix decoded to bf16 for cuBLASLt (the largest fits)
+    int64_t gemv_max_tokens_ = kGemvDefaultTokens;
     int64_t max_n_in_ = 0;
 
     // The step.
@@ -160,7 +166,7 @@ private:
     std::unordered_map<uint64_t, DeviceKv> device_kv_;
     std::vector<int32_t> meta_host_;
     uint8_t* pinned_ = nullptr;
-    size_t pinned_capacity_ = 0, pinned_used_ = 0;   // bytes
+    size_t pinned_capacity_ = 0, pinned_used_ = 0, pinned_step_bytes_ = 0;   // bytes; the last one: all of this step's uploads
     DeviceBuffer meta_, attention_scratch_;
     // The plan in meta_: which group and step it was made for, and what it was made from.
     int64_t step_ = 0, plan_step_ = -1;

@@ -6,7 +6,8 @@
 // same kernels with new arguments — plan sizes, splits) or is instantiated anew when its shape
 // changed. Inputs come from pinned staging regions that stay untouched until the step ends, so
 // the graph's copies read this step's values when it runs; the logits go to pinned memory and
-// reach the caller's buffer once the step is done. Anything that needs the host mid-step (a
+// reach the caller's buffer once the step is done; a step whose uploads outgrew the staging
+// makes it twice their size before the next one. Anything that needs the host mid-step (a
 // policy kept on the host, a buffer that must grow) first runs what was captured so far and
 // goes on uncaptured (leave_capture). WB_CUDA_GRAPHS=0 turns graphs off, and so does any failed
 // capture: the step that met it reports the error, the next ones run uncaptured.
@@ -36,11 +37,34 @@ bool CudaBackend::graphs_wanted() {
     return v == nullptr || std::string(v) != "0";
 }
 
+void CudaBackend::discard_capture() {
+    if (!capturing_) return;
+    capturing_ = false;
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+}
+
+Status CudaBackend::fit_staging() {
+    const size_t last = pinned_step_bytes_;
+    pinned_step_bytes_ = 0;
+    if (last <= pinned_capacity_) return Status::ok_status();
+    // The last step's uploads did not fit at once (and ended its capture early): room for twice them.
+    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+    pinned_ = nullptr;
+    pinned_capacity_ = 0;
+    void* p = nullptr;
+    WB_CUDA_RETURN_IF_ERROR(cudaMallocHost(&p, last * 2), "allocating pinned host memory for a step's inputs");
+    pinned_ = static_cast<uint8_t*>(p);
+    pinned_capacity_ = last * 2;
+    return Status::ok_status();
+}
+
 void CudaBackend::begin_capture() {
-    if (!graphs_ || !graph_kv_ || n_ > kGemvMaxTokens) return;
+    if (!graphs_ || !graph_kv_ || n_ > std::min(gemv_max_tokens_, kGraphMaxTokens)) return;
     if (pinned_logits_ == nullptr) {
         void* p = nullptr;
-        if (cudaMallocHost(&p, static_cast<size_t>(kGemvMaxTokens * hp_.n_vocab) * 4) != cudaSuccess) {
+        if (cudaMallocHost(&p, static_cast<size_t>(kGraphMaxTokens * hp_.n_vocab) * 4) != cudaSuccess) {
             (void)cudaGetLastError();
             graphs_ = false;   // no pinned room: steps run uncaptured
             return;
@@ -70,6 +94,7 @@ Status CudaBackend::leave_capture() {
     if (e == cudaSuccess) e = cudaStreamSynchronize(stream_);   // the one-off executable must be done before it goes
     if (exec != nullptr) (void)cudaGraphExecDestroy(exec);
     (void)cudaGraphDestroy(graph);
+    if (e != cudaSuccess) graphs_ = false;   // so later steps do not lose their first operations alike
     return cuda::check(e, "running a step's captured operations");
 }
 
@@ -114,6 +139,7 @@ Status CudaBackend::sync(const char* what) {
 
 Result<uint8_t*> CudaBackend::pinned_region(size_t bytes) {
     const size_t need = (bytes + 15) / 16 * 16;
+    pinned_step_bytes_ += need;
     if (pinned_used_ + need > pinned_capacity_) {
         // Earlier regions of this step may still be queued for copying: wait before reusing them.
         WB_RETURN_IF_ERROR(sync("the step's operations"));
