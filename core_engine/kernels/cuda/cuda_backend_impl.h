@@ -117,6 +117,7 @@ private:
     void begin_capture();             // when graphs are on, the cache allows and the step is a GEMV step
     void discard_capture();           // a capture a step left open (it never reached end_step): dropped unrun
     Status fit_staging();             // between steps: pinned staging for all of the last step's uploads
+    Result<cudaGraph_t> end_capture();   // a failure turns graphs off
     Status leave_capture();           // what was captured runs now; the step goes on uncaptured
     Status replay_step_graph();       // end_step's: the step's graph updated or instantiated, launched
     Status sync(const char* what);    // leave_capture, then wait for the stream

@@ -79,15 +79,18 @@ void CudaBackend::begin_capture() {
     capturing_ = true;
 }
 
-Status CudaBackend::leave_capture() {
-    if (!capturing_) return Status::ok_status();
+Result<cudaGraph_t> CudaBackend::end_capture() {
     capturing_ = false;
     cudaGraph_t graph = nullptr;
     const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
-    if (ended != cudaSuccess) {
-        graphs_ = false;
-        return cuda::check(ended, "capturing a step as a CUDA graph");
-    }
+    if (ended == cudaSuccess) return graph;
+    graphs_ = false;
+    return cuda::check(ended, "capturing a step as a CUDA graph");
+}
+
+Status CudaBackend::leave_capture() {
+    if (!capturing_) return Status::ok_status();
+    WB_ASSIGN_OR_RETURN(cudaGraph_t graph, end_capture());
     cudaGraphExec_t exec = nullptr;
     cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
     if (e == cudaSuccess) e = cudaGraphLaunch(exec, stream_);
@@ -99,13 +102,7 @@ Status CudaBackend::leave_capture() {
 }
 
 Status CudaBackend::replay_step_graph() {
-    capturing_ = false;
-    cudaGraph_t graph = nullptr;
-    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
-    if (ended != cudaSuccess) {
-        graphs_ = false;
-        return cuda::check(ended, "capturing a step as a CUDA graph");
-    }
+    WB_ASSIGN_OR_RETURN(cudaGraph_t graph, end_capture());
     if (!error_.ok()) {   // an operation failed while it was queued: the step is dropped, nothing of it runs
         (void)cudaGraphDestroy(graph);
         return Status::ok_status();
