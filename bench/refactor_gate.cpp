@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
     greedy.max_tokens = 24;
     greedy.sampling.temperature = 0;
     greedy.ignore_eos = true;
+    greedy.token_logits = true;   // the md5s cover the logits each token was drawn from
     int failures = 0;
     for (const auto& [variant, kv] : lines) {
         EngineConfig config;

@@ -199,11 +199,17 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
 }
 
 // A token for `c` from `logits`: stream it, then stop or queue it to run.
-void StepLoop::take_token(Completion& c, std::span<const float> logits) {
+void StepLoop::take_token(Completion& c, std::span<const float> logits, std::span<const TopLogit> top) {
     if (c.req->generation.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
-    const TokenId token = c.sampler.sample(logits);
+    const TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
     c.sampler.accept(token);
     if (deliver(c, token, logits)) queue_next(c);
+}
+
+int32_t StepLoop::top_logits_for(const Completion& c) const {
+    const EngineRequest& r = *c.req;
+    if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0) return 0;
+    return c.sampler.top_logits_needed(e_.info.n_vocab);
 }
 
 void StepLoop::queue_next(Completion& c) {
@@ -344,12 +350,13 @@ StepReport StepLoop::step() {
         const int32_t done = sched_->n_cached(it.request);
         if (c.prefill_start_ms < 0) c.prefill_start_ms = since(c.arrival);
         verifying.push_back(c.n_drafts > 0 && sched_->n_draft(it.request) > 0);
+        const bool all_logits = verifying.back() || (c.req->prompt_logits && done < c.n_prompt);
         batch.push_back({c.seq, std::span(c.tokens).subspan(static_cast<size_t>(done), static_cast<size_t>(it.n_tokens)), it.completes,
-                         verifying.back() || (c.req->prompt_logits && done < c.n_prompt),
-                         std::max(0, done + it.n_tokens - std::max(done, c.n_prompt))});
+                         all_logits, std::max(0, done + it.n_tokens - std::max(done, c.n_prompt)),
+                         it.completes && !all_logits ? top_logits_for(c) : 0});
     }
     const auto t_step = Clock::now();
-    const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool);
+    const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool, &top_logits_);
     if (!st.ok()) {
         if (st.code() == StatusCode::resource_exhausted || st.code() == StatusCode::out_of_range) {
             // No KV room: pause the youngest and recompute it later; alone, it cannot fit.
@@ -394,13 +401,18 @@ StepReport StepLoop::step() {
         if (it.completes && c.token_ms.empty()) c.prefill_ms = since(c.arrival) - c.prefill_start_ms;
     }
     // The logits rows in item order: every row of a sequence that asked for its prompt's, else
-    // one row for each sequence that completes.
+    // one row for each sequence that completes; the best logits alone of the sequences that
+    // asked for those, k a row (the batch's largest top_logits).
     const size_t n_vocab = static_cast<size_t>(e_.info.n_vocab);
-    size_t row = 0;
+    size_t n_top = 0;
+    for (const BatchSequence& b : batch) n_top += b.top_logits > 0;
+    const size_t k = n_top > 0 ? top_logits_.size() / n_top : 0;
+    size_t row = 0, top_row = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         const StepItem& it = items[i];
         Completion* cp = by_sched_[static_cast<size_t>(it.request)];
         std::span<const float> lg;
+        std::span<const TopLogit> best;
         if (verifying[i]) {
             const int32_t n_rows = it.n_tokens;
             if (cp && !cp->done) verify_drafts(*cp, logits_.data() + row * n_vocab, n_rows);
@@ -417,6 +429,8 @@ StepReport StepLoop::step() {
             }
             lg = std::span<const float>(logits_.data() + (row + n_rows - 1) * n_vocab, n_vocab);
             row += n_rows;
+        } else if (batch[i].top_logits > 0) {
+            best = std::span<const TopLogit>(top_logits_.data() + (top_row++) * k, static_cast<size_t>(batch[i].top_logits));
         } else if (it.completes) {
             lg = std::span<const float>(logits_.data() + (row++) * n_vocab, n_vocab);
         }
@@ -436,10 +450,10 @@ StepReport StepLoop::step() {
             f->prefill_ms = c.prefill_ms;
             f->metrics.n_prompt_cached = f->n_prompt;
             f->metrics.kv_bytes_peak = in_use;
-            take_token(*f, lg);
+            take_token(*f, lg, best);
         }
         c.forks.clear();
-        take_token(c, lg);
+        take_token(c, lg, best);
     }
     return finish_report();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kv_cache/kv_cache_manager.h"
+#include "sampling/top_logits.h"
 #include "scheduler/scheduler.h"
 #include "workbench/engine.h"
 #include "workbench/request.h"
@@ -47,7 +48,11 @@ private:
     void take_inbox();
     void start(Submitted& submitted);
     int32_t admit(int32_t sched_id, int32_t n_first);
-    void take_token(Completion& c, std::span<const float> logits);
+    // `logits`: the row in full, or `top`: its best (top_logits_for(c) of them).
+    void take_token(Completion& c, std::span<const float> logits, std::span<const TopLogit> top = {});
+    // How many of its row's best logits `c`'s next token needs, when it needs no others: its
+    // sampler's count, unless the request reads the logits themselves (0: the whole row).
+    int32_t top_logits_for(const Completion& c) const;
     // Streams `token` (sampled from `logits`) and checks the stops; false once `c` has ended.
     bool deliver(Completion& c, TokenId token, std::span<const float> logits);
     // The last delivered token runs next (with drafts after it when the request speculates).
@@ -77,6 +82,7 @@ private:
     struct StepCosts;
     std::unique_ptr<StepCosts> costs_;
     std::vector<float> logits_;
+    std::vector<TopLogit> top_logits_;   // the rows that asked for their best alone, k a row
     std::vector<float> draft_logits_;
     std::unordered_map<SeqId, std::vector<TokenId>> draft_held_;   // the draft model's cache, per sequence
 

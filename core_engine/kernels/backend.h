@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/rope.h"
+#include "sampling/top_logits.h"
 #include "workbench/status.h"
 #include "workbench/types.h"
 
@@ -80,6 +81,10 @@ public:
     virtual void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) = 0;
     // The final norm, the output head and soft-capping for `rows` (ascending) into `logits`.
     virtual void output_head(std::span<const int64_t> rows, float* logits) = 0;
+    // As output_head, but only each row's best `k` logits (sampling/top_logits.h) into `top`
+    // (k per row, in `rows` order): a device backend selects them there and copies back those
+    // pairs alone. k ≤ n_vocab. Rows may not be in both calls of a step.
+    virtual void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) = 0;
     // The step's operations are done (a device backend waits for them here); the first error
     // any of them met (a device's operations report late), or ok. After an error the step's
     // results are not to be used.

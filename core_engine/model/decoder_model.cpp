@@ -78,7 +78,10 @@ Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv
         const auto chunk = tokens.subspan(static_cast<size_t>(c0), static_cast<size_t>(cn));
         WB_RETURN_IF_ERROR(kv.begin_step(seq, chunk));
         lat_generated_ = 0;   // a prompt, or text being scored
-        if (Status s = forward_rows(kv, chunk, logit_rows_, out, pool); !s.ok()) {
+        HeadRows head;
+        head.full = logit_rows_;
+        head.logits = out;
+        if (Status s = forward_rows(kv, chunk, head, pool); !s.ok()) {
             kv.abort_step();
             return s;
         }
@@ -88,30 +91,47 @@ Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv
 }
 
 Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits,
-                                 ThreadPool& pool) {
+                                 ThreadPool& pool, std::vector<TopLogit>* top) {
     if (batch.empty()) return error(StatusCode::invalid_argument, "forward: an empty batch");
-    int64_t n_wanted = 0;
+    auto wants_top = [&](const BatchSequence& b) { return top && b.want_logits && !b.all_logits && b.top_logits > 0; };
+    int64_t n_wanted = 0, n_top = 0;
+    int32_t k = 0;
     for (const BatchSequence& b : batch) {
         if (b.tokens.empty()) return error(StatusCode::invalid_argument, "forward: sequence " + std::to_string(b.seq) + " has no tokens in the batch");
         WB_RETURN_IF_ERROR(check_tokens(b.tokens, kv));
+        if (b.top_logits > kMaxTopLogits)
+            return error(StatusCode::invalid_argument, "forward: " + std::to_string(b.top_logits) + " best logits asked for; at most " +
+                                                           std::to_string(kMaxTopLogits));
+        if (wants_top(b)) {
+            ++n_top;
+            k = std::max(k, std::min(b.top_logits, hp_.n_vocab));
+            continue;
+        }
         n_wanted += b.all_logits ? static_cast<int64_t>(b.tokens.size()) : b.want_logits;
     }
     logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
+    if (top) top->resize(static_cast<size_t>(n_top * k));
     if (kv.latent() && batch.size() > 1) {
         // Latent keys are rebuilt per sequence: one step per sequence.
         std::vector<float> one;
+        std::vector<TopLogit> one_top;
         std::vector<int32_t> before;
         for (const BatchSequence& b : batch) before.push_back(kv.n_tokens(b.seq));
-        int64_t w = 0;
+        int64_t w = 0, w_top = 0;
         for (size_t i = 0; i < batch.size(); ++i) {
-            const BatchSequence& b = batch[i];
-            if (Status s = forward_batch(std::span(&b, 1), kv, one, pool); !s.ok()) {
+            BatchSequence b = batch[i];
+            if (wants_top(b)) b.top_logits = k;   // every sequence's best come k to a row
+            if (Status s = forward_batch(std::span(&b, 1), kv, one, pool, top ? &one_top : nullptr); !s.ok()) {
                 // All or nothing, as for the other variants: the sequences already run go back.
                 for (size_t j = 0; j < i; ++j) (void)kv.keep_prefix(batch[j].seq, before[j]);
                 return s;
             }
             std::copy(one.begin(), one.end(), logits.begin() + w * hp_.n_vocab);
             w += static_cast<int64_t>(one.size()) / hp_.n_vocab;
+            if (top) {
+                std::copy(one_top.begin(), one_top.end(), top->begin() + w_top);
+                w_top += static_cast<int64_t>(one_top.size());
+            }
         }
         return Status::ok_status();
     }
@@ -119,18 +139,23 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     steps.reserve(batch.size());
     batch_tokens_.clear();
     logit_rows_.clear();
+    top_rows_.clear();
     for (const BatchSequence& b : batch) {
         steps.push_back({b.seq, b.tokens});
         const int64_t first = static_cast<int64_t>(batch_tokens_.size());
         batch_tokens_.insert(batch_tokens_.end(), b.tokens.begin(), b.tokens.end());
-        if (b.all_logits)
-            for (int64_t r = first; r < static_cast<int64_t>(batch_tokens_.size()); ++r) logit_rows_.push_back(r);
+        const int64_t last = static_cast<int64_t>(batch_tokens_.size()) - 1;
+        if (wants_top(b))
+            top_rows_.push_back(last);
+        else if (b.all_logits)
+            for (int64_t r = first; r <= last; ++r) logit_rows_.push_back(r);
         else if (b.want_logits)
-            logit_rows_.push_back(static_cast<int64_t>(batch_tokens_.size()) - 1);
+            logit_rows_.push_back(last);
     }
     WB_RETURN_IF_ERROR(kv.begin_step(steps));
     lat_generated_ = batch.size() == 1 ? std::min<int64_t>(batch[0].n_generated, static_cast<int64_t>(batch[0].tokens.size())) : 0;
-    if (Status s = forward_rows(kv, batch_tokens_, logit_rows_, logits.data(), pool); !s.ok()) {
+    const HeadRows head{logit_rows_, logits.data(), top_rows_, k, top ? top->data() : nullptr};
+    if (Status s = forward_rows(kv, batch_tokens_, head, pool); !s.ok()) {
         kv.abort_step();
         return s;
     }
@@ -157,8 +182,7 @@ Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<
     return errors;
 }
 
-Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows,
-                                float* logits, ThreadPool& pool) {
+Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, const HeadRows& head, ThreadPool& pool) {
     const int64_t n = static_cast<int64_t>(tokens.size());
     const auto t_step = std::chrono::steady_clock::now();
     Backend& b = *backend_;
@@ -182,9 +206,17 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
         b.matmul_group(il, MatmulGroup::mlp_out);
     }
     b.residual_norm({hp_.n_layer > 0, hp_.n_layer > 0 ? &w_.layers.back().ffn_post_norm : nullptr, nullptr, 0, MatmulGroup::attention_in});
-    if (logits && !logit_rows.empty()) b.output_head(logit_rows, logits);
+    int64_t n_head_rows = 0;
+    if (head.logits && !head.full.empty()) {
+        b.output_head(head.full, head.logits);
+        n_head_rows += static_cast<int64_t>(head.full.size());
+    }
+    if (head.best && !head.top.empty()) {
+        b.output_top_logits(head.top, head.k, head.best);
+        n_head_rows += static_cast<int64_t>(head.top.size());
+    }
     WB_RETURN_IF_ERROR(b.end_step());
-    record_step(n, logits ? static_cast<int64_t>(logit_rows.size()) : 0, kv, t_step);
+    record_step(n, n_head_rows, kv, t_step);
     return Status::ok_status();
 }
 

@@ -39,6 +39,9 @@ struct BatchSequence {
     // from a prompt. Only the latent variant looks: it computes the two kinds differently, and
     // by kind rather than by step size, so a recomputed or re-chunked row gets the same result.
     int32_t n_generated = 0;
+    // > 0 (with want_logits, without all_logits): only the best this many of those logits, best
+    // first (sampling/top_logits.h), all its sampler reads: a device backend copies back those.
+    int32_t top_logits = 0;
 };
 
 class DecoderModel {
@@ -74,9 +77,12 @@ public:
     // tokens at once, so weights are read once per step; attention reads each sequence's own
     // cache. Each row's arithmetic is the same whatever else shares the step, so a sequence's
     // outputs equal its solo run's bit for bit. Logits: [n_wanted, n_vocab], the wanted
-    // sequences' last tokens in batch order. A latent cache runs the sequences one by one.
+    // sequences' last tokens in batch order. With `top`, the sequences asking for top_logits
+    // get theirs there instead, k per sequence in batch order, k the batch's largest top_logits
+    // (without it they get all their logits). A latent cache runs the sequences one by one.
     // Errors as forward(); on error no sequence keeps any of the step.
-    Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool);
+    Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool,
+                         std::vector<TopLogit>* top = nullptr);
 
     // Builds the latent variant's factors of rank `rank` from the attention inputs of
     // `calibration` (run once with full attention). After this, a cache created with a latent
@@ -94,11 +100,18 @@ public:
 
 private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;
-    // Runs the step begun on `kv` over its `tokens` (all sequences' rows); the rows in
-    // `logit_rows` (ascending) go through the output head into `logits`.
-    // The backend's error (the step is then not to be kept).
-    Status forward_rows(PagedKv& kv, std::span<const TokenId> tokens, std::span<const int64_t> logit_rows, float* logits,
-                        ThreadPool& pool);
+    // The rows of a step that go through the output head: `full` (ascending) into `logits`,
+    // `top` (ascending) as their best `k` into `best`.
+    struct HeadRows {
+        std::span<const int64_t> full;
+        float* logits = nullptr;
+        std::span<const int64_t> top;
+        int32_t k = 0;
+        TopLogit* best = nullptr;
+    };
+    // Runs the step begun on `kv` over its `tokens` (all sequences' rows), then the head over
+    // `head`'s rows. The backend's error (the step is then not to be kept).
+    Status forward_rows(PagedKv& kv, std::span<const TokenId> tokens, const HeadRows& head, ThreadPool& pool);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
@@ -107,7 +120,7 @@ private:
     std::unique_ptr<Backend> backend_;    // reads hp_ and w_: declared after them
     std::vector<TokenId> batch_tokens_;   // a batched step's tokens, sequence after sequence
     StepRoofline last_step_;
-    std::vector<int64_t> logit_rows_;
+    std::vector<int64_t> logit_rows_, top_rows_;
     // The latent variant's factors.
     std::vector<LatentLayer> latent_;
     int64_t lat_generated_ = 0;   // this step's generated rows (BatchSequence::n_generated), at the end

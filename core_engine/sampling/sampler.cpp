@@ -101,7 +101,10 @@ TokenId Sampler::prepare(std::span<const float> logits) {
     }
 
     apply_penalties();
+    return filter_candidates();
+}
 
+TokenId Sampler::filter_candidates() {
     // Temperature 0 (or below) is greedy: the best logit after penalties, lowest id on ties.
     // All -inf also lands here: id 0 is as good as any and always in range.
     if (!(params_.temperature > 0.0f)) {
@@ -127,6 +130,29 @@ TokenId Sampler::prepare(std::span<const float> logits) {
 TokenId Sampler::sample(std::span<const float> logits) {
     if (logits.empty()) return -1;  // no valid id exists; callers always pass n_vocab > 0
     if (const TokenId chosen = prepare(logits); chosen >= 0) return chosen;
+    return draw();
+}
+
+int32_t Sampler::top_logits_needed(int32_t n_vocab) const {
+    const bool penalties = (params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) &&
+                           params_.penalty_last_n != 0;
+    if (penalties || n_vocab <= 0) return 0;   // they may lift any token into the best
+    if (!(params_.temperature > 0.0f)) return 1;
+    if (params_.top_k <= 0 || params_.top_k > kMaxTopLogits) return 0;
+    return std::min(params_.top_k, n_vocab);
+}
+
+// The best k logits are the candidates prepare() would keep before its top-p and min-p: the
+// same finite ones (the k best of the row are finite whenever k finite exist), sorted alike.
+TokenId Sampler::sample_top(std::span<const TopLogit> top) {
+    if (top.empty()) return -1;
+    candidates_.resize(top.size());
+    for (size_t i = 0; i < top.size(); ++i) candidates_[i] = {top[i].logit, top[i].token};
+    if (const TokenId chosen = filter_candidates(); chosen >= 0) return chosen;
+    return draw();
+}
+
+TokenId Sampler::draw() {
     // Draw by inverse CDF over the weights.
     double total = 0.0;
     for (double w : weights_) total += w;

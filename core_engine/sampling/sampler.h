@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "sampling/top_logits.h"
 #include "tokenizer/tokenizer.h"
 #include "workbench/config.h"
 
@@ -25,6 +26,13 @@ public:
 
     // Chooses a token; `logits` has n_vocab entries and is not modified.
     TokenId sample(std::span<const float> logits);
+    // How many of a row's best logits sample() reads, when that is fewer than the whole row:
+    // 1 when greedy, top_k when it keeps at most kMaxTopLogits; 0 when it needs every logit
+    // (penalties, no top_k or a larger one). Capped at `n_vocab`.
+    int32_t top_logits_needed(int32_t n_vocab) const;
+    // As sample() on the row whose best logits `top` holds (top_logits_needed() of them, best
+    // first): the same token from the same seed and history.
+    TokenId sample_top(std::span<const TopLogit> top);
     // The distribution sample() draws from under the current history: the surviving candidates
     // best first with probabilities summing to 1 (greedy: the one token with 1). Speculative
     // decoding compares the target's and the draft's with it.
@@ -50,6 +58,10 @@ private:
     // Penalties, then greedy (returns the token) or the filters: candidates_ sorted with their
     // relative weights in weights_ (returns -1).
     TokenId prepare(std::span<const float> logits);
+    // prepare() after the penalties, on candidates_ as they stand.
+    TokenId filter_candidates();
+    // The inverse-CDF draw over candidates_ and weights_.
+    TokenId draw();
 };
 
 }  // namespace workbench

@@ -14,7 +14,10 @@
 // logit spread (the CPU quantizes activations to 8 bits for quantized weights, the device rounds
 // them to bf16 on the prompt path), and the top-1 token equal wherever the CPU's top-1/top-2
 // margin exceeds twice that difference. Decode steps replayed as CUDA graphs equal the same steps
-// launched kernel by kernel, bit for bit. A latent cache is refused.
+// launched kernel by kernel, bit for bit. The rows' best logits selected on the device equal the
+// host's selection from the same rows' logits, in steps that mix them with whole rows (captured
+// and not), and an engine on the device samples the same tokens from them as from whole rows.
+// A latent cache is refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -32,6 +35,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kv_cache/kv_dtype.h"
 #include "model/decoder_model.h"
+#include "sampling/top_logits.h"
 #include "tests/cuda/cuda_check.h"
 #include "tokenizer/vocab_loader.h"
 #include "workbench/attention.h"
@@ -85,6 +89,19 @@ struct Case {
     size_t prompt_tokens = 40;
     std::string kv_types = "f16", shape = "tiny";
 };
+
+// One step of sequences 1, 2, … over `tokens`, each wanting the logits after its last.
+std::vector<BatchSequence> batch_of(const std::vector<std::vector<TokenId>>& tokens) {
+    std::vector<BatchSequence> batch;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        BatchSequence b;
+        b.seq = static_cast<SeqId>(1 + i);
+        b.tokens = tokens[i];
+        b.want_logits = true;
+        batch.push_back(b);
+    }
+    return batch;
+}
 
 void check_model(const std::filesystem::path& dir, const Case& c) {
     const std::string& arch = c.arch;
@@ -149,14 +166,7 @@ void check_model(const std::filesystem::path& dir, const Case& c) {
     for (auto& p : prompts)
         for (TokenId& t : p) t = static_cast<TokenId>(3 + rng() % static_cast<uint32_t>(n_vocab - 3));
     for (int round = 0; round < 2; ++round) {
-        std::vector<BatchSequence> batch;
-        for (size_t i = 0; i < prompts.size(); ++i) {
-            BatchSequence b;
-            b.seq = static_cast<SeqId>(1 + i);
-            b.tokens = prompts[i];
-            b.want_logits = true;
-            batch.push_back(b);
-        }
+        std::vector<BatchSequence> batch = batch_of(prompts);
         sc = cpu->model->forward_batch(batch, *cpu->kv, lc, pool);
         sg = gpu->model->forward_batch(batch, *gpu->kv, lg, pool);
         CHECK(sc.ok() && sg.ok(), what + ": batch: " + (sc.ok() ? sg.message() : sc.message()));
@@ -171,21 +181,26 @@ void check_model(const std::filesystem::path& dir, const Case& c) {
 }
 
 
+// A llama-tiny q4_0 synth model written to `path` and opened; null (the failure counted) when either fails.
+std::unique_ptr<GgufFile> tiny_llama(const std::string& path, const std::string& what) {
+    const Status written = write_synth_model("llama", "tiny", "q4_0", "", path);
+    CHECK(written.ok(), what + ": " + written.message());
+    if (!written.ok()) return nullptr;
+    auto file = GgufFile::open(path);
+    CHECK(file.ok(), what + ": " + file.status().message());
+    return file.ok() ? std::move(file).value() : nullptr;
+}
+
 // Decode steps as CUDA graphs give the same logits, bit for bit, as the same steps launched one
 // kernel at a time (WB_CUDA_GRAPHS=0 when the backend is made): one sequence's 6 steps (the
 // graph of step size 1 updated in place each step, past a block boundary), then three
 // sequences' 3-row steps (another step size). The graph runs must have replayed graphs.
 void check_graphs(const std::filesystem::path& dir) {
-    const std::string path = (dir / "llama-tiny-q4_0-graphs.gguf").string();
-    const Status written = write_synth_model("llama", "tiny", "q4_0", "", path);
-    CHECK(written.ok(), "graphs: " + written.message());
-    if (!written.ok()) return;
-    auto file = GgufFile::open(path);
-    CHECK(file.ok(), "graphs: " + file.status().message());
-    if (!file.ok()) return;
-    auto graphed = make_run(**file, "cuda", "full", "f16");
+    const auto file = tiny_llama((dir / "llama-tiny-q4_0-graphs.gguf").string(), "graphs");
+    if (!file) return;
+    auto graphed = make_run(*file, "cuda", "full", "f16");
     ::setenv("WB_CUDA_GRAPHS", "0", 1);
-    auto eager = make_run(**file, "cuda", "full", "f16");
+    auto eager = make_run(*file, "cuda", "full", "f16");
     ::unsetenv("WB_CUDA_GRAPHS");
     CHECK(graphed.ok() && eager.ok(), "graphs: " + (graphed.ok() ? eager.status().message() : graphed.status().message()));
     if (!graphed.ok() || !eager.ok()) return;
@@ -210,14 +225,7 @@ void check_graphs(const std::filesystem::path& dir) {
     }
     std::vector<std::vector<TokenId>> prompts = {{3, 4, 5}, {6, 7}, {8}};
     for (int round = 0; round < 3; ++round) {
-        std::vector<BatchSequence> batch;
-        for (size_t i = 0; i < prompts.size(); ++i) {
-            BatchSequence b;
-            b.seq = static_cast<SeqId>(1 + i);
-            b.tokens = prompts[i];
-            b.want_logits = true;
-            batch.push_back(b);
-        }
+        std::vector<BatchSequence> batch = batch_of(prompts);
         sg = graphed->model->forward_batch(batch, *graphed->kv, lg, pool);
         se = eager->model->forward_batch(batch, *eager->kv, le, pool);
         CHECK(sg.ok() && se.ok(), "graphs: batch: " + (sg.ok() ? se.message() : sg.message()));
@@ -232,6 +240,74 @@ void check_graphs(const std::filesystem::path& dir) {
     // The first 1-row and 3-row steps may run uncaptured while buffers grow; most must replay.
     CHECK(replayed >= 5, "graphs: decode steps did not run as CUDA graphs");
     CHECK(differing == 0, "graphs: a graph's logits differ from the same kernels launched one by one");
+}
+
+// Three sequences in each step: the first and last ask for their best 40 and 1 logits (so 40
+// each come back), the middle one for its whole row; a 5-token prompt step (uncaptured), then
+// decode steps (captured). A second run of the same model gives every row whole, to select from.
+void check_top_logits(const std::filesystem::path& dir) {
+    const std::string path = (dir / "llama-tiny-q4_0-top.gguf").string();
+    const auto file = tiny_llama(path, "top logits");
+    if (!file) return;
+    auto whole = make_run(*file, "cuda", "full", "f16"), best = make_run(*file, "cuda", "full", "f16");
+    CHECK(whole.ok() && best.ok(), "top logits: " + (whole.ok() ? best.status().message() : whole.status().message()));
+    if (!whole.ok() || !best.ok()) return;
+    const size_t n_vocab = static_cast<size_t>(whole->model->hparams().n_vocab);
+    ThreadPool pool(2);
+    std::vector<std::vector<TokenId>> prompts = {{3, 4, 5, 6, 7}, {8, 9, 10, 11, 12}, {13, 14, 15, 16, 17}};
+    const int32_t ks[3] = {40, 0, 1};
+    int64_t differing = 0, compared = 0;
+    for (int round = 0; round < 5; ++round) {
+        std::vector<BatchSequence> batch = batch_of(prompts);
+        std::vector<float> lw, lb;
+        std::vector<TopLogit> top;
+        Status sw = whole->model->forward_batch(batch, *whole->kv, lw, pool);
+        for (size_t i = 0; i < batch.size(); ++i) batch[i].top_logits = ks[i];
+        Status sb = best->model->forward_batch(batch, *best->kv, lb, pool, &top);
+        CHECK(sw.ok() && sb.ok(), "top logits: " + (sw.ok() ? sb.message() : sw.message()));
+        if (!sw.ok() || !sb.ok()) return;
+        CHECK(lb.size() == n_vocab && top.size() == 2 * 40, "top logits: the step's outputs have the wrong sizes");
+        if (lb.size() != n_vocab || top.size() != 2 * 40) return;
+        differing += std::memcmp(lb.data(), lw.data() + n_vocab, n_vocab * 4) != 0;
+        for (size_t j = 0; j < 2; ++j) {
+            const size_t row = j == 0 ? 0 : 2;
+            std::vector<TopLogit> expected(40);
+            select_top_logits(lw.data() + row * n_vocab, n_vocab, expected.data(), expected.size());
+            for (size_t r = 0; r < 40; ++r, ++compared)
+                differing += top[j * 40 + r].token != expected[r].token || std::memcmp(&top[j * 40 + r].logit, &expected[r].logit, 4) != 0;
+        }
+        for (size_t i = 0; i < prompts.size(); ++i)
+            prompts[i] = {static_cast<TokenId>(std::max_element(lw.begin() + i * n_vocab, lw.begin() + (i + 1) * n_vocab) - (lw.begin() + i * n_vocab))};
+    }
+    std::printf("top logits: %lld of %lld selected on the device differ from the host's selection\n", static_cast<long long>(differing),
+                static_cast<long long>(compared));
+    CHECK(differing == 0, "top logits: the device's best logits differ from the host's selection of the same rows");
+
+    // The engine: greedy and top-k tokens from the device's best logits equal those from whole rows.
+    EngineConfig config;
+    config.model_path = path;
+    config.backend = "cuda";
+    auto engine = Engine::load(config);
+    CHECK(engine.ok(), "top logits: " + (engine.ok() ? std::string() : engine.status().message()));
+    if (!engine.ok()) return;
+    for (float temperature : {0.0f, 0.8f}) {
+        std::vector<std::vector<TokenId>> tokens;
+        for (bool keep : {true, false}) {
+            GenerationRequest r;
+            r.max_tokens = 12;
+            r.ignore_eos = true;
+            r.sampling.temperature = temperature;
+            r.sampling.top_k = 40;
+            r.sampling.seed = 3;
+            r.token_logits = keep;
+            (*engine)->reset();
+            auto out = (*engine)->generate_tokens({5, 6, 7, 8}, r);
+            CHECK(out.ok(), "top logits: engine: " + (out.ok() ? std::string() : out.status().message()));
+            if (!out.ok()) return;
+            tokens.push_back(out->tokens);
+        }
+        CHECK(tokens[0] == tokens[1], "top logits: the engine's tokens from the device's best logits differ from those from whole rows");
+    }
 }
 
 }  // namespace
@@ -256,6 +332,7 @@ int main() {
         check_model(dir, {"llama", "q4_0", "full", 40, kv_types, "small"});
     check_model(dir, {"llama", "q4_0", "topk:k=16,recent=8", 40, "q4_0", "small"});
     check_graphs(dir);
+    check_top_logits(dir);
     const int64_t crossover = cuda_gemv_max_tokens();
     std::printf("the GEMV serves steps up to %lld tokens on this device (measured at load)\n", static_cast<long long>(crossover));
     CHECK(crossover >= 8 && crossover <= 128, "the measured GEMV/cuBLASLt crossover is out of range");

@@ -1,10 +1,14 @@
 // The CUDA backend's elementwise and per-row kernels against the CPU's on random data: RoPE
 // (normal and neox pairing, a partial rotation, the CPU's angle table), SwiGLU and GeGLU, the
 // embedding lookup (a quantized and a plain table, a scale), soft-capping, row gathering, biases
-// and the residual add. Bound: 1e-5 relative to each value (RoPE, adds, gathers: 1e-6).
+// and the residual add. Bound: 1e-5 relative to each value (RoPE, adds, gathers: 1e-6). The
+// rows' best logits (top_logits) equal the host's selection exactly, through ties, NaN, ±inf,
+// rows with nothing or too little finite, and rows wider than the block.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +18,8 @@
 #include "kernels/cuda/cuda_status.h"
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/top_logits.h"
+#include "sampling/top_logits.h"
 #include "tensor/dequantize.h"
 #include "tests/cuda/cuda_check.h"
 #include "workbench/backends.h"
@@ -125,6 +131,37 @@ void check_rows() {
     compare("row gather", from_device(*dg, gathered.size()), gathered, 0.0);
 }
 
+void check_top_logits(int32_t k) {
+    const size_t rows = 40, width = 5000;
+    const float inf = INFINITY, nan = NAN;
+    std::vector<float> x = cudacheck::random_floats(rows * width, 3.0f, 21);
+    for (float& v : x) v = std::round(v * 2.0f) / 2.0f;   // many ties
+    float* r = x.data();
+    for (size_t i = 0; i < width; i += 37) r[1 * width + i] = nan;
+    for (size_t i = 5; i < width; i += 997) r[2 * width + i] = inf;
+    std::fill(r + 3 * width, r + 4 * width, -inf);                       // nothing finite
+    for (size_t i = 0; i < width; ++i) r[4 * width + i] = i % 2 ? -inf : nan;
+    r[4 * width + 4000] = 1.0f, r[4 * width + 17] = 1.0f, r[4 * width + 2500] = -3.0f;   // three finite
+    std::fill(r + 5 * width, r + 6 * width, 0.0f);                       // all equal
+    cuda::DeviceBuffer dx = to_device(x);
+    auto out = cuda::DeviceBuffer::allocate(rows * static_cast<size_t>(k) * sizeof(TopLogit));
+    CHECK(out.ok(), "buffer");
+    if (!out.ok()) return;
+    CHECK(cuda::top_logits(dx.as<float>(), static_cast<int64_t>(rows), static_cast<int64_t>(width), k, out->as<TopLogit>(), nullptr).ok(),
+          "top-logits launch");
+    CHECK(cuda::check(cudaDeviceSynchronize(), "kernels").ok(), "the kernels ran");
+    std::vector<TopLogit> got(rows * static_cast<size_t>(k)), expected(got.size());
+    CHECK(out->download(got.data(), got.size() * sizeof(TopLogit)).ok(), "download");
+    int differing = 0;
+    for (size_t row = 0; row < rows; ++row) {
+        select_top_logits(r + row * width, width, expected.data() + row * k, static_cast<size_t>(k));
+        for (size_t i = row * k; i < (row + 1) * k; ++i)
+            differing += got[i].token != expected[i].token || std::memcmp(&got[i].logit, &expected[i].logit, 4) != 0;
+    }
+    std::printf("top %d logits of %zu rows: %d entries differ from the host's selection\n", k, rows, differing);
+    CHECK(differing == 0, "top logits: the device's selection differs from the host's");
+}
+
 }  // namespace
 
 int main() {
@@ -140,5 +177,6 @@ int main() {
     check_embed(DType::q8_0, 9.797959f);
     check_embed(DType::f16, 1.0f);
     check_rows();
+    for (int32_t k : {1, 40, kMaxTopLogits}) check_top_logits(k);
     return cudacheck::finish();
 }

@@ -76,6 +76,10 @@ struct GenerationRequest {
     SpeculationParams speculation;
     std::vector<std::string> stop_strings;  // generation ends when the text ends with one (it is cut off)
     bool ignore_eos = false;                // keep going past end-of-generation tokens
+    // Token events carry the logits each token was drawn from. Off, a token whose sampler reads
+    // only a row's best logits (greedy, or a top_k of at most 64, without penalties) comes with
+    // none: the backend hands back those few (a device copies back bytes, not the vocabulary).
+    bool token_logits = false;
 };
 
 // One request of a batch (Engine::run_batch): a prompt, how to generate, how many samples.

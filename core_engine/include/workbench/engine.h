@@ -104,7 +104,7 @@ struct BatchEvent {
     int32_t request = 0;           // index into the batch's requests
     int32_t sample = 0;            // which of its n_samples
     TokenId token = -1;
-    std::span<const float> logits; // token: what it was drawn from (valid during the call only)
+    std::span<const float> logits; // token: what it was drawn from (valid during the call only; empty unless GenerationRequest::token_logits, or the sampler read them all)
     std::string text;
     double t_ms = 0;               // since the batch started
     StopReason stop_reason = StopReason::max_tokens;
@@ -145,7 +145,7 @@ struct TokenInfo {
     int32_t index = 0;          // 0 for the first generated token
     double t_ms = 0;            // since the call started
     int32_t n_context = 0;      // tokens in the sequence, this one included
-    std::span<const float> logits;   // what the token was drawn from (valid during the call only)
+    std::span<const float> logits;   // what the token was drawn from (valid during the call only; empty unless GenerationRequest::token_logits, or the sampler read them all)
     // The KV pool as the step that produced the token left it: bytes held, what full attention
     // would hold, and the conversation's tokens in it (this token runs next).
     uint64_t kv_bytes_in_use = 0, kv_bytes_full = 0;

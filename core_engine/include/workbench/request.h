@@ -60,7 +60,7 @@ struct RequestEvent {
     int32_t index = 0;                 // token: 0 for the first generated one
     int32_t n_context = 0;             // token: tokens in the sequence, this one included
     double t_ms = 0;                   // since the request arrived
-    std::span<const float> logits;     // token: what it was drawn from; prompt_logits: [rows × n_vocab] (valid during the call)
+    std::span<const float> logits;     // token: what it was drawn from (see GenerationRequest::token_logits); prompt_logits: [rows × n_vocab] (valid during the call)
     std::optional<float> logprob;      // token, when asked: log-probability of the token under the logits
     std::vector<TokenLogprob> top_logprobs;
     std::string text;

@@ -387,6 +387,14 @@ void CpuBackend::output_head(std::span<const int64_t> logit_rows, float* logits)
         for (int64_t i = 0; i < rows * hp_.n_vocab; ++i) logits[i] = cap * std::tanh(logits[i] / cap);
 }
 
+void CpuBackend::output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) {
+    const size_t n_vocab = static_cast<size_t>(hp_.n_vocab);
+    head_logits_.resize(rows.size() * n_vocab);
+    output_head(rows, head_logits_.data());
+    for (size_t i = 0; i < rows.size(); ++i)
+        select_top_logits(head_logits_.data() + i * n_vocab, n_vocab, top + i * static_cast<size_t>(k), static_cast<size_t>(k));
+}
+
 void CpuBackend::append_normed_rows(std::vector<float>& out) const {
     out.insert(out.end(), xn_.data(), xn_.data() + n_ * hp_.n_embd);
 }

@@ -35,6 +35,7 @@ public:
     void attend(int32_t layer, PagedKv& kv) override;
     void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) override;
     void output_head(std::span<const int64_t> rows, float* logits) override;
+    void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     void append_normed_rows(std::vector<float>& out) const override;
     AttentionWork attention_work() const override { return attention_; }
 
@@ -78,6 +79,7 @@ private:
     std::vector<float> attn_;   // [n, n_embd_q]
     std::vector<float> proj_;   // [n, n_embd]
     std::vector<float> gate_;   // [n, n_ff]
+    std::vector<float> head_logits_;   // output_top_logits' rows before their selection
     std::vector<float> up_;     // [n, n_ff]
     // The latent variant: the rebuilt K and V of the whole sequence per layer.
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;

@@ -18,6 +18,7 @@
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/matmul_kernels.h"
 #include "kernels/cuda/rms_norm.h"
+#include "kernels/cuda/top_logits.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {
@@ -156,6 +157,7 @@ Status CudaBackend::ensure_capacity(int64_t n) {
     WB_RETURN_IF_ERROR(f32(gate_, hp_.n_ff));
     WB_RETURN_IF_ERROR(f32(up_, hp_.n_ff));
     WB_RETURN_IF_ERROR(f32(logits_, hp_.n_vocab));
+    WB_RETURN_IF_ERROR(f32(top_logits_, kMaxTopLogits * 2));   // TopLogit: two floats' bytes
     WB_RETURN_IF_ERROR(f32(tokens_, 1));
     WB_RETURN_IF_ERROR(f32(x_bf16_, (max_n_in_ + 1) / 2));     // bf16: half a float's bytes
     WB_RETURN_IF_ERROR(f32(rows_, 2));                          // int64
@@ -176,7 +178,8 @@ void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& poo
     n_ = static_cast<int64_t>(positions.size());
     attention_ = {};
     k_rope_pending_ = false;
-    logits_to_ = nullptr;
+    host_copies_.clear();
+    pinned_out_used_ = 0;
     discard_capture();   // only a step that never reached end_step leaves one
     keep(ensure_capacity(n_));
     keep(fit_staging());
@@ -306,7 +309,7 @@ Status CudaBackend::download(std::vector<float>& host, const DeviceBuffer& from,
                        "copying attention inputs to the host");
 }
 
-void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
+void CudaBackend::head_logits(std::span<const int64_t> rows) {
     if (!error_.ok()) return;
     const int64_t n_rows = static_cast<int64_t>(rows.size());
     keep(upload_staged(rows_.data(), rows.data(), rows.size() * 8, "uploading the head's rows"));
@@ -316,23 +319,58 @@ void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
     if (error_.ok()) keep(matmul(output_, head_rows_.as<float>(), logits_.as<float>(), n_rows));
     if (const float cap = hp_.final_logit_softcap; cap > 0 && error_.ok())
         keep(cuda::soft_cap(logits_.as<float>(), n_rows * hp_.n_vocab, cap, stream_));
-    const size_t bytes = static_cast<size_t>(n_rows * hp_.n_vocab) * 4;
-    if (capturing_) {
-        // Into pinned memory within the graph; end_step hands them to the caller.
-        keep(cuda::check(cudaMemcpyAsync(pinned_logits_, logits_.data(), bytes, cudaMemcpyDeviceToHost, stream_), "copying logits to the host"));
-        logits_to_ = logits;
-        logits_bytes_ = bytes;
+}
+
+void CudaBackend::output_head(std::span<const int64_t> rows, float* logits) {
+    head_logits(rows);
+    copy_to_host(logits, logits_.data(), rows.size() * static_cast<size_t>(hp_.n_vocab) * 4, "copying logits to the host");
+}
+
+void CudaBackend::output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) {
+    head_logits(rows);
+    if (error_.ok())
+        keep(cuda::top_logits(logits_.as<float>(), static_cast<int64_t>(rows.size()), hp_.n_vocab, k, top_logits_.as<TopLogit>(), stream_));
+    copy_to_host(top, top_logits_.data(), rows.size() * static_cast<size_t>(k) * sizeof(TopLogit), "copying the best logits to the host");
+}
+
+bool CudaBackend::ensure_pinned_out() {
+    if (pinned_out_ != nullptr) return true;
+    if (pinned_out_failed_) return false;   // not asked again every step
+    const size_t per_row = std::max(static_cast<size_t>(hp_.n_vocab) * 4, static_cast<size_t>(kMaxTopLogits) * sizeof(TopLogit));
+    const size_t bytes = static_cast<size_t>(kGraphMaxTokens) * per_row + 64;   // + the alignment of two outputs
+    void* p = nullptr;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pinned_out_failed_ = true;
+        return false;
+    }
+    pinned_out_ = static_cast<uint8_t*>(p);
+    pinned_out_capacity_ = bytes;
+    return true;
+}
+
+void CudaBackend::copy_to_host(void* host, const void* device, size_t bytes, const char* what) {
+    if (!error_.ok()) return;
+    if (!capturing_) (void)ensure_pinned_out();   // without it: the waited copy below
+    if (pinned_out_used_ + bytes <= pinned_out_capacity_) {
+        keep(cuda::check(cudaMemcpyAsync(pinned_out_ + pinned_out_used_, device, bytes, cudaMemcpyDeviceToHost, stream_), what));
+        host_copies_.push_back({host, pinned_out_used_, bytes});
+        pinned_out_used_ += (bytes + 15) / 16 * 16;
         return;
     }
-    keep(cuda::check(cudaMemcpyAsync(logits, logits_.data(), bytes, cudaMemcpyDeviceToHost, stream_), "copying logits to the host"));
-    // `logits` is the caller's: the copy finishes before it gets it back.
+    // A captured step's outputs always fit (their rows are at most kGraphMaxTokens); this step's
+    // cannot wait inside a graph, so what was captured runs first.
+    keep(leave_capture());
+    if (!error_.ok()) return;
+    keep(cuda::check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), what));
+    // `host` is the caller's: the copy finishes before it gets it back.
     keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
 }
 
 DeviceMemory CudaBackend::device_memory() const {
     DeviceMemory m;
     m.weights = weight_memory_.size();
-    for (const DeviceBuffer* b : {&x_, &xn_, &q_, &k_, &v_, &attn_, &proj_, &gate_, &up_, &head_rows_, &logits_, &tokens_, &rows_, &cos_,
+    for (const DeviceBuffer* b : {&x_, &xn_, &q_, &k_, &v_, &attn_, &proj_, &gate_, &up_, &head_rows_, &logits_, &top_logits_, &tokens_, &rows_, &cos_,
                                   &sin_, &cos_local_, &sin_local_})
         m.activations += b->size();
     m.workspace = w_bf16_.size() + x_bf16_.size() + (lt_ ? lt_->workspace_bytes() : 0) + meta_.size() + attention_scratch_.size();
@@ -343,8 +381,10 @@ DeviceMemory CudaBackend::device_memory() const {
 Status CudaBackend::end_step() {
     if (capturing_) keep(replay_step_graph());
     keep(cuda::check(cudaStreamSynchronize(stream_), "the step's operations"));
-    if (logits_to_ != nullptr && error_.ok()) std::memcpy(logits_to_, pinned_logits_, logits_bytes_);
-    logits_to_ = nullptr;
+    if (error_.ok())
+        for (const HostCopy& c : host_copies_) std::memcpy(c.to, pinned_out_ + c.offset, c.bytes);
+    host_copies_.clear();
+    pinned_out_used_ = 0;
     return error_;
 }
 

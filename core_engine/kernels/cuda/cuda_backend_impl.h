@@ -41,7 +41,7 @@ public:
         for (auto& [n, exec] : graph_execs_)
             if (exec) (void)cudaGraphExecDestroy(exec);
         if (pinned_) (void)cudaFreeHost(pinned_);
-        if (pinned_logits_) (void)cudaFreeHost(pinned_logits_);
+        if (pinned_out_) (void)cudaFreeHost(pinned_out_);
         lt_.reset();
         if (stream_) (void)cudaStreamDestroy(stream_);
     }
@@ -56,6 +56,7 @@ public:
         keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
     }
     void output_head(std::span<const int64_t> rows, float* logits) override;
+    void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     Status end_step() override;
     void append_normed_rows(std::vector<float>& out) const override;
     AttentionWork attention_work() const override { return attention_; }
@@ -91,6 +92,13 @@ private:
     cuda::KeyRope rope_angles_for(bool local) const;
     Status rope_pending_keys();   // K's RoPE, where the KV append does not apply it
     Status download(std::vector<float>& host, const DeviceBuffer& from, int64_t count);
+    // The final norm, the head and soft-capping for `rows` into logits_.
+    void head_logits(std::span<const int64_t> rows);
+    // A step's output for the caller: queued into pinned memory and handed over at end_step, so
+    // the host does not wait for it mid-step (straight into `host`, waited for, when larger than
+    // the pinned buffer: a prompt's every logit).
+    void copy_to_host(void* host, const void* device, size_t bytes, const char* what);
+    bool ensure_pinned_out();
 
     // The device copy of one KvStore: its K and V arenas, storage after storage.
     struct DeviceKv {
@@ -152,14 +160,21 @@ private:
     AttentionWork attention_;
     bool k_rope_pending_ = false, k_rope_local_ = false;   // k_ not yet rotated (attention_in leaves it to attend)
     // CUDA graphs: on unless turned off; whether the attached cache attends on the device only;
-    // one executable per step size; a captured step's logits, copied to the caller's at its end.
+    // one executable per step size.
     bool graphs_ = true, graph_kv_ = false, capturing_ = false;
     std::unordered_map<int64_t, cudaGraphExec_t> graph_execs_;
-    float* pinned_logits_ = nullptr;
-    float* logits_to_ = nullptr;
-    size_t logits_bytes_ = 0;
+    // The step's outputs in pinned memory (room for kGraphMaxTokens rows, each its logits or its
+    // best), copied to the caller's at end_step.
+    struct HostCopy {
+        void* to;
+        size_t offset, bytes;
+    };
+    uint8_t* pinned_out_ = nullptr;
+    size_t pinned_out_capacity_ = 0, pinned_out_used_ = 0;
+    bool pinned_out_failed_ = false;
+    std::vector<HostCopy> host_copies_;
     RopeAngles angles_, angles_local_;
-    DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, x_bf16_, tokens_, rows_;
+    DeviceBuffer x_, xn_, q_, k_, v_, attn_, proj_, gate_, up_, head_rows_, logits_, top_logits_, x_bf16_, tokens_, rows_;
     DeviceBuffer cos_, sin_, cos_local_, sin_local_;
     std::vector<float> q_host_, k_host_, v_host_, attn_host_;
     // The device KV: one per mirrored store; a layer's plan staged in pinned memory (each upload

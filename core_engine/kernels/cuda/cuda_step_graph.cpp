@@ -5,8 +5,8 @@
 // the graph replaces the previous one of the same step size in place (cudaGraphExecUpdate: the
 // same kernels with new arguments — plan sizes, splits) or is instantiated anew when its shape
 // changed. Inputs come from pinned staging regions that stay untouched until the step ends, so
-// the graph's copies read this step's values when it runs; the logits go to pinned memory and
-// reach the caller's buffer once the step is done; a step whose uploads outgrew the staging
+// the graph's copies read this step's values when it runs; the outputs (logits, or each row's
+// best) go to pinned memory and reach the caller's buffer once the step is done; a step whose uploads outgrew the staging
 // makes it twice their size before the next one. Anything that needs the host mid-step (a
 // policy kept on the host, a buffer that must grow) first runs what was captured so far and
 // goes on uncaptured (leave_capture). WB_CUDA_GRAPHS=0 turns graphs off, and so does any failed
@@ -62,14 +62,9 @@ Status CudaBackend::fit_staging() {
 
 void CudaBackend::begin_capture() {
     if (!graphs_ || !graph_kv_ || n_ > std::min(gemv_max_tokens_, kGraphMaxTokens)) return;
-    if (pinned_logits_ == nullptr) {
-        void* p = nullptr;
-        if (cudaMallocHost(&p, static_cast<size_t>(kGraphMaxTokens * hp_.n_vocab) * 4) != cudaSuccess) {
-            (void)cudaGetLastError();
-            graphs_ = false;   // no pinned room: steps run uncaptured
-            return;
-        }
-        pinned_logits_ = static_cast<float*>(p);
+    if (!ensure_pinned_out()) {
+        graphs_ = false;   // no pinned room for the outputs: steps run uncaptured
+        return;
     }
     if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
         (void)cudaGetLastError();

@@ -1,5 +1,6 @@
 // Generation on the real default model: the README's question, chat KV reuse, seeds, stop
-// conditions, cancellation, streaming and metrics.
+// conditions, cancellation, streaming and metrics, and tokens drawn from a row's best logits
+// (what a backend hands back when no one reads the logits) equal to those drawn from the row.
 #include <QTest>
 
 #include <algorithm>
@@ -194,6 +195,63 @@ private slots:
             if (i > 0) QVERIFY(seen[i].t_ms > seen[i - 1].t_ms);
         }
         QVERIFY(std::abs(seen.front().t_ms - out->metrics.ttft_ms) < 1e-6);
+    }
+
+    // Greedy and top-k sampling from the best logits alone give the tokens the whole rows give;
+    // token events carry the logits only when asked (or when the sampler reads them all).
+    void best_logits_sample_as_whole_rows() {
+        const int32_t n_vocab = engine_->model_info().n_vocab;
+        GenerationRequest topk;
+        topk.max_tokens = 20;
+        topk.ignore_eos = true;
+        topk.sampling.temperature = 0.8f;
+        topk.sampling.top_k = 40;
+        topk.sampling.seed = 5;
+        GenerationRequest whole = topk;   // no top-k: the sampler reads every logit
+        whole.sampling.top_k = 0;
+        GenerationRequest greedy_20 = greedy(20);
+        greedy_20.ignore_eos = true;
+        for (const GenerationRequest& base : {greedy_20, topk, whole}) {
+            std::vector<std::vector<TokenId>> tokens;
+            for (bool keep : {true, false}) {
+                GenerationRequest r = base;
+                r.token_logits = keep;
+                size_t n_with_logits = 0, n_events = 0;
+                engine_->reset();
+                auto out = engine_->generate("Write a short poem about the sea.", r, {}, nullptr, [&](const TokenInfo& t) {
+                    ++n_events;
+                    if (!t.logits.empty()) n_with_logits += t.logits.size() == static_cast<size_t>(n_vocab);
+                });
+                QVERIFY2(out.ok(), out.status().message().c_str());
+                QCOMPARE(n_events, size_t{20});
+                const bool reads_all = base.sampling.temperature > 0 && base.sampling.top_k == 0;
+                QCOMPARE(n_with_logits, keep || reads_all ? n_events : size_t{0});
+                tokens.push_back(out->tokens);
+            }
+            QCOMPARE(tokens[1], tokens[0]);
+        }
+        // A batch: forked samples of one prompt, and steps whose rows mix whole logits (the
+        // request that keeps them) with best logits (the others).
+        std::vector<std::vector<TokenId>> runs;
+        for (int keep : {0b11, 0b01, 0b00}) {
+            std::vector<BatchRequest> requests;
+            for (int i = 0; i < 2; ++i) {
+                GenerationRequest g = topk;
+                g.sampling.seed = 11 + static_cast<uint64_t>(i);
+                g.token_logits = (keep >> i) & 1;
+                requests.push_back({engine_->tokenize(i ? "The sea at night" : "A list of fruits:", true, true), g, 2 - i, 0});
+            }
+            auto b = engine_->run_batch(requests, BatchOptions{}, {});
+            QVERIFY2(b.ok(), b.status().message().c_str());
+            std::vector<TokenId> all;
+            for (const auto& c : b->completions) {
+                QVERIFY2(c.ok, c.error.c_str());
+                all.insert(all.end(), c.tokens.begin(), c.tokens.end());
+            }
+            runs.push_back(all);
+        }
+        QCOMPARE(runs[1], runs[0]);
+        QCOMPARE(runs[2], runs[0]);
     }
 
     void split_prefill_equals_whole_prefill() {

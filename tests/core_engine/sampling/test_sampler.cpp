@@ -1,14 +1,18 @@
 // Sampler tests: greedy and its tie rule, seed reproducibility, each filter (top-k, top-p, min-p)
 // against its definition, the three penalties and their window, the draw's distribution against
-// softmax, and hostile logits (-inf, NaN, all equal) never yielding an out-of-range id.
+// softmax, and hostile logits (-inf, NaN, all equal) never yielding an out-of-range id. The
+// best-logits path (what a backend hands back instead of the row): its selection against a full
+// sort, and sample_top drawing what sample draws, token for token, from the same seed.
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
 #include <vector>
 
 #include "sampling/sampler.h"
+#include "sampling/top_logits.h"
 
 using namespace workbench;
 
@@ -88,6 +92,9 @@ private slots:
     void handles_negative_infinity();
     void handles_all_equal_logits();
     void does_not_modify_logits();
+    void top_logits_selects_in_sampler_order();
+    void top_logits_needed_by_params();
+    void sample_top_equals_sample();
 };
 
 void TestSampler::greedy_is_argmax() {
@@ -311,6 +318,77 @@ void TestSampler::does_not_modify_logits() {
     sampler.accept(argmax(logits));
     sampler.sample(copy);
     QCOMPARE(copy, logits);
+}
+
+// Rows with ties, NaN, ±inf: the selection is the first k of a full sort in the sampler's order.
+void TestSampler::top_logits_selects_in_sampler_order() {
+    const float kInf = std::numeric_limits<float>::infinity(), kNaN = std::numeric_limits<float>::quiet_NaN();
+    for (uint32_t salt = 0; salt < 6; ++salt) {
+        std::vector<float> row = make_logits(300, salt);
+        for (size_t i = 0; i < row.size(); i += 7) row[i] = std::round(row[i]);   // ties
+        row[salt * 13] = kNaN;
+        row[salt * 17 + 1] = kNegInf;
+        if (salt % 2) row[salt * 19 + 2] = kInf;
+        if (salt == 5) std::fill(row.begin(), row.end(), kNegInf);   // nothing finite
+        std::vector<TopLogit> sorted;
+        for (size_t i = 0; i < row.size(); ++i) sorted.push_back({std::isnan(row[i]) ? kNegInf : row[i], static_cast<TokenId>(i)});
+        std::stable_sort(sorted.begin(), sorted.end(), [](const TopLogit& a, const TopLogit& b) { return a.logit > b.logit; });
+        for (size_t k : {size_t{1}, size_t{2}, size_t{40}, size_t{64}, size_t{300}}) {
+            std::vector<TopLogit> top(k);
+            select_top_logits(row.data(), row.size(), top.data(), k);
+            for (size_t i = 0; i < k; ++i) {
+                QCOMPARE(top[i].token, sorted[i].token);
+                QCOMPARE(top[i].logit, sorted[i].logit);
+            }
+        }
+    }
+}
+
+void TestSampler::top_logits_needed_by_params() {
+    QCOMPARE(Sampler(plain(0.0f)).top_logits_needed(1000), 1);
+    QCOMPARE(Sampler(plain(0.8f)).top_logits_needed(1000), 0);   // no top-k: the whole row
+    SamplingParams p = plain(0.8f);
+    p.top_k = 40;
+    QCOMPARE(Sampler(p).top_logits_needed(1000), 40);
+    QCOMPARE(Sampler(p).top_logits_needed(10), 10);
+    p.top_k = kMaxTopLogits + 1;
+    QCOMPARE(Sampler(p).top_logits_needed(1000), 0);
+    SamplingParams pen = plain(0.0f);
+    pen.repeat_penalty = 1.1f;
+    QCOMPARE(Sampler(pen).top_logits_needed(1000), 0);   // a penalty can lift any token
+    pen.penalty_last_n = 0;
+    QCOMPARE(Sampler(pen).top_logits_needed(1000), 1);
+    pen = plain(0.0f);
+    pen.presence_penalty = 0.5f;
+    QCOMPARE(Sampler(pen).top_logits_needed(1000), 0);
+}
+
+// Two samplers of one seed, one reading whole rows and one their best: the same tokens, over
+// many rows, with the defaults' top-p and min-p on top of top-k, and through -inf and NaN.
+void TestSampler::sample_top_equals_sample() {
+    for (size_t n_vocab : {size_t{500}, size_t{30}})   // 30: fewer than top_k 40 and 64
+    for (float temperature : {0.0f, 0.3f, 1.0f, 2.5f})
+        for (int32_t top_k : {1, 5, 40, 64}) {
+            SamplingParams p;   // the defaults: top-p 0.95, min-p 0.05
+            p.temperature = temperature;
+            p.top_k = top_k;
+            p.seed = 7 + static_cast<uint64_t>(top_k);
+            Sampler full(p), best(p);
+            const int32_t k = full.top_logits_needed(static_cast<int32_t>(n_vocab));
+            QVERIFY(k > 0 && static_cast<size_t>(k) <= n_vocab);
+            for (uint32_t row_i = 0; row_i < 200; ++row_i) {
+                std::vector<float> row = make_logits(n_vocab, row_i);
+                if (row_i % 9 == 0) std::fill(row.begin() + 10, row.end(), kNegInf);   // fewer finite than k
+                if (row_i % 11 == 0) row[row_i % n_vocab] = std::numeric_limits<float>::quiet_NaN();
+                if (row_i % 50 == 7) std::fill(row.begin(), row.end(), kNegInf);       // nothing finite
+                std::vector<TopLogit> top(static_cast<size_t>(k));
+                select_top_logits(row.data(), row.size(), top.data(), top.size());
+                const TokenId a = full.sample(row), b = best.sample_top(top);
+                QCOMPARE(b, a);
+                full.accept(a);
+                best.accept(b);
+            }
+        }
 }
 
 QTEST_APPLESS_MAIN(TestSampler)
