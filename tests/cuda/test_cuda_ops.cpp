@@ -3,7 +3,8 @@
 // embedding lookup (a quantized and a plain table, a scale), soft-capping, row gathering, biases
 // and the residual add. Bound: 1e-5 relative to each value (RoPE, adds, gathers: 1e-6). The
 // rows' best logits (top_logits) equal the host's selection exactly, through ties, NaN, ±inf,
-// rows with nothing or too little finite, and rows wider than the block.
+// rows with nothing or too little finite, and rows wider than the block (at k > 1 the rows with
+// few equal values take the shortlist, the others overflow it and take the rounds).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
