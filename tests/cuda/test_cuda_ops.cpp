@@ -3,8 +3,9 @@
 // embedding lookup (a quantized and a plain table, a scale), soft-capping, row gathering, biases
 // and the residual add. Bound: 1e-5 relative to each value (RoPE, adds, gathers: 1e-6). The
 // rows' best logits (top_logits) equal the host's selection exactly, through ties, NaN, ±inf,
-// rows with nothing or too little finite, and rows wider than the block (at k > 1 the rows with
-// few equal values take the shortlist, the others overflow it and take the rounds).
+// rows with nothing or too little finite, rows narrower and wider than the block (at k > 1 the
+// rows with few equal values take the shortlist, the others overflow it and take the rounds,
+// except at 2048 wide, where they fill it exactly).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -132,8 +133,8 @@ void check_rows() {
     compare("row gather", from_device(*dg, gathered.size()), gathered, 0.0);
 }
 
-void check_top_logits(int32_t k) {
-    const size_t rows = 40, width = 5000;
+void check_top_logits(int32_t k, size_t width) {
+    const size_t rows = 40;
     const float inf = INFINITY, nan = NAN;
     std::vector<float> x = cudacheck::random_floats(rows * width, 3.0f, 21);
     for (float& v : x) v = std::round(v * 2.0f) / 2.0f;   // many ties
@@ -142,7 +143,7 @@ void check_top_logits(int32_t k) {
     for (size_t i = 5; i < width; i += 997) r[2 * width + i] = inf;
     std::fill(r + 3 * width, r + 4 * width, -inf);                       // nothing finite
     for (size_t i = 0; i < width; ++i) r[4 * width + i] = i % 2 ? -inf : nan;
-    r[4 * width + 4000] = 1.0f, r[4 * width + 17] = 1.0f, r[4 * width + 2500] = -3.0f;   // three finite
+    r[4 * width + width * 4 / 5] = 1.0f, r[4 * width + 17] = 1.0f, r[4 * width + width / 2] = -3.0f;   // three finite
     std::fill(r + 5 * width, r + 6 * width, 0.0f);                       // all equal
     cuda::DeviceBuffer dx = to_device(x);
     auto out = cuda::DeviceBuffer::allocate(rows * static_cast<size_t>(k) * sizeof(TopLogit));
@@ -159,7 +160,7 @@ void check_top_logits(int32_t k) {
         for (size_t i = row * k; i < (row + 1) * k; ++i)
             differing += got[i].token != expected[i].token || std::memcmp(&got[i].logit, &expected[i].logit, 4) != 0;
     }
-    std::printf("top %d logits of %zu rows: %d entries differ from the host's selection\n", k, rows, differing);
+    std::printf("top %d logits of %zu rows of %zu: %d entries differ from the host's selection\n", k, rows, width, differing);
     CHECK(differing == 0, "top logits: the device's selection differs from the host's");
 }
 
@@ -178,6 +179,8 @@ int main() {
     check_embed(DType::q8_0, 9.797959f);
     check_embed(DType::f16, 1.0f);
     check_rows();
-    for (int32_t k : {1, 40, kMaxTopLogits}) check_top_logits(k);
+    // 100: narrower than the block (threads without entries); 2048: all-equal rows fill the shortlist exactly.
+    for (size_t width : {size_t{5000}, size_t{100}, size_t{2048}})
+        for (int32_t k : {1, 40, kMaxTopLogits}) check_top_logits(k, width);
     return cudacheck::finish();
 }
