@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/attention.h"
-#include "kernels/cpu/rope.h"
+#include "kv_cache/attend_plan.h"
+#include "model_data/rope_params.h"
 #include "kv_cache/kv_cache_manager.h"
 #include "kv_cache/kv_store.h"
 #include "workbench/attention.h"
@@ -123,6 +123,9 @@ public:
     virtual bool can_truncate() const { return true; }
     virtual bool one_sequence_per_step() const { return false; }
     virtual bool layer_computes_kv(const KvArena&, int32_t /*layer*/) const { return true; }
+    // Its write stores each row at its token slot and nothing else, and its plans read no
+    // queries: a backend keeping its own copy of the store may write the rows there itself.
+    virtual bool writes_token_rows_only() const { return false; }
     // The token blocks each query read are marked for the block map (they may be skipped).
     virtual bool marks_read_blocks() const { return false; }
     // What a released token block holds on for the block map.

@@ -38,6 +38,7 @@ public:
     // unmerged): adopting them would make a prompt's output depend on history.
     bool can_adopt_prefix() const override { return !merged(); }
     bool can_truncate() const override { return !merged(); }
+    bool writes_token_rows_only() const override { return !merged(); }
 
     void begin_part(const KvArena& arena, StepPart& part) override {
         AttentionPolicy::begin_part(arena, part);

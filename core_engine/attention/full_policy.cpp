@@ -8,6 +8,7 @@ namespace {
 class FullPolicy final : public AttentionPolicy {
 public:
     using AttentionPolicy::AttentionPolicy;
+    bool writes_token_rows_only() const override { return true; }
 };
 
 AttentionVariant describe() {

@@ -186,6 +186,17 @@ void KvGroup::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
     }
 }
 
+std::span<const int32_t> KvGroup::token_slots() {
+    const int32_t bt = n_tokens_per_block();
+    slots_.clear();
+    for (int32_t pi = 0; pi < n_parts_; ++pi) {
+        const StepPart& part = parts_[static_cast<size_t>(pi)];
+        const std::span<const BlockId> table = arena_.token_table(*part.s);
+        for (int32_t t = part.t0; t < part.t0 + part.n; ++t) slots_.push_back(table[static_cast<size_t>(t / bt)] * bt + t % bt);
+    }
+    return slots_;
+}
+
 void KvGroup::read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const {
     const KvSequence& s = *parts_.front().s;
     const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
@@ -225,7 +236,7 @@ const AttendPlan& KvGroup::plan(int32_t layer, const float* q) {
     int32_t stream0 = 0;
     for (int32_t pi = 0; pi < n_parts_; ++pi) {
         StepPart& part = parts_[static_cast<size_t>(pi)];
-        const AttendPlan& p = part_plan(layer, part, q + part.row0 * q_row);
+        const AttendPlan& p = part_plan(layer, part, q ? q + part.row0 * q_row : nullptr);
         joined.per_kv_head = p.per_kv_head;
         for (size_t li = 0; li + 1 < p.offsets.size(); ++li) {
             for (KvSpan sp : p.list(static_cast<int64_t>(li))) {

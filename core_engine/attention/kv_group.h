@@ -83,10 +83,16 @@ public:
     bool layer_computes_kv(int32_t layer) const { return policy_->layer_computes_kv(arena_, layer); }
     // k, v: [n_rows, n_kv_heads · head_dim], RoPE applied to k.
     void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
+    // AttentionPolicy::writes_token_rows_only: a backend may write the rows at token_slots().
+    bool writes_token_rows_only() const { return policy_->writes_token_rows_only(); }
+    // Each row's slot in its sequence's token stream (block · block_tokens + slot), the same in
+    // every storage of the group: where write() would store the row.
+    std::span<const int32_t> token_slots();
     // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
     bool rotates_keys() const { return arena_.rotate_k; }
-    // q: [n_rows, n_head, head_dim]. One plan over every row of the step; its spans index
-    // streams(layer), where each sequence has its own streams.
+    // q: [n_rows, n_head, head_dim] (null for a policy that writes token rows only: it reads
+    // none). One plan over every row of the step; its spans index streams(layer), where each
+    // sequence has its own streams.
     const AttendPlan& plan(int32_t layer, const float* q);
     // Decodes the entries [0, n) of `layer` of the step's one sequence to f32 rows (latent: the
     // cached c, its halves in k_out and v_out, [n, R/2] each). Latent steps hold one sequence.
@@ -149,6 +155,7 @@ private:
     std::vector<int32_t> positions_;
     AttendPlan batch_plan_;                  // the parts' plans joined, for steps of several sequences
     std::vector<KvStreamView> views_;
+    std::vector<int32_t> slots_;             // token_slots()' answer
     uint64_t read_bytes_ = 0;                // the last step's parts together
 };
 

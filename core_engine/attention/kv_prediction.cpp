@@ -1,5 +1,7 @@
 // predict_kv: each group's policy formula (AttentionPolicy::footprint) priced with the block and
 // row bytes the engine's store would use for that group; and the KV type names the forms offer.
+#include <algorithm>
+
 #include "attention/attention_policy.h"
 #include "kv_cache/kv_dtype.h"
 

@@ -8,18 +8,12 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/cpu/packed_matrix.h"
-#include "model/hparams.h"
-#include "model/weights.h"
+#include "kernels/cpu/latent_layer.h"
+#include "model_data/hparams.h"
+#include "model_data/weights.h"
 #include "workbench/status.h"
 
 namespace workbench {
-
-struct LatentLayer {
-    std::vector<float> down, up_k, up_v;   // [R, n_embd], [n_kv, R], [n_kv, R] f32
-    PackedMatrix down_m, up_k_m, up_v_m;    // the same, as matmul operands (in place)
-    double output_error = 0;                // relative ||(W − U A) Xᵀ|| on the calibration inputs
-};
 
 // `inputs[il]` holds the normed attention inputs of layer il for `n_samples` calibration tokens.
 // invalid_argument when the rank does not fit the layer (1..min(2·n_kv, n_embd)).

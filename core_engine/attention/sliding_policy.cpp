@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "attention/attention_policy.h"
+#include "kernels/cpu/rope.h"
 #include "kv_cache/kv_row_codec.h"
 
 namespace workbench {

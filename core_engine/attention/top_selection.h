@@ -6,7 +6,7 @@
 #include <span>
 #include <vector>
 
-#include "kernels/cpu/attention.h"
+#include "kv_cache/attend_plan.h"
 
 namespace workbench {
 

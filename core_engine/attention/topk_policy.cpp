@@ -7,7 +7,7 @@
 
 #include "attention/attention_policy.h"
 #include "attention/top_selection.h"
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "kv_cache/kv_row_codec.h"
 
 namespace workbench {

@@ -10,14 +10,15 @@
 #include <span>
 #include <vector>
 
-#include "kernels/cpu/rope.h"
+#include "kv_cache/attend_plan.h"
+#include "model_data/rope_params.h"
 #include "sampling/top_logits.h"
 #include "workbench/status.h"
 #include "workbench/types.h"
 
 namespace workbench {
 
-class PagedKv;
+class KvStore;
 class ThreadPool;
 struct LatentLayer;
 struct WeightTensor;
@@ -40,9 +41,49 @@ struct ResidualNorm {
     MatmulGroup next_group = MatmulGroup::attention_in;   // they can be written in its input format
 };
 
-// The attention part of a step, for the roofline: its time and operations.
-struct AttentionWork {
-    double seconds = 0, ops = 0;
+// Where one layer's K/V live in the model's KV cache: the store and storage index it reads (its
+// own, or the layer's it shares), as the cache laid them out. A device backend keeps its own
+// copy of the store's bytes and may write a layer's rows there itself.
+struct LayerKvStorage {
+    KvStore* store = nullptr;
+    int32_t storage = 0;
+    // The layer's policy stores each row at its token slot and nothing else, and plans without
+    // reading the queries (full; cross_layer without a merge).
+    bool token_rows_only = false;
+    bool rotated_keys = false;   // keys are Hadamard-rotated before storage (4-bit K): so must queries be
+};
+
+// The step's rows of a layer where the host can read and change them ([n, n_embd_q] queries,
+// [n, n_embd_kv] keys and values; k and v null when not asked for).
+struct HostRows {
+    float* q = nullptr;
+    const float* k = nullptr;
+    const float* v = nullptr;
+};
+
+// One layer's attention as the model's KV cache planned it: the backend attends the step's
+// queries over `streams` through `plan` into the attention rows.
+struct LayerAttention {
+    const AttendPlan* plan = nullptr;
+    std::span<const KvStreamView> streams;
+    LayerKvStorage kv;
+    // When Backend::writes_kv said so: each row's token slot (block · block_tokens + slot) in
+    // kv.storage, where the backend writes the row's K and V first when write_kv is set (a layer
+    // reading another's KV writes none). Empty otherwise: the cache wrote them from host_rows.
+    std::span<const int32_t> slots;
+    bool write_kv = false;
+    bool queries_changed = false;   // host_rows' queries were changed there (rotated)
+};
+
+// The step's latents from Backend::latent_in: its n rows of each half of c, rank/2 floats a row.
+struct LatentRows {
+    const float* k = nullptr;
+    const float* v = nullptr;
+};
+// Where the model puts every cached latent of the sequence (n_all rows of each half).
+struct LatentCacheRows {
+    float* k = nullptr;
+    float* v = nullptr;
 };
 
 // What the architecture decides for every backend.
@@ -72,13 +113,25 @@ public:
     virtual void residual_norm(const ResidualNorm& op) = 0;
     // `own_kv`: an attention_in group computes K and V too (the layer writes its own KV).
     virtual void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) = 0;
-    // Writes the layer's K/V rows (when it computes its own) and attends through the layer's
-    // policy: the spans its plan selects, over the streams it stores.
-    virtual void attend(int32_t layer, PagedKv& kv) = 0;
-    // The latent variant (CPU only): Q and the latents from the normed rows, K rebuilt for the
-    // whole sequence; the last `n_generated` rows sum over the latents, the others attend over
-    // rebuilt V (the same result, computed the cheaper way for each kind).
-    virtual void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) = 0;
+    // The KV cache is the model's (decoder_model.cpp drives it); a layer's attention, after its
+    // attention_in group, is either
+    //  - writes_kv: the backend writes the rows itself into the slots the model gives, then attends;
+    //  - host_rows: the cache writes the rows (and its policy may read or rotate the queries),
+    //    then the backend attends over what the cache planned.
+    // Whether the backend writes this layer's K/V rows into its own copy of the store itself.
+    virtual bool writes_kv(const LayerKvStorage& /*kv*/) const { return false; }
+    // The step's rows of `layer` on the host (Q; K and V when `with_kv`): the CPU's own rows; a
+    // device backend copies them down. Valid until the layer's attend.
+    virtual HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) = 0;
+    virtual void attend(int32_t layer, const LayerAttention& attention) = 0;
+    // The latent variant (CPU only), around the cache: latent_in computes Q and the step's
+    // latents c = A·x from the normed rows; the model stores them and reads back every cached
+    // one into latent_cache_rows(n_all); attend_latent rebuilds K for the whole sequence, and the
+    // last `n_generated` rows sum over the latents while the others attend over rebuilt V (the
+    // same result, computed the cheaper way for each kind).
+    virtual LatentRows latent_in(int32_t layer, const LatentLayer& latent) = 0;
+    virtual LatentCacheRows latent_cache_rows(int32_t n_all) = 0;
+    virtual void attend_latent(int32_t layer, const LatentLayer& latent, int32_t n_all, int64_t n_generated) = 0;
     // The final norm, the output head and soft-capping for `rows` (ascending) into `logits`.
     virtual void output_head(std::span<const int64_t> rows, float* logits) = 0;
     // As output_head, but only each row's best `k` logits (sampling/top_logits.h) into `top`
@@ -93,11 +146,11 @@ public:
     // The normed rows of the step so far (n · n_embd), appended to `out`: the latent variant's
     // calibration reads each layer's attention input.
     virtual void append_normed_rows(std::vector<float>& out) const = 0;
-    virtual AttentionWork attention_work() const = 0;
     virtual DeviceMemory device_memory() const { return {}; }
-    // Makes what the backend keeps of `kv` (a device backend: its copy of the KV stores it
-    // attends over), so a device without room fails at load. The CPU's keeps nothing.
-    virtual Status attach_kv(PagedKv& /*kv*/) { return Status::ok_status(); }
+    // Makes what the backend keeps of a KV cache (`layers`: each model layer's storage; a device
+    // backend: its copy of the stores it attends over), so a device without room fails at load.
+    // The CPU's keeps nothing.
+    virtual Status attach_kv(std::span<const LayerKvStorage> /*layers*/) { return Status::ok_status(); }
 };
 
 }  // namespace workbench

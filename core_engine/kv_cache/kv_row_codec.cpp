@@ -8,7 +8,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {

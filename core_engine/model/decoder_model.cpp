@@ -10,6 +10,7 @@
 #ifdef WB_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 #endif
+#include "kv_cache/kv_row_codec.h"
 #include "model/arch/architecture.h"
 
 namespace workbench {
@@ -186,6 +187,7 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
     const int64_t n = static_cast<int64_t>(tokens.size());
     const auto t_step = std::chrono::steady_clock::now();
     Backend& b = *backend_;
+    attention_ = {};
     b.begin_step(kv.positions(), pool);
     b.embed(tokens);
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
@@ -195,10 +197,10 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
                          MatmulGroup::attention_in});
         if (capture_) b.append_normed_rows((*capture_)[static_cast<size_t>(il)]);
         if (kv.latent()) {
-            b.attend_latent(il, kv, latent_[static_cast<size_t>(il)], lat_generated_);
+            attend_latent(il, kv, pool);
         } else {
             b.matmul_group(il, MatmulGroup::attention_in, kv.layer_computes_kv(il));
-            b.attend(il, kv);
+            attend(il, kv, pool);
         }
         b.matmul_group(il, MatmulGroup::attention_out);
         b.residual_norm({true, &l.attn_post_norm, &l.ffn_norm, il, MatmulGroup::mlp_in});
@@ -220,6 +222,64 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
     return Status::ok_status();
 }
 
+LayerKvStorage DecoderModel::layer_kv(PagedKv& kv, int32_t layer) {
+    KvGroup& group = kv.group_of(layer);
+    return {&group.store(), group.storage_of(layer), group.writes_token_rows_only(), group.rotates_keys()};
+}
+
+Status DecoderModel::attach_kv(PagedKv& kv) {
+    std::vector<LayerKvStorage> layers;
+    for (int32_t il = 0; il < hp_.n_layer; ++il) layers.push_back(layer_kv(kv, il));
+    return backend_->attach_kv(layers);
+}
+
+void DecoderModel::attend(int32_t il, PagedKv& kv, ThreadPool& pool) {
+    const auto t_attention = std::chrono::steady_clock::now();
+    Backend& b = *backend_;
+    LayerAttention a;
+    a.kv = layer_kv(kv, il);
+    const bool own_kv = kv.layer_computes_kv(il);
+    const float* q = nullptr;   // the queries, where the cache's policy may read them
+    if (b.writes_kv(a.kv)) {
+        a.slots = kv.group_of(il).token_slots();
+        a.write_kv = own_kv;
+    } else {
+        const HostRows rows = b.host_rows(il, a.kv, own_kv);
+        if (own_kv) kv.write(il, rows.k, rows.v, pool);
+        if (a.kv.rotated_keys) {
+            // Keys were stored rotated: the queries turn alike (dot products unchanged).
+            for (int64_t r = 0; r < static_cast<int64_t>(kv.positions().size()) * hp_.n_head; ++r)
+                hadamard_rotate(rows.q + r * hp_.head_dim, hp_.head_dim);
+            a.queries_changed = true;
+        }
+        q = rows.q;
+    }
+    const AttendPlan& plan = kv.plan(il, q);
+    a.plan = &plan;
+    a.streams = kv.streams(il);
+    b.attend(il, a);
+    // Operations: per key read, a dot product and a weighted add per query head (2·2·head_dim).
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
+    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+}
+
+void DecoderModel::attend_latent(int32_t il, PagedKv& kv, ThreadPool& pool) {
+    Backend& b = *backend_;
+    const LatentLayer& latent = latent_[static_cast<size_t>(il)];
+    const LatentRows step = b.latent_in(il, latent);
+    if (!step.k) return;   // a backend without the operation (its end_step reports it)
+    kv.write(il, step.k, step.v, pool);
+    const int32_t n_all = kv.positions().back() + 1;
+    const LatentCacheRows all = b.latent_cache_rows(n_all);
+    if (!all.k) return;
+    kv.read_rows(il, n_all, all.k, all.v);
+    (void)kv.plan(il, nullptr);   // keeps the cache's read accounting: the latent rows
+    b.attend_latent(il, latent, n_all, lat_generated_);
+}
+
 void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {
     StepRoofline& r = last_step_;
     r.n_tokens = n;
@@ -233,7 +293,7 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
     const double head_params = static_cast<double>(w_.output.n_in) * static_cast<double>(w_.output.n_out);
     r.matmul.ops = 2.0 * (params * static_cast<double>(n) + head_params * static_cast<double>(n_logit_rows));
     r.matmul.bytes = bytes + (n_logit_rows > 0 ? static_cast<double>(w_.output.n_bytes) : 0.0);
-    const AttentionWork attention = backend_->attention_work();
+    const AttentionWork& attention = attention_;
     r.matmul.seconds = std::max(0.0, total_s - attention.seconds);
     // Attention reads each KV entry once per step (the queries of a tile share it) plus Q and its output.
     r.attention.ops = attention.ops;

@@ -18,7 +18,7 @@
 
 #include "gguf/gguf_file.h"
 #include "kernels/backend.h"
-#include "kernels/cpu/rope.h"
+#include "model_data/rope_params.h"
 #include "kernels/cpu/thread_pool.h"
 #include "model/hparams.h"
 #include "attention/latent_kv.h"
@@ -42,6 +42,11 @@ struct BatchSequence {
     // > 0 (with want_logits, without all_logits): only the best this many of those logits, best
     // first (sampling/top_logits.h), all its sampler reads: a device backend copies back those.
     int32_t top_logits = 0;
+};
+
+// The attention part of a step, for the roofline: its time and operations.
+struct AttentionWork {
+    double seconds = 0, ops = 0;
 };
 
 class DecoderModel {
@@ -96,7 +101,7 @@ public:
     const StepRoofline& last_step_roofline() const { return last_step_; }
     DeviceMemory device_memory() const { return backend_->device_memory(); }
     // The backend's share of a KV cache this model will run (Backend::attach_kv).
-    Status attach_kv(PagedKv& kv) { return backend_->attach_kv(kv); }
+    Status attach_kv(PagedKv& kv);
 
 private:
     Status check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const;
@@ -112,6 +117,13 @@ private:
     // Runs the step begun on `kv` over its `tokens` (all sequences' rows), then the head over
     // `head`'s rows. The backend's error (the step is then not to be kept).
     Status forward_rows(PagedKv& kv, std::span<const TokenId> tokens, const HeadRows& head, ThreadPool& pool);
+    // One layer's attention: the cache writes (or tells the backend where to write) the layer's
+    // K/V and plans, the backend attends.
+    void attend(int32_t layer, PagedKv& kv, ThreadPool& pool);
+    // The latent variant's: the backend computes the latents, the cache keeps them and hands
+    // back every cached one, the backend rebuilds K and attends.
+    void attend_latent(int32_t layer, PagedKv& kv, ThreadPool& pool);
+    static LayerKvStorage layer_kv(PagedKv& kv, int32_t layer);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}
 
@@ -120,6 +132,7 @@ private:
     std::unique_ptr<Backend> backend_;    // reads hp_ and w_: declared after them
     std::vector<TokenId> batch_tokens_;   // a batched step's tokens, sequence after sequence
     StepRoofline last_step_;
+    AttentionWork attention_;             // the step in flight's attention (non-latent layers)
     std::vector<int64_t> logit_rows_, top_rows_;
     // The latent variant's factors.
     std::vector<LatentLayer> latent_;

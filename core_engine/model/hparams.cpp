@@ -75,8 +75,4 @@ Result<ModelHparams> load_hparams(const GgufFile& f, int32_t n_vocab) {
     return hp;
 }
 
-bool ModelHparams::is_local_layer(int32_t il) const {
-    return std::binary_search(local_layers.begin(), local_layers.end(), il);
-}
-
 }  // namespace workbench

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "kernels/cpu/vector_math.h"
 
 namespace workbench::attention_blocks {

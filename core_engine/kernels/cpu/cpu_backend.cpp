@@ -3,14 +3,11 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <utility>
 
-#include "attention/latent_kv.h"
-#include "attention/paged_kv.h"
 #include "kernels/cpu/dot_f32.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/swiglu.h"
@@ -97,7 +94,6 @@ void CpuBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool
     pool_ = &pool;
     pos_ = positions;
     n_ = static_cast<int64_t>(positions.size());
-    attention_ = {};
     ensure_scratch(n_);
     rope_angles(positions.data(), n_, options_.rope, angles_);
     if (!hp_.local_layers.empty()) rope_angles(positions.data(), n_, options_.rope_local, angles_local_);
@@ -198,23 +194,15 @@ void CpuBackend::attention_in(int32_t il, bool own_kv) {
         });
 }
 
-void CpuBackend::attend(int32_t il, PagedKv& kv) {
-    const int64_t n = n_;
-    ThreadPool& pool = *pool_;
+HostRows CpuBackend::host_rows(int32_t, const LayerKvStorage&, bool with_kv) {
+    return {q_.data(), with_kv ? k_.data() : nullptr, with_kv ? v_.data() : nullptr};
+}
+
+// The cache wrote K/V (the host's memory is this backend's) and planned: the kernel attends.
+void CpuBackend::attend(int32_t, const LayerAttention& a) {
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    const auto t_attention = std::chrono::steady_clock::now();
-    if (kv.layer_computes_kv(il)) kv.write(il, k_.data(), v_.data(), pool);
-    if (kv.rotates_keys())
-        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_.data() + r * hp_.head_dim, hp_.head_dim);
-    const AttendPlan& plan = kv.plan(il, q_.data());
-    attend_spans(q_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_.data(), pool);
-    // Operations: per key read, a dot product and a weighted add per query head (2·2·head_dim).
-    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
-    double keys = 0;
-    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
-    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+    attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_);
 }
 
 void CpuBackend::mlp_in(int32_t il) {
@@ -265,13 +253,13 @@ void CpuBackend::mlp_out(int32_t il) {
 // Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
 // RoPE at each entry's position) — the compute a latent cache trades for its memory — while V's
 // up-projection is applied once per head after attending over the latents.
-void CpuBackend::attend_latent(int32_t il, PagedKv& kv, const LatentLayer& lat, int64_t n_generated) {
+LatentRows CpuBackend::latent_in(int32_t il, const LatentLayer& lat) {
     const int64_t n = n_;
     ThreadPool& pool = *pool_;
-    const std::span<const int32_t> pos = pos_;
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
-    const int64_t rank = lat.down_m.n_out, half = rank / 2, n_kv = hp_.n_embd_kv();
+    const int64_t rank = lat.down_m.n_out, half = rank / 2;
+    lat_half_ = half;
     fit(lat_c_, n * rank);
     fit(lat_k_, n * half);
     fit(lat_v_, n * half);
@@ -287,14 +275,23 @@ void CpuBackend::attend_latent(int32_t il, PagedKv& kv, const LatentLayer& lat, 
         std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
         std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
     }
-    kv.write(il, lat_k_.data(), lat_v_.data(), pool);
+    return {lat_k_.data(), lat_v_.data()};
+}
 
-    const int32_t n_all = pos.back() + 1;
+LatentCacheRows CpuBackend::latent_cache_rows(int32_t n_all) {
+    fit(lat_k_, n_all * lat_half_);
+    fit(lat_v_, n_all * lat_half_);
+    return {lat_k_.data(), lat_v_.data()};
+}
+
+void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, int32_t n_all, int64_t n_generated) {
+    const int64_t n = n_;
+    ThreadPool& pool = *pool_;
+    const std::span<const int32_t> pos = pos_;
+    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
+    const int64_t rank = lat.down_m.n_out, half = rank / 2, n_kv = hp_.n_embd_kv();
     fit(lat_all_, n_all * rank);
     fit(lat_kfull_, n_all * n_kv);
-    fit(lat_k_, n_all * half);
-    fit(lat_v_, n_all * half);
-    kv.read_rows(il, n_all, lat_k_.data(), lat_v_.data());
     for (int32_t j = 0; j < n_all; ++j) {
         std::copy(lat_k_.data() + j * half, lat_k_.data() + (j + 1) * half, lat_all_.data() + j * rank);
         std::copy(lat_v_.data() + j * half, lat_v_.data() + (j + 1) * half, lat_all_.data() + j * rank + half);
@@ -307,8 +304,7 @@ void CpuBackend::attend_latent(int32_t il, PagedKv& kv, const LatentLayer& lat, 
         lat_pos_.resize(static_cast<size_t>(n_all));
         for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
     }
-    rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, rp);
-    (void)kv.plan(il, q_.data());  // keeps the cache's read accounting: the latent rows
+    rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, options_.rope);
 
     // Values are never rebuilt: a head attends over the latents (z = Σ p_j c_j) and projects once
     // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).

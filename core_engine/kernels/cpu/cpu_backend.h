@@ -10,11 +10,12 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/latent_layer.h"
 #include "kernels/cpu/huge_page_arena.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/rope.h"
-#include "model/hparams.h"
-#include "model/weights.h"
+#include "model_data/hparams.h"
+#include "model_data/weights.h"
 #include "workbench/status.h"
 
 namespace workbench {
@@ -32,12 +33,14 @@ public:
     void embed(std::span<const TokenId> tokens) override;
     void residual_norm(const ResidualNorm& op) override;
     void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
-    void attend(int32_t layer, PagedKv& kv) override;
-    void attend_latent(int32_t layer, PagedKv& kv, const LatentLayer& latent, int64_t n_generated) override;
+    HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) override;
+    void attend(int32_t layer, const LayerAttention& attention) override;
+    LatentRows latent_in(int32_t layer, const LatentLayer& latent) override;
+    LatentCacheRows latent_cache_rows(int32_t n_all) override;
+    void attend_latent(int32_t layer, const LatentLayer& latent, int32_t n_all, int64_t n_generated) override;
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     void append_normed_rows(std::vector<float>& out) const override;
-    AttentionWork attention_work() const override { return attention_; }
 
 private:
     struct PackedLayer {
@@ -64,7 +67,6 @@ private:
     ThreadPool* pool_ = nullptr; // the step's
     int64_t n_ = 0;              // the step's token rows
     std::span<const int32_t> pos_;
-    AttentionWork attention_;    // the step in flight
     bool quantize_ff_ = false;   // the step's mlp_in wrote ff_q_ for mlp_out
     // Activations for one step.
     std::vector<float> x_;      // [n, n_embd] residual stream
@@ -85,6 +87,7 @@ private:
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
     AttendPlan lat_plan_;
     std::vector<int32_t> lat_pos_;
+    int64_t lat_half_ = 0;   // rank / 2 of the layer latent_in ran last
 };
 
 }  // namespace workbench

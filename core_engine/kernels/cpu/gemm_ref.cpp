@@ -1,6 +1,6 @@
 // Scalar reference kernels: the arithmetic every SIMD path must reproduce (up to float rounding).
 #include "kernels/cpu/gemm_kernels.h"
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 
 namespace workbench {
 

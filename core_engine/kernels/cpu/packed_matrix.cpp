@@ -7,7 +7,7 @@
 #include <new>
 
 #include "kernels/cpu/cpu_features.h"
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "tensor/dequantize.h"
 #include "tensor/quant_blocks.h"
 

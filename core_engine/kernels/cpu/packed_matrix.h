@@ -41,9 +41,9 @@
 #include <cstring>
 #include <memory>
 
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 
-#include "model/weights.h"
+#include "model_data/weights.h"
 
 namespace workbench {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {

@@ -9,17 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/hparams.h"
+#include "model_data/rope_params.h"
 
 namespace workbench {
-
-struct RopeParams {
-    int32_t n_rot = 0;
-    float freq_base = 10000.0f;
-    float freq_scale = 1.0f;
-    RopeStyle style = RopeStyle::normal;
-    const float* freq_factors = nullptr;  // [n_rot/2] or null
-};
 
 // cos and sin of every (token, pair): [n_tokens, n_rot / 2] each.
 struct RopeAngles {

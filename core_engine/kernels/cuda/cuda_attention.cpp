@@ -1,18 +1,17 @@
 // The CUDA backend's attention; every path ends in the device's split-key attention kernel
 // (kv_attention.cu) over the device copy of the layer's KV store (device arenas of the host
-// KvStore's layout, kept by KvStoreMirror), reading exactly the spans the layer's policy planned:
+// KvStore's layout, kept by KvStoreMirror), reading exactly the spans the model's cache planned:
 //  - device_written: full and cross_layer (no merge) with f32/f16/bf16/q8_0 KV — the device writes
-//    the rows itself (rotating K by RoPE as it encodes it) and the plan (which does not read the
-//    queries) is uploaded once per group and step;
+//    the rows itself at the slots the model gives (rotating K by RoPE as it encodes it) and the
+//    plan (which does not read the queries) is uploaded once per group and step;
 //  - host_kept: the policies whose state lives on the host (a sliding window's sinks, top-k's
-//    index, pooled entries, a cross-layer merge) and 4-bit/fp8 KV: K, V (and Q, which a policy
-//    may score) come down, the host writes and plans exactly as on the CPU, the blocks it wrote
-//    and any rows it built go up with the plan;
+//    index, pooled entries, a cross-layer merge) and 4-bit/fp8 KV: K, V and Q come down
+//    (host_rows), the cache writes and plans on the host exactly as on the CPU, the blocks it
+//    wrote and any rows it built go up with the plan;
 //  - host (heads over 256 dimensions): the CPU's attention kernel, the rows back up.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -47,63 +46,53 @@ bool device_writes(KvDType type) { return type == KvDType::f32 || type == KvDTyp
 
 }  // namespace
 
-void CudaBackend::attend(int32_t il, PagedKv& kv) {
-    if (!error_.ok()) return;
-    KvGroup& group = kv.group_of(il);
-    const AttendPath path = attend_path(group, kv);
-    if (path != AttendPath::device_written) {
-        // The host reads this layer's K, V or Q: what was captured runs now, and steps on this
-        // cache are not captured again (attach_kv sets it anew).
-        graph_kv_ = false;
-        keep(leave_capture());
-        keep(rope_pending_keys());   // only the device's KV append rotates K itself
-    }
-    if (!error_.ok()) return;
-    switch (path) {
-        case AttendPath::device_written: keep(attend_device_written(il, kv, group)); return;
-        case AttendPath::host_kept: keep(attend_host_kept(il, kv, group)); return;
-        case AttendPath::host: attend_on_host(il, kv); return;
-    }
-}
-
-// Heads too wide for the device kernel: Q, K and V go down, the policy writes and plans exactly
-// as on the CPU, the CPU's attention kernel runs, the rows come back up.
-void CudaBackend::attend_on_host(int32_t il, PagedKv& kv) {
-    const auto t_attention = std::chrono::steady_clock::now();
+HostRows CudaBackend::host_rows(int32_t, const LayerKvStorage& kv, bool with_kv) {
     const int64_t n = n_;
-    const bool own_kv = kv.layer_computes_kv(il);
-    keep(download(q_host_, q_, n * hp_.n_embd_q()));
-    if (own_kv) {
+    // Sized whatever happens: the cache writes from them even after an error (the step is then dropped).
+    for (auto [host, count] : {std::pair{&q_host_, n * hp_.n_embd_q()}, {&k_host_, n * hp_.n_embd_kv()}, {&v_host_, n * hp_.n_embd_kv()}})
+        if (static_cast<int64_t>(host->size()) < count) host->resize(static_cast<size_t>(count));
+    // The host reads this layer's K, V or Q: what was captured runs now, and steps on this
+    // cache are not captured again (attach_kv sets it anew).
+    graph_kv_ = false;
+    keep(leave_capture());
+    keep(rope_pending_keys());   // only the device's KV append rotates K itself
+    // The device copy is made before the host's first write, so every write is followed.
+    if (error_.ok() && attend_path(kv) == AttendPath::host_kept) keep(intact_device_kv(*kv.store).status());
+    if (error_.ok()) keep(download(q_host_, q_, n * hp_.n_embd_q()));
+    if (error_.ok() && with_kv) {
         keep(download(k_host_, k_, n * hp_.n_embd_kv()));
         keep(download(v_host_, v_, n * hp_.n_embd_kv()));
     }
-    keep(sync("the step's operations"));
+    if (error_.ok()) keep(sync("the step's operations"));
+    return {q_host_.data(), with_kv ? k_host_.data() : nullptr, with_kv ? v_host_.data() : nullptr};
+}
+
+void CudaBackend::attend(int32_t, const LayerAttention& a) {
     if (!error_.ok()) return;
-    ThreadPool& pool = *pool_;
+    switch (attend_path(a.kv)) {
+        case AttendPath::device_written: keep(attend_device_written(a)); return;
+        case AttendPath::host_kept: keep(attend_host_kept(a)); return;
+        case AttendPath::host: attend_on_host(a); return;
+    }
+}
+
+// Heads too wide for the device kernel: the cache wrote and planned from host_rows exactly as on
+// the CPU, the CPU's attention kernel runs, the rows go back up.
+void CudaBackend::attend_on_host(const LayerAttention& a) {
+    const int64_t n = n_;
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), pool);
-    if (kv.rotates_keys())
-        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_host_.data() + r * hp_.head_dim, hp_.head_dim);
-    const AttendPlan& plan = kv.plan(il, q_host_.data());
     if (static_cast<int64_t>(attn_host_.size()) < n * hp_.n_embd_q()) attn_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
-    attend_spans(q_host_.data(), n, kv.streams(il), plan, shape, kq_scale, attn_host_.data(), pool);
+    attend_spans(q_host_.data(), n, a.streams, *a.plan, shape, kq_scale, attn_host_.data(), *pool_);
     keep(cuda::check(cudaMemcpyAsync(attn_.data(), attn_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
                      "copying attention rows to the device"));
     // The host buffer must stay as it is until the copy has read it.
     keep(sync("copying attention rows to the device"));
-    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
-    double keys = 0;
-    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
-    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
 }
 
-CudaBackend::AttendPath CudaBackend::attend_path(const KvGroup& group, const PagedKv& kv) const {
+CudaBackend::AttendPath CudaBackend::attend_path(const LayerKvStorage& kv) const {
     if (hp_.head_dim > 256) return AttendPath::host;
-    const AttentionSpec& spec = group.spec();
-    const bool token_streams_only = spec.kind == AttentionKind::full || (spec.kind == AttentionKind::cross_layer && spec.merge == LayerMerge::none);
-    if (token_streams_only && device_writes(group.types().k) && device_writes(group.types().v) && !kv.rotates_keys())
+    if (kv.token_rows_only && device_writes(kv.store->k_layout().type) && device_writes(kv.store->v_layout().type) && !kv.rotated_keys)
         return AttendPath::device_written;
     return AttendPath::host_kept;
 }
@@ -193,28 +182,26 @@ Status CudaBackend::stage(const std::vector<int32_t>& meta, int32_t*& device_met
     return upload_staged(device_meta, meta.data(), meta.size() * 4, "uploading an attention plan");
 }
 
-Status CudaBackend::attend_device_written(int32_t il, PagedKv& kv, KvGroup& group) {
-    const auto t_attention = std::chrono::steady_clock::now();
+Status CudaBackend::attend_device_written(const LayerAttention& a) {
     const int64_t n = n_;
-    KvStore& store = group.store();
+    KvStore& store = *a.kv.store;
     WB_ASSIGN_OR_RETURN(DeviceKv* d, intact_device_kv(store));
-    const int32_t storage = group.storage_of(il);
-    if (static_cast<int64_t>(q_host_.size()) < n * hp_.n_embd_q()) q_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
-    const AttendPlan& plan = kv.plan(il, q_host_.data());   // these policies do not read the queries
+    const int32_t storage = a.kv.storage;
+    const AttendPlan& plan = *a.plan;
     if (plan.per_kv_head) return error(StatusCode::internal, "cuda: a per-head plan on the device-written path");
     // Every layer of a group reads the same plan in a step (the same lists over the same block
     // tables; only the storage differs): it is flattened and uploaded once, for the first.
-    const bool same_plan = plan_group_ == &group && plan_step_ == step_ && plan.offsets == plan_offsets_ &&
+    const bool same_plan = plan_store_ == &store && plan_step_ == step_ && plan.offsets == plan_offsets_ &&
                            std::equal(plan.spans.begin(), plan.spans.end(), plan_spans_.begin(), plan_spans_.end(),
-                                      [](const KvSpan& a, const KvSpan& b) { return a.stream == b.stream && a.begin == b.begin && a.end == b.end; });
+                                      [](const KvSpan& x, const KvSpan& y) { return x.stream == y.stream && x.begin == y.begin && x.end == y.end; });
     if (!same_plan) {
-        WB_RETURN_IF_ERROR(upload_plan(plan, kv.streams(il), group.positions(), store, storage));
-        plan_group_ = &group;
+        WB_RETURN_IF_ERROR(upload_plan(plan, a.streams, a.slots, store, storage));
+        plan_store_ = &store;
         plan_step_ = step_;
         plan_offsets_ = plan.offsets;
         plan_spans_ = plan.spans;
     }
-    if (kv.layer_computes_kv(il)) {
+    if (a.write_kv) {
         // K's RoPE in the append (attention_in left it pending).
         const cuda::KeyRope rope = k_rope_pending_ ? rope_angles_for(k_rope_local_) : cuda::KeyRope{};
         k_rope_pending_ = false;
@@ -222,40 +209,25 @@ Status CudaBackend::attend_device_written(int32_t il, PagedKv& kv, KvGroup& grou
                                            d->k.as<uint8_t>() + storage * d->k_storage_bytes, d->v.as<uint8_t>() + storage * d->v_storage_bytes,
                                            stream_, rope));
     }
-    return run_attention(*d, storage, plan, t_attention);
+    return run_attention(*d, storage);
 }
 
-Status CudaBackend::attend_host_kept(int32_t il, PagedKv& kv, KvGroup& group) {
-    const auto t_attention = std::chrono::steady_clock::now();
+Status CudaBackend::attend_host_kept(const LayerAttention& a) {
     const int64_t n = n_;
-    KvStore& store = group.store();
-    // Made before the host's first write, so every write is followed.
+    KvStore& store = *a.kv.store;
     WB_ASSIGN_OR_RETURN(DeviceKv* d, intact_device_kv(store));
-    const bool own_kv = kv.layer_computes_kv(il);
-    WB_RETURN_IF_ERROR(download(q_host_, q_, n * hp_.n_embd_q()));
-    if (own_kv) {
-        WB_RETURN_IF_ERROR(download(k_host_, k_, n * hp_.n_embd_kv()));
-        WB_RETURN_IF_ERROR(download(v_host_, v_, n * hp_.n_embd_kv()));
-    }
-    WB_RETURN_IF_ERROR(sync("the step's operations"));
-    if (own_kv) kv.write(il, k_host_.data(), v_host_.data(), *pool_);
-    if (group.rotates_keys()) {
-        // Keys were stored rotated: the queries turn alike (dot products unchanged) and go back up.
-        for (int64_t r = 0; r < n * hp_.n_head; ++r) hadamard_rotate(q_host_.data() + r * hp_.head_dim, hp_.head_dim);
+    if (a.queries_changed)   // rotated on the host (stored keys are): back up
         WB_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(q_.data(), q_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
                                 "copying rotated queries to the device");
-    }
-    const AttendPlan& plan = kv.plan(il, q_host_.data());
     WB_RETURN_IF_ERROR(upload_written(*d));
     // The plan and its host-built rows differ by layer (a selection, a layer's sinks): no reuse.
-    plan_group_ = nullptr;
-    const int32_t storage = group.storage_of(il);
-    WB_RETURN_IF_ERROR(upload_plan(plan, kv.streams(il), {}, store, storage));
-    return run_attention(*d, storage, plan, t_attention);
+    plan_store_ = nullptr;
+    WB_RETURN_IF_ERROR(upload_plan(*a.plan, a.streams, {}, store, a.kv.storage));
+    return run_attention(*d, a.kv.storage);
 }
 
 // The split-key kernel over the uploaded plan (device_plan_), into attn_.
-Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention) {
+Status CudaBackend::run_attention(DeviceKv& d, int32_t storage) {
     const int64_t n = n_;
     const cuda::DeviceKvPlan& dp = device_plan_;
     const size_t scratch = cuda::attend_kv_scratch_bytes(n, hp_.n_head, hp_.head_dim, dp.max_keys, dp.tile_shared != nullptr);
@@ -264,24 +236,17 @@ Status CudaBackend::run_attention(DeviceKv& d, int32_t storage, const AttendPlan
         WB_ASSIGN_OR_RETURN(attention_scratch_, DeviceBuffer::allocate(scratch * 2));
     }
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    WB_RETURN_IF_ERROR(cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d.layout, d.k.as<uint8_t>() + storage * d.k_storage_bytes,
-                                       d.v.as<uint8_t>() + storage * d.v_storage_bytes, attention_scratch_.as<float>(), attn_.as<float>(), stream_));
-    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
-    double keys = 0;
-    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
-    // The time to queue it: the device runs it later, inside the step's total.
-    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
-    return Status::ok_status();
+    return cuda::attend_kv(q_.as<float>(), n, hp_.n_head, kq_scale, dp, d.layout, d.k.as<uint8_t>() + storage * d.k_storage_bytes,
+                           d.v.as<uint8_t>() + storage * d.v_storage_bytes, attention_scratch_.as<float>(), attn_.as<float>(), stream_);
 }
 
 // The plan flattened into one int32 array, staged and uploaded into meta_ (device_plan_ points
 // into it): [slots: n][offsets: lists + 1][spans: 6 words each], then per stream the plan reads
 // either its block table from the first block read (once, however many spans read it) or its
 // host-built K and V rows (f32 bits), then the tiles' shared key counts when tiling pays.
-// `positions` given: slots[t] is row t's own slot in its token stream, where kv_append writes it
-// (every list then starts in that stream); else the slots are unused.
-Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
+// `slots` given (the model's, from the cache: row t's own slot in its token stream, where
+// kv_append writes it) they lead the upload; else the upload's slots are unused.
+Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> slots,
                                 KvStore& store, int32_t storage) {
     const int64_t n = n_, n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
     if (n_lists != (plan.per_kv_head ? n * hp_.n_head_kv : n))
@@ -343,13 +308,9 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
     // A prompt's rows share their first keys: the tiled kernel stages them once per tile.
     const size_t tiles_at = meta.size();
     const bool tiles = hp_.head_dim <= cuda::kAttendTileMaxHeadDim && cuda::tile_shared_keys(plan, n, hp_.n_head_kv, meta);
-    for (int64_t t = 0; t < static_cast<int64_t>(positions.size()); ++t) {
-        const std::span<const KvSpan> list = plan.list(t);
-        if (list.empty()) continue;
-        const int32_t pos = positions[static_cast<size_t>(t)];
-        meta[static_cast<size_t>(t)] = streams[static_cast<size_t>(list.front().stream)].blocks[pos / bt] * bt + pos % bt;
-    }
-    plan_group_ = nullptr;   // until the upload is queued
+    for (int64_t t = 0; t < static_cast<int64_t>(slots.size()); ++t)
+        if (!plan.list(t).empty()) meta[static_cast<size_t>(t)] = slots[static_cast<size_t>(t)];
+    plan_store_ = nullptr;   // until the upload is queued
     int32_t* dm = nullptr;
     WB_RETURN_IF_ERROR(stage(meta, dm));
     device_plan_ = {};
@@ -363,14 +324,13 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
     return Status::ok_status();
 }
 
-Status CudaBackend::attach_kv(PagedKv& kv) {
+Status CudaBackend::attach_kv(std::span<const LayerKvStorage> layers) {
     bool device_written = true;   // steps are captured while every layer's KV is written on the device
     graph_kv_ = false;
-    for (int32_t il = 0; il < hp_.n_layer; ++il) {
-        KvGroup& group = kv.group_of(il);
-        const AttendPath path = attend_path(group, kv);
+    for (const LayerKvStorage& layer : layers) {
+        const AttendPath path = attend_path(layer);
         device_written = device_written && path == AttendPath::device_written;
-        if (path != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(group.store()).status());
+        if (path != AttendPath::host) WB_RETURN_IF_ERROR(device_kv(*layer.store).status());
     }
     graph_kv_ = device_written;   // the cache attached last decides: a backend serves one cache
     return Status::ok_status();

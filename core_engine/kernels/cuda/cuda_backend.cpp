@@ -176,7 +176,6 @@ void CudaBackend::begin_step(std::span<const int32_t> positions, ThreadPool& poo
     (void)cudaGetLastError();   // an earlier step's reported error must not be reported again by this one's launches
     pool_ = &pool;
     n_ = static_cast<int64_t>(positions.size());
-    attention_ = {};
     k_rope_pending_ = false;
     host_copies_.clear();
     pinned_out_used_ = 0;

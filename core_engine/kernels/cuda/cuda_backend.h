@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "kernels/backend.h"
-#include "model/hparams.h"
-#include "model/weights.h"
+#include "model_data/hparams.h"
+#include "model_data/weights.h"
 
 namespace workbench {
 

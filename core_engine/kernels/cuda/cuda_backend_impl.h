@@ -5,7 +5,6 @@
 
 #include <cuda_runtime_api.h>
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,7 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include "attention/paged_kv.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/rope.h"
 #include "kernels/cuda/device_buffer.h"
@@ -22,8 +20,8 @@
 #include "kernels/cuda/kv_attention.h"
 #include "kernels/cuda/lt_matmul.h"
 #include "kv_cache/kv_store.h"
-#include "model/hparams.h"
-#include "model/weights.h"
+#include "model_data/hparams.h"
+#include "model_data/weights.h"
 
 namespace workbench {
 
@@ -51,17 +49,22 @@ public:
     void embed(std::span<const TokenId> tokens) override;
     void residual_norm(const ResidualNorm& op) override;
     void matmul_group(int32_t layer, MatmulGroup group, bool own_kv = true) override;
-    void attend(int32_t layer, PagedKv& kv) override;
-    void attend_latent(int32_t, PagedKv&, const LatentLayer&, int64_t) override {
+    bool writes_kv(const LayerKvStorage& kv) const override { return attend_path(kv) == AttendPath::device_written; }
+    HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) override;
+    void attend(int32_t layer, const LayerAttention& attention) override;
+    // The latent variant is refused; the model stops at the empty rows.
+    LatentRows latent_in(int32_t, const LatentLayer&) override {
         keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
+        return {};
     }
+    LatentCacheRows latent_cache_rows(int32_t) override { return {}; }
+    void attend_latent(int32_t, const LatentLayer&, int32_t, int64_t) override {}
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     Status end_step() override;
     void append_normed_rows(std::vector<float>& out) const override;
-    AttentionWork attention_work() const override { return attention_; }
     DeviceMemory device_memory() const override;
-    Status attach_kv(PagedKv& kv) override;
+    Status attach_kv(std::span<const LayerKvStorage> layers) override;
 
 private:
     struct Layer {
@@ -111,13 +114,13 @@ private:
     };
     // Where a layer attends (cuda_attention.cpp says what each path does).
     enum class AttendPath { device_written, host_kept, host };
-    AttendPath attend_path(const KvGroup& group, const PagedKv& kv) const;
+    AttendPath attend_path(const LayerKvStorage& kv) const;
     Result<DeviceKv*> device_kv(KvStore& store);
     Result<DeviceKv*> intact_device_kv(KvStore& store);   // its error once a block copy failed
-    Status attend_device_written(int32_t layer, PagedKv& kv, KvGroup& group);
-    Status attend_host_kept(int32_t layer, PagedKv& kv, KvGroup& group);
-    void attend_on_host(int32_t layer, PagedKv& kv);
-    Status run_attention(DeviceKv& d, int32_t storage, const AttendPlan& plan, std::chrono::steady_clock::time_point t_attention);
+    Status attend_device_written(const LayerAttention& a);
+    Status attend_host_kept(const LayerAttention& a);
+    void attend_on_host(const LayerAttention& a);
+    Status run_attention(DeviceKv& d, int32_t storage);
     Status upload_written(DeviceKv& d);
     Status stage(const std::vector<int32_t>& meta, int32_t*& device_meta);
     // cuda_step_graph.cpp: a decode step captured and replayed as one CUDA graph; pinned staging.
@@ -131,7 +134,7 @@ private:
     Status sync(const char* what);    // leave_capture, then wait for the stream
     Result<uint8_t*> pinned_region(size_t bytes);   // this step's, untouched until it ends
     Status upload_staged(void* device, const void* host, size_t bytes, const char* what);
-    Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> positions,
+    Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> slots,
                        KvStore& store, int32_t storage);
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
     void block_written(uint64_t store_id, int32_t layer, BlockId block) override;
@@ -157,7 +160,6 @@ private:
     Status error_;
     ThreadPool* pool_ = nullptr;
     int64_t n_ = 0, capacity_ = 0;
-    AttentionWork attention_;
     bool k_rope_pending_ = false, k_rope_local_ = false;   // k_ not yet rotated (attention_in leaves it to attend)
     // CUDA graphs: on unless turned off; whether the attached cache attends on the device only;
     // one executable per step size.
@@ -184,9 +186,10 @@ private:
     uint8_t* pinned_ = nullptr;
     size_t pinned_capacity_ = 0, pinned_used_ = 0, pinned_step_bytes_ = 0;   // bytes; the last one: all of this step's uploads
     DeviceBuffer meta_, attention_scratch_;
-    // The plan in meta_: which group and step it was made for, and what it was made from.
+    // The plan in meta_: which store (one per group of layers) and step it was made for, and
+    // what it was made from.
     int64_t step_ = 0, plan_step_ = -1;
-    const KvGroup* plan_group_ = nullptr;
+    const KvStore* plan_store_ = nullptr;
     std::vector<uint32_t> plan_offsets_;
     std::vector<KvSpan> plan_spans_;
     cuda::DeviceKvPlan device_plan_;

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "kernels/cpu/attention.h"
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "kv_cache/kv_row_codec.h"
 
 using namespace workbench;

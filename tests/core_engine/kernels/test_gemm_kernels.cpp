@@ -13,7 +13,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_kernels.h"
 #include "kernels/cpu/matmul.h"
-#include "kernels/cpu/half_convert.h"
+#include "tensor/half_convert.h"
 #include "tensor/dequantize.h"
 #include "tensor/quant_blocks.h"
 
