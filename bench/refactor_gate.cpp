@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
         std::vector<ChatMessage> chat;
         for (const char* p : kPrompts) {
             chat.push_back({"user", p});
-            auto r = engine.chat(chat, greedy, {}, nullptr, [&](const TokenInfo& t) { gen_logits.add(t.logits.data(), t.logits.size()); });
+            auto r = engine.chat(chat, greedy, {}, nullptr, [&](const RequestEvent& t) { gen_logits.add(t.logits.data(), t.logits.size()); });
             if (!r.ok()) {
                 std::printf("%-30s %-14s generate failed: %s\n", variant, kv, r.status().message().c_str());
                 ++failures;
@@ -105,9 +105,10 @@ int main(int argc, char** argv) {
         std::vector<BatchRequest> requests;
         for (const char* p : kPrompts) requests.push_back({engine.tokenize(p, true, true), greedy, 1, 0});
         requests[0].n_samples = 2;
-        auto b = engine.run_batch(requests, BatchOptions{}, [&](const BatchEvent& ev) {
-            if (ev.kind != BatchEvent::Kind::token) return;
-            batch_logits.add(&ev.request, 1), batch_logits.add(&ev.sample, 1);
+        auto b = engine.run_batch(requests, BatchOptions{}, [&](const RequestEvent& ev) {
+            if (ev.kind != RequestEvent::Kind::token) return;
+            const int32_t request = static_cast<int32_t>(ev.request);   // hashed as 4 bytes, as ever
+            batch_logits.add(&request, 1), batch_logits.add(&ev.sample, 1);
             batch_logits.add(ev.logits.data(), ev.logits.size());
         });
         if (!b.ok()) {

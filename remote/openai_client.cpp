@@ -297,6 +297,7 @@ RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteR
         m.ttft_ms = arrivals.front();
         m.e2e_ms = arrivals.back();
         for (size_t i = 1; i < arrivals.size(); ++i) m.itl_ms.push_back(arrivals[i] - arrivals[i - 1]);
+        m.itl = workbench::latency_stats(m.itl_ms);
         if (m.n_output_tokens > 1) m.tpot_ms = (m.e2e_ms - m.ttft_ms) / (m.n_output_tokens - 1);
     } else {
         m.e2e_ms = end_ms;

@@ -183,17 +183,17 @@ int cmd_batch(int argc, char** argv) {
     options.max_step_ms = max_step_ms;
     const bool tty = isatty(STDERR_FILENO);
     int64_t n_done = 0, n_tokens = 0;
-    auto on_event = [&](const workbench::BatchEvent& ev) {
-        using Kind = workbench::BatchEvent::Kind;
+    auto on_event = [&](const workbench::RequestEvent& ev) {
+        using Kind = workbench::RequestEvent::Kind;
         if (ev.kind == Kind::token) ++n_tokens;
         if (ev.kind != Kind::finished && ev.kind != Kind::failed) return;
         ++n_done;
         const int line = line_of[static_cast<size_t>(ev.request)];
-        if (ev.kind == Kind::failed) std::cerr << (tty ? "\r" : "") << "workbench-cli: " << path << ":" << line << ": " << ev.error << "\n";
+        if (ev.kind == Kind::failed) std::cerr << (tty ? "\r" : "") << "workbench-cli: " << path << ":" << line << ": " << ev.status.message() << "\n";
         if (out) {
             json j = {{"line", line}, {"sample", ev.sample}};
             if (ev.kind == Kind::failed) {
-                j["error"] = ev.error;
+                j["error"] = ev.status.message();
             } else {
                 const workbench::RequestMetrics& m = ev.metrics;
                 j["text"] = ev.text;

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "history_recorder.h"
 #include "workbench/bench_row.h"
+#include "workbench/digest.h"
 #include "workbench/measure.h"
 
 namespace wbcli {

@@ -2,6 +2,7 @@
 #include "history_recorder.h"
 
 #include "remote/openai_client.h"
+#include "workbench/digest.h"
 #include "workbench/json.h"
 
 #include <cstdlib>
@@ -76,10 +77,7 @@ void HistoryRecorder::record_batch(const std::string& title, const workbench::Ba
         run.n_tokens_generated = m.n_output_tokens;
         if (m.n_output_tokens > 0) run.ttft_ms = m.ttft_ms;
         if (m.tpot_ms && *m.tpot_ms > 0) run.decode_tok_s = 1000.0 / *m.tpot_ms;
-        if (!m.itl_ms.empty()) {
-            const workbench::LatencyStats s = workbench::latency_stats(m.itl_ms);
-            run.itl_ms_p50 = s.p50, run.itl_ms_p90 = s.p90, run.itl_ms_p99 = s.p99;
-        }
+        if (m.itl.n > 0) run.itl_ms_p50 = m.itl.p50, run.itl_ms_p90 = m.itl.p90, run.itl_ms_p99 = m.itl.p99;
         run.stop_reason = workbench::stop_reason_name(c.stop_reason);
         (void)store_->finish_run(run);
     }

@@ -130,7 +130,8 @@ workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> c
                 out.kind = ChannelEvent::Kind::failed;
                 out.status = ev.status;
                 break;
-            case workbench::RequestEvent::Kind::prompt_logits: return;
+            case workbench::RequestEvent::Kind::prompt_logits:
+            case workbench::RequestEvent::Kind::step: return;
         }
         channel->push(std::move(out));
     };

@@ -375,6 +375,12 @@ int32_t KvGroup::n_tokens(SeqId seq) const {
     return it == seqs_.end() ? 0 : static_cast<int32_t>(it->second->tokens.size());
 }
 
+std::span<const TokenId> KvGroup::tokens(SeqId seq) const {
+    const auto it = seqs_.find(seq);
+    if (it == seqs_.end()) return {};
+    return it->second->tokens;
+}
+
 int64_t KvGroup::n_free_tokens() const {
     return static_cast<int64_t>(arena_.manager->pool().n_free()) * n_tokens_per_block();
 }

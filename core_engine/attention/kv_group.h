@@ -123,6 +123,8 @@ public:
     // Starts `child` sharing `parent`'s blocks (copy-on-write); full, topk and cross_layer only.
     Status fork(SeqId parent, SeqId child);
     int32_t n_tokens(SeqId seq) const;
+    // The tokens `seq` holds, in position order (empty when it does not exist).
+    std::span<const TokenId> tokens(SeqId seq) const;
     // Tokens the free blocks hold (cached-but-free blocks count: they are reused on demand).
     int64_t n_free_tokens() const;
     int32_t n_tokens_per_block() const;

@@ -69,6 +69,7 @@ public:
     void free(SeqId seq);
     Status fork(SeqId parent, SeqId child);
     int32_t n_tokens(SeqId seq) const { return groups_.front()->n_tokens(seq); }
+    std::span<const TokenId> tokens(SeqId seq) const { return groups_.front()->tokens(seq); }
     // Tokens every group can still take.
     int64_t n_free_tokens() const;
     int32_t n_tokens_per_block() const { return groups_.front()->n_tokens_per_block(); }

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "workbench/store.h"
+#include "workbench/digest.h"
 
 namespace workbench {
 

@@ -1,6 +1,6 @@
 // SHA-256 for provenance (which model file, which evaluation text a stored figure came from),
 // computed by OpenSSL's libcrypto. Streaming, so a multi-GB model hashes in constant memory.
-// The one-shot forms (sha256_hex, file_sha256) are public in workbench/store.h.
+// The one-shot forms (sha256_hex, file_sha256) are public in workbench/digest.h.
 #pragma once
 
 #include <cstddef>

@@ -21,14 +21,14 @@ bool same_options(const BatchOptions& a, const BatchOptions& b) {
 }  // namespace
 
 Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests, const BatchOptions& options,
-                                      const BatchEventCallback& on_event, const std::atomic<bool>* cancel) {
+                                      const RequestEventCallback& on_event, const std::atomic<bool>* cancel) {
     Impl& e = *impl_;
     const BatchOptions before = e.loop->options();
     const bool own_options = !same_options(before, options);
     if (own_options) WB_RETURN_IF_ERROR(set_loop_options(options));
     const auto t0 = Clock::now();
     auto now_ms = [&] { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
-    auto emit = [&](BatchEvent ev) {
+    auto emit = [&](RequestEvent& ev) {
         ev.t_ms = now_ms();
         if (on_event) on_event(ev);
     };
@@ -46,37 +46,27 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
     auto on_request_event = [&](const RequestEvent& rev) {
         const int32_t r = request_of.at(rev.request);
         BatchResult::Completion& c = out[static_cast<size_t>(r)][static_cast<size_t>(rev.sample)];
-        BatchEvent ev;
-        ev.request = r;
-        ev.sample = rev.sample;
         switch (rev.kind) {
-            case RequestEvent::Kind::token:
-                ev.kind = BatchEvent::Kind::token;
-                ev.token = rev.token;
-                ev.logits = rev.logits;
-                ev.text = rev.text;
-                break;
+            case RequestEvent::Kind::token: break;
             case RequestEvent::Kind::finished:
                 c.ok = true;
                 c.text = rev.text;
                 c.tokens = rev.tokens;
                 c.stop_reason = rev.stop_reason;
                 c.metrics = rev.metrics;
-                ev.kind = BatchEvent::Kind::finished;
-                ev.text = c.text;
-                ev.stop_reason = c.stop_reason;
-                ev.metrics = c.metrics;
                 break;
             case RequestEvent::Kind::failed:
                 c.ok = false;
                 c.error = "request " + std::to_string(r) + ": " + rev.status.message();
-                ev.kind = BatchEvent::Kind::failed;
-                ev.error = c.error;
                 break;
             case RequestEvent::Kind::prompt_logits:
-                return;
+            case RequestEvent::Kind::step: return;
         }
-        emit(std::move(ev));
+        if (!on_event) return;
+        RequestEvent ev = rev;
+        ev.request = r;
+        if (rev.kind == RequestEvent::Kind::failed) ev.status = Status(rev.status.code(), c.error);
+        emit(ev);
     };
     auto submit_arrived = [&] {
         const double now = now_ms();
@@ -110,12 +100,12 @@ Result<BatchResult> Engine::run_batch(const std::vector<BatchRequest>& requests,
             bm.max_running = std::max(bm.max_running, step.n_running);
             bm.kv_bytes_peak = std::max(bm.kv_bytes_peak, step.kv_bytes_in_use);
             bm.n_preemptions += step.n_preemptions;
-            BatchEvent ev;
-            ev.kind = BatchEvent::Kind::step;
+            RequestEvent ev;
+            ev.kind = RequestEvent::Kind::step;
             ev.n_running = step.n_running;
             ev.n_step_tokens = step.n_step_tokens;
             ev.kv_bytes_in_use = step.kv_bytes_in_use;
-            emit(std::move(ev));
+            emit(ev);
             continue;
         }
         bm.n_preemptions += step.n_preemptions;

@@ -8,18 +8,18 @@
 namespace workbench {
 
 Result<GenerationResult> Engine::generate(std::string_view prompt, const GenerationRequest& request,
-                                          const TextCallback& on_text, const std::atomic<bool>* cancel, const TokenCallback& on_token) {
+                                          const TextCallback& on_text, const std::atomic<bool>* cancel, const RequestEventCallback& on_token) {
     return generate_tokens(tokenize(prompt, true, true), request, on_text, cancel, on_token);
 }
 
 Result<GenerationResult> Engine::chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
-                                      const TextCallback& on_text, const std::atomic<bool>* cancel, const TokenCallback& on_token) {
+                                      const TextCallback& on_text, const std::atomic<bool>* cancel, const RequestEventCallback& on_token) {
     return generate(render_chat(messages, true), request, on_text, cancel, on_token);
 }
 
 Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
                                                  const TextCallback& on_text, const std::atomic<bool>* cancel,
-                                                 const TokenCallback& on_token) {
+                                                 const RequestEventCallback& on_token) {
     Impl& e = *impl_;
     EngineRequest r;
     r.prompt = prompt;
@@ -32,7 +32,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
     const RequestHandle handle = e.loop->submit(std::move(r), [&](const RequestEvent& ev) {
         switch (ev.kind) {
             case RequestEvent::Kind::token:
-                if (on_token) on_token({ev.token, ev.index, ev.t_ms, ev.n_context, ev.logits, ev.kv_bytes_in_use, ev.kv_bytes_full, ev.kv_tokens});
+                if (on_token) on_token(ev);
                 if (on_text && !ev.text.empty()) on_text(ev.text);
                 n_shown += ev.text.size();
                 break;
@@ -49,6 +49,7 @@ Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& pro
                 done = true;
                 break;
             case RequestEvent::Kind::prompt_logits:
+            case RequestEvent::Kind::step:
                 break;
         }
     });
@@ -69,11 +70,12 @@ Result<std::vector<float>> Engine::eval_logits(const std::vector<TokenId>& token
 Status Engine::append(const std::vector<TokenId>& tokens, std::vector<float>* all_logits) {
     Impl& e = *impl_;
     if (tokens.empty()) return Status::ok_status();
-    if (!e.kv->unbounded_context() && e.cached.size() + tokens.size() > static_cast<size_t>(e.n_ctx))
-        return error(StatusCode::out_of_range, std::to_string(e.cached.size()) + " tokens cached + " + std::to_string(tokens.size()) +
+    const std::span<const TokenId> cached = e.kv->tokens(Impl::kChatSequence);
+    if (!e.kv->unbounded_context() && cached.size() + tokens.size() > static_cast<size_t>(e.n_ctx))
+        return error(StatusCode::out_of_range, std::to_string(cached.size()) + " tokens cached + " + std::to_string(tokens.size()) +
                                                    " new exceed the context length " + std::to_string(e.n_ctx));
     EngineRequest r;
-    r.prompt = e.cached;
+    r.prompt.assign(cached.begin(), cached.end());
     r.prompt.insert(r.prompt.end(), tokens.begin(), tokens.end());
     r.generation.max_tokens = 0;
     r.conversation = true;

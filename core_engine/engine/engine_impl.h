@@ -26,7 +26,6 @@ struct Engine::Impl {
     std::unique_ptr<PagedKv> kv;
     static constexpr SeqId kChatSequence = 0;
     int32_t n_ctx = 0;
-    std::vector<TokenId> cached;   // the chat sequence's tokens in `kv`, in position order
     std::unique_ptr<StepLoop> loop;   // every request runs through it
     // Steps the loop until `handle` has no unfinished completion; `cancel` is passed on as a
     // cancel of the request.

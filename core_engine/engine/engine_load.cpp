@@ -1,7 +1,5 @@
 // Engine construction: open the GGUF, build tokenizer, chat template and model, reserve the KV
 // cache, and describe the model for `inspect` and the UI.
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -214,114 +212,6 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
-const ModelInfo& Engine::model_info() const { return impl_->info; }
-
-std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos, bool parse_special) const {
-    return impl_->tokenizer->encode(text, add_bos, parse_special);
-}
-
-std::string Engine::detokenize(const std::vector<TokenId>& tokens, bool render_special) const {
-    return impl_->tokenizer->decode(tokens, render_special);
-}
-
-std::string Engine::token_text(TokenId token) const { return impl_->tokenizer->token_to_piece(token, true); }
-
-std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-    return impl_->chat_template.render(messages, add_generation_prompt);
-}
-
-std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
-
-void Engine::reset() {
-    impl_->cached.clear();
-    impl_->kv->free(Impl::kChatSequence);
-}
-
-void Engine::forget_cached_prompts() { impl_->kv->forget_free_prefixes(); }
-
-KvUsageReport Engine::kv_usage() const {
-    const PagedKv& kv = *impl_->kv;
-    const KvUsage all = kv.usage(), seq = kv.usage(Impl::kChatSequence);
-    KvUsageReport r;
-    r.bytes_in_use = all.bytes_in_use;
-    r.bytes_peak = all.bytes_peak;
-    r.bytes_allocated = all.bytes_allocated;
-    r.bytes_full = all.bytes_full;
-    r.bytes_read_last_step = all.bytes_read_last_step;
-    r.n_tokens = seq.n_tokens;
-    r.layer_bytes = kv.layer_bytes(Impl::kChatSequence);
-    return r;
-}
-
-// The public states mirror the cache's, value for value.
-static_assert(static_cast<int>(KvBlockState::live) == static_cast<int>(KvBlockUse::live) &&
-              static_cast<int>(KvBlockState::shared) == static_cast<int>(KvBlockUse::shared) &&
-              static_cast<int>(KvBlockState::evicted) == static_cast<int>(KvBlockUse::evicted) &&
-              static_cast<int>(KvBlockState::compressed) == static_cast<int>(KvBlockUse::compressed) &&
-              static_cast<int>(KvBlockState::skipped) == static_cast<int>(KvBlockUse::skipped) &&
-              static_cast<int>(KvBlockState::borrowed) == static_cast<int>(KvBlockUse::borrowed));
-
-Engine::RooflineSnapshot Engine::last_step_roofline() const { return impl_->roofline; }
-
-KvBlockMap Engine::kv_block_map() const {
-    const PagedKv& kv = *impl_->kv;
-    KvBlockMap m;
-    m.n_layers = impl_->info.n_layer;
-    m.block_tokens = kv.n_tokens_per_block();
-    m.n_tokens = kv.n_tokens(Impl::kChatSequence);
-    const std::vector<KvBlockUse> uses = kv.block_map(Impl::kChatSequence, m.n_blocks);
-    m.cells.reserve(uses.size());
-    for (KvBlockUse u : uses) m.cells.push_back(static_cast<KvBlockState>(u));  // the same states in the same order
-    return m;
-}
-
-int32_t Engine::n_cached_tokens() const { return static_cast<int32_t>(impl_->cached.size()); }
-
-std::string user_models_dir() {
-    if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/inference-workbench/models";
-    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/inference-workbench/models";
-    return {};
-}
-
-KvGeometry kv_geometry(const ModelInfo& info) {
-    KvGeometry g;
-    g.n_layers = info.n_layer;
-    g.n_kv_heads = info.n_head_kv;
-    g.head_dim = info.head_dim;
-    g.n_head = info.n_head;
-    g.native = info.native_attention;
-    return g;
-}
-
-std::string find_default_model() {
-    if (const char* env = std::getenv("WORKBENCH_MODEL"); env && *env) return env;
-    const std::string file = std::filesystem::path(WB_DEFAULT_MODEL_PATH).filename().string();
-    std::error_code ec;
-    // The source tree's models/ (bootstrap.sh), then the user's data folder (the GUI's fetch),
-    // then the installed package's share folder.
-    for (const std::string& candidate : {std::string(WB_DEFAULT_MODEL_PATH), user_models_dir() + "/" + file,
-                                         std::string("/usr/share/inference-workbench/models/") + file})
-        if (!candidate.empty() && candidate.front() == '/' && std::filesystem::exists(candidate, ec)) return candidate;
-    return {};
-}
-
-std::string default_model_hint() {
-    return std::string("The default model (SmolLM2-135M-Instruct Q4_1) was not found in ") + WB_DEFAULT_MODEL_PATH + " or " +
-           user_models_dir() + ": run installer/fetch_model.sh " + user_models_dir() +
-           " (or installer/bootstrap.sh in the source tree) to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
-}
-
 const char* engine_version() { return WB_VERSION " (" WB_GIT_COMMIT ")"; }
-
-const char* stop_reason_name(StopReason reason) {
-    switch (reason) {
-        case StopReason::end_of_generation: return "end_of_generation";
-        case StopReason::max_tokens: return "max_tokens";
-        case StopReason::stop_string: return "stop_string";
-        case StopReason::context_full: return "context_full";
-        case StopReason::cancelled: return "cancelled";
-    }
-    return "unknown";
-}
 
 }  // namespace workbench

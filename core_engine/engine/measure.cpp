@@ -155,9 +155,9 @@ Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, 
     std::vector<double> steps;
     double first_token_last = 0, last_token = 0;
     std::vector<bool> started(static_cast<size_t>(batch), false);
-    const BatchEventCallback on_event = [&](const BatchEvent& ev) {
-        if (ev.kind == BatchEvent::Kind::step) steps.push_back(ev.t_ms);
-        if (ev.kind != BatchEvent::Kind::token) return;
+    const RequestEventCallback on_event = [&](const RequestEvent& ev) {
+        if (ev.kind == RequestEvent::Kind::step) steps.push_back(ev.t_ms);
+        if (ev.kind != RequestEvent::Kind::token) return;
         if (!started[static_cast<size_t>(ev.request)]) started[static_cast<size_t>(ev.request)] = true, first_token_last = ev.t_ms;
         last_token = ev.t_ms;
     };

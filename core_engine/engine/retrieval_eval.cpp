@@ -58,20 +58,6 @@ std::string fact_text(RetrievalKind kind, const std::string& key, const std::str
 
 const char* retrieval_kind_name(RetrievalKind kind) { return kind == RetrievalKind::passkey ? "passkey" : "multi_key"; }
 
-double RetrievalReport::length_accuracy(int32_t length) const {
-    int n = 0, ok = 0;
-    for (const RetrievalCell& c : cells)
-        if (c.length == length) n += c.n_trials, ok += c.n_correct;
-    return n > 0 ? static_cast<double>(ok) / n : 0.0;
-}
-
-double RetrievalReport::depth_accuracy(int32_t depth_pct) const {
-    int n = 0, ok = 0;
-    for (const RetrievalCell& c : cells)
-        if (c.depth_pct == depth_pct) n += c.n_trials, ok += c.n_correct;
-    return n > 0 ? static_cast<double>(ok) / n : 0.0;
-}
-
 double RetrievalReport::kind_accuracy(RetrievalKind kind) const {
     int n = 0, ok = 0;
     for (const RetrievalCell& c : cells)

@@ -92,7 +92,7 @@ bool StepLoop::has_requests() const {
     return !inbox_.empty() || !cancels_.empty() || !live_.empty();
 }
 
-void StepLoop::emit(Completion& c, RequestEvent& ev) {
+void StepLoop::emit(LiveSample& c, RequestEvent& ev) {
     ev.request = c.handle;
     ev.sample = c.sample;
     // A token's time is the one its metrics use.
@@ -124,10 +124,10 @@ void StepLoop::start(Submitted& s) {
     const bool forks = e_.kv->can_fork() && !req->conversation;
     const bool runs_prompt_only = req->conversation || req->prompt_logits;
     const int32_t n_samples = req->conversation ? 1 : std::max(1, req->n_samples);
-    Completion* first = nullptr;
+    LiveSample* first = nullptr;
     for (int32_t i = 0; i < n_samples; ++i) {
-        completions.push_back(std::make_unique<Completion>(req, s.on_event, s.handle, i));
-        Completion& c = *completions.back();
+        completions.push_back(std::make_unique<LiveSample>(req, s.on_event, s.handle, i));
+        LiveSample& c = *completions.back();
         c.arrival = *req->arrival;
         c.seq = req->conversation ? Engine::Impl::kChatSequence : next_seq_++;
         c.tokens = req->prompt;
@@ -171,7 +171,7 @@ void StepLoop::start(Submitted& s) {
 
 // Admission asks the pool for room: the first chunk plus a block for each running sequence.
 int32_t StepLoop::admit(int32_t id, int32_t n_first) {
-    Completion& c = *by_sched_[static_cast<size_t>(id)];
+    LiveSample& c = *by_sched_[static_cast<size_t>(id)];
     const int64_t block = e_.kv->n_tokens_per_block();
     if (sched_->n_running() > 0 && e_.kv->n_free_tokens() < n_first + block * (sched_->n_running() + 1)) return -1;
     if (c.scheduled_ms < 0) c.scheduled_ms = since(c.arrival);
@@ -180,13 +180,12 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
         // Reuse the longest cached prefix the variant can keep; at least one token must run to
         // produce logits. A new conversation may still find its first blocks (a system prompt,
         // an edited turn's history) cached from a freed one.
-        const std::vector<TokenId>& have = e_.cached;
+        const std::span<const TokenId> have = e_.kv->tokens(c.seq);
         size_t reuse = 0;
         while (reuse < have.size() && reuse < c.tokens.size() && have[reuse] == c.tokens[reuse]) ++reuse;
         if (reuse == c.tokens.size()) --reuse;
         cached = e_.kv->keep_prefix(c.seq, static_cast<int32_t>(reuse));
         if (cached == 0 && c.req->generation.max_tokens > 0 && !c.req->prompt_logits) cached = e_.kv->adopt_cached_prefix(c.seq, c.tokens);
-        e_.cached.assign(c.tokens.begin(), c.tokens.begin() + cached);
     } else if (!c.req->prompt_logits) {   // a cached prefix has no logits to report
         cached = e_.kv->adopt_cached_prefix(c.seq, c.tokens);
     }
@@ -199,25 +198,25 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
 }
 
 // A token for `c` from `logits`: stream it, then stop or queue it to run.
-void StepLoop::take_token(Completion& c, std::span<const float> logits, std::span<const TopLogit> top) {
+void StepLoop::take_token(LiveSample& c, std::span<const float> logits, std::span<const TopLogit> top) {
     if (c.req->generation.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
     const TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
     c.sampler.accept(token);
     if (deliver(c, token, logits)) queue_next(c);
 }
 
-int32_t StepLoop::top_logits_for(const Completion& c) const {
+int32_t StepLoop::top_logits_for(const LiveSample& c) const {
     const EngineRequest& r = *c.req;
     if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0) return 0;
     return c.sampler.top_logits_needed(e_.info.n_vocab);
 }
 
-void StepLoop::queue_next(Completion& c) {
+void StepLoop::queue_next(LiveSample& c) {
     sched_->append_token(c.sched);
     if (c.req->generation.speculation.kind != DraftKind::off) propose_drafts(c);
 }
 
-bool StepLoop::deliver(Completion& c, TokenId token, std::span<const float> logits) {
+bool StepLoop::deliver(LiveSample& c, TokenId token, std::span<const float> logits) {
     const GenerationRequest& g = c.req->generation;
     c.tokens.push_back(token);
     c.token_ms.push_back(since(c.arrival));
@@ -251,7 +250,7 @@ bool StepLoop::deliver(Completion& c, TokenId token, std::span<const float> logi
 
 // Takes `c` out of the scheduler and the cache; the conversation's sequence stays, holding
 // every token that ran.
-void StepLoop::release(Completion& c) {
+void StepLoop::release(LiveSample& c) {
     c.done = true;
     if (c.sched >= 0) {
         sched_->finish(c.sched);
@@ -261,7 +260,6 @@ void StepLoop::release(Completion& c) {
     if (c.owns_conversation) {
         // A verification step may have cached accepted drafts past where the reply stopped.
         if (e_.kv->n_tokens(c.seq) > static_cast<int32_t>(c.tokens.size())) e_.kv->keep_prefix(c.seq, static_cast<int32_t>(c.tokens.size()));
-        e_.cached.assign(c.tokens.begin(), c.tokens.begin() + e_.kv->n_tokens(c.seq));
         conversation_busy_ = false;
     } else if (!c.req->conversation) {
         e_.kv->free(c.seq);
@@ -270,7 +268,7 @@ void StepLoop::release(Completion& c) {
     if (std::all_of(all.begin(), all.end(), [](const auto& x) { return x->done; })) ended_.push_back(c.handle);
 }
 
-void StepLoop::finish(Completion& c, StopReason why) {
+void StepLoop::finish(LiveSample& c, StopReason why) {
     if (c.done) return;
     RequestMetrics& m = c.metrics;
     const KvUsage seq = e_.kv->usage(c.seq);
@@ -292,6 +290,7 @@ void StepLoop::finish(Completion& c, StopReason why) {
         m.ttft_ms = c.token_ms.front();
         m.e2e_ms = c.token_ms.back();
         for (size_t i = 1; i < c.token_ms.size(); ++i) m.itl_ms.push_back(c.token_ms[i] - c.token_ms[i - 1]);
+        m.itl = latency_stats(m.itl_ms);
         if (c.token_ms.size() > 1) m.tpot_ms = (m.e2e_ms - m.ttft_ms) / static_cast<double>(c.token_ms.size() - 1);
     } else {
         m.e2e_ms = since(c.arrival);
@@ -305,11 +304,11 @@ void StepLoop::finish(Completion& c, StopReason why) {
     ev.metrics = m;
     emit(c, ev);
     // Samples still waiting on this prompt (cancelled before it ran) end with it.
-    for (Completion* f : c.forks) finish(*f, why);
+    for (LiveSample* f : c.forks) finish(*f, why);
     c.forks.clear();
 }
 
-void StepLoop::fail(Completion& c, Status why) {
+void StepLoop::fail(LiveSample& c, Status why) {
     if (c.done) return;
     release(c);
     ++counters_.n_requests_failed;
@@ -318,7 +317,7 @@ void StepLoop::fail(Completion& c, Status why) {
     ev.status = std::move(why);
     emit(c, ev);
     // Samples waiting on this prompt run it themselves.
-    for (Completion* f : c.forks) {
+    for (LiveSample* f : c.forks) {
         if (f->done) continue;
         f->sched = sched_->add(static_cast<int32_t>(f->tokens.size()));
         by_sched_.push_back(f);
@@ -346,7 +345,7 @@ StepReport StepLoop::step() {
     std::vector<BatchSequence> batch;
     std::vector<bool> verifying;   // a decode carrying drafts: every row's logits, then verification
     for (const StepItem& it : items) {
-        Completion& c = *by_sched_[static_cast<size_t>(it.request)];
+        LiveSample& c = *by_sched_[static_cast<size_t>(it.request)];
         const int32_t done = sched_->n_cached(it.request);
         if (c.prefill_start_ms < 0) c.prefill_start_ms = since(c.arrival);
         verifying.push_back(c.n_drafts > 0 && sched_->n_draft(it.request) > 0);
@@ -356,20 +355,20 @@ StepReport StepLoop::step() {
                          it.completes && !all_logits ? top_logits_for(c) : 0});
     }
     const auto t_step = Clock::now();
-    const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool, &top_logits_);
+    bool no_kv_room = false;
+    const Status st = e_.model->forward_batch(batch, *e_.kv, logits_, *e_.pool, &top_logits_, &no_kv_room);
     if (!st.ok()) {
-        if (st.code() == StatusCode::resource_exhausted || st.code() == StatusCode::out_of_range) {
+        if (no_kv_room) {
             // No KV room: pause the youngest and recompute it later; alone, it cannot fit.
             const int32_t victim = sched_->preempt_youngest();
             if (victim >= 0) {
-                Completion& v = *by_sched_[static_cast<size_t>(victim)];
+                LiveSample& v = *by_sched_[static_cast<size_t>(victim)];
                 drop_drafts(v);
                 e_.kv->free(v.seq);
-                if (v.req->conversation) e_.cached.clear();
                 ++report.n_preemptions;
                 ++counters_.n_preemptions;
             } else {
-                Completion& c = *by_sched_[static_cast<size_t>(items.front().request)];
+                LiveSample& c = *by_sched_[static_cast<size_t>(items.front().request)];
                 // A conversation whose reply has begun ends it there and keeps it.
                 if (c.req->conversation && !c.token_ms.empty()) finish(c, StopReason::context_full);
                 else fail(c, st);
@@ -377,7 +376,7 @@ StepReport StepLoop::step() {
             return finish_report();
         }
         for (const StepItem& it : items)
-            if (Completion* c = by_sched_[static_cast<size_t>(it.request)]) fail(*c, st);
+            if (LiveSample* c = by_sched_[static_cast<size_t>(it.request)]) fail(*c, st);
         return finish_report();
     }
     const double step_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_step).count();
@@ -388,7 +387,7 @@ StepReport StepLoop::step() {
     costs_->observe(step_ms, n_prompt_tokens);
     for (const StepItem& it : items) {
         report.n_step_tokens += it.n_tokens;
-        Completion& c = *by_sched_[static_cast<size_t>(it.request)];
+        LiveSample& c = *by_sched_[static_cast<size_t>(it.request)];
         const int32_t done = sched_->n_cached(it.request);
         if (done < c.n_prompt) counters_.n_prompt_tokens += std::min(c.n_prompt - done, it.n_tokens);
     }
@@ -396,7 +395,7 @@ StepReport StepLoop::step() {
     e_.note_step(std::all_of(items.begin(), items.end(), [](const StepItem& it) { return it.n_tokens == 1; }));
     const uint64_t in_use = e_.kv->usage().bytes_in_use;
     for (const StepItem& it : items) {
-        Completion& c = *by_sched_[static_cast<size_t>(it.request)];
+        LiveSample& c = *by_sched_[static_cast<size_t>(it.request)];
         c.metrics.kv_bytes_peak = std::max(c.metrics.kv_bytes_peak, in_use);
         if (it.completes && c.token_ms.empty()) c.prefill_ms = since(c.arrival) - c.prefill_start_ms;
     }
@@ -410,7 +409,7 @@ StepReport StepLoop::step() {
     size_t row = 0, top_row = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         const StepItem& it = items[i];
-        Completion* cp = by_sched_[static_cast<size_t>(it.request)];
+        LiveSample* cp = by_sched_[static_cast<size_t>(it.request)];
         std::span<const float> lg;
         std::span<const TopLogit> best;
         if (verifying[i]) {
@@ -435,9 +434,9 @@ StepReport StepLoop::step() {
             lg = std::span<const float>(logits_.data() + (row++) * n_vocab, n_vocab);
         }
         if (!it.completes || !cp || cp->done) continue;
-        Completion& c = *cp;
+        LiveSample& c = *cp;
         // The prompt has run: its other samples start from a copy-on-write fork of it.
-        for (Completion* f : c.forks) {
+        for (LiveSample* f : c.forks) {
             if (f->done) continue;
             if (!e_.kv->fork(c.seq, f->seq).ok()) {
                 f->sched = sched_->add(static_cast<int32_t>(f->tokens.size()));   // runs its own prompt

@@ -37,7 +37,7 @@ public:
     const LoopCounters& counters() const { return counters_; }
 
 private:
-    struct Completion;
+    struct LiveSample;
     struct Submitted {
         RequestHandle handle;
         EngineRequest request;
@@ -49,32 +49,32 @@ private:
     void start(Submitted& submitted);
     int32_t admit(int32_t sched_id, int32_t n_first);
     // `logits`: the row in full, or `top`: its best (top_logits_for(c) of them).
-    void take_token(Completion& c, std::span<const float> logits, std::span<const TopLogit> top = {});
+    void take_token(LiveSample& c, std::span<const float> logits, std::span<const TopLogit> top = {});
     // How many of its row's best logits `c`'s next token needs, when it needs no others: its
     // sampler's count, unless the request reads the logits themselves (0: the whole row).
-    int32_t top_logits_for(const Completion& c) const;
+    int32_t top_logits_for(const LiveSample& c) const;
     // Streams `token` (sampled from `logits`) and checks the stops; false once `c` has ended.
-    bool deliver(Completion& c, TokenId token, std::span<const float> logits);
+    bool deliver(LiveSample& c, TokenId token, std::span<const float> logits);
     // The last delivered token runs next (with drafts after it when the request speculates).
-    void queue_next(Completion& c);
+    void queue_next(LiveSample& c);
     // Speculative decoding (step_loop_speculation.cpp).
     Status check_speculation(const EngineRequest& request) const;
-    void propose_drafts(Completion& c);
-    std::vector<TokenId> draft_with_model(Completion& c, int32_t n);
-    void verify_drafts(Completion& c, const float* rows, int32_t n_rows);
-    void drop_drafts(Completion& c);
-    void free_draft_sequence(Completion& c);
-    void finish(Completion& c, StopReason why);
-    void fail(Completion& c, Status why);
-    void release(Completion& c);
-    void emit(Completion& c, RequestEvent& ev);
+    void propose_drafts(LiveSample& c);
+    std::vector<TokenId> draft_with_model(LiveSample& c, int32_t n);
+    void verify_drafts(LiveSample& c, const float* rows, int32_t n_rows);
+    void drop_drafts(LiveSample& c);
+    void free_draft_sequence(LiveSample& c);
+    void finish(LiveSample& c, StopReason why);
+    void fail(LiveSample& c, Status why);
+    void release(LiveSample& c);
+    void emit(LiveSample& c, RequestEvent& ev);
     double since(Clock::time_point t) const;
 
     Engine::Impl& e_;
     BatchOptions options_;
     std::unique_ptr<Scheduler> sched_;
-    std::vector<Completion*> by_sched_;   // scheduler id → completion (null once it is gone)
-    std::unordered_map<RequestHandle, std::vector<std::unique_ptr<Completion>>> live_;
+    std::vector<LiveSample*> by_sched_;   // scheduler id → completion (null once it is gone)
+    std::unordered_map<RequestHandle, std::vector<std::unique_ptr<LiveSample>>> live_;
     std::vector<RequestHandle> ended_;     // requests whose every completion is done: dropped after the step
     SeqId next_seq_ = 1;                   // 0 is the conversation's
     bool conversation_busy_ = false;

@@ -1,5 +1,6 @@
-// One completion of the step loop: a sample of a request, with its own sequence in the cache,
-// its sampler, stream filters, timings and speculation state. Internal to the step loop.
+// A live sample of the step loop: one sample of a request while it runs, with its own sequence in
+// the cache, its sampler, stream filters, timings and speculation state (what it becomes when it
+// ends is the public BatchResult::Completion or a finished RequestEvent). Internal to the loop.
 #pragma once
 
 #include <chrono>
@@ -19,9 +20,8 @@ inline SamplingParams sample_params(SamplingParams p, int32_t sample) {
     return p;
 }
 
-// One completion: a sample of a request, with its own sequence in the cache.
-struct StepLoop::Completion {
-    Completion(std::shared_ptr<const EngineRequest> r, RequestEventCallback cb, RequestHandle h, int32_t s)
+struct StepLoop::LiveSample {
+    LiveSample(std::shared_ptr<const EngineRequest> r, RequestEventCallback cb, RequestHandle h, int32_t s)
         : req(std::move(r)), on_event(std::move(cb)), handle(h), sample(s),
           filter(req->generation.stop_strings, emit_text), sampler(sample_params(req->generation.sampling, s)) {}
     std::shared_ptr<const EngineRequest> req;
@@ -40,7 +40,7 @@ struct StepLoop::Completion {
     Clock::time_point arrival;
     double scheduled_ms = -1, prefill_start_ms = -1, prefill_ms = 0;   // since arrival
     std::vector<double> token_ms;      // since arrival
-    std::vector<Completion*> forks;    // samples that start from this one's prompt (fork)
+    std::vector<LiveSample*> forks;    // samples that start from this one's prompt (fork)
     bool done = false;
     bool owns_conversation = false;   // it holds the chat's sequence
     RequestMetrics metrics;

@@ -41,7 +41,7 @@ Status StepLoop::check_speculation(const EngineRequest& request) const {
     return {};
 }
 
-void StepLoop::propose_drafts(Completion& c) {
+void StepLoop::propose_drafts(LiveSample& c) {
     const GenerationRequest& g = c.req->generation;
     const SpeculationParams& s = g.speculation;
     if (c.draft_length == 0) c.draft_length = s.draft_max;
@@ -59,7 +59,7 @@ void StepLoop::propose_drafts(Completion& c) {
 
 // Brings the draft model's copy of the sequence up to every known token, then drafts `n`
 // tokens one step at a time. Any failure of the draft (its cache full) only means no drafts.
-std::vector<TokenId> StepLoop::draft_with_model(Completion& c, int32_t n) {
+std::vector<TokenId> StepLoop::draft_with_model(LiveSample& c, int32_t n) {
     Engine::Impl& d = *e_.draft();
     std::vector<TokenId>& held = draft_held_[c.seq];
     size_t common = 0;
@@ -93,7 +93,7 @@ std::vector<TokenId> StepLoop::draft_with_model(Completion& c, int32_t n) {
     return drafts;
 }
 
-void StepLoop::verify_drafts(Completion& c, const float* rows, int32_t n_rows) {
+void StepLoop::verify_drafts(LiveSample& c, const float* rows, int32_t n_rows) {
     const size_t n_vocab = static_cast<size_t>(e_.info.n_vocab);
     const int32_t n_run = n_rows - 1;   // drafts that ran after the decoded token
     const size_t first_draft = c.tokens.size() - static_cast<size_t>(c.n_drafts);
@@ -144,14 +144,14 @@ void StepLoop::verify_drafts(Completion& c, const float* rows, int32_t n_rows) {
     queue_next(c);
 }
 
-void StepLoop::drop_drafts(Completion& c) {
+void StepLoop::drop_drafts(LiveSample& c) {
     if (c.n_drafts == 0) return;
     c.tokens.resize(c.tokens.size() - static_cast<size_t>(c.n_drafts));
     c.n_drafts = 0;
     c.draft_q.clear();
 }
 
-void StepLoop::free_draft_sequence(Completion& c) {
+void StepLoop::free_draft_sequence(LiveSample& c) {
     const auto it = draft_held_.find(c.seq);
     if (it == draft_held_.end() || c.req->conversation) return;   // the chat's stays, as the model's does
     e_.draft()->kv->free(c.seq);

@@ -60,7 +60,7 @@ const std::vector<std::string>& standard_sweep_preset() {
         "cross_layer:group=2,merge=mean",
         "cross_layer:group=2,layers=16-29",
         "latent:rank=256",
-        "latent:rank=192",   // 128 (+99 % ΔPPL) left out: latent rows cost the most time of any
+        "latent:rank=192",   // rank 128 left out: its quality loss (docs/VARIANTS.md) does not pay for the slowest rows of any variant
         "sliding:window=512,sinks=4,layers=0-14;topk:k=512",
     };
     return preset;

@@ -70,7 +70,7 @@ struct LayerAttention {
     // When Backend::writes_kv said so: each row's token slot (block · block_tokens + slot) in
     // kv.storage, where the backend writes the row's K and V first when write_kv is set (a layer
     // reading another's KV writes none). Empty otherwise: the cache wrote them from host_rows.
-    std::span<const int32_t> slots;
+    std::span<const int32_t> row_slots;
     bool write_kv = false;
     bool queries_changed = false;   // host_rows' queries were changed there (rotated)
 };

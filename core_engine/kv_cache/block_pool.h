@@ -1,6 +1,6 @@
 // The pool of fixed-size KV blocks: ref counts, the free queue in eviction order, and the
 // prefix-cache index from chained block hashes to blocks. Bookkeeping only: it never touches KV
-// data (copies are the model runner's job) and knows nothing of sequences.
+// data (the KV cache copies blocks in its store) and knows nothing of sequences.
 // Not thread-safe: the thread that owns the engine owns the pool.
 #pragma once
 

@@ -1,6 +1,7 @@
 // Per-sequence block tables over one BlockPool: slot allocation with copy-on-write, prefix-cache
 // hits, forks, truncation, and byte accounting from the KV types and model shape. Bookkeeping
-// only: it returns block ids and (src, dst) copies for the model runner and never touches KV data.
+// only: it returns block ids and (src, dst) copies for the KV cache (attention/paged_kv) to make
+// in its store, and never touches KV data.
 // Not thread-safe: the thread that owns the engine owns the manager.
 #pragma once
 
@@ -127,7 +128,7 @@ public:
 
     uint64_t bytes_per_token() const { return bytes_per_block_ / static_cast<uint64_t>(n_tokens_per_block()); }
     uint64_t bytes_per_block() const { return bytes_per_block_; }
-    // The whole pool, null block included: what the model runner allocates.
+    // The whole pool, null block included: what the store allocates.
     uint64_t bytes_allocated() const { return bytes_per_block_ * static_cast<uint64_t>(pool_.n_blocks()); }
     // Distinct blocks referenced by at least one sequence (a shared block counts once).
     uint64_t bytes_in_use() const;

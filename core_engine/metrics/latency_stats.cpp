@@ -53,7 +53,11 @@ GenerationMetrics generation_metrics(const RequestMetrics& m) {
     if (!m.itl_ms.empty()) {
         const double decode_ms = std::accumulate(m.itl_ms.begin(), m.itl_ms.end(), 0.0);
         if (decode_ms > 0) g.decode_tok_s = static_cast<double>(m.itl_ms.size()) / (decode_ms / 1000.0);
-        g.itl_ms_p50 = latency_stats(m.itl_ms).p50;
+    }
+    if (m.itl.n > 0) {
+        g.itl_ms_p50 = m.itl.p50;
+        g.itl_ms_p90 = m.itl.p90;
+        g.itl_ms_p99 = m.itl.p99;
     }
     g.total_ms = m.e2e_ms;
     g.kv_bytes = m.kv_bytes;

@@ -92,7 +92,8 @@ Status DecoderModel::forward(std::span<const TokenId> tokens, SeqId seq, PagedKv
 }
 
 Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits,
-                                 ThreadPool& pool, std::vector<TopLogit>* top) {
+                                 ThreadPool& pool, std::vector<TopLogit>* top, bool* no_kv_room) {
+    if (no_kv_room) *no_kv_room = false;
     if (batch.empty()) return error(StatusCode::invalid_argument, "forward: an empty batch");
     auto wants_top = [&](const BatchSequence& b) { return top && b.want_logits && !b.all_logits && b.top_logits > 0; };
     int64_t n_wanted = 0, n_top = 0;
@@ -122,7 +123,7 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
         for (size_t i = 0; i < batch.size(); ++i) {
             BatchSequence b = batch[i];
             if (wants_top(b)) b.top_logits = k;   // every sequence's best come k to a row
-            if (Status s = forward_batch(std::span(&b, 1), kv, one, pool, top ? &one_top : nullptr); !s.ok()) {
+            if (Status s = forward_batch(std::span(&b, 1), kv, one, pool, top ? &one_top : nullptr, no_kv_room); !s.ok()) {
                 // All or nothing, as for the other variants: the sequences already run go back.
                 for (size_t j = 0; j < i; ++j) (void)kv.keep_prefix(batch[j].seq, before[j]);
                 return s;
@@ -153,7 +154,11 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
         else if (b.want_logits)
             logit_rows_.push_back(last);
     }
-    WB_RETURN_IF_ERROR(kv.begin_step(steps));
+    if (Status s = kv.begin_step(steps); !s.ok()) {
+        // The cache's codes for a pool without room now (resource_exhausted) or ever (out_of_range).
+        if (no_kv_room) *no_kv_room = s.code() == StatusCode::resource_exhausted || s.code() == StatusCode::out_of_range;
+        return s;
+    }
     lat_generated_ = batch.size() == 1 ? std::min<int64_t>(batch[0].n_generated, static_cast<int64_t>(batch[0].tokens.size())) : 0;
     const HeadRows head{logit_rows_, logits.data(), top_rows_, k, top ? top->data() : nullptr};
     if (Status s = forward_rows(kv, batch_tokens_, head, pool); !s.ok()) {
@@ -241,7 +246,7 @@ void DecoderModel::attend(int32_t il, PagedKv& kv, ThreadPool& pool) {
     const bool own_kv = kv.layer_computes_kv(il);
     const float* q = nullptr;   // the queries, where the cache's policy may read them
     if (b.writes_kv(a.kv)) {
-        a.slots = kv.group_of(il).token_slots();
+        a.row_slots = kv.group_of(il).token_slots();
         a.write_kv = own_kv;
     } else {
         const HostRows rows = b.host_rows(il, a.kv, own_kv);

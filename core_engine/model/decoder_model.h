@@ -85,9 +85,11 @@ public:
     // sequences' last tokens in batch order. With `top`, the sequences asking for top_logits
     // get theirs there instead, k per sequence in batch order, k the batch's largest top_logits
     // (without it they get all their logits). A latent cache runs the sequences one by one.
-    // Errors as forward(); on error no sequence keeps any of the step.
+    // Errors as forward(); on error no sequence keeps any of the step. `no_kv_room`, when given,
+    // says whether the step did not run because the KV cache could not take its tokens (the
+    // error says what it needs): freeing a sequence may make room, unlike any other error.
     Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool,
-                         std::vector<TopLogit>* top = nullptr);
+                         std::vector<TopLogit>* top = nullptr, bool* no_kv_room = nullptr);
 
     // Builds the latent variant's factors of rank `rank` from the attention inputs of
     // `calibration` (run once with full attention). After this, a cache created with a latent
@@ -95,7 +97,6 @@ public:
     // decomposition's errors. Returns each layer's relative output error on the calibration.
     Result<std::vector<double>> enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
                                               const std::function<void(int, int)>& progress = {});
-    bool has_latent() const { return !latent_.empty(); }
 
     // The last step's work for the roofline picture (latent steps count their matmuls only).
     const StepRoofline& last_step_roofline() const { return last_step_; }

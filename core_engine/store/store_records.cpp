@@ -28,6 +28,8 @@ void apply_metrics(RunRecord& run, const GenerationMetrics& metrics) {
     run.prefill_tok_s = metrics.prefill_tok_s;
     run.decode_tok_s = metrics.decode_tok_s;
     run.itl_ms_p50 = metrics.itl_ms_p50;
+    run.itl_ms_p90 = metrics.itl_ms_p90;
+    run.itl_ms_p99 = metrics.itl_ms_p99;
     run.kv_bytes = metrics.kv_bytes;
     run.kv_bytes_peak = metrics.kv_bytes_peak;
     run.kv_bytes_full = metrics.kv_bytes_full;

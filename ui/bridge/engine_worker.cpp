@@ -5,6 +5,7 @@
 #include <QSettings>
 #include <string>
 
+#include "workbench/digest.h"
 #include "workbench/model_file.h"
 #include "workbench/store.h"
 
@@ -143,7 +144,7 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
     // Once per sampled token, with the engine's own KV figures and timestamp (gaps are exact).
     double lastTokenMs = 0;
     const uint64_t kvAllocated = m_engine->model_info().kv_bytes_allocated;
-    auto onToken = [&](const workbench::TokenInfo& t) {
+    auto onToken = [&](const workbench::RequestEvent& t) {
         TokenSample s;
         s.nTokensContext = t.kv_tokens;   // what the bytes below hold (this token runs next)
         s.kvBytesInUse = t.kv_bytes_in_use;

@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <algorithm>
 
+#include "workbench/digest.h"
 #include "workbench/store.h"
 #include "workbench/sweep.h"
 

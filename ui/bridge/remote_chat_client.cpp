@@ -28,14 +28,6 @@ wbremote::RemoteEndpoint endpointOf(const QString& url, const QString& apiKey) {
 
 QString s(const std::string& text) { return QString::fromStdString(text); }
 
-// The median of the gaps: the footer's and the charts' ITL figure.
-std::optional<double> median(std::vector<double> values) {
-    if (values.empty()) return std::nullopt;
-    const size_t mid = values.size() / 2;
-    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-    return values[mid];
-}
-
 }  // namespace
 
 struct RemoteOutcome {
@@ -192,7 +184,7 @@ void RemoteChatClient::finishReply(const RemoteOutcome& outcome) {
     g.n_generated = m.n_output_tokens;
     g.ttft_ms = m.ttft_ms;
     if (m.tpot_ms && *m.tpot_ms > 0) g.decode_tok_s = 1000.0 / *m.tpot_ms;
-    g.itl_ms_p50 = median(m.itl_ms);
+    if (m.itl.n > 0) g.itl_ms_p50 = m.itl.p50, g.itl_ms_p90 = m.itl.p90, g.itl_ms_p99 = m.itl.p99;
     g.total_ms = m.e2e_ms;
     g.n_context_tokens = m.n_prompt_tokens + m.n_output_tokens;
     if (outcome.cancelled) {

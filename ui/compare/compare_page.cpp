@@ -435,14 +435,6 @@ void ComparePage::finishRun() {
             if (!isRemoteColumn(i) && i < m_configs.size()) cell.run.provenance.backend = m_configs[i].backend;
             workbench::apply_metrics(cell.run, c.reply->metrics);
             cell.run.stop_reason = c.reply->stopReasonName.toStdString();
-            std::vector<double> gaps;
-            for (const TokenSample& s : c.samples)
-                if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
-            if (!gaps.empty()) {
-                const workbench::LatencyStats stats = workbench::latency_stats(gaps);
-                cell.run.itl_ms_p90 = stats.p90;
-                cell.run.itl_ms_p99 = stats.p99;
-            }
             cell.samples = HistoryRecorder::toMetricSamples(c.samples, c.reply->metrics);
             runs.push_back(cell.run);
             toSave.push_back(std::move(cell));

@@ -121,14 +121,6 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
     workbench::apply_metrics(run, summary.metrics);
     run.stop_reason = summary.stopReasonName.toStdString();
     run.seed = static_cast<int64_t>(summary.seed);
-    std::vector<double> gaps;
-    for (const TokenSample& s : m_samples)
-        if (!s.firstOfReply && s.gapMs > 0) gaps.push_back(s.gapMs);
-    if (!gaps.empty()) {
-        const workbench::LatencyStats stats = workbench::latency_stats(gaps);
-        run.itl_ms_p90 = stats.p90;
-        run.itl_ms_p99 = stats.p99;
-    }
     std::vector<workbench::MetricSample> samples = toMetricSamples(m_samples, summary.metrics);
     m_samples.clear();
 

@@ -92,29 +92,6 @@ struct GenerationResult {
     GenerationMetrics metrics;
 };
 
-// What run_batch reports as it goes, on the engine's thread, in order.
-struct BatchEvent {
-    enum class Kind {
-        token,      // a completion's new token (text: whole UTF-8 characters safe to show, maybe empty)
-        finished,   // a completion ended (text: all of it; metrics and stop_reason set)
-        failed,     // a completion could not run (error says why); the others go on
-        step,       // a step ran (n_running, n_step_tokens, kv_bytes_in_use)
-    };
-    Kind kind = Kind::token;
-    int32_t request = 0;           // index into the batch's requests
-    int32_t sample = 0;            // which of its n_samples
-    TokenId token = -1;
-    std::span<const float> logits; // token: what it was drawn from (valid during the call only; empty unless GenerationRequest::token_logits, or the sampler read them all)
-    std::string text;
-    double t_ms = 0;               // since the batch started
-    StopReason stop_reason = StopReason::max_tokens;
-    RequestMetrics metrics;
-    std::string error;
-    int32_t n_running = 0, n_step_tokens = 0;
-    uint64_t kv_bytes_in_use = 0;
-};
-using BatchEventCallback = std::function<void(const BatchEvent& event)>;
-
 struct BatchResult {
     struct Completion {
         int32_t request = 0, sample = 0;
@@ -137,22 +114,6 @@ BatchMetrics batch_metrics(const std::vector<BatchResult::Completion>& completio
 // stop string).
 using TextCallback = std::function<void(std::string_view text)>;
 
-// Called once per sampled token, on the engine's thread, before its text is released: exact
-// per-token timing for live charts (text may arrive later, held back by a stop string or an
-// incomplete UTF-8 character).
-struct TokenInfo {
-    TokenId token = -1;
-    int32_t index = 0;          // 0 for the first generated token
-    double t_ms = 0;            // since the call started
-    int32_t n_context = 0;      // tokens in the sequence, this one included
-    std::span<const float> logits;   // what the token was drawn from (valid during the call only; empty unless GenerationRequest::token_logits, or the sampler read them all)
-    // The KV pool as the step that produced the token left it: bytes held, what full attention
-    // would hold, and the conversation's tokens in it (this token runs next).
-    uint64_t kv_bytes_in_use = 0, kv_bytes_full = 0;
-    int32_t kv_tokens = 0;
-};
-using TokenCallback = std::function<void(const TokenInfo& info)>;
-
 class Engine {
 public:
     // Loads the model and tokenizer and reserves the KV cache. Errors name the file and cause.
@@ -172,17 +133,19 @@ public:
 
     // Continues `prompt` (raw text, special tokens parsed). Tokens already in the KV cache from
     // the previous call are reused up to the first difference, so a chat only prefills its new
-    // turn. Errors: out_of_range when the prompt alone does not fit the context.
+    // turn. Errors: out_of_range when the prompt alone does not fit the context. `on_token` gets
+    // each token's event (RequestEvent::Kind::token, before its text is released: exact timing
+    // for live charts; t_ms counts from the call).
     Result<GenerationResult> generate(std::string_view prompt, const GenerationRequest& request,
                                       const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
-                                      const TokenCallback& on_token = {});
+                                      const RequestEventCallback& on_token = {});
     Result<GenerationResult> generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
                                              const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
-                                      const TokenCallback& on_token = {});
+                                             const RequestEventCallback& on_token = {});
     // Renders the conversation with the generation prompt and generates the assistant's reply.
     Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
                                   const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
-                                  const TokenCallback& on_token = {});
+                                  const RequestEventCallback& on_token = {});
 
     // Runs many requests at once with continuous batching: sequences join and leave the running
     // batch between steps, prompts run in chunks beside ongoing decodes, a request is paused and
@@ -190,9 +153,11 @@ public:
     // outputs equal each request's solo run. A request that cannot run (empty, too long for the
     // context, alone too big for the pool) is reported failed and the rest go on; cancel ends
     // every unfinished one (stop reason cancelled). The chat's cached conversation is kept.
-    // Errors: invalid_argument for bad options.
+    // `on_event` gets the requests' events, on the engine's thread, in order, with `request` the
+    // index into `requests` and t_ms counted from the batch's start, and a step event after each
+    // step that ran. Errors: invalid_argument for bad options.
     Result<BatchResult> run_batch(const std::vector<BatchRequest>& requests, const BatchOptions& options,
-                                  const BatchEventCallback& on_event = {}, const std::atomic<bool>* cancel = nullptr);
+                                  const RequestEventCallback& on_event = {}, const std::atomic<bool>* cancel = nullptr);
 
     // The step loop. A submitted request joins the running batch at the next step; its events
     // come from step(), on the engine's thread, through `on_event`. cancel ends every unfinished
@@ -206,7 +171,7 @@ public:
     // Blocks until a request is submitted or cancelled, or `timeout` passes.
     void wait_for_requests(std::chrono::milliseconds timeout);
     // The loop's batching limits; changed only while no request is in flight
-    // (failed_precondition otherwise; invalid_argument for a limit below 1).
+    // (unavailable otherwise; invalid_argument for a limit below 1).
     Status set_loop_options(const BatchOptions& options);
     const BatchOptions& loop_options() const;
     LoopCounters loop_counters() const;

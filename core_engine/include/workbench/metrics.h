@@ -8,6 +8,13 @@
 
 namespace workbench {
 
+// Mean and percentiles (linear interpolation, as numpy's default) of a set of latencies.
+struct LatencyStats {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+    int64_t n = 0;
+};
+LatencyStats latency_stats(std::vector<double> values);
+
 struct GenerationMetrics {
     int32_t n_prompt_tokens = 0;       // tokens in the prompt
     int32_t n_prompt_reused = 0;       // of those, already in the KV cache from an earlier turn
@@ -16,7 +23,8 @@ struct GenerationMetrics {
     double prefill_ms = 0;
     std::optional<double> prefill_tok_s;   // prefilled (not reused) tokens / prefill time
     std::optional<double> decode_tok_s;    // (n_generated − 1) / time from first to last token
-    std::optional<double> itl_ms_p50;      // median gap between consecutive tokens
+    // Gaps between consecutive tokens: median, 90th and 99th percentiles (the loop's, RequestMetrics::itl).
+    std::optional<double> itl_ms_p50, itl_ms_p90, itl_ms_p99;
     double total_ms = 0;
     uint64_t kv_bytes = 0;             // KV bytes in use at the end
     uint64_t kv_bytes_peak = 0;        // most KV bytes in use during the run
@@ -39,6 +47,7 @@ struct RequestMetrics {
     double ttft_ms = 0;                // arrival → first token (queueing included)
     std::optional<double> tpot_ms;     // (e2e − ttft) / (n_output − 1)
     std::vector<double> itl_ms;        // every gap between consecutive tokens
+    LatencyStats itl;                  // their statistics, computed once by the loop (n = 0: no gap)
     double e2e_ms = 0;                 // arrival → last token
     int32_t n_preemptions = 0;         // times it was paused for KV room and recomputed
     double prefill_ms = 0;             // first prompt step began → the step that completed the prompt ended
@@ -65,13 +74,6 @@ struct StepRoofline {
     int64_t n_tokens = 0;
     RooflinePoint matmul, attention;
 };
-
-// Mean and percentiles (linear interpolation, as numpy's default) of a set of latencies.
-struct LatencyStats {
-    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
-    int64_t n = 0;
-};
-LatencyStats latency_stats(std::vector<double> values);
 
 // Mean and sample standard deviation (n − 1; 0 for fewer than two values), as llama-bench
 // reports repeated runs.

@@ -52,14 +52,15 @@ struct RequestEvent {
         prompt_logits,  // logits rows of prompt positions that ran this step (prompt_logits requests)
         finished,       // a completion ended: text is all of it; stop_reason, tokens and metrics set
         failed,         // a completion could not run (status says why)
+        step,           // run_batch only: a step ran (n_running, n_step_tokens, kv_bytes_in_use)
     };
     Kind kind = Kind::token;
-    RequestHandle request = 0;
+    RequestHandle request = 0;         // run_batch: the index into its requests
     int32_t sample = 0;                // which of its n_samples
     TokenId token = -1;
     int32_t index = 0;                 // token: 0 for the first generated one
     int32_t n_context = 0;             // token: tokens in the sequence, this one included
-    double t_ms = 0;                   // since the request arrived
+    double t_ms = 0;                   // since the request arrived (run_batch: since the batch started)
     std::span<const float> logits;     // token: what it was drawn from (see GenerationRequest::token_logits); prompt_logits: [rows × n_vocab] (valid during the call)
     std::optional<float> logprob;      // token, when asked: log-probability of the token under the logits
     std::vector<TokenLogprob> top_logprobs;
@@ -72,6 +73,7 @@ struct RequestEvent {
     std::vector<TokenId> tokens;       // finished: the generated ids
     RequestMetrics metrics;            // finished: computed once, here
     Status status;                     // failed
+    int32_t n_running = 0, n_step_tokens = 0;   // step: sequences in it, tokens it ran
 };
 using RequestEventCallback = std::function<void(const RequestEvent& event)>;
 

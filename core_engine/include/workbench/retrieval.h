@@ -38,9 +38,7 @@ struct RetrievalCell {
 struct RetrievalReport {
     std::vector<RetrievalCell> cells;   // kind-major, then length, then depth, as the options list them
     double accuracy = 0;                // every trial of every cell
-    // Mean over one length's cells (both kinds, every depth); lengths as in the options.
-    double length_accuracy(int32_t length) const;
-    double depth_accuracy(int32_t depth_pct) const;
+    // Mean over one kind's cells (every length and depth).
     double kind_accuracy(RetrievalKind kind) const;
 };
 

@@ -24,8 +24,6 @@ enum class StatusCode {
     internal,           // a broken invariant: a bug
 };
 
-const char* status_code_name(StatusCode code);
-
 class [[nodiscard]] Status {
 public:
     Status() = default;

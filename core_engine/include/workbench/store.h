@@ -270,13 +270,9 @@ private:
 
 // The configuration row for an engine loaded with `config` (on config.backend).
 ConfigurationRecord make_configuration(const EngineConfig& config);
-// Copies the engine's run metrics into `run` (ITL p90/p99 are the caller's: the engine reports p50).
+// Copies the engine's run metrics into `run`.
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.
 RunProvenance app_provenance();
-// SHA-256 as 64 hex digits, of bytes or of a whole file (provenance: the model file, an eval
-// text). file_sha256 errors: not_found (cannot open), io_error (read error).
-std::string sha256_hex(std::string_view data);
-Result<std::string> file_sha256(const std::string& path);
 
 }  // namespace workbench

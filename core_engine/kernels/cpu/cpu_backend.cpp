@@ -84,8 +84,8 @@ void CpuBackend::ensure_scratch(int64_t n) {
 }
 
 void CpuBackend::token_rows(const std::function<void(int64_t, int64_t)>& fn) {
-    // Split across the pool for a prompt (serial, they would leave the other threads spinning for
-    // ~10 % of a prefill), inline for a few tokens (a barrier costs more than a 576-wide row).
+    // Split across the pool for a prompt (serial, they would leave the other threads spinning),
+    // inline for a few tokens (a barrier costs more than a model-wide row).
     if (n_ < 8) fn(0, n_);
     else pool_->parallel_for(n_, fn);
 }
@@ -210,8 +210,8 @@ void CpuBackend::mlp_in(int32_t il) {
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
     // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens it
     // runs on each chunk of gate and up rows as soon as one thread has both (no pass of its own,
-    // no barrier); for a prompt the chunk's rows span every token and have left the cache by then
-    // (3.4 % of an F16 prefill instead of 0.6 %), so a pass over token rows does it.
+    // no barrier); for a prompt the chunk's rows span every token and have left the cache by then,
+    // so a pass over token rows does it.
     quantize_ff_ = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
     const bool quantize_ff = quantize_ff_;
     const bool swiglu_in_epilogue = n < kFusedStepTokens;

@@ -12,7 +12,6 @@ struct CpuFeatures {
     bool avx_vnni = false;
 
     bool has_avx512_vnni_path() const { return avx512f && avx512bw && avx512vl && avx512_vnni; }
-    bool has_avx2_path() const { return avx2 && fma && f16c; }
     std::string describe() const;  // "AVX2 FMA F16C AVX512F ..."
 };
 

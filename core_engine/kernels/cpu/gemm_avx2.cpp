@@ -20,8 +20,8 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(lo);
 }
 
-// NR rows × NT tokens of an f32 matrix (3 × 4 measured fastest here: 12 accumulators, 4
-// activation vectors and one weight vector fill the 16 registers): 8 elements per step, one accumulator per pair, the
+// NR rows × NT tokens of an f32 matrix (3 × 4: 12 accumulators, 4 activation vectors and one
+// weight vector fill the 16 registers): 8 elements per step, one accumulator per pair, the
 // same order for every pair whatever the tile, so results stay batch-invariant.
 template <PackedLayout L, int NR, int NT>
 void float_tile(const PackedView& w, const float* x, int64_t r0, int64_t t0, float* y, int64_t ldy) {

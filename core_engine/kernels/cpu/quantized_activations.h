@@ -18,11 +18,6 @@ struct QuantizedActivations {
     std::vector<float> s;         // [n_tokens, block_stride]
     std::vector<float> sum_q;     // [n_tokens, block_stride]
     std::vector<int16_t> half_sum_q;  // [n_tokens, block_stride, 2]: Σq of elements 0..15, 16..31
-
-    const int8_t* token_qs(int64_t t) const { return qs.data() + t * n_in; }
-    const float* token_d(int64_t t) const { return d.data() + t * block_stride; }
-    const float* token_s(int64_t t) const { return s.data() + t * block_stride; }
-    const float* token_sum_q(int64_t t) const { return sum_q.data() + t * block_stride; }
 };
 
 // Sizes `a` for n_tokens × n_in (n_in a multiple of 32) and quantizes tokens [t0, t1) of x.

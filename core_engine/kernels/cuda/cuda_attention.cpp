@@ -195,7 +195,7 @@ Status CudaBackend::attend_device_written(const LayerAttention& a) {
                            std::equal(plan.spans.begin(), plan.spans.end(), plan_spans_.begin(), plan_spans_.end(),
                                       [](const KvSpan& x, const KvSpan& y) { return x.stream == y.stream && x.begin == y.begin && x.end == y.end; });
     if (!same_plan) {
-        WB_RETURN_IF_ERROR(upload_plan(plan, a.streams, a.slots, store, storage));
+        WB_RETURN_IF_ERROR(upload_plan(plan, a.streams, a.row_slots, store, storage));
         plan_store_ = &store;
         plan_step_ = step_;
         plan_offsets_ = plan.offsets;
@@ -244,9 +244,9 @@ Status CudaBackend::run_attention(DeviceKv& d, int32_t storage) {
 // into it): [slots: n][offsets: lists + 1][spans: 6 words each], then per stream the plan reads
 // either its block table from the first block read (once, however many spans read it) or its
 // host-built K and V rows (f32 bits), then the tiles' shared key counts when tiling pays.
-// `slots` given (the model's, from the cache: row t's own slot in its token stream, where
+// `row_slots` given (the model's, from the cache: row t's own slot in its token stream, where
 // kv_append writes it) they lead the upload; else the upload's slots are unused.
-Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> slots,
+Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> row_slots,
                                 KvStore& store, int32_t storage) {
     const int64_t n = n_, n_lists = static_cast<int64_t>(plan.offsets.size()) - 1;
     if (n_lists != (plan.per_kv_head ? n * hp_.n_head_kv : n))
@@ -308,8 +308,8 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
     // A prompt's rows share their first keys: the tiled kernel stages them once per tile.
     const size_t tiles_at = meta.size();
     const bool tiles = hp_.head_dim <= cuda::kAttendTileMaxHeadDim && cuda::tile_shared_keys(plan, n, hp_.n_head_kv, meta);
-    for (int64_t t = 0; t < static_cast<int64_t>(slots.size()); ++t)
-        if (!plan.list(t).empty()) meta[static_cast<size_t>(t)] = slots[static_cast<size_t>(t)];
+    for (int64_t t = 0; t < static_cast<int64_t>(row_slots.size()); ++t)
+        if (!plan.list(t).empty()) meta[static_cast<size_t>(t)] = row_slots[static_cast<size_t>(t)];
     plan_store_ = nullptr;   // until the upload is queued
     int32_t* dm = nullptr;
     WB_RETURN_IF_ERROR(stage(meta, dm));

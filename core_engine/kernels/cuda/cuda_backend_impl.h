@@ -134,7 +134,7 @@ private:
     Status sync(const char* what);    // leave_capture, then wait for the stream
     Result<uint8_t*> pinned_region(size_t bytes);   // this step's, untouched until it ends
     Status upload_staged(void* device, const void* host, size_t bytes, const char* what);
-    Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> slots,
+    Status upload_plan(const AttendPlan& plan, std::span<const KvStreamView> streams, std::span<const int32_t> row_slots,
                        KvStore& store, int32_t storage);
     void block_copied(uint64_t store_id, BlockId src, BlockId dst) override;
     void block_written(uint64_t store_id, int32_t layer, BlockId block) override;

@@ -3,7 +3,7 @@
 #include <QTest>
 
 #include "common/digest.h"
-#include "workbench/store.h"
+#include "workbench/digest.h"
 
 using namespace workbench;
 

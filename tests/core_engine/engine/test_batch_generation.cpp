@@ -93,13 +93,13 @@ private slots:
         o.max_running = 4;         // two requests queue
         int n_token_events = 0, n_finished = 0, max_running = 0;
         std::vector<std::string> streamed(prompts_.size());
-        auto r = engine_->run_batch(requests({0, 0, 3, 8, 20, 40}), o, [&](const BatchEvent& ev) {
-            if (ev.kind == BatchEvent::Kind::token) ++n_token_events, streamed[static_cast<size_t>(ev.request)] += ev.text;
-            if (ev.kind == BatchEvent::Kind::finished) {
+        auto r = engine_->run_batch(requests({0, 0, 3, 8, 20, 40}), o, [&](const RequestEvent& ev) {
+            if (ev.kind == RequestEvent::Kind::token) ++n_token_events, streamed[static_cast<size_t>(ev.request)] += ev.text;
+            if (ev.kind == RequestEvent::Kind::finished) {
                 ++n_finished;
                 QCOMPARE(ev.text, streamed[static_cast<size_t>(ev.request)]);
             }
-            if (ev.kind == BatchEvent::Kind::step) {
+            if (ev.kind == RequestEvent::Kind::step) {
                 max_running = std::max(max_running, ev.n_running);
                 QVERIFY(ev.n_step_tokens <= o.max_batch_tokens);
             }
@@ -136,8 +136,8 @@ private slots:
         o.max_step_ms = 0.001;
         o.max_running = 8;
         int max_prompt_tokens_beside_decodes = 0;
-        auto r = engine_->run_batch(requests({0, 30, 30, 30, 30, 30}), o, [&](const BatchEvent& ev) {
-            if (ev.kind == BatchEvent::Kind::step && ev.n_running > 1) max_prompt_tokens_beside_decodes = std::max(max_prompt_tokens_beside_decodes, ev.n_step_tokens);
+        auto r = engine_->run_batch(requests({0, 30, 30, 30, 30, 30}), o, [&](const RequestEvent& ev) {
+            if (ev.kind == RequestEvent::Kind::step && ev.n_running > 1) max_prompt_tokens_beside_decodes = std::max(max_prompt_tokens_beside_decodes, ev.n_step_tokens);
         });
         QVERIFY2(r.ok(), r.status().message().c_str());
         expect_solo_tokens(*r);
@@ -259,8 +259,8 @@ private slots:
         bad_id.generation = greedy(4);
         reqs.insert(reqs.begin() + 1, {empty, too_long, bad_id});
         std::vector<std::string> errors;
-        auto r = engine_->run_batch(reqs, BatchOptions{}, [&](const BatchEvent& ev) {
-            if (ev.kind == BatchEvent::Kind::failed) errors.push_back(ev.error);
+        auto r = engine_->run_batch(reqs, BatchOptions{}, [&](const RequestEvent& ev) {
+            if (ev.kind == RequestEvent::Kind::failed) errors.push_back(ev.status.message());
         });
         QVERIFY2(r.ok(), r.status().message().c_str());
         QCOMPARE(errors.size(), size_t{3});
@@ -279,8 +279,8 @@ private slots:
     void cancel_ends_every_unfinished_request() {
         std::atomic<bool> cancel{false};
         int tokens = 0;
-        auto r = engine_->run_batch(requests(), BatchOptions{}, [&](const BatchEvent& ev) {
-            if (ev.kind == BatchEvent::Kind::token && ++tokens == 30) cancel = true;
+        auto r = engine_->run_batch(requests(), BatchOptions{}, [&](const RequestEvent& ev) {
+            if (ev.kind == RequestEvent::Kind::token && ++tokens == 30) cancel = true;
         }, &cancel);
         QVERIFY2(r.ok(), r.status().message().c_str());
         int cancelled = 0;

@@ -182,10 +182,10 @@ private slots:
     void token_callback_fires_once_per_token_in_order() {
         engine_->reset();
         const auto prompt = engine_->tokenize("Once upon a time", true, false);
-        std::vector<TokenInfo> seen;
+        std::vector<RequestEvent> seen;
         GenerationRequest r = greedy(12);
         r.ignore_eos = true;
-        auto out = engine_->generate_tokens(prompt, r, {}, nullptr, [&](const TokenInfo& t) { seen.push_back(t); });
+        auto out = engine_->generate_tokens(prompt, r, {}, nullptr, [&](const RequestEvent& t) { seen.push_back(t); });
         QVERIFY(out.ok());
         QCOMPARE(seen.size(), out->tokens.size());
         for (size_t i = 0; i < seen.size(); ++i) {
@@ -218,7 +218,7 @@ private slots:
                 r.token_logits = keep;
                 size_t n_with_logits = 0, n_events = 0;
                 engine_->reset();
-                auto out = engine_->generate("Write a short poem about the sea.", r, {}, nullptr, [&](const TokenInfo& t) {
+                auto out = engine_->generate("Write a short poem about the sea.", r, {}, nullptr, [&](const RequestEvent& t) {
                     ++n_events;
                     if (!t.logits.empty()) n_with_logits += t.logits.size() == static_cast<size_t>(n_vocab);
                 });

@@ -1,0 +1,79 @@
+// What a loaded Engine answers about itself: the model, its tokenizer and chat template, and
+// the conversation's KV cache (usage, the block map, the last step's roofline).
+#include "engine/engine_impl.h"
+
+namespace workbench {
+
+const ModelInfo& Engine::model_info() const { return impl_->info; }
+
+std::vector<TokenId> Engine::tokenize(std::string_view text, bool add_bos, bool parse_special) const {
+    return impl_->tokenizer->encode(text, add_bos, parse_special);
+}
+
+std::string Engine::detokenize(const std::vector<TokenId>& tokens, bool render_special) const {
+    return impl_->tokenizer->decode(tokens, render_special);
+}
+
+std::string Engine::token_text(TokenId token) const { return impl_->tokenizer->token_to_piece(token, true); }
+
+std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+    return impl_->chat_template.render(messages, add_generation_prompt);
+}
+
+std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
+
+void Engine::reset() {
+    impl_->kv->free(Impl::kChatSequence);
+}
+
+void Engine::forget_cached_prompts() { impl_->kv->forget_free_prefixes(); }
+
+KvUsageReport Engine::kv_usage() const {
+    const PagedKv& kv = *impl_->kv;
+    const KvUsage all = kv.usage(), seq = kv.usage(Impl::kChatSequence);
+    KvUsageReport r;
+    r.bytes_in_use = all.bytes_in_use;
+    r.bytes_peak = all.bytes_peak;
+    r.bytes_allocated = all.bytes_allocated;
+    r.bytes_full = all.bytes_full;
+    r.bytes_read_last_step = all.bytes_read_last_step;
+    r.n_tokens = seq.n_tokens;
+    r.layer_bytes = kv.layer_bytes(Impl::kChatSequence);
+    return r;
+}
+
+// The public states mirror the cache's, value for value.
+static_assert(static_cast<int>(KvBlockState::live) == static_cast<int>(KvBlockUse::live) &&
+              static_cast<int>(KvBlockState::shared) == static_cast<int>(KvBlockUse::shared) &&
+              static_cast<int>(KvBlockState::evicted) == static_cast<int>(KvBlockUse::evicted) &&
+              static_cast<int>(KvBlockState::compressed) == static_cast<int>(KvBlockUse::compressed) &&
+              static_cast<int>(KvBlockState::skipped) == static_cast<int>(KvBlockUse::skipped) &&
+              static_cast<int>(KvBlockState::borrowed) == static_cast<int>(KvBlockUse::borrowed));
+
+Engine::RooflineSnapshot Engine::last_step_roofline() const { return impl_->roofline; }
+
+KvBlockMap Engine::kv_block_map() const {
+    const PagedKv& kv = *impl_->kv;
+    KvBlockMap m;
+    m.n_layers = impl_->info.n_layer;
+    m.block_tokens = kv.n_tokens_per_block();
+    m.n_tokens = kv.n_tokens(Impl::kChatSequence);
+    const std::vector<KvBlockUse> uses = kv.block_map(Impl::kChatSequence, m.n_blocks);
+    m.cells.reserve(uses.size());
+    for (KvBlockUse u : uses) m.cells.push_back(static_cast<KvBlockState>(u));  // the same states in the same order
+    return m;
+}
+
+int32_t Engine::n_cached_tokens() const { return impl_->kv->n_tokens(Impl::kChatSequence); }
+
+KvGeometry kv_geometry(const ModelInfo& info) {
+    KvGeometry g;
+    g.n_layers = info.n_layer;
+    g.n_kv_heads = info.n_head_kv;
+    g.head_dim = info.head_dim;
+    g.n_head = info.n_head;
+    g.native = info.native_attention;
+    return g;
+}
+
+}  // namespace workbench
