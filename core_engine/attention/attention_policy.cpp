@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "kv_cache/attend_plan.h"
+#include "kv_blocks/attend_plan.h"
 #include "model_data/rope_params.h"
-#include "kv_cache/kv_cache_manager.h"
-#include "kv_cache/kv_store.h"
+#include "kv_blocks/kv_block_manager.h"
+#include "kv_blocks/kv_store.h"
 #include "workbench/attention.h"
 
 namespace workbench {
@@ -65,7 +65,7 @@ struct KvArena {
     std::vector<int32_t> owner;           // model layer → the layer whose KV it reads
     std::vector<int32_t> storage_of;      // model layer → storage index (of its owner)
     std::vector<std::vector<int32_t>> members;  // storage index → the model layers sharing it
-    std::unique_ptr<KvCacheManager> manager;
+    std::unique_ptr<KvBlockManager> manager;
     std::unique_ptr<KvStore> store;
 
     int32_t block_tokens() const { return manager->n_tokens_per_block(); }

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "attention/attention_policy.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

@@ -3,7 +3,7 @@
 // head's query heads), chosen per KV head, beside the sinks and its recent window.
 #include "attention/pooling_policy.h"
 #include "attention/top_selection.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 
@@ -71,8 +71,8 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
         return error(StatusCode::resource_exhausted, "--kv-budget " + std::to_string(budget_bytes >> 20) + " MiB holds " +
                                                          std::to_string(n_blocks) + " KV blocks of " + std::to_string(per_block) +
                                                          " bytes; at least 2 are needed");
-    WB_ASSIGN_OR_RETURN(KvCacheManager manager, KvCacheManager::create(config, static_cast<int32_t>(n_blocks)));
-    arena.manager = std::make_unique<KvCacheManager>(std::move(manager));
+    WB_ASSIGN_OR_RETURN(KvBlockManager manager, KvBlockManager::create(config, static_cast<int32_t>(n_blocks)));
+    arena.manager = std::make_unique<KvBlockManager>(std::move(manager));
     WB_ASSIGN_OR_RETURN(arena.store, KvStore::create(config, static_cast<int32_t>(n_blocks)));
     policy.on_pool_created(arena, static_cast<int32_t>(n_blocks));
     return kv;
@@ -132,7 +132,7 @@ Status KvGroup::begin_step(std::span<const StepSequence> batch) {
 Status KvGroup::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens) {
     if (seq < 0) return error(StatusCode::invalid_argument, "KV cache: sequence ids are non-negative");
     if (tokens.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one token per sequence");
-    KvCacheManager& manager = *arena_.manager;
+    KvBlockManager& manager = *arena_.manager;
     KvSequence& s = seq_state(seq);
     const int32_t t0 = static_cast<int32_t>(s.tokens.size());
     const int32_t n = static_cast<int32_t>(tokens.size());

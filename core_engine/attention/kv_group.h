@@ -111,7 +111,7 @@ public:
     // per-sequence state beyond its blocks (sliding, compressed, heavy), or its blocks depend on
     // how their prompt was chunked (cross_layer with a merge).
     int32_t adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt);
-    // Freed blocks stop counting as a cached prefix (KvCacheManager::forget_free_prefixes).
+    // Freed blocks stop counting as a cached prefix (KvBlockManager::forget_free_prefixes).
     void forget_free_prefixes() { arena_.manager->forget_free_prefixes(); }
     // Tokens adopt_cached_prefix would give a new sequence now.
     int32_t cached_prefix_tokens(std::span<const TokenId> prompt) const;

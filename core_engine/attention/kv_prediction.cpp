@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "attention/attention_policy.h"
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 
 namespace workbench {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "kernels/cpu/latent_layer.h"
-#include "model_data/hparams.h"
-#include "model_data/weights.h"
+#include "model_data/model_hparams.h"
+#include "model_data/weight_tensors.h"
 #include "workbench/status.h"
 
 namespace workbench {

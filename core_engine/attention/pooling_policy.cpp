@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 

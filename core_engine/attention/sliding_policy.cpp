@@ -7,7 +7,7 @@
 
 #include "attention/attention_policy.h"
 #include "kernels/cpu/rope.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

@@ -8,7 +8,7 @@
 #include "attention/attention_policy.h"
 #include "attention/top_selection.h"
 #include "tensor/half_convert.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

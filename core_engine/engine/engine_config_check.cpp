@@ -1,7 +1,7 @@
 // check_engine_config: the parts of an EngineConfig that parse on their own, checked before a
 // caller frees a working model or starts a row of runs on a configuration that cannot load.
 #include "workbench/attention.h"
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 #include "tensor/dtype.h"
 #include "workbench/backends.h"
 #include "workbench/config.h"

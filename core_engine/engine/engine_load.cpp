@@ -6,7 +6,6 @@
 
 #include "engine/engine_impl.h"
 #include "workbench/backends.h"
-#include "workbench/measure.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
 #include "model/arch/architecture.h"

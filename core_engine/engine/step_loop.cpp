@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "engine/engine_impl.h"
-#include "engine/step_loop_completion.h"
+#include "engine/step_loop_live_sample.h"
 
 namespace workbench {
 namespace {

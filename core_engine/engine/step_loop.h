@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kv_cache/kv_cache_manager.h"
+#include "kv_blocks/kv_block_manager.h"
 #include "sampling/top_logits.h"
 #include "scheduler/scheduler.h"
 #include "workbench/engine.h"

@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "engine/engine_impl.h"
-#include "engine/step_loop_completion.h"
+#include "engine/step_loop_live_sample.h"
 #include "speculation/ngram_lookup.h"
 #include "speculation/speculative_sampling.h"
 

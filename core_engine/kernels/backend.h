@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "kv_cache/attend_plan.h"
+#include "kv_blocks/attend_plan.h"
 #include "model_data/rope_params.h"
 #include "sampling/top_logits.h"
 #include "workbench/status.h"

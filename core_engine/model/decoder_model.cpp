@@ -10,7 +10,7 @@
 #ifdef WB_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
 #endif
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 #include "model/arch/architecture.h"
 
 namespace workbench {

@@ -1,10 +1,10 @@
-// Binding the model's tensors (model_data/weights.h) to the mapped GGUF file, each checked for
+// Binding the model's tensors (model_data/weight_tensors.h) to the mapped GGUF file, each checked for
 // presence, dtype and shape against the hyperparameters.
 #pragma once
 
 #include "gguf/gguf_file.h"
 #include "model/hparams.h"
-#include "model_data/weights.h"
+#include "model_data/weight_tensors.h"
 #include "workbench/status.h"
 
 namespace workbench {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "model_data/hparams.h"
+#include "model_data/model_hparams.h"
 
 namespace workbench {
 

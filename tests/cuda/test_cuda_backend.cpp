@@ -33,7 +33,7 @@
 #include "gguf/gguf_file.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/cuda/cuda_backend.h"
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 #include "model/decoder_model.h"
 #include "sampling/top_logits.h"
 #include "tests/cuda/cuda_check.h"

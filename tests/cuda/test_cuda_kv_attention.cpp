@@ -27,7 +27,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/kv_attention.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 #include "tests/cuda/cuda_check.h"
 #include "workbench/backends.h"
 

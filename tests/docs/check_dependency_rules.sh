@@ -3,8 +3,9 @@
 #   - nothing under core_engine/ includes Qt;
 #   - kernels/ includes nothing from attention/, model/ or the layers above them (the model drives
 #     the KV cache; a backend only computes on the plans and streams it is handed);
-#   - kv_cache/, model_data/, tensor/ and common/ include no engine folder above them, and
+#   - kv_blocks/, model_data/, tensor/ and common/ include no engine folder above them, and
 #     common/ none of the public headers of the engine's upper layers (the store, the engine);
+#   - engine/ (the runtime) includes nothing of eval/ (the measurements made through its API);
 #   - scheduler/ and store/ are leaves: their own folder, common/ and the public headers only;
 #   - widgets/ includes nothing from ui/, app/ or the engine's internals; ui/ none of app/ or the
 #     engine's internals (the engine reaches the GUI only through include/workbench/).
@@ -29,13 +30,14 @@ rule() {
 engine_above_kernels='"(attention|model|engine|eval|speculation|scheduler|store|tokenizer)/'
 rule core_engine '<Q' "core_engine includes Qt"
 rule core_engine/kernels "$engine_above_kernels" "kernels/ reaches above itself"
-for low in kv_cache model_data tensor common; do
+for low in kv_blocks model_data tensor common; do
   rule "core_engine/$low" "\"(attention|model|engine|eval|kernels|speculation|scheduler|store|sampling|tokenizer|metrics)/" "$low/ reaches above itself"
 done
+rule core_engine/engine '"(eval/|workbench/(measure|sweep|retrieval|bench_row|pareto)\.h)' "engine/ reaches up to eval/"
 rule core_engine/common '"workbench/(store|engine|measure|sweep|retrieval|bench_row|request)\.h"' "common/ reaches up to the store or the engine"
-rule core_engine/scheduler '"(attention|model|engine|eval|kernels|kv_cache|model_data|tensor|speculation|store|sampling|tokenizer|metrics|gguf)/' "scheduler/ is a leaf"
-rule core_engine/store '"(attention|model|engine|eval|kernels|kv_cache|model_data|tensor|speculation|scheduler|sampling|tokenizer|metrics|gguf)/' "store/ is a leaf"
-engine_internals='"(attention|model|engine|eval|kernels|kv_cache|model_data|tensor|speculation|scheduler|store|sampling|tokenizer|metrics|gguf|common)/'
+rule core_engine/scheduler '"(attention|model|engine|eval|kernels|kv_blocks|model_data|tensor|speculation|store|sampling|tokenizer|metrics|gguf)/' "scheduler/ is a leaf"
+rule core_engine/store '"(attention|model|engine|eval|kernels|kv_blocks|model_data|tensor|speculation|scheduler|sampling|tokenizer|metrics|gguf)/' "store/ is a leaf"
+engine_internals='"(attention|model|engine|eval|kernels|kv_blocks|model_data|tensor|speculation|scheduler|store|sampling|tokenizer|metrics|gguf|common)/'
 rule widgets "$engine_internals" "widgets/ reaches into the engine"
 rule widgets '"(ui|app)/' "widgets/ reaches up into the GUI"
 rule ui "$engine_internals" "ui/ reaches into the engine"

@@ -50,10 +50,6 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
 Result<GenerationMetrics> run_after_window(Engine& engine, const std::vector<TokenId>& text, int32_t n_windows, int32_t ctx,
                                            int32_t n_decode);
 
-// The text quality is scored on by default (resources/eval/alice_wonderland.txt): the source
-// tree's copy, else the installed package's.
-std::string default_eval_text_path();
-
 // One point of the throughput-vs-batch curve, in llama-batched-bench's phases: `batch` prompts
 // of `n_prompt` random tokens prefilled, then all decode `n_gen` tokens together. The engine's KV
 // pool must hold batch · (n_prompt + n_gen + 1) tokens (EngineConfig::n_seq_max, n_ctx): a point

@@ -21,7 +21,7 @@
 
 #include "kernels/cpu/attention_blocks.h"
 #include "tensor/half_convert.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/thread_pool.h"
-#include "kv_cache/attend_plan.h"
+#include "kv_blocks/attend_plan.h"
 
 namespace workbench {
 

@@ -12,7 +12,7 @@
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/swiglu.h"
 #include "kernels/cpu/weighted_row_sums.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {

@@ -14,8 +14,8 @@
 #include "kernels/cpu/huge_page_arena.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/rope.h"
-#include "model_data/hparams.h"
-#include "model_data/weights.h"
+#include "model_data/model_hparams.h"
+#include "model_data/weight_tensors.h"
 #include "workbench/status.h"
 
 namespace workbench {

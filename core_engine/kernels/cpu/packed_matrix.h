@@ -43,7 +43,7 @@
 
 #include "tensor/half_convert.h"
 
-#include "model_data/weights.h"
+#include "model_data/weight_tensors.h"
 
 namespace workbench {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kv_cache/attend_plan.h"
+#include "kv_blocks/attend_plan.h"
 
 namespace workbench::cuda {
 

@@ -23,7 +23,7 @@
 #include "kernels/cuda/attention_tiles.h"
 #include "kernels/cuda/cuda_backend_impl.h"
 #include "kernels/cuda/cuda_status.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {

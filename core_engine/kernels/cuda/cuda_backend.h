@@ -13,8 +13,8 @@
 #include <memory>
 
 #include "kernels/backend.h"
-#include "model_data/hparams.h"
-#include "model_data/weights.h"
+#include "model_data/model_hparams.h"
+#include "model_data/weight_tensors.h"
 
 namespace workbench {
 

@@ -19,9 +19,9 @@
 #include "kernels/cuda/device_matrix.h"
 #include "kernels/cuda/kv_attention.h"
 #include "kernels/cuda/lt_matmul.h"
-#include "kv_cache/kv_store.h"
-#include "model_data/hparams.h"
-#include "model_data/weights.h"
+#include "kv_blocks/kv_store.h"
+#include "model_data/model_hparams.h"
+#include "model_data/weight_tensors.h"
 
 namespace workbench {
 

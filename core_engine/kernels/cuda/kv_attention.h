@@ -20,7 +20,7 @@
 
 namespace workbench::cuda {
 
-// The KV element types the kernels read (kv_cache/kv_dtype.h's, which this C++17 header cannot
+// The KV element types the kernels read (kv_blocks/kv_dtype.h's, which this C++17 header cannot
 // include; cuda_backend maps them).
 enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8 };
 

@@ -11,7 +11,7 @@
 
 #include "kernels/cpu/attention.h"
 #include "tensor/half_convert.h"
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 using namespace workbench;
 

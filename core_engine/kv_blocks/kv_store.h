@@ -1,6 +1,6 @@
 // The KV cache's bytes: for each stored layer, a K arena and a V arena of n_blocks blocks laid out
 // [block][token slot][kv head][row], rows in the layer's K or V element type. Block ids come from
-// the KvCacheManager over the same config; this class only maps (block, slot, head) to bytes.
+// the KvBlockManager over the same config; this class only maps (block, slot, head) to bytes.
 // Arenas are allocated uninitialised, so pages become resident only as blocks are first written.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "kv_cache/block_pool.h"
-#include "kv_cache/kv_cache_manager.h"
+#include "kv_blocks/block_pool.h"
+#include "kv_blocks/kv_block_manager.h"
 
 namespace workbench {
 

@@ -1,4 +1,4 @@
-#include "kv_cache/attend_plan.h"
+#include "kv_blocks/attend_plan.h"
 
 namespace workbench {
 

@@ -1,6 +1,6 @@
 // The block pool: an intrusive doubly linked free queue (O(1) removal when a prefix hit revives a
 // cached block from the middle) over a flat block array, plus the hash → block index.
-#include "kv_cache/block_pool.h"
+#include "kv_blocks/block_pool.h"
 
 #include <cassert>
 #include <string>

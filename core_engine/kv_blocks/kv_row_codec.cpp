@@ -1,6 +1,6 @@
 // Row conversions for the KV cache. Plain and quantized types reuse the tensor module's reference
 // converters (bit-exact with ggml); fp8 e4m3 is defined here because GGUF has no such type.
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 
 #include <array>
 #include <cmath>

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 
 namespace workbench {
 

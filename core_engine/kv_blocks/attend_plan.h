@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "kv_cache/kv_store.h"
+#include "kv_blocks/kv_store.h"
 
 namespace workbench {
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "kv_cache/kv_row_codec.h"
+#include "kv_blocks/kv_row_codec.h"
 #include "tensor/dequantize.h"
 
 using namespace workbench;

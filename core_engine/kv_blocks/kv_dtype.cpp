@@ -1,6 +1,6 @@
 // The KV element-type table and the --kv-type spec parser. Errors quote the whole spec and the
 // part that failed, so a CLI user sees what to change without reading code.
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 
 #include <array>
 #include <cctype>

@@ -13,7 +13,7 @@
 
 #include "attention/paged_kv.h"
 #include "kernels/cpu/thread_pool.h"
-#include "kv_cache/kv_store.h"
+#include "kv_blocks/kv_store.h"
 
 using namespace workbench;
 

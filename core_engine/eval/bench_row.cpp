@@ -9,7 +9,7 @@
 #include <ctime>
 
 #include "attention/paged_kv.h"
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 #include "workbench/metrics.h"
 #include "workbench/store.h"
 

@@ -1,13 +1,13 @@
 // KV cache manager tests on tiny pools (4 tokens a block): exact block tables, ref counts and
 // free-queue order after allocate, prefix hit, fork, copy-on-write, truncate, free, commit and
 // rollback; failures leave the state unchanged; byte accounting against hand-computed numbers.
-// The randomized run is test_kv_cache_stress.
+// The randomized run is test_kv_block_stress.
 #include <QTest>
 
 #include <string>
 #include <vector>
 
-#include "kv_cache/kv_cache_manager.h"
+#include "kv_blocks/kv_block_manager.h"
 
 using namespace workbench;
 
@@ -22,8 +22,8 @@ const KvCacheConfig kTiny{{KvDType::f16, KvDType::f16}, 1, 1, 32, kBlock};
 // SmolLM2-135M: 30 layers, 3 KV heads of 64.
 const KvCacheConfig kSmol{{KvDType::f16, KvDType::f16}, 30, 3, 64, 16};
 
-KvCacheManager make(int32_t n_blocks, const KvCacheConfig& config = kTiny) {
-    return KvCacheManager::create(config, n_blocks).value();
+KvBlockManager make(int32_t n_blocks, const KvCacheConfig& config = kTiny) {
+    return KvBlockManager::create(config, n_blocks).value();
 }
 
 Tokens range(TokenId first, int32_t n) {
@@ -42,14 +42,14 @@ Ids ids(std::span<const BlockId> s) { return {s.begin(), s.end()}; }
 // New block ids of a successful allocation; {-1} when it failed, so QCOMPARE shows a mismatch.
 Ids added(Result<SlotAllocation> r) { return r.ok() ? r->new_blocks : Ids{-1}; }
 
-std::vector<int32_t> refs(const KvCacheManager& m) {
+std::vector<int32_t> refs(const KvBlockManager& m) {
     std::vector<int32_t> out;
     for (BlockId b = 0; b < m.pool().n_blocks(); ++b) out.push_back(m.pool().ref_count(b));
     return out;
 }
 
 // Everything observable, as text: compared before and after a call that must change nothing.
-QByteArray describe(const KvCacheManager& m, const std::vector<SeqId>& seqs) {
+QByteArray describe(const KvBlockManager& m, const std::vector<SeqId>& seqs) {
     std::string s = "free:";
     // Appends piecewise: GCC 12 warns falsely (-Wrestrict) on `" " + std::to_string(...)`.
     const auto put = [&s](int64_t value, const char* suffix = "") {
@@ -72,7 +72,7 @@ QByteArray describe(const KvCacheManager& m, const std::vector<SeqId>& seqs) {
 
 // Runs a whole prompt as one committed step and frees the sequence: its full blocks stay cached
 // in the free queue.
-bool cache_and_free(KvCacheManager& m, SeqId seq, const Tokens& prompt) {
+bool cache_and_free(KvBlockManager& m, SeqId seq, const Tokens& prompt) {
     return m.allocate_slots(seq, static_cast<int32_t>(prompt.size()), prompt).ok() && m.commit(seq).ok() &&
            m.free(seq).ok();
 }
@@ -83,7 +83,7 @@ bool has(const Status& status, StatusCode code, const char* text) {
 
 }  // namespace
 
-class TestKvCacheManager : public QObject {
+class TestKvBlockManager : public QObject {
     Q_OBJECT
 
 private slots:
@@ -104,8 +104,8 @@ private slots:
     void config_errors_name_the_field();
 };
 
-void TestKvCacheManager::allocation_grows_block_by_block() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::allocation_grows_block_by_block() {
+    KvBlockManager m = make(8);
     const Tokens t = range(0, 12);
     QCOMPARE(added(m.allocate_slots(1, 6, t)), (Ids{1, 2}));
     QCOMPARE(ids(m.block_table(1)), (Ids{1, 2}));
@@ -122,8 +122,8 @@ void TestKvCacheManager::allocation_grows_block_by_block() {
     QVERIFY(!m.allocate_slots(1, 1, t)->copy.has_value());
 }
 
-void TestKvCacheManager::no_room_changes_nothing() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::no_room_changes_nothing() {
+    KvBlockManager m = make(8);
     QCOMPARE(added(m.allocate_slots(1, 20, range(0, 20))), (Ids{1, 2, 3, 4, 5}));
     QCOMPARE(added(m.allocate_slots(2, 8, range(50, 8))), (Ids{6, 7}));
     const QByteArray before = describe(m, {1, 2, 3});
@@ -140,8 +140,8 @@ void TestKvCacheManager::no_room_changes_nothing() {
     QCOMPARE(added(m.allocate_slots(3, 3, range(90, 3))), Ids{5});
 }
 
-void TestKvCacheManager::never_fits_says_how_much_budget() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::never_fits_says_how_much_budget() {
+    KvBlockManager m = make(8);
     QCOMPARE(added(m.allocate_slots(1, 20, range(0, 29))), (Ids{1, 2, 3, 4, 5}));
     const QByteArray before = describe(m, {1});
     const auto r = m.allocate_slots(1, 9, range(0, 29));
@@ -153,8 +153,8 @@ void TestKvCacheManager::never_fits_says_how_much_budget() {
     QCOMPARE(m.max_tokens_per_sequence(), int64_t(28));
 }
 
-void TestKvCacheManager::bad_requests_are_refused() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::bad_requests_are_refused() {
+    KvBlockManager m = make(8);
     QVERIFY(has(m.allocate_slots(1, -1, {}).status(), StatusCode::invalid_argument, "cannot add -1 tokens"));
     QVERIFY(has(m.allocate_slots(1, 5, range(0, 4)).status(), StatusCode::invalid_argument,
                 "will hold 5 tokens but 4 token ids were given"));
@@ -178,8 +178,8 @@ void TestKvCacheManager::bad_requests_are_refused() {
     QVERIFY(m.block_table(7).empty());
 }
 
-void TestKvCacheManager::free_releases_the_tail_first() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::free_releases_the_tail_first() {
+    KvBlockManager m = make(8);
     QCOMPARE(added(m.allocate_slots(1, 10, range(0, 10))), (Ids{1, 2, 3}));
     QCOMPARE(added(m.allocate_slots(2, 4, range(0, 4))), Ids{4});
     QVERIFY(m.free(1).ok());
@@ -191,8 +191,8 @@ void TestKvCacheManager::free_releases_the_tail_first() {
     QCOMPARE(m.peak_bytes_in_use(), uint64_t(4 * 512));
 }
 
-void TestKvCacheManager::prefix_hit_shares_full_blocks() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::prefix_hit_shares_full_blocks() {
+    KvBlockManager m = make(8);
     const Tokens p = range(100, 10);
     QCOMPARE(added(m.allocate_slots(1, 10, p)), (Ids{1, 2, 3}));
     QCOMPARE(m.find_cached_prefix(p).n_tokens, 0);  // nothing is shared before the step commits
@@ -223,8 +223,8 @@ void TestKvCacheManager::prefix_hit_shares_full_blocks() {
     QCOMPARE(m.find_cached_prefix({}).n_tokens, 0);
 }
 
-void TestKvCacheManager::prefix_hit_revives_free_blocks() {
-    KvCacheManager m = make(5);
+void TestKvBlockManager::prefix_hit_revives_free_blocks() {
+    KvBlockManager m = make(5);
     const Tokens p = range(100, 10);
     QVERIFY(cache_and_free(m, 1, p));
     QCOMPARE(m.pool().free_queue(), (Ids{4, 3, 2, 1}));
@@ -248,8 +248,8 @@ void TestKvCacheManager::prefix_hit_revives_free_blocks() {
     QCOMPARE(m.bytes_cached_free(), uint64_t(0));
 }
 
-void TestKvCacheManager::stale_or_foreign_prefix_is_refused() {
-    KvCacheManager m = make(4);
+void TestKvBlockManager::stale_or_foreign_prefix_is_refused() {
+    KvBlockManager m = make(4);
     const Tokens p = range(100, 10);
     QVERIFY(cache_and_free(m, 1, p));
     const CachedPrefix prefix = m.find_cached_prefix(p);
@@ -271,8 +271,8 @@ void TestKvCacheManager::stale_or_foreign_prefix_is_refused() {
     QVERIFY(!m.has_sequence(7));
 }
 
-void TestKvCacheManager::eviction_drops_the_prefix() {
-    KvCacheManager m = make(5);
+void TestKvBlockManager::eviction_drops_the_prefix() {
+    KvBlockManager m = make(5);
     const Tokens p = range(100, 10);
     QVERIFY(cache_and_free(m, 1, p));
     QCOMPARE(m.pool().free_queue(), (Ids{4, 3, 2, 1}));
@@ -282,8 +282,8 @@ void TestKvCacheManager::eviction_drops_the_prefix() {
     QCOMPARE(m.pool().block_hash(2), std::nullopt);
 }
 
-void TestKvCacheManager::fork_shares_and_copies_on_write() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::fork_shares_and_copies_on_write() {
+    KvBlockManager m = make(8);
     const Tokens t = range(0, 6);
     QVERIFY(m.allocate_slots(1, 6, t).ok());
     QVERIFY(m.commit(1).ok());
@@ -321,8 +321,8 @@ void TestKvCacheManager::fork_shares_and_copies_on_write() {
     QCOMPARE(m.pool().free_queue(), (Ids{5, 6, 7}));
 }
 
-void TestKvCacheManager::truncate_releases_and_uncaches_on_write() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::truncate_releases_and_uncaches_on_write() {
+    KvBlockManager m = make(8);
     const Tokens t = range(0, 14);
     QCOMPARE(added(m.allocate_slots(1, 14, t)), (Ids{1, 2, 3, 4}));
     QVERIFY(m.commit(1).ok());
@@ -361,8 +361,8 @@ void TestKvCacheManager::truncate_releases_and_uncaches_on_write() {
     QCOMPARE(m.pool().free_queue(), (Ids{7, 4, 3, 2, 6}));
 }
 
-void TestKvCacheManager::rollback_forgets_uncommitted_slots() {
-    KvCacheManager m = make(8);
+void TestKvBlockManager::rollback_forgets_uncommitted_slots() {
+    KvBlockManager m = make(8);
     const Tokens t = range(0, 10);
     QVERIFY(m.allocate_slots(1, 6, t).ok());
     QVERIFY(m.commit(1).ok());
@@ -378,7 +378,7 @@ void TestKvCacheManager::rollback_forgets_uncommitted_slots() {
     QCOMPARE(m.find_cached_prefix(t).blocks, (Ids{1, 2}));
 }
 
-void TestKvCacheManager::bytes_for_real_models() {
+void TestKvBlockManager::bytes_for_real_models() {
     QCOMPARE(kv_bytes_per_token(kSmol), uint64_t(23040));  // 2 · 30 · 3 · 64 · 2
     QCOMPARE(kv_bytes_per_block(kSmol), uint64_t(368640));
     KvCacheConfig quant = kSmol;
@@ -392,7 +392,7 @@ void TestKvCacheManager::bytes_for_real_models() {
     const KvCacheConfig llama{{KvDType::f16, KvDType::f16}, 32, 8, 128, 16};
     QCOMPARE(kv_bytes_per_token(llama), uint64_t(131072));
 
-    KvCacheManager m = make(10, kSmol);
+    KvBlockManager m = make(10, kSmol);
     QCOMPARE(m.bytes_per_token(), uint64_t(23040));
     QCOMPARE(m.bytes_per_block(), uint64_t(368640));
     QCOMPARE(m.bytes_allocated(), uint64_t(3686400));
@@ -405,8 +405,8 @@ void TestKvCacheManager::bytes_for_real_models() {
     QCOMPARE(m.peak_bytes_in_use(), uint64_t(5 * 368640));
 }
 
-void TestKvCacheManager::budget_sizes_the_pool() {
-    const auto m = KvCacheManager::create_for_budget(kSmol, 64ull << 20);
+void TestKvBlockManager::budget_sizes_the_pool() {
+    const auto m = KvBlockManager::create_for_budget(kSmol, 64ull << 20);
     QVERIFY(m.ok());
     QCOMPARE(m->pool().n_blocks(), 182);  // floor(67,108,864 / 368,640)
     QCOMPARE(m->bytes_allocated(), uint64_t(67092480));
@@ -417,7 +417,7 @@ void TestKvCacheManager::budget_sizes_the_pool() {
              tiny.status().message().c_str());
     QVERIFY(tiny.status().message().find("0.70 MiB") != std::string::npos);
 
-    auto small = KvCacheManager::create_for_budget(kSmol, 4ull << 20);
+    auto small = KvBlockManager::create_for_budget(kSmol, 4ull << 20);
     QCOMPARE(small->pool().n_blocks(), 11);
     const auto r = small->allocate_slots(1, 161, range(0, 161));
     QVERIFY2(has(r.status(), StatusCode::out_of_range, "pool has 10 usable blocks (160 tokens)"),
@@ -426,7 +426,7 @@ void TestKvCacheManager::budget_sizes_the_pool() {
     QVERIFY(small->allocate_slots(1, 160, range(0, 160)).ok());
 }
 
-void TestKvCacheManager::config_errors_name_the_field() {
+void TestKvBlockManager::config_errors_name_the_field() {
     KvCacheConfig c = kSmol;
     c.n_layers = 0;
     QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "n_layers is 0, expected at least 1"));
@@ -442,9 +442,9 @@ void TestKvCacheManager::config_errors_name_the_field() {
     c = kSmol;
     c.n_layers = c.n_kv_heads = c.head_dim = c.n_tokens_per_block = 1 << 30;
     QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "overflow"));
-    QVERIFY(has(KvCacheManager::create(kSmol, 1).status(), StatusCode::invalid_argument, "expected at least 2"));
-    QCOMPARE(KvCacheManager::create(c, 4).status().code(), StatusCode::invalid_argument);
+    QVERIFY(has(KvBlockManager::create(kSmol, 1).status(), StatusCode::invalid_argument, "expected at least 2"));
+    QCOMPARE(KvBlockManager::create(c, 4).status().code(), StatusCode::invalid_argument);
 }
 
-QTEST_APPLESS_MAIN(TestKvCacheManager)
-#include "test_kv_cache_manager.moc"
+QTEST_APPLESS_MAIN(TestKvBlockManager)
+#include "test_kv_block_manager.moc"

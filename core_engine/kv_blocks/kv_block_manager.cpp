@@ -1,7 +1,7 @@
 // Block tables, copy-on-write and prefix reuse over the BlockPool. Every mutating call checks all
 // it needs (room, ids, prefix freshness) before its first change, so a failure leaves the pool
 // and every table exactly as they were; the scheduler relies on that to retry or preempt.
-#include "kv_cache/kv_cache_manager.h"
+#include "kv_blocks/kv_block_manager.h"
 
 #include <algorithm>
 #include <cassert>
@@ -77,7 +77,7 @@ Result<int32_t> kv_blocks_for_budget(const KvCacheConfig& config, uint64_t budge
     return static_cast<int32_t>(n_blocks);
 }
 
-Result<KvCacheManager> KvCacheManager::create(const KvCacheConfig& config, int32_t n_blocks) {
+Result<KvBlockManager> KvBlockManager::create(const KvCacheConfig& config, int32_t n_blocks) {
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     if (n_blocks < 2)
         return error(StatusCode::invalid_argument, "KV cache: " + std::to_string(n_blocks) +
@@ -86,18 +86,18 @@ Result<KvCacheManager> KvCacheManager::create(const KvCacheConfig& config, int32
     if (!checked_mul(kv_bytes_per_block(config), static_cast<uint64_t>(n_blocks), total))
         return error(StatusCode::invalid_argument,
                      "KV cache: " + std::to_string(n_blocks) + " blocks overflow the byte count");
-    return KvCacheManager(config, n_blocks);
+    return KvBlockManager(config, n_blocks);
 }
 
-Result<KvCacheManager> KvCacheManager::create_for_budget(const KvCacheConfig& config, uint64_t budget_bytes) {
+Result<KvBlockManager> KvBlockManager::create_for_budget(const KvCacheConfig& config, uint64_t budget_bytes) {
     WB_ASSIGN_OR_RETURN(const int32_t n_blocks, kv_blocks_for_budget(config, budget_bytes));
     return create(config, n_blocks);
 }
 
-KvCacheManager::KvCacheManager(const KvCacheConfig& config, int32_t n_blocks)
+KvBlockManager::KvBlockManager(const KvCacheConfig& config, int32_t n_blocks)
     : config_(config), pool_(n_blocks, config.n_tokens_per_block), bytes_per_block_(kv_bytes_per_block(config)) {}
 
-CachedPrefix KvCacheManager::find_cached_prefix(std::span<const TokenId> token_ids) const {
+CachedPrefix KvBlockManager::find_cached_prefix(std::span<const TokenId> token_ids) const {
     CachedPrefix prefix;
     const size_t bs = static_cast<size_t>(n_tokens_per_block());
     const size_t n_full = token_ids.empty() ? 0 : (token_ids.size() - 1) / bs;
@@ -114,7 +114,7 @@ CachedPrefix KvCacheManager::find_cached_prefix(std::span<const TokenId> token_i
     return prefix;
 }
 
-Status KvCacheManager::check_prefix(const CachedPrefix& prefix, std::span<const TokenId> token_ids) const {
+Status KvBlockManager::check_prefix(const CachedPrefix& prefix, std::span<const TokenId> token_ids) const {
     const size_t bs = static_cast<size_t>(n_tokens_per_block());
     const size_t n_prefix = prefix.blocks.size() * bs;
     if (prefix.hashes.size() != prefix.blocks.size() || static_cast<size_t>(prefix.n_tokens) != n_prefix ||
@@ -136,18 +136,18 @@ Status KvCacheManager::check_prefix(const CachedPrefix& prefix, std::span<const 
     return Status::ok_status();
 }
 
-int64_t KvCacheManager::n_blocks_for(int64_t n_tokens) const {
+int64_t KvBlockManager::n_blocks_for(int64_t n_tokens) const {
     const int64_t bs = n_tokens_per_block();
     return (n_tokens + bs - 1) / bs;
 }
 
-Status KvCacheManager::no_room(SeqId seq_id, int32_t n_needed, int32_t n_available) const {
+Status KvBlockManager::no_room(SeqId seq_id, int32_t n_needed, int32_t n_available) const {
     return error(StatusCode::resource_exhausted, "KV cache: " + seq_name(seq_id) + " needs " +
                                                      std::to_string(n_needed) + " more blocks, " +
                                                      std::to_string(n_available) + " can be taken now");
 }
 
-Status KvCacheManager::never_fits(SeqId seq_id, int64_t n_tokens) const {
+Status KvBlockManager::never_fits(SeqId seq_id, int64_t n_tokens) const {
     const int64_t n_blocks = n_blocks_for(n_tokens);
     // The budget that would hold it: its blocks plus the reserved null block.
     const uint64_t budget = static_cast<uint64_t>(n_blocks + 1) * bytes_per_block_;
@@ -158,7 +158,7 @@ Status KvCacheManager::never_fits(SeqId seq_id, int64_t n_tokens) const {
                      " tokens); raise --kv-budget to at least " + mib(budget) + " or shorten the request");
 }
 
-Result<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq_id, int32_t n_tokens_to_add,
+Result<SlotAllocation> KvBlockManager::allocate_slots(SeqId seq_id, int32_t n_tokens_to_add,
                                                       std::span<const TokenId> all_token_ids,
                                                       const CachedPrefix& prefix) {
     const auto it = seqs_.find(seq_id);
@@ -226,7 +226,7 @@ Result<SlotAllocation> KvCacheManager::allocate_slots(SeqId seq_id, int32_t n_to
     return out;
 }
 
-Status KvCacheManager::commit(SeqId seq_id) {
+Status KvBlockManager::commit(SeqId seq_id) {
     const auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) return unknown_sequence(seq_id);
     Sequence& seq = it->second;
@@ -237,9 +237,9 @@ Status KvCacheManager::commit(SeqId seq_id) {
     return Status::ok_status();
 }
 
-Status KvCacheManager::rollback(SeqId seq_id) { return truncate(seq_id, n_tokens_committed(seq_id)); }
+Status KvBlockManager::rollback(SeqId seq_id) { return truncate(seq_id, n_tokens_committed(seq_id)); }
 
-Status KvCacheManager::fork(SeqId parent, SeqId child) {
+Status KvBlockManager::fork(SeqId parent, SeqId child) {
     const auto it = seqs_.find(parent);
     if (it == seqs_.end()) return unknown_sequence(parent);
     if (seqs_.contains(child))
@@ -251,7 +251,7 @@ Status KvCacheManager::fork(SeqId parent, SeqId child) {
     return Status::ok_status();
 }
 
-Status KvCacheManager::free(SeqId seq_id) {
+Status KvBlockManager::free(SeqId seq_id) {
     const auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) return unknown_sequence(seq_id);
     release_tail(it->second, 0);
@@ -259,7 +259,7 @@ Status KvCacheManager::free(SeqId seq_id) {
     return Status::ok_status();
 }
 
-Status KvCacheManager::truncate(SeqId seq_id, int32_t n_tokens) {
+Status KvBlockManager::truncate(SeqId seq_id, int32_t n_tokens) {
     const auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) return unknown_sequence(seq_id);
     Sequence& seq = it->second;
@@ -278,7 +278,7 @@ Status KvCacheManager::truncate(SeqId seq_id, int32_t n_tokens) {
     return Status::ok_status();
 }
 
-void KvCacheManager::release_tail(Sequence& seq, size_t n_keep) {
+void KvBlockManager::release_tail(Sequence& seq, size_t n_keep) {
     // Reversed, so the free queue meets the tail first and evicts it before the shared prefix.
     std::vector<BlockId> tail(seq.blocks.begin() + static_cast<std::ptrdiff_t>(n_keep), seq.blocks.end());
     std::reverse(tail.begin(), tail.end());
@@ -286,7 +286,7 @@ void KvCacheManager::release_tail(Sequence& seq, size_t n_keep) {
     seq.blocks.resize(n_keep);
 }
 
-Status KvCacheManager::release_blocks(SeqId seq_id, int32_t first, int32_t end) {
+Status KvBlockManager::release_blocks(SeqId seq_id, int32_t first, int32_t end) {
     const auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) return unknown_sequence(seq_id);
     Sequence& seq = it->second;
@@ -302,36 +302,36 @@ Status KvCacheManager::release_blocks(SeqId seq_id, int32_t first, int32_t end) 
     return Status::ok_status();
 }
 
-int32_t KvCacheManager::n_live_blocks(SeqId seq_id) const {
+int32_t KvBlockManager::n_live_blocks(SeqId seq_id) const {
     const auto table = block_table(seq_id);
     return static_cast<int32_t>(std::count_if(table.begin(), table.end(), [](BlockId b) { return b != kNullBlock; }));
 }
 
-int32_t KvCacheManager::n_tokens(SeqId seq_id) const {
+int32_t KvBlockManager::n_tokens(SeqId seq_id) const {
     const auto it = seqs_.find(seq_id);
     return it == seqs_.end() ? 0 : it->second.n_tokens;
 }
 
-int32_t KvCacheManager::n_tokens_committed(SeqId seq_id) const {
+int32_t KvBlockManager::n_tokens_committed(SeqId seq_id) const {
     const auto it = seqs_.find(seq_id);
     return it == seqs_.end() ? 0 : it->second.n_tokens_committed;
 }
 
-std::span<const BlockId> KvCacheManager::block_table(SeqId seq_id) const {
+std::span<const BlockId> KvBlockManager::block_table(SeqId seq_id) const {
     const auto it = seqs_.find(seq_id);
     if (it == seqs_.end()) return {};
     return it->second.blocks;
 }
 
-uint64_t KvCacheManager::bytes_in_use() const {
+uint64_t KvBlockManager::bytes_in_use() const {
     return static_cast<uint64_t>(pool_.n_usable() - pool_.n_free()) * bytes_per_block_;
 }
 
-uint64_t KvCacheManager::bytes_cached_free() const {
+uint64_t KvBlockManager::bytes_cached_free() const {
     return static_cast<uint64_t>(pool_.n_cached_free()) * bytes_per_block_;
 }
 
-uint64_t KvCacheManager::sequence_bytes(SeqId seq_id) const {
+uint64_t KvBlockManager::sequence_bytes(SeqId seq_id) const {
     return static_cast<uint64_t>(n_live_blocks(seq_id)) * bytes_per_block_;
 }
 

@@ -1,4 +1,4 @@
-#include "model_data/hparams.h"
+#include "model_data/model_hparams.h"
 
 #include <algorithm>
 

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
-#include <filesystem>
 #include <random>
 
 namespace workbench {
@@ -125,12 +124,6 @@ Result<GenerationMetrics> run_after_window(Engine& engine, const std::vector<Tok
     engine.forget_cached_prompts();
     WB_ASSIGN_OR_RETURN(GenerationResult out, engine.generate_tokens(prompt, req));
     return out.metrics;
-}
-
-std::string default_eval_text_path() {
-    std::error_code ec;
-    return std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? std::string(WB_CALIBRATION_TEXT)
-                                                             : std::string("/usr/share/inference-workbench/eval/alice_wonderland.txt");
 }
 
 Result<ThroughputPoint> measure_batch_throughput(Engine& engine, int32_t batch, int32_t n_prompt, int32_t n_gen, uint32_t seed,

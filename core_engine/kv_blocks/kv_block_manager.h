@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kv_cache/block_pool.h"
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/block_pool.h"
+#include "kv_blocks/kv_dtype.h"
 #include "workbench/status.h"
 #include "workbench/types.h"
 
@@ -61,12 +61,12 @@ struct SlotAllocation {
     std::optional<BlockCopy> copy;     // set when the last block was shared and partly filled
 };
 
-class KvCacheManager {
+class KvBlockManager {
 public:
     // invalid_argument for a bad config, n_blocks < 2 (block 0 is reserved) or a byte overflow.
-    static Result<KvCacheManager> create(const KvCacheConfig& config, int32_t n_blocks);
+    static Result<KvBlockManager> create(const KvCacheConfig& config, int32_t n_blocks);
     // As create, with the pool sized by kv_blocks_for_budget (--kv-budget).
-    static Result<KvCacheManager> create_for_budget(const KvCacheConfig& config, uint64_t budget_bytes);
+    static Result<KvBlockManager> create_for_budget(const KvCacheConfig& config, uint64_t budget_bytes);
 
     const KvCacheConfig& config() const { return config_; }
     const BlockPool& pool() const { return pool_; }
@@ -148,7 +148,7 @@ private:
         int32_t n_tokens_committed = 0;
     };
 
-    KvCacheManager(const KvCacheConfig& config, int32_t n_blocks);
+    KvBlockManager(const KvCacheConfig& config, int32_t n_blocks);
 
     int64_t n_blocks_for(int64_t n_tokens) const;
     Status check_prefix(const CachedPrefix& prefix, std::span<const TokenId> token_ids) const;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kv_cache/kv_dtype.h"
+#include "kv_blocks/kv_dtype.h"
 
 using namespace workbench;
 

@@ -1,4 +1,5 @@
-// Where the default model is looked for, and what to tell a user who has none.
+// Where the default model and the shipped evaluation text are looked for, and what to tell a
+// user who has no model.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -29,6 +30,12 @@ std::string default_model_hint() {
     return std::string("The default model (SmolLM2-135M-Instruct Q4_1) was not found in ") + WB_DEFAULT_MODEL_PATH + " or " +
            user_models_dir() + ": run installer/fetch_model.sh " + user_models_dir() +
            " (or installer/bootstrap.sh in the source tree) to fetch it, set $WORKBENCH_MODEL, or pass -m PATH.";
+}
+
+std::string default_eval_text_path() {
+    std::error_code ec;
+    return std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? std::string(WB_CALIBRATION_TEXT)
+                                                             : std::string("/usr/share/inference-workbench/eval/alice_wonderland.txt");
 }
 
 }  // namespace workbench

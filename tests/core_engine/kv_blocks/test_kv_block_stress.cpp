@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kv_cache/kv_cache_manager.h"
+#include "kv_blocks/kv_block_manager.h"
 
 using namespace workbench;
 
@@ -26,7 +26,7 @@ const KvCacheConfig kConfig{{KvDType::q8_0, KvDType::q4_0}, 2, 2, 32, kBlock};
 class StressRun {
 public:
     explicit StressRun(uint32_t seed)
-        : m_(KvCacheManager::create(kConfig, kBlocks).value()), rng_(seed),
+        : m_(KvBlockManager::create(kConfig, kBlocks).value()), rng_(seed),
           data_(kBlocks, Tokens(kBlock, kGarbage)) {
         for (Tokens& stem : stems_)
             for (int i = 0; i < 12; ++i) stem.push_back(pick(0, 5));
@@ -192,7 +192,7 @@ private:
             return fail("byte accounting");
     }
 
-    KvCacheManager m_;
+    KvBlockManager m_;
     std::mt19937 rng_;
     std::vector<Tokens> data_;              // [n_blocks][kBlock]: the token id each slot holds
     std::map<SeqId, Tokens> tokens_;        // each live sequence's tokens (may run past n_tokens)
@@ -231,4 +231,4 @@ void TestKvCacheStress::invariants_hold_under_random_ops() {
 }
 
 QTEST_APPLESS_MAIN(TestKvCacheStress)
-#include "test_kv_cache_stress.moc"
+#include "test_kv_block_stress.moc"

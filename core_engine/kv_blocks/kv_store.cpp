@@ -1,5 +1,5 @@
 // KV arenas. `new uint8_t[n]` without value-initialisation leaves pages untouched until written.
-#include "kv_cache/kv_store.h"
+#include "kv_blocks/kv_store.h"
 
 #include <atomic>
 #include <cstring>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kv_cache/block_pool.h"
+#include "kv_blocks/block_pool.h"
 
 using namespace workbench;
 
