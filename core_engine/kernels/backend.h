@@ -121,7 +121,8 @@ public:
     // Whether the backend writes this layer's K/V rows into its own copy of the store itself.
     virtual bool writes_kv(const LayerKvStorage& /*kv*/) const { return false; }
     // The step's rows of `layer` on the host (Q; K and V when `with_kv`): the CPU's own rows; a
-    // device backend copies them down. Valid until the layer's attend.
+    // device backend copies them down. Valid until the layer's attend. Null rows once the step
+    // has failed (end_step reports why): the model then writes and plans nothing for the layer.
     virtual HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) = 0;
     virtual void attend(int32_t layer, const LayerAttention& attention) = 0;
     // The latent variant (CPU only), around the cache: latent_in computes Q and the step's

@@ -250,6 +250,7 @@ void DecoderModel::attend(int32_t il, PagedKv& kv, ThreadPool& pool) {
         a.write_kv = own_kv;
     } else {
         const HostRows rows = b.host_rows(il, a.kv, own_kv);
+        if (!rows.q) return;   // the backend's step already failed (its end_step reports it): nothing to keep
         if (own_kv) kv.write(il, rows.k, rows.v, pool);
         if (a.kv.rotated_keys) {
             // Keys were stored rotated: the queries turn alike (dot products unchanged).

@@ -47,10 +47,9 @@ bool device_writes(KvDType type) { return type == KvDType::f32 || type == KvDTyp
 }  // namespace
 
 HostRows CudaBackend::host_rows(int32_t, const LayerKvStorage& kv, bool with_kv) {
+    // A failed step writes nothing more into the cache (the model stops at the empty rows).
+    if (!error_.ok()) return {};
     const int64_t n = n_;
-    // Sized whatever happens: the cache writes from them even after an error (the step is then dropped).
-    for (auto [host, count] : {std::pair{&q_host_, n * hp_.n_embd_q()}, {&k_host_, n * hp_.n_embd_kv()}, {&v_host_, n * hp_.n_embd_kv()}})
-        if (static_cast<int64_t>(host->size()) < count) host->resize(static_cast<size_t>(count));
     // The host reads this layer's K, V or Q: what was captured runs now, and steps on this
     // cache are not captured again (attach_kv sets it anew).
     graph_kv_ = false;
@@ -64,6 +63,7 @@ HostRows CudaBackend::host_rows(int32_t, const LayerKvStorage& kv, bool with_kv)
         keep(download(v_host_, v_, n * hp_.n_embd_kv()));
     }
     if (error_.ok()) keep(sync("the step's operations"));
+    if (!error_.ok()) return {};
     return {q_host_.data(), with_kv ? k_host_.data() : nullptr, with_kv ? v_host_.data() : nullptr};
 }
 
