@@ -1,6 +1,6 @@
 // `serve`: the OpenAI-compatible HTTP server (app/server/) on the loaded model. It listens first
 // and loads second, so /health answers 503 while the model loads; then the main thread runs the
-// engine's step loop until SIGINT or SIGTERM.
+// engine's step loop until SIGINT or SIGTERM (and the grace period that lets running requests end).
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -21,6 +21,21 @@ std::string file_stem(const std::string& path) {
     return name;
 }
 
+// "a, b,c" → {"a", "b", "c"}
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        std::string item = text.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(" \t"));
+        item.erase(item.find_last_not_of(" \t") + 1);
+        if (!item.empty()) out.push_back(item);
+        start = comma + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
@@ -30,12 +45,17 @@ int cmd_serve(int argc, char** argv) {
         {"--api-key", "", true, "KEY  require 'Authorization: Bearer KEY' on /v1/ (default: $WORKBENCH_API_KEY, else none)"},
         {"--served-model-name", "", true, "NAME  the model's name in requests and /v1/models (default: the file's name without .gguf)"},
         {"--max-running", "", true, "N  sequences decoding together (default 32)"},
-        {"--max-step-ms", "", true, "MS|auto  size prompt chunks so steps beside running streams stay under MS (auto: 2x a decode step; default off)"},
+        {"--max-step-ms", "", true, "MS|auto|0  size prompt chunks so steps beside running streams stay under MS (default auto: 2x a decode step; 0: off)"},
         {"--max-connections", "", true, "N  open connections; beyond it 503 with Retry-After (default 256)"},
         {"--max-body", "", true, "MiB  largest request body (default 8)"},
         {"--max-messages", "", true, "N  most messages in a chat request (default 1024)"},
         {"--max-n", "", true, "N  most completions per request, 'n' (default 16)"},
         {"--timeout", "", true, "S  a silent client's read/write timeout in seconds (default 10)"},
+        {"--header-timeout", "", true, "S  a request's headers must arrive within S seconds, however slowly they trickle (default 10)"},
+        {"--shutdown-grace", "", true, "S  on SIGTERM/SIGINT, running requests may finish for S seconds before they are cancelled (default 5)"},
+        {"--allow-host", "", true, "NAMES  Host names accepted besides localhost/127.0.0.1/[::1], comma-separated ('*': any)"},
+        {"--cors-origin", "", true, "ORIGINS  web origins allowed to call the server (CORS), comma-separated ('*': any; default none)"},
+        {"--special-tokens-in-content", "", false, "parse special-token text typed in chat messages as control tokens (default: it stays text)"},
         {"--parallel-contexts", "", true, "N  KV pool size in full contexts when no --kv-budget is given (default 4)"},
     };
     const auto spf = speculation_flags();
@@ -52,13 +72,19 @@ int cmd_serve(int argc, char** argv) {
     const char* env_key = std::getenv("WORKBENCH_API_KEY");
     o.api_key = ctx.args.get("--api-key", env_key ? env_key : "");
     o.max_running = ctx.args.get_int("--max-running", o.max_running, 1, 4096, err);
-    if (ctx.args.get("--max-step-ms") == "auto") o.max_step_ms = -1;
-    else o.max_step_ms = ctx.args.get_double("--max-step-ms", 0, 0, 1e6, err);
+    if (ctx.args.has("--max-step-ms") && ctx.args.get("--max-step-ms") != "auto")
+        o.max_step_ms = ctx.args.get_double("--max-step-ms", 0, 0, 1e6, err);
     o.max_connections = ctx.args.get_int("--max-connections", o.max_connections, 1, 4096, err);
     o.max_body_bytes = static_cast<size_t>(ctx.args.get_int("--max-body", 8, 1, 1024, err)) << 20;
     o.limits.max_messages = ctx.args.get_int("--max-messages", o.limits.max_messages, 1, 1 << 20, err);
     o.limits.max_n = ctx.args.get_int("--max-n", o.limits.max_n, 1, 1024, err);
     o.read_timeout_s = o.write_timeout_s = ctx.args.get_int("--timeout", o.read_timeout_s, 1, 3600, err);
+    o.header_timeout_s = ctx.args.get_int("--header-timeout", o.header_timeout_s, 1, 3600, err);
+    o.shutdown_grace_s = ctx.args.get_double("--shutdown-grace", o.shutdown_grace_s, 0, 3600, err);
+    o.access.allowed_hosts = split_list(ctx.args.get("--allow-host"));
+    o.access.cors_origins = split_list(ctx.args.get("--cors-origin"));
+    o.access.loopback_bind = wbserver::is_loopback_address(o.host);
+    o.special_tokens_in_content = ctx.args.has("--special-tokens-in-content");
     const int contexts = ctx.args.get_int("--parallel-contexts", 4, 1, 1024, err);
     o.speculation = read_speculation(ctx.args, err);
     if (!err.empty()) return usage_error("serve: " + err);

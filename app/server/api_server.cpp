@@ -1,6 +1,7 @@
-// The HTTP side: cpp-httplib parses HTTP; here are the routes, the checks every request passes
-// before its body is read (connection limit, path, method, API key, declared size), bodies read
-// under a size and time limit, and the step loop's thread.
+// The HTTP side: cpp-httplib parses HTTP over our guarded connections; here are the routes, the
+// checks every request passes before its body is read (Host, Origin, framing, path, method, API
+// key, declared size), bodies read under a size limit, the step loop's thread and the shutdown
+// with its grace period.
 #include "api_server.h"
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <openssl/sha.h>
 
 #include "completion_handler.h"
+#include "http_connection.h"
 
 namespace wbserver {
 namespace {
@@ -22,55 +24,100 @@ namespace {
 using workbench::Json;
 using Clock = std::chrono::steady_clock;
 
-// Whether the connection this thread serves is beyond --max-connections (set per connection by
-// ConnectionPool, read by the pre-routing check on the same thread).
+// Whether the connection this thread serves is past --max-connections (set by ConnectionPool
+// around the refusal it runs).
 thread_local bool t_over_connection_limit = false;
 
-// httplib hands each accepted connection to this queue. Every connection gets a thread (a
-// stream holds its connection for its whole life, so a pool smaller than the limit would starve
-// streams); the ones past the limit only get a 503.
+// httplib hands each accepted connection to this queue. Every connection within the limit gets
+// a thread of its own (a stream holds its connection for its whole life, so a smaller pool would
+// starve streams); one past it is answered 503 at once by a few refusal threads, without reading
+// its request, so clients that trickle bytes cannot keep anyone else (or /health) waiting.
 class ConnectionPool : public httplib::TaskQueue {
 public:
-    ConnectionPool(int32_t max_connections, int32_t spare)
-        : max_(max_connections), pool_(static_cast<size_t>(max_connections + spare)) {}
+    explicit ConnectionPool(int32_t max_connections)
+        : max_(max_connections), pool_(static_cast<size_t>(max_connections)), refusals_(4) {}
     void enqueue(std::function<void()> fn) override {
+        if (open_.load() >= max_) {   // only the listener's thread adds, so this check holds
+            refusals_.enqueue([fn = std::move(fn)] {
+                t_over_connection_limit = true;
+                fn();
+                t_over_connection_limit = false;
+            });
+            return;
+        }
+        open_.fetch_add(1);
         pool_.enqueue([this, fn = std::move(fn)] {
-            t_over_connection_limit = active_.fetch_add(1) + 1 > max_;
             fn();
-            active_.fetch_sub(1);
-            t_over_connection_limit = false;
+            open_.fetch_sub(1);
         });
     }
-    void shutdown() override { pool_.shutdown(); }
+    void shutdown() override {
+        pool_.shutdown();
+        refusals_.shutdown();
+    }
 
 private:
     const int32_t max_;
-    std::atomic<int32_t> active_{0};
-    httplib::ThreadPool pool_;
+    std::atomic<int32_t> open_{0};
+    httplib::ThreadPool pool_, refusals_;
 };
 
-// httplib 0.11 listens with a backlog of 5; 64 clients reconnecting at once overflow that, and
-// the kernel then drops handshakes. Listening again on the bound socket raises it (Linux).
+// httplib's Server with our connection loop (http_connection.h) in place of its own.
 class HttpServer : public httplib::Server {
 public:
+    ConnectionLimits limits;
+    const std::atomic<bool>* stopping = nullptr;
+    std::function<std::string(int status)> error_body;
+
+    // httplib 0.11 listens with a backlog of 5; 64 clients reconnecting at once overflow that, and
+    // the kernel then drops handshakes. Listening again on the bound socket raises it (Linux).
     void raise_backlog(int backlog) {
         if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, backlog);
     }
+    // Stops accepting while the connections open keep going: accept() fails and httplib's loop
+    // closes the socket and joins them. (Server::stop() would also make chunked answers end
+    // mid-stream, without their last chunk.)
+    void stop_accepting() {
+        const socket_t sock = svr_sock_;
+        if (sock != INVALID_SOCKET) ::shutdown(sock, SHUT_RDWR);
+    }
+
+private:
+    bool process_and_close_socket(socket_t sock) override {
+        if (t_over_connection_limit) {
+            refuse_connection(sock, error_body(503));
+            return true;
+        }
+        const ConnectionHooks hooks{[this](httplib::Stream& strm, bool close_connection, bool& connection_closed) {
+                                        return process_request(strm, close_connection, connection_closed, nullptr);
+                                    },
+                                    error_body};
+        serve_connection(sock, limits, *stopping, hooks);
+        return true;
+    }
 };
 
+// After this answer the connection closes (its input is not in a state to read another request).
+void close_after_answer() {
+    if (Connection* c = current_connection()) c->close_after = true;
+}
+
 struct Route {
-    const char* path;
+    const char* path;    // a trailing '/': the prefix of /v1/models/{id}
     const char* allow;   // the Allow header
 };
 constexpr Route kRoutes[] = {{"/health", "GET, HEAD"},
                              {"/v1/models", "GET, HEAD"},
+                             {"/v1/models/", "GET, HEAD"},
                              {"/metrics", "GET, HEAD"},
                              {"/v1/completions", "POST"},
                              {"/v1/chat/completions", "POST"}};
 
 const Route* find_route(const std::string& path) {
-    for (const Route& r : kRoutes)
-        if (path == r.path) return &r;
+    for (const Route& r : kRoutes) {
+        const std::string_view p = r.path;
+        if (path == p || (p.back() == '/' && path.size() > p.size() && path.compare(0, p.size(), p) == 0)) return &r;
+    }
     return nullptr;
 }
 
@@ -101,13 +148,26 @@ const char* status_text(int status) {
     switch (status) {
         case 400: return "the HTTP request is malformed";
         case 404: return "no such path";
-        case 408: return "the request took too long to arrive";
+        case 408: return "the request's headers or body did not arrive in time";
         case 413: return "the request body is too large";
         case 414: return "the request line is too long";
         case 416: return "range not satisfiable";
-        case 431: return "the request headers are too large";
+        case 431: return "the request headers are too large (too many, or too long)";
+        case 503: return "the server is shutting down";
         default: return status >= 500 ? "internal server error" : "the request was refused";
     }
+}
+
+// The status a request that stopped being read gets, in place of httplib's generic 400.
+int status_of_abort(ReadAbort abort, int status) {
+    switch (abort) {
+        case ReadAbort::header_too_large: return 431;
+        case ReadAbort::header_deadline:
+        case ReadAbort::body_deadline: return 408;
+        case ReadAbort::shutting_down: return 503;
+        case ReadAbort::none: break;
+    }
+    return status;
 }
 
 }  // namespace
@@ -120,30 +180,47 @@ struct ApiServer::Impl {
     HttpServer http;
     std::thread listener;
     std::atomic<bool> stopping{false};
+    std::atomic<Clock::rep> stop_time{0};
     std::atomic<workbench::Engine*> engine{nullptr};
     std::string model_name;          // set before `engine` is published, read after
     int32_t n_ctx = 0;
 
+    // Whether stop() was called more than `grace_s` + `extra_s` ago.
+    bool past_grace(double extra_s = 0) const {
+        if (!stopping) return false;
+        const auto wait = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.shutdown_grace_s + extra_s));
+        return Clock::now() >= Clock::time_point(Clock::duration(stop_time.load())) + wait;
+    }
     void install_routes();
     httplib::Server::HandlerResponse check_before_body(const httplib::Request& req, httplib::Response& res);
     void complete(Endpoint endpoint, const std::string& body, httplib::Response& res);
+    Json model_json() const {
+        return {{"id", model_name}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
+                {"owned_by", "inference-workbench"}, {"max_model_len", n_ctx}};
+    }
 };
 
 httplib::Server::HandlerResponse ApiServer::Impl::check_before_body(const httplib::Request& req, httplib::Response& res) {
     using HR = httplib::Server::HandlerResponse;
-    if (t_over_connection_limit) {
-        res.set_header("Retry-After", "1");
-        res.set_header("Connection", "close");
-        send_error(res, error_of(503,
-                                 "the server has " + std::to_string(options.max_connections) +
-                                     " connections open, its limit (--max-connections); retry shortly",
-                                 "server_error", "too_many_connections"));
+    if (auto refused = check_request_headers(req, options.access)) {
+        if (refused->http_status == 400) close_after_answer();   // its framing cannot be trusted
+        send_error(res, *refused);
         return HR::Handled;
     }
     const Route* route = find_route(req.path);
     if (!route) {
         send_error(res, error_of(404, "no such path: " + req.path + " (try /v1/chat/completions, /v1/completions, /v1/models, /health, /metrics)",
                                  "invalid_request_error", "not_found"));
+        return HR::Handled;
+    }
+    if (req.method == "OPTIONS") {   // a CORS preflight (its Origin passed the check above)
+        res.status = 204;
+        res.set_header("Allow", std::string(route->allow) + ", OPTIONS");
+        if (req.has_header("Origin")) {
+            res.set_header("Access-Control-Allow-Methods", std::string(route->allow) + ", OPTIONS");
+            res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+            res.set_header("Access-Control-Max-Age", "600");
+        }
         return HR::Handled;
     }
     if (!method_allowed(*route, req.method)) {
@@ -157,32 +234,33 @@ httplib::Server::HandlerResponse ApiServer::Impl::check_before_body(const httpli
         const bool bearer = auth.size() > prefix.size() && auth.compare(0, prefix.size(), prefix) == 0;
         if (!bearer || !same_secret(auth.substr(prefix.size()), options.api_key)) {
             res.set_header("WWW-Authenticate", "Bearer");
+            // OpenAI's type for a missing or wrong key.
             send_error(res, error_of(401, bearer ? "the API key is not valid" : "an API key is required: 'Authorization: Bearer KEY'",
-                                     "authentication_error", "invalid_api_key"));
+                                     "invalid_request_error", "invalid_api_key"));
             return HR::Handled;
         }
     }
-    if (req.method == "POST") {
-        if (req.get_header_value("Content-Type").rfind("multipart/", 0) == 0) {
-            send_error(res, error_of(415, "the body must be JSON (Content-Type: application/json)", "invalid_request_error"));
+    if (req.method == "POST" && req.has_header("Content-Length")) {
+        const std::string text = req.get_header_value("Content-Length");
+        unsigned long long length = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+            close_after_answer();
+            send_error(res, error_of(400, "the Content-Length header is not a number: '" + text + "'", "invalid_request_error"));
             return HR::Handled;
         }
-        if (req.has_header("Content-Length")) {
-            const std::string text = req.get_header_value("Content-Length");
-            unsigned long long length = 0;
-            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), length);
-            if (ec != std::errc() || end != text.data() + text.size()) {
-                res.set_header("Connection", "close");
-                send_error(res, error_of(400, "the Content-Length header is not a number: '" + text + "'", "invalid_request_error"));
-                return HR::Handled;
-            }
-            if (length > options.max_body_bytes) {   // refused before a byte of it is read
-                res.set_header("Connection", "close");
-                send_error(res, error_of(413, "the body has " + text + " bytes; at most " + std::to_string(options.max_body_bytes) +
-                                                  " are accepted", "invalid_request_error", "body_too_large"));
-                return HR::Handled;
-            }
+        if (length > options.max_body_bytes) {   // refused before a byte of it is read (and before any 100 Continue)
+            close_after_answer();
+            send_error(res, error_of(413, "the body has " + text + " bytes; at most " + std::to_string(options.max_body_bytes) +
+                                              " are accepted", "invalid_request_error", "body_too_large"));
+            return HR::Handled;
         }
+    }
+    if (stopping) {
+        close_after_answer();
+        res.set_header("Retry-After", "5");
+        send_error(res, error_of(503, "the server is shutting down", "server_error", "shutting_down"));
+        return HR::Handled;
     }
     return HR::Unhandled;
 }
@@ -193,12 +271,31 @@ void ApiServer::Impl::complete(Endpoint endpoint, const std::string& body, httpl
         res.set_header("Retry-After", "5");
         return send_error(res, error_of(503, "the model is still loading; /health answers 200 once it is ready", "server_error", "loading"));
     }
-    const CompletionContext ctx{*e, model_name, options, metrics, stopping};
+    Connection* connection = current_connection();
+    GuardedStream* stream = connection ? &connection->stream : nullptr;
+    const CompletionContext ctx{*e,
+                                model_name,
+                                options,
+                                metrics,
+                                stopping,
+                                [this] { return past_grace(); },
+                                [stream] { return stream && stream->peer_gone(); }};
     handle_completion(ctx, endpoint, body, res);
 }
 
 void ApiServer::Impl::install_routes() {
-    http.new_task_queue = [this] { return new ConnectionPool(options.max_connections, 16); };
+    http.new_task_queue = [this] { return new ConnectionPool(options.max_connections); };
+    http.limits = {options.header_timeout_s, options.body_deadline_s, options.read_timeout_s, options.write_timeout_s, options.keep_alive_s,
+                   1000, options.max_header_bytes, options.max_header_lines, 8192};
+    http.stopping = &stopping;
+    http.error_body = [this](int status) {
+        const std::string message = status == 503 && !stopping
+                                        ? "the server has " + std::to_string(options.max_connections) +
+                                              " connections open, its limit (--max-connections); retry shortly"
+                                        : status_text(status);
+        return workbench::dump_json(error_json(
+            error_of(status, message, status >= 500 ? "server_error" : "invalid_request_error", status == 503 && !stopping ? "too_many_connections" : "")));
+    };
     // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which would let a second server
     // bind the same port and silently take half the connections.
     http.set_socket_options([](socket_t sock) {
@@ -211,13 +308,34 @@ void ApiServer::Impl::install_routes() {
     http.set_keep_alive_max_count(1000);
     http.set_payload_max_length(options.max_body_bytes);
     http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) { return check_before_body(req, res); });
+    // An oversize or refused request is answered before the client sends its body, not after a 100 Continue.
+    http.set_expect_100_continue_handler([this](const httplib::Request& req, httplib::Response& res) {
+        return check_before_body(req, res) == httplib::Server::HandlerResponse::Handled ? res.status : 100;
+    });
     // Errors httplib answers itself (a malformed request line or header, a URI too long) get
-    // the same JSON error object; a body set by a handler is kept.
+    // the same JSON error object, and the status of the limit that stopped the read.
     http.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        if (Connection* c = current_connection()) {
+            res.status = status_of_abort(c->stream.abort(), res.status);
+            c->close_after = true;
+        }
         send_error(res, error_of(res.status, status_text(res.status), res.status >= 500 ? "server_error" : "invalid_request_error"));
         return httplib::Server::HandlerResponse::Handled;
     }));
+    // Last touches on every answer: one "Connection: close" where the connection ends (httplib
+    // may have added its own), and CORS headers for an allowed origin.
+    http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+        if (Connection* c = current_connection(); c && c->close_after) {
+            res.headers.erase("Connection");
+            res.headers.erase("Keep-Alive");
+            res.set_header("Connection", "close");
+        }
+        if (req.has_header("Origin") && origin_allowed(req.get_header_value("Origin"), options.access)) {
+            res.set_header("Access-Control-Allow-Origin", req.get_header_value("Origin"));
+            res.set_header("Vary", "Origin");
+        }
+    });
     http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "unknown error";
         try {
@@ -236,9 +354,15 @@ void ApiServer::Impl::install_routes() {
     });
     http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
         if (!engine.load()) return send_error(res, error_of(503, "the model is still loading", "server_error", "loading"));
-        const Json model = {{"id", model_name}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
-                            {"owned_by", "inference-workbench"}, {"max_model_len", n_ctx}};
-        res.set_content(workbench::dump_json({{"object", "list"}, {"data", Json::array({model})}}), "application/json");
+        res.set_content(workbench::dump_json({{"object", "list"}, {"data", Json::array({model_json()})}}), "application/json");
+    });
+    http.Get("/v1/models/(.+)", [this](const httplib::Request& req, httplib::Response& res) {
+        if (!engine.load()) return send_error(res, error_of(503, "the model is still loading", "server_error", "loading"));
+        const std::string id = req.matches[1];
+        if (id != model_name)
+            return send_error(res, error_of(404, "the model '" + id + "' does not exist; this server serves '" + model_name + "'",
+                                            "invalid_request_error", "model_not_found"));
+        res.set_content(workbench::dump_json(model_json()), "application/json");
     });
     http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
         res.set_content(metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
@@ -246,23 +370,25 @@ void ApiServer::Impl::install_routes() {
     for (const auto& route : {std::pair{"/v1/completions", Endpoint::completions}, std::pair{"/v1/chat/completions", Endpoint::chat_completions}}) {
         const char* path = route.first;
         const Endpoint endpoint = route.second;   // a plain variable: lambdas capture it (not a structured binding)
-        // A body (Content-Length or chunked): read under the size and time limits.
+        // A body (Content-Length or chunked): read under the size limit; the connection holds
+        // the deadline.
         http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
             std::string body;
-            bool too_big = false, too_slow = false;
-            const auto deadline = Clock::now() + std::chrono::seconds(options.body_deadline_s);
+            bool too_big = false;
             const bool read = reader([&](const char* data, size_t n) {
                 if (body.size() + n > options.max_body_bytes) return !(too_big = true);
-                if (Clock::now() > deadline) return !(too_slow = true);
                 body.append(data, n);
                 return true;
             });
-            if (too_big || too_slow || !read) {
-                res.set_header("Connection", "close");
+            Connection* connection = current_connection();
+            const ReadAbort abort = connection ? connection->stream.abort() : ReadAbort::none;
+            if (connection) connection->stream.body_read();
+            if (too_big || !read) {
+                close_after_answer();
                 if (too_big)
                     return send_error(res, error_of(413, "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes",
                                                     "invalid_request_error", "body_too_large"));
-                if (too_slow)
+                if (abort == ReadAbort::body_deadline)
                     return send_error(res, error_of(408, "the body did not arrive within " + std::to_string(options.body_deadline_s) + " s",
                                                     "invalid_request_error", "timeout"));
                 if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
@@ -272,7 +398,10 @@ void ApiServer::Impl::install_routes() {
             complete(endpoint, body, res);
         });
         // No body at all.
-        http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res) { complete(endpoint, req.body, res); });
+        http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res) {
+            if (Connection* c = current_connection()) c->stream.body_read();
+            complete(endpoint, req.body, res);
+        });
     }
 }
 
@@ -309,7 +438,13 @@ void ApiServer::serve(workbench::Engine& engine, const std::string& model_name, 
     s.metrics.record_step(engine.step(), engine.loop_counters());   // the pool's size before any request
     s.engine.store(&engine);
     if (on_ready) on_ready();
-    while (!s.stopping) {
+    for (;;) {
+        if (s.stopping) {
+            // Running requests finish within the grace period; past it their handlers cancel
+            // them, and the steps after that free them. A bound in case a handler never returns.
+            if (!engine.has_requests()) break;
+            if (s.past_grace(10)) break;
+        }
         if (!engine.has_requests()) {
             engine.wait_for_requests(std::chrono::milliseconds(100));
             if (!engine.has_requests()) continue;
@@ -322,8 +457,10 @@ void ApiServer::serve(workbench::Engine& engine, const std::string& model_name, 
 }
 
 void ApiServer::stop() {
+    Clock::rep unset = 0;   // the time first, so past_grace() never reads it unset
+    impl_->stop_time.compare_exchange_strong(unset, Clock::now().time_since_epoch().count());
     if (impl_->stopping.exchange(true)) return;
-    impl_->http.stop();
+    impl_->http.stop_accepting();
 }
 
 bool ApiServer::stopping() const { return impl_->stopping; }

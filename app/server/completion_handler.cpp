@@ -1,13 +1,16 @@
 // From a checked body to tokens (the model's chat template for messages), the context limits,
 // one submit to the step loop, and the answer: whole, or chunk by chunk as the loop's events
-// arrive. A stream whose write fails (the client went away) cancels its request, which frees
-// its sequences' KV at the loop's next step.
+// arrive. A client that goes away (a stream's write fails, a whole answer's socket closes)
+// cancels its request, which frees its sequences' KV at the loop's next step. On shutdown,
+// requests run on through the grace period, then are cancelled and told so.
 #include "completion_handler.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <memory>
+#include <numeric>
 
 #include "openai_response.h"
 #include "request_channel.h"
@@ -50,7 +53,8 @@ ApiError shutting_down() {
     ApiError e;
     e.http_status = 503;
     e.type = "server_error";
-    e.message = "the server is shutting down";
+    e.message = "the server is shutting down; the request was cancelled after the grace period (--shutdown-grace)";
+    e.code = "shutting_down";
     return e;
 }
 
@@ -60,7 +64,7 @@ std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const Comp
     std::vector<workbench::TokenId> tokens;
     const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
     if (r.endpoint == Endpoint::chat_completions) {
-        tokens = ctx.engine.tokenize(ctx.engine.render_chat(r.messages, true), true, true);
+        tokens = ctx.engine.tokenize_chat(r.messages, true, ctx.options.special_tokens_in_content);
     } else if (r.prompt_tokens) {
         tokens = *r.prompt_tokens;
         for (size_t i = 0; i < tokens.size(); ++i)
@@ -71,6 +75,10 @@ std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const Comp
         tokens = ctx.engine.tokenize(r.prompt_text, true, true);
     }
     if (tokens.empty()) return bad(param, std::string("'") + param + "' gives no tokens");
+    for (const workbench::LogitBias& b : r.sampling.logit_bias)
+        if (b.token >= info.n_vocab)
+            return bad("logit_bias", "'logit_bias' names token id " + std::to_string(b.token) + "; the model's vocabulary has " +
+                                         std::to_string(info.n_vocab) + " tokens");
     const int64_t n_prompt = static_cast<int64_t>(tokens.size());
     if (n_prompt >= info.n_ctx)
         return bad(param,
@@ -100,14 +108,55 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     if (r.draft) spec.kind = *r.draft;
     if (r.draft_max) spec.draft_max = *r.draft_max;
     if (r.draft_ngram) spec.ngram = *r.draft_ngram;
-    out.n_samples = r.n;
-    out.top_logprobs = r.logprobs ? r.top_logprobs : -1;
+    out.n_samples = r.best_of;
+    // best_of ranks its completions by their tokens' logprobs, so it asks for them.
+    out.top_logprobs = r.logprobs ? r.top_logprobs : r.best_of > r.n ? 0 : -1;
+    out.prompt_logits = r.echo && r.logprobs;
     return out;
 }
 
+// The logprob of each prompt token under the rows before it (echo with logprobs), computed on the
+// engine's thread as the prompt's rows arrive; the first token, which nothing predicts, has none.
+struct PromptScorer {
+    std::vector<workbench::TokenId> prompt;
+    int32_t top = 0;
+    size_t rows_seen = 0;
+
+    void score(std::span<const float> logits, workbench::Engine& engine, RequestChannel& channel) {
+        const size_t n_vocab = static_cast<size_t>(engine.model_info().n_vocab);
+        if (rows_seen == 0 && !prompt.empty()) {
+            ChannelEvent first;
+            first.kind = ChannelEvent::Kind::prompt_token;
+            first.logprob = TokenLogprobText{engine.token_text(prompt[0]), 0};
+            first.no_logprob = true;
+            channel.push(std::move(first));
+        }
+        for (size_t row = 0; row * n_vocab < logits.size(); ++row, ++rows_seen) {
+            if (rows_seen + 1 >= prompt.size()) continue;   // the last row predicts the output
+            const std::span<const float> x = logits.subspan(row * n_vocab, n_vocab);
+            const float peak = *std::max_element(x.begin(), x.end());
+            double sum = 0;
+            for (float v : x) sum += std::exp(static_cast<double>(v - peak));
+            const float log_z = peak + static_cast<float>(std::log(sum));
+            const workbench::TokenId next = prompt[rows_seen + 1];
+            ChannelEvent ev;
+            ev.kind = ChannelEvent::Kind::prompt_token;
+            ev.logprob = TokenLogprobText{engine.token_text(next), x[static_cast<size_t>(next)] - log_z};
+            std::vector<workbench::TokenId> ids(n_vocab);
+            std::iota(ids.begin(), ids.end(), 0);
+            const size_t k = std::min(n_vocab, static_cast<size_t>(top));
+            std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
+                              [&](workbench::TokenId a, workbench::TokenId b) { return x[static_cast<size_t>(a)] > x[static_cast<size_t>(b)]; });
+            for (size_t i = 0; i < k; ++i) ev.top_logprobs.push_back({engine.token_text(ids[i]), x[static_cast<size_t>(ids[i])] - log_z});
+            channel.push(std::move(ev));
+        }
+    }
+};
+
 // The loop's events → the channel, on the engine's thread.
-workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> channel, workbench::Engine& engine, ServerMetrics& metrics) {
-    return [channel, &engine, &metrics](const workbench::RequestEvent& ev) {
+workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> channel, workbench::Engine& engine, ServerMetrics& metrics,
+                                               std::shared_ptr<PromptScorer> scorer) {
+    return [channel, &engine, &metrics, scorer](const workbench::RequestEvent& ev) {
         ChannelEvent out;
         out.sample = ev.sample;
         switch (ev.kind) {
@@ -131,21 +180,45 @@ workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> c
                 out.status = ev.status;
                 break;
             case workbench::RequestEvent::Kind::prompt_logits:
+                if (scorer) scorer->score(ev.logits, engine, *channel);
+                return;
             case workbench::RequestEvent::Kind::step: return;
         }
         channel->push(std::move(out));
     };
 }
 
+// The n of best_of choices whose tokens have the highest mean logprob (OpenAI's rule), in
+// their original order.
+std::vector<ChoiceState> best_choices(std::vector<ChoiceState> all, int32_t n) {
+    auto mean = [](const ChoiceState& c) {
+        double sum = 0;
+        int32_t count = 0;
+        for (const ChannelEvent& t : c.tokens)
+            if (t.kind == ChannelEvent::Kind::token && t.logprob) sum += t.logprob->logprob, ++count;
+        return count ? sum / count : -INFINITY;
+    };
+    std::vector<size_t> order(all.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mean(all[a]) > mean(all[b]); });
+    order.resize(static_cast<size_t>(n));
+    std::sort(order.begin(), order.end());
+    std::vector<ChoiceState> out;
+    for (size_t i : order) out.push_back(std::move(all[i]));
+    return out;
+}
+
 void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const ResponseHeader& header, int32_t n_prompt,
-                  workbench::RequestHandle handle, RequestChannel& channel, httplib::Response& res) {
-    std::vector<ChoiceState> choices(static_cast<size_t>(r.n));
+                  const std::string& echo_text, workbench::RequestHandle handle, RequestChannel& channel, httplib::Response& res) {
+    std::vector<ChoiceState> choices(static_cast<size_t>(r.best_of));
+    std::vector<ChannelEvent> prompt_tokens;   // echo with logprobs
     std::optional<ApiError> failure;
     for (;;) {
         const bool ended = channel.all_ended();   // before take: the events taken then include the last
         for (ChannelEvent& ev : channel.take(std::chrono::milliseconds(ended ? 0 : 200))) {
             ChoiceState& c = choices[static_cast<size_t>(ev.sample)];
             switch (ev.kind) {
+                case ChannelEvent::Kind::prompt_token: prompt_tokens.push_back(std::move(ev)); break;
                 case ChannelEvent::Kind::token:
                     if (ev.logprob) c.tokens.push_back(std::move(ev));
                     break;
@@ -160,13 +233,25 @@ void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const Respo
             }
         }
         if (ended) break;
-        if (ctx.stopping) {
+        if (ctx.client_gone()) {   // nobody to answer: stop spending steps on it
+            ctx.engine.cancel(handle);
+            return send_error(res, engine_error(workbench::error(StatusCode::cancelled, "the client closed the connection")));
+        }
+        if (ctx.past_grace()) {
             ctx.engine.cancel(handle);
             return send_error(res, shutting_down());
         }
     }
     if (failure) return send_error(res, *failure);
-    res.set_content(workbench::dump_json(completion_json(header, choices, r.logprobs, n_prompt)), "application/json");
+    int32_t n_generated = 0;
+    for (const ChoiceState& c : choices) n_generated += c.n_output_tokens;
+    if (r.best_of > r.n) choices = best_choices(std::move(choices), r.n);
+    if (r.echo)
+        for (ChoiceState& c : choices) {
+            c.text = echo_text + c.text;
+            c.tokens.insert(c.tokens.begin(), prompt_tokens.begin(), prompt_tokens.end());
+        }
+    res.set_content(workbench::dump_json(completion_json(header, choices, r.logprobs, n_prompt, n_generated)), "application/json");
 }
 
 // A stream's state between the provider's calls (HTTP thread) and its release.
@@ -178,7 +263,9 @@ struct StreamState {
     std::shared_ptr<RequestChannel> channel;
     workbench::Engine* engine = nullptr;
     const std::atomic<bool>* stopping = nullptr;
+    std::function<bool()> past_grace;
     int heartbeat_ms = 2000;
+    std::string echo_text;             // sent as each choice's first text
     std::vector<size_t> streamed;      // bytes of text sent per choice
     std::vector<bool> role_sent, ended;
     int32_t n_completion = 0;
@@ -198,7 +285,11 @@ std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
     };
     for (ChannelEvent& ev : events) {
         const size_t i = static_cast<size_t>(ev.sample);
-        if (st.ended[i]) continue;
+        if (st.ended[i] || ev.kind == ChannelEvent::Kind::prompt_token) continue;
+        if (!st.echo_text.empty() && !st.role_sent[i]) {
+            out += sse(chunk_json(st.header, ev.sample, &st.echo_text, false, nullptr, "", usage_null));
+            st.role_sent[i] = true;
+        }
         if (ev.kind == ChannelEvent::Kind::token) {
             const Json logprobs = logprobs_json(st.header.endpoint, {&ev}, st.request.logprobs, st.streamed[i]);
             send_text(ev.sample, ev.text, logprobs);
@@ -222,17 +313,19 @@ std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
     return out;
 }
 
-void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader header, int32_t n_prompt, workbench::RequestHandle handle,
-                   std::shared_ptr<RequestChannel> channel, httplib::Response& res) {
+void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader header, int32_t n_prompt, std::string echo_text,
+                   workbench::RequestHandle handle, std::shared_ptr<RequestChannel> channel, httplib::Response& res) {
     auto st = std::make_shared<StreamState>();
     const size_t n = static_cast<size_t>(r.n);
     st->request = std::move(r);
     st->header = std::move(header);
     st->n_prompt = n_prompt;
+    st->echo_text = std::move(echo_text);
     st->handle = handle;
     st->channel = std::move(channel);
     st->engine = &ctx.engine;
     st->stopping = &ctx.stopping;
+    st->past_grace = ctx.past_grace;
     st->heartbeat_ms = ctx.options.heartbeat_ms;
     st->streamed.assign(n, 0);
     st->role_sent.assign(n, false);
@@ -246,15 +339,24 @@ void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader he
                 sink.done();
                 return true;
             }
-            std::vector<ChannelEvent> events = st->channel->take(std::chrono::milliseconds(st->heartbeat_ms));
+            if (st->past_grace()) {
+                // Shutting down: every choice still open ends with an error that says so, then
+                // [DONE] and the chunked body's end.
+                st->engine->cancel(st->handle);
+                std::string out;
+                for (size_t i = 0; i < st->ended.size(); ++i)
+                    if (!st->ended[i]) out += sse(error_json(shutting_down()));
+                out += "data: [DONE]\n\n";
+                st->finished = true;
+                sink.write(out.data(), out.size());
+                sink.done();
+                return true;
+            }
+            // While stopping, wake often enough to notice the end of the grace period.
+            const int wait_ms = *st->stopping ? 100 : st->heartbeat_ms;
+            std::vector<ChannelEvent> events = st->channel->take(std::chrono::milliseconds(wait_ms));
             if (events.empty()) {
-                if (*st->stopping) {
-                    const std::string out = sse(error_json(shutting_down())) + "data: [DONE]\n\n";
-                    sink.write(out.data(), out.size());
-                    st->finished = true;
-                    sink.done();
-                    return true;
-                }
+                if (*st->stopping) return true;
                 static const std::string kHeartbeat = ": keep-alive\n\n";
                 return sink.write(kHeartbeat.data(), kHeartbeat.size());
             }
@@ -288,16 +390,26 @@ void handle_completion(const CompletionContext& ctx, Endpoint endpoint, const st
     auto tokens = prompt_tokens(ctx, r);
     if (auto* e = std::get_if<ApiError>(&tokens)) return send_error(res, *e);
     const int32_t n_prompt = static_cast<int32_t>(std::get<0>(tokens).size());
+    // Echo: the prompt as the client sent it (ids: as the tokenizer spells them).
+    std::string echo_text;
+    if (r.echo) echo_text = r.prompt_tokens ? ctx.engine.detokenize(*r.prompt_tokens, true) : r.prompt_text;
+    std::shared_ptr<PromptScorer> scorer;
+    if (r.echo && r.logprobs) scorer = std::make_shared<PromptScorer>(PromptScorer{std::get<0>(tokens), r.top_logprobs, 0});
     std::optional<ApiError> limit;
     workbench::EngineRequest request = engine_request(ctx, r, std::move(std::get<0>(tokens)), limit);
     if (limit) return send_error(res, *limit);
-    if (ctx.stopping) return send_error(res, shutting_down());
+    if (ctx.stopping) {
+        ApiError e = shutting_down();
+        e.message = "the server is shutting down and takes no new requests";
+        return send_error(res, e);
+    }
 
     ResponseHeader header{new_response_id(endpoint), static_cast<int64_t>(std::time(nullptr)), ctx.model_name, endpoint};
-    auto channel = std::make_shared<RequestChannel>(r.n);
-    const workbench::RequestHandle handle = ctx.engine.submit(std::move(request), forward_events(channel, ctx.engine, ctx.metrics));
-    if (r.stream) return answer_stream(ctx, std::move(r), std::move(header), n_prompt, handle, std::move(channel), res);
-    answer_whole(ctx, r, header, n_prompt, handle, *channel, res);
+    auto channel = std::make_shared<RequestChannel>(r.best_of);
+    const workbench::RequestHandle handle =
+        ctx.engine.submit(std::move(request), forward_events(channel, ctx.engine, ctx.metrics, std::move(scorer)));
+    if (r.stream) return answer_stream(ctx, std::move(r), std::move(header), n_prompt, std::move(echo_text), handle, std::move(channel), res);
+    answer_whole(ctx, r, header, n_prompt, echo_text, handle, *channel, res);
 }
 
 }  // namespace wbserver

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include <httplib.h>
@@ -18,6 +19,8 @@ struct CompletionContext {
     const ServeOptions& options;
     ServerMetrics& metrics;
     const std::atomic<bool>& stopping;
+    std::function<bool()> past_grace;    // stopping, and the grace period is over: cancel and say so
+    std::function<bool()> client_gone;   // the client closed its connection: cancel quietly
 };
 
 void send_error(httplib::Response& res, const ApiError& error);

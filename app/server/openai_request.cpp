@@ -2,6 +2,8 @@
 // and what it must be; a field's type and range are checked before its value is used.
 #include "openai_request.h"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -100,9 +102,11 @@ std::optional<ApiError> read_messages(const Json& body, const RequestLimits& lim
         if (!m.is_object()) return bad(where, "'" + where + "' must be an object {\"role\", \"content\"}");
         const Json* role = field(m, "role");
         if (!role || !role->is_string()) return bad(where + ".role", "'" + where + ".role' must be a string");
-        const std::string r = role->get<std::string>();
+        std::string r = role->get<std::string>();
+        if (r == "developer") r = "system";   // OpenAI's newer name for the system role
         if (r != "system" && r != "user" && r != "assistant")
-            return bad(where + ".role", "'" + where + ".role' must be \"system\", \"user\" or \"assistant\" (got \"" + r + "\")");
+            return bad(where + ".role",
+                       "'" + where + ".role' must be \"system\", \"developer\", \"user\" or \"assistant\" (got \"" + r + "\")");
         const Json* content = field(m, "content");
         if (!content) return bad(where + ".content", "'" + where + ".content' is required");
         workbench::ChatMessage message{r, {}};
@@ -190,6 +194,18 @@ std::optional<ApiError> read_sampling(const Json& body, ApiRequest& out) {
     if (auto e = read_number(body, "presence_penalty", -2, 2, s.presence_penalty)) return e;
     if (auto e = read_number(body, "frequency_penalty", -2, 2, s.frequency_penalty)) return e;
     if (auto e = read_number(body, "repetition_penalty", 0.01, 100, s.repeat_penalty)) return e;   // vLLM's extra field
+    if (const Json* bias = field(body, "logit_bias")) {
+        if (!bias->is_object()) return bad("logit_bias", "'logit_bias' must be an object mapping token ids (as strings) to numbers from -100 to 100");
+        for (const auto& [key, value] : bias->items()) {
+            int64_t id = -1;
+            const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+            if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id > std::numeric_limits<int32_t>::max())
+                return bad("logit_bias", "'logit_bias' key '" + key + "' is not a token id");
+            if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100))
+                return bad("logit_bias", "'logit_bias[\"" + key + "\"]' must be a number from -100 to 100");
+            s.logit_bias.push_back({static_cast<workbench::TokenId>(id), value.get<float>()});
+        }
+    }
     if (const Json* seed = field(body, "seed")) {
         if (!whole(*seed) || seed->get<double>() < -9.2233720368547758e18 || seed->get<double>() >= 1.8446744073709552e19)
             return bad("seed", "'seed' must be a whole number that fits 64 bits");
@@ -217,6 +233,44 @@ std::optional<ApiError> read_speculative(const Json& body, ApiRequest& out) {
     return std::nullopt;
 }
 
+// Fields of OpenAI's API that change what the answer must be, and that this server does not do:
+// refused by name rather than silently ignored.
+std::optional<ApiError> refuse_unimplemented(const Json& body, Endpoint endpoint) {
+    auto refuse = [](const char* key, const std::string& why) { return bad(key, std::string("'") + key + "' is not supported: " + why); };
+    if (endpoint == Endpoint::completions) {
+        if (const Json* suffix = field(body, "suffix"); suffix && !(suffix->is_string() && suffix->get<std::string>().empty()))
+            return refuse("suffix", "fill-in-the-middle needs a model and template trained for it");
+    }
+    if (const Json* tools = field(body, "tools"); tools && !(tools->is_array() && tools->empty()))
+        return refuse("tools", "this server does not render tool definitions into the prompt yet");
+    if (const Json* choice = field(body, "tool_choice"); choice && !(choice->is_string() && choice->get<std::string>() == "none"))
+        return refuse("tool_choice", "this server does not call tools yet");
+    for (const char* key : {"functions", "function_call", "audio", "prediction", "web_search_options"})
+        if (field(body, key)) return refuse(key, "this server does not implement it");
+    if (const Json* format = field(body, "response_format")) {
+        const Json* type = format->is_object() ? field(*format, "type") : nullptr;
+        if (!(type && type->is_string() && type->get<std::string>() == "text"))
+            return refuse("response_format", "structured output (json_object, json_schema) is not implemented yet; only {\"type\": \"text\"}");
+    }
+    if (const Json* modalities = field(body, "modalities"))
+        if (!modalities->is_array() || std::any_of(modalities->begin(), modalities->end(), [](const Json& m) { return m != "text"; }))
+            return refuse("modalities", "this model reads and writes text only");
+    return std::nullopt;
+}
+
+std::optional<ApiError> read_echo_and_best_of(const Json& body, const RequestLimits& limits, ApiRequest& out) {
+    out.best_of = out.n;
+    if (out.endpoint != Endpoint::completions) return std::nullopt;   // chat has neither
+    if (auto e = read_bool(body, "echo", out.echo)) return e;
+    std::optional<int64_t> best_of;
+    if (auto e = read_int(body, "best_of", 1, limits.max_n, best_of)) return e;
+    out.best_of = static_cast<int32_t>(best_of.value_or(out.n));
+    if (out.best_of < out.n) return bad("best_of", "'best_of' (" + std::to_string(out.best_of) + ") must be at least 'n' (" + std::to_string(out.n) + ")");
+    if (out.best_of > out.n && out.stream) return bad("best_of", "'best_of' above 'n' cannot be streamed: the best are known only at the end");
+    if (out.echo && out.logprobs && out.stream) return bad("echo", "'echo' with 'logprobs' is answered whole: set 'stream' to false");
+    return std::nullopt;
+}
+
 }  // namespace
 
 workbench::Json error_json(const ApiError& error) {
@@ -234,6 +288,7 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
     if (!body.is_object()) return bad("", "the body must be a JSON object");
     ApiRequest out;
     out.endpoint = endpoint;
+    if (auto e = refuse_unimplemented(body, endpoint)) return *e;
     if (const Json* model = field(body, "model")) {
         if (!model->is_string()) return bad("model", "'model' must be a string");
         out.model = model->get<std::string>();
@@ -241,7 +296,8 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
     if (auto e = endpoint == Endpoint::chat_completions ? read_messages(body, limits, out) : read_prompt(body, limits, out)) return *e;
     // max_completion_tokens is the newer name of max_tokens; given both, they must agree.
     std::optional<int64_t> max_tokens, max_completion_tokens;
-    if (auto e = read_int(body, "max_tokens", 1, std::numeric_limits<int32_t>::max(), max_tokens)) return *e;
+    // 0 is allowed here for echo (scoring a prompt); checked against echo below.
+    if (auto e = read_int(body, "max_tokens", 0, std::numeric_limits<int32_t>::max(), max_tokens)) return *e;
     if (auto e = read_int(body, "max_completion_tokens", 1, std::numeric_limits<int32_t>::max(), max_completion_tokens)) return *e;
     if (max_tokens && max_completion_tokens && *max_tokens != *max_completion_tokens)
         return bad("max_completion_tokens", "'max_tokens' and 'max_completion_tokens' differ; give one");
@@ -262,6 +318,9 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
         if (usage && !usage->is_boolean()) return bad("stream_options.include_usage", "'stream_options.include_usage' must be true or false");
         out.include_usage = usage && usage->get<bool>();
     }
+    if (auto e = read_echo_and_best_of(body, limits, out)) return *e;
+    if (out.max_tokens == 0 && !out.echo)
+        return bad("max_tokens", "'max_tokens' must be from 1 (0 only with 'echo': true, to score the prompt)");
     return out;
 }
 

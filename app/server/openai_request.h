@@ -59,9 +59,16 @@ struct ApiRequest {
     // "draft_max": N, "ngram": N}; what is absent stays the server's default (serve --draft...).
     std::optional<workbench::DraftKind> draft;
     std::optional<int32_t> draft_max, draft_ngram;
+    // Completions only: the prompt's text (and, with logprobs, its tokens' logprobs) before the
+    // output; best_of completions generated, the n with the highest mean logprob returned.
+    bool echo = false;
+    int32_t best_of = 1;
 };
 
-// Reads and checks a request body. Unknown fields are ignored; null counts as absent.
+// Reads and checks a request body. Unknown fields are ignored, but a known one that would change
+// the answer and is not implemented ("suffix", "tools", "response_format" beyond text, ...) is
+// refused naming it; null counts as absent. logit_bias ids are checked against the vocabulary
+// later, with the model.
 std::variant<ApiRequest, ApiError> parse_api_request(std::string_view body, Endpoint endpoint,
                                                      const RequestLimits& limits = {});
 

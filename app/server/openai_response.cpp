@@ -67,17 +67,17 @@ Json logprobs_json(Endpoint endpoint, const std::vector<const ChannelEvent*>& to
     for (const ChannelEvent* t : tokens) {
         if (!t->logprob) continue;
         out["tokens"].push_back(t->logprob->token);
-        out["token_logprobs"].push_back(logprob_value(t->logprob->logprob));
+        out["token_logprobs"].push_back(t->no_logprob ? Json(nullptr) : logprob_value(t->logprob->logprob));
         Json top = Json::object();
         for (const auto& alt : t->top_logprobs) top[alt.token] = logprob_value(alt.logprob);
-        out["top_logprobs"].push_back(top);
+        out["top_logprobs"].push_back(t->no_logprob ? Json(nullptr) : top);
         out["text_offset"].push_back(offset);
         offset += t->logprob->token.size();
     }
     return out;
 }
 
-Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& choices, bool logprobs, int32_t n_prompt) {
+Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& choices, bool logprobs, int32_t n_prompt, int32_t n_completion_all) {
     const bool chat = h.endpoint == Endpoint::chat_completions;
     Json out = {{"id", h.id}, {"object", chat ? "chat.completion" : "text_completion"}, {"created", h.created}, {"model", h.model}};
     Json list = Json::array();
@@ -95,7 +95,7 @@ Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& ch
         n_completion += c.n_output_tokens;
     }
     out["choices"] = std::move(list);
-    out["usage"] = usage_json(n_prompt, n_completion);
+    out["usage"] = usage_json(n_prompt, n_completion_all >= 0 ? n_completion_all : n_completion);
     return out;
 }
 

@@ -23,7 +23,7 @@ struct ResponseHeader {
 // One choice as it accumulates (non-streamed responses).
 struct ChoiceState {
     std::string text;
-    std::vector<ChannelEvent> tokens;    // token events carrying log-probabilities
+    std::vector<ChannelEvent> tokens;    // token events carrying log-probabilities (echo: the prompt's first)
     std::string finish_reason;           // empty while running
     int32_t n_output_tokens = 0;
 };
@@ -34,7 +34,9 @@ std::string new_response_id(Endpoint endpoint);
 workbench::Json usage_json(int32_t n_prompt, int32_t n_completion);
 // A choice's "logprobs" for these token events (null when none were asked).
 workbench::Json logprobs_json(Endpoint endpoint, const std::vector<const ChannelEvent*>& tokens, bool asked, size_t text_offset);
-workbench::Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& choices, bool logprobs, int32_t n_prompt);
+// `n_completion_all` ≥ 0: the tokens generated for every choice, also those best_of left out.
+workbench::Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& choices, bool logprobs, int32_t n_prompt,
+                                int32_t n_completion_all = -1);
 // One stream chunk for choice `index`: a text delta (chat: with the role on the first), or the
 // finish reason. `usage_null` adds "usage": null (OpenAI does when usage was asked for).
 workbench::Json chunk_json(const ResponseHeader& h, int32_t index, const std::string* delta_text, bool with_role,

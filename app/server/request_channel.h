@@ -21,11 +21,13 @@ struct TokenLogprobText {
 };
 
 struct ChannelEvent {
-    enum class Kind { token, finished, failed } kind = Kind::token;
+    // prompt_token: one of the prompt's tokens with its logprob (echo with logprobs).
+    enum class Kind { token, prompt_token, finished, failed } kind = Kind::token;
     int32_t sample = 0;
     std::string text;                          // token: newly released text; finished: all of it
     std::optional<TokenLogprobText> logprob;   // token, when asked
     std::vector<TokenLogprobText> top_logprobs;
+    bool no_logprob = false;                   // prompt_token: the first, which nothing predicts
     workbench::StopReason stop_reason = workbench::StopReason::max_tokens;
     int32_t n_output_tokens = 0;               // finished
     workbench::Status status;                  // failed
@@ -38,7 +40,7 @@ public:
     void push(ChannelEvent event) {
         {
             std::lock_guard lock(mutex_);
-            if (event.kind != ChannelEvent::Kind::token) --n_open_;
+            if (event.kind == ChannelEvent::Kind::finished || event.kind == ChannelEvent::Kind::failed) --n_open_;
             events_.push_back(std::move(event));
         }
         ready_.notify_all();

@@ -20,6 +20,13 @@ std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool a
     return impl_->chat_template.render(messages, add_generation_prompt);
 }
 
+std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                           bool special_in_content) const {
+    std::vector<TextRange> content;
+    const std::string text = impl_->chat_template.render(messages, add_generation_prompt, special_in_content ? nullptr : &content);
+    return impl_->tokenizer->encode(text, true, true, content);
+}
+
 std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
 
 void Engine::reset() {

@@ -181,16 +181,45 @@ ChatTemplate ChatTemplate::detect(std::string_view source, std::string bos_text,
     return t;
 }
 
-std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
-    std::string out;
+namespace {
+
+// The prompt being written, and where the messages' own text sits in it.
+struct RenderedChat {
+    std::string text;
+    std::vector<TextRange>* content = nullptr;
+
+    void add(std::string_view s) { text += s; }
+    void add_content(std::string_view s) {
+        if (content && !s.empty()) content->push_back({text.size(), text.size() + s.size()});
+        text += s;
+    }
+    // `whole` (already stripped), in which [offset, offset + length) is a message's text.
+    void add_with_content(const std::string& whole, std::initializer_list<std::pair<size_t, size_t>> parts) {
+        for (const auto& [offset, length] : parts)
+            if (content && offset < whole.size() && length > 0)
+                content->push_back({text.size() + offset, text.size() + std::min(whole.size(), offset + length)});
+        text += whole;
+    }
+};
+
+}  // namespace
+
+std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 std::vector<TextRange>* content_ranges) const {
+    RenderedChat out{{}, content_ranges};
+    if (content_ranges) content_ranges->clear();
     switch (family_) {
         case ChatTemplateFamily::chatml: {
             // The default system turn is written inside the loop on its first pass, so an empty
             // conversation gets none.
             if (!messages.empty() && !default_system_.empty() && messages.front().role != "system")
-                out += "<|im_start|>system\n" + default_system_ + "<|im_end|>\n";
-            for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-            if (add_generation_prompt) out += "<|im_start|>assistant\n";
+                out.add("<|im_start|>system\n" + default_system_ + "<|im_end|>\n");
+            for (const ChatMessage& m : messages) {
+                out.add("<|im_start|>" + m.role + "\n");
+                out.add_content(m.content);
+                out.add("<|im_end|>\n");
+            }
+            if (add_generation_prompt) out.add("<|im_start|>assistant\n");
             break;
         }
         case ChatTemplateFamily::llama3: {
@@ -200,30 +229,36 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
                 // user's system message (trimmed) goes at its end.
                 const bool has_system = starts_with_system(messages);
                 first = has_system ? 1 : 0;
-                out += bos_text_ + "<|start_header_id|>system<|end_header_id|>\n\n";
-                out += "Cutting Knowledge Date: December 2023\nToday Date: " + knowledge_date_ + "\n\n";
-                out += (has_system ? python_strip(messages.front().content) : std::string()) + "<|eot_id|>";
+                out.add(bos_text_ + "<|start_header_id|>system<|end_header_id|>\n\n");
+                out.add("Cutting Knowledge Date: December 2023\nToday Date: " + knowledge_date_ + "\n\n");
+                if (has_system) out.add_content(python_strip(messages.front().content));
+                out.add("<|eot_id|>");
             }
             for (size_t i = first; i < messages.size(); ++i) {
-                if (i == 0 && knowledge_date_.empty()) out += bos_text_;  // 3.0: BOS opens the first turn
-                out += "<|start_header_id|>" + messages[i].role + "<|end_header_id|>\n\n" +
-                       python_strip(messages[i].content) + "<|eot_id|>";
+                if (i == 0 && knowledge_date_.empty()) out.add(bos_text_);  // 3.0: BOS opens the first turn
+                out.add("<|start_header_id|>" + messages[i].role + "<|end_header_id|>\n\n");
+                out.add_content(python_strip(messages[i].content));
+                out.add("<|eot_id|>");
             }
-            if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+            if (add_generation_prompt) out.add("<|start_header_id|>assistant<|end_header_id|>\n\n");
             break;
         }
         case ChatTemplateFamily::gemma: {
             // Gemma 3 folds the system prompt (untrimmed) into the first turn; the turns' own
             // text is trimmed. The assistant is called "model".
-            out += bos_text_;
+            out.add(bos_text_);
             const size_t first = starts_with_system(messages) ? 1 : 0;
-            const std::string prefix = first == 1 ? messages.front().content + gemma_system_separator_ : std::string();
             for (size_t i = first; i < messages.size(); ++i) {
                 const std::string role = messages[i].role == "assistant" ? std::string("model") : messages[i].role;
-                out += "<start_of_turn>" + role + "\n" + (i == first ? prefix : std::string()) +
-                       python_strip(messages[i].content) + "<end_of_turn>\n";
+                out.add("<start_of_turn>" + role + "\n");
+                if (i == first && first == 1) {
+                    out.add_content(messages.front().content);
+                    out.add(gemma_system_separator_);
+                }
+                out.add_content(python_strip(messages[i].content));
+                out.add("<end_of_turn>\n");
             }
-            if (add_generation_prompt) out += "<start_of_turn>model\n";
+            if (add_generation_prompt) out.add("<start_of_turn>model\n");
             break;
         }
         case ChatTemplateFamily::llama2: {
@@ -232,27 +267,45 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
             // " [/INST]" already hands over to the assistant.
             const bool has_system = starts_with_system(messages);
             for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i) {
-                std::string content = messages[i].content;
-                if (has_system && i == 1) content = "<<SYS>>\n" + messages.front().content + "\n<</SYS>>\n\n" + content;
-                if (messages[i].role == "user")
-                    out += bos_text_ + "[INST] " + python_strip(content) + " [/INST]";
-                else if (messages[i].role == "assistant")
-                    out += " " + python_strip(content) + " " + eos_text_;
+                const std::string& content = messages[i].content;
+                if (messages[i].role == "user") {
+                    out.add(bos_text_ + "[INST] ");
+                    if (has_system && i == 1) {
+                        // "<<SYS>>" opens it, so only the end can be stripped.
+                        const std::string& system = messages.front().content;
+                        const std::string head = "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
+                        out.add_with_content(python_strip(head + content), {{8, system.size()}, {head.size(), content.size()}});
+                    } else {
+                        out.add_content(python_strip(content));
+                    }
+                    out.add(" [/INST]");
+                } else if (messages[i].role == "assistant") {
+                    out.add(" ");
+                    out.add_content(python_strip(content));
+                    out.add(" " + eos_text_);
+                }
             }
             break;
         }
         case ChatTemplateFamily::mistral: {
             // v0.1: one BOS, no stripping, the answer follows " [/INST]" directly. The template
             // rejects a system role; we fold it into the first user turn instead of failing.
-            out += bos_text_;
+            out.add(bos_text_);
             const bool has_system = starts_with_system(messages);
-            std::string pending_system = has_system ? messages.front().content + "\n\n" : std::string();
+            bool system_pending = has_system;
             for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i) {
                 if (messages[i].role == "user") {
-                    out += "[INST] " + pending_system + messages[i].content + " [/INST]";
-                    pending_system.clear();
+                    out.add("[INST] ");
+                    if (system_pending) {
+                        out.add_content(messages.front().content);
+                        out.add("\n\n");
+                        system_pending = false;
+                    }
+                    out.add_content(messages[i].content);
+                    out.add(" [/INST]");
                 } else if (messages[i].role == "assistant") {
-                    out += messages[i].content + eos_text_;
+                    out.add_content(messages[i].content);
+                    out.add(eos_text_);
                 }
             }
             break;
@@ -263,13 +316,16 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
             for (const ChatMessage& m : messages) {
                 const bool system = m.role == "system" && !(m.content.empty() && phi3_skip_empty_system_);
                 const bool known = m.role == "user" || m.role == "assistant" || system;
-                if (known) out += "<|" + m.role + "|>\n" + m.content + "<|end|>\n";
+                if (!known) continue;
+                out.add("<|" + m.role + "|>\n");
+                out.add_content(m.content);
+                out.add("<|end|>\n");
             }
-            out += add_generation_prompt ? std::string("<|assistant|>\n") : eos_text_;
+            out.add(add_generation_prompt ? std::string("<|assistant|>\n") : eos_text_);
             break;
         }
     }
-    return out;
+    return std::move(out.text);
 }
 
 std::string ChatTemplate::end_of_turn() const {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/tokenizer.h"
 #include "workbench/types.h"
 
 namespace workbench {
@@ -33,8 +34,10 @@ public:
     const std::string& default_system_prompt() const { return default_system_; }
 
     // The whole conversation as the template renders it; with add_generation_prompt, ends with
-    // the assistant header so the model continues as the assistant.
-    std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+    // the assistant header so the model continues as the assistant. `content_ranges`, when
+    // given, receives where the messages' own text lies in it (the rest is the template's).
+    std::string render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                       std::vector<TextRange>* content_ranges = nullptr) const;
 
     // Text that ends an assistant turn in this family (e.g. "<|im_end|>"), for stop checks.
     std::string end_of_turn() const;

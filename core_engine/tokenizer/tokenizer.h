@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,11 @@
 #include "workbench/types.h"
 
 namespace workbench {
+
+// A byte range [begin, end) of a text.
+struct TextRange {
+    size_t begin = 0, end = 0;
+};
 
 // llama.cpp's token types (tokenizer.ggml.token_type).
 enum class TokenType : int32_t { undefined = 0, normal = 1, unknown = 2, control = 3, user_defined = 4, unused = 5, byte = 6 };
@@ -46,7 +52,13 @@ public:
     // (user-defined tokens are always matched, as in llama.cpp).
     // With add_bos, the BOS id is prepended when the vocab says so (vocab.add_bos), and likewise
     // the EOS id appended when vocab.add_eos (llama.cpp's "add_special").
-    virtual std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const = 0;
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const {
+        return encode(text, add_bos, parse_special, {});
+    }
+    // As above, but no special token is matched where it overlaps a `text_only` range (the
+    // messages' own text in a rendered chat: what a user typed stays text).
+    virtual std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special,
+                                        std::span<const TextRange> text_only) const = 0;
 
     // The bytes of one token (byte-level decoding applied; control tokens give their text only
     // when `render_special`). May be a partial UTF-8 sequence.

@@ -199,10 +199,13 @@ TokenId VocabIndex::find(std::string_view text) const {
     return it == token_to_id_.end() ? -1 : it->second;
 }
 
-std::vector<TextFragment> VocabIndex::partition(std::string_view text, bool parse_special) const {
+std::vector<TextFragment> VocabIndex::partition(std::string_view text, bool parse_special, std::span<const TextRange> text_only) const {
     std::vector<TextFragment> fragments;
     if (text.empty()) return fragments;
     fragments.push_back({-1, 0, text.size()});
+    auto in_text_only = [&](size_t begin, size_t end) {
+        return std::any_of(text_only.begin(), text_only.end(), [&](const TextRange& r) { return begin < r.end && end > r.begin; });
+    };
     std::vector<TextFragment> next;
     for (const Special& special : specials_) {
         if (!parse_special && !special.always) continue;
@@ -212,14 +215,18 @@ std::vector<TextFragment> VocabIndex::partition(std::string_view text, bool pars
                 next.push_back(fragment);
                 continue;
             }
-            size_t pos = fragment.begin;
-            while (pos < fragment.end) {
-                const std::string_view rest = text.substr(pos, fragment.end - pos);
-                const size_t hit = rest.find(special.text);
+            size_t pos = fragment.begin, from = fragment.begin;
+            while (from < fragment.end) {
+                const size_t hit = text.substr(from, fragment.end - from).find(special.text);
                 if (hit == std::string_view::npos) break;
-                if (hit > 0) next.push_back({-1, pos, pos + hit});
-                next.push_back({special.id, pos + hit, pos + hit + special.text.size()});
-                pos += hit + special.text.size();
+                const size_t begin = from + hit, end = begin + special.text.size();
+                if (in_text_only(begin, end)) {   // typed by a user: stays text
+                    from = begin + 1;
+                    continue;
+                }
+                if (begin > pos) next.push_back({-1, pos, begin});
+                next.push_back({special.id, begin, end});
+                pos = from = end;
             }
             if (pos < fragment.end) next.push_back({-1, pos, fragment.end});
         }
@@ -228,11 +235,12 @@ std::vector<TextFragment> VocabIndex::partition(std::string_view text, bool pars
     return fragments;
 }
 
-std::vector<TokenId> IndexedTokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
+std::vector<TokenId> IndexedTokenizer::encode(std::string_view text, bool add_bos, bool parse_special,
+                                              std::span<const TextRange> text_only) const {
     std::vector<TokenId> out;
     if (add_bos && vocab_.add_bos) out.push_back(vocab_.bos_id);
     bool after_special = true;
-    for (const TextFragment& fragment : index_.partition(text, parse_special)) {
+    for (const TextFragment& fragment : index_.partition(text, parse_special, text_only)) {
         if (fragment.token >= 0) {
             out.push_back(fragment.token);
             after_special = true;

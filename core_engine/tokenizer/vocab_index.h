@@ -63,8 +63,9 @@ public:
     bool valid(TokenId id) const { return id >= 0 && static_cast<size_t>(id) < attrs_.size(); }
 
     // Splits `text` at special-token texts, longest tokens first. User-defined tokens are always
-    // split out; control and unknown tokens only with `parse_special`.
-    std::vector<TextFragment> partition(std::string_view text, bool parse_special) const;
+    // split out; control and unknown tokens only with `parse_special`; none that overlaps a
+    // `text_only` range.
+    std::vector<TextFragment> partition(std::string_view text, bool parse_special, std::span<const TextRange> text_only = {}) const;
 
 private:
     std::unordered_map<std::string, TokenId, StringViewHash, std::equal_to<>> token_to_id_;
@@ -82,7 +83,8 @@ private:
 // Subclasses tokenize the raw-text fragments and turn normal tokens' text back into bytes.
 class IndexedTokenizer : public Tokenizer {
 public:
-    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const override;
+    using Tokenizer::encode;
+    std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special, std::span<const TextRange> text_only) const override;
     std::string token_to_piece(TokenId id, bool render_special) const override;
     TokenId find_token(std::string_view text) const override { return index_.find(text); }
 

@@ -45,6 +45,13 @@ Status check_engine_config(const EngineConfig& config);
 // unknown field or a wrong type or range, and the byte offset for malformed JSON.
 Result<EngineConfig> engine_config_from_json(std::string_view json);
 
+// Added to a token's logit before anything else reads the row (OpenAI's logit_bias: -100 bans
+// the token, +100 all but forces it).
+struct LogitBias {
+    TokenId token = -1;
+    float bias = 0;
+};
+
 struct SamplingParams {
     float temperature = 0.7f;        // 0: greedy
     int32_t top_k = 40;              // 0: off
@@ -55,6 +62,7 @@ struct SamplingParams {
     float presence_penalty = 0.0f;   // subtract value if present
     int32_t penalty_last_n = 64;     // window of recent tokens the penalties look at
     uint64_t seed = 0;
+    std::vector<LogitBias> logit_bias;   // ids in the vocabulary (checked by the caller)
 };
 
 // Speculative decoding: drafted tokens are verified in one batched step of the model and the

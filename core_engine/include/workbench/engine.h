@@ -129,6 +129,11 @@ public:
     std::string token_text(TokenId token) const;
     // The conversation as the model's chat template renders it.
     std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+    // The conversation rendered and tokenized (BOS as the vocabulary asks): the template's markers
+    // become control tokens, the messages' own text stays text, so a typed "<|im_start|>" cannot
+    // forge a turn; with special_in_content it is parsed like the template's (llama.cpp's way).
+    std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       bool special_in_content = false) const;
     std::string default_system_prompt() const;
 
     // Continues `prompt` (raw text, special tokens parsed). Tokens already in the KV cache from

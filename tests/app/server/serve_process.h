@@ -120,6 +120,28 @@ inline std::string receive(int fd, const std::string& stop_after = "") {
     return got;
 }
 
+// Sends `bytes` on a fresh connection and reads the answer: its head, and its body when a
+// Content-Length gives it ("" when no connection could be made).
+inline std::string round_trip(int port, const std::string& bytes, int timeout_ms = 8000) {
+    const int fd = connect_loopback(port, timeout_ms);
+    if (fd < 0) return "";
+    send_all(fd, bytes);
+    std::string got = receive(fd, "\r\n\r\n");
+    const size_t head_end = got.find("\r\n\r\n");
+    const size_t length_at = got.find("Content-Length: ");
+    if (head_end != std::string::npos && length_at != std::string::npos && length_at < head_end) {
+        const size_t want = head_end + 4 + std::stoul(got.substr(length_at + 16));
+        char buf[8192];
+        while (got.size() < want) {
+            const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            got.append(buf, static_cast<size_t>(n));
+        }
+    }
+    ::close(fd);
+    return got;
+}
+
 // The status code of a raw response ("HTTP/1.1 404 Not Found" → 404), 0 when there is none.
 inline int status_of(const std::string& response) {
     std::smatch m;

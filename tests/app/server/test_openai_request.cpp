@@ -140,6 +140,38 @@ private slots:
         row("speculative draft unknown", R"({"prompt": "x", "speculative": {"draft": "medusa"}})", false, "speculative.draft");
         row("speculative draft_max 0", R"({"prompt": "x", "speculative": {"draft": "lookup", "draft_max": 0}})", false, "speculative.draft_max");
         row("speculative ngram 99", R"({"prompt": "x", "speculative": {"draft": "lookup", "ngram": 99}})", false, "speculative.ngram");
+        row("suffix (fill-in-the-middle)", R"({"prompt": "x", "suffix": "y"})", false, "suffix");
+        row("tools", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", true, "tools");
+        row("tool_choice required", R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})", true, "tool_choice");
+        row("response_format json_object", R"({"prompt": "x", "response_format": {"type": "json_object"}})", false, "response_format");
+        row("functions", R"({"messages": [{"role": "user", "content": "x"}], "functions": []})", true, "functions");
+        row("modalities audio", R"({"messages": [{"role": "user", "content": "x"}], "modalities": ["text", "audio"]})", true, "modalities");
+        row("logit_bias key not an id", R"({"prompt": "x", "logit_bias": {"abc": 1}})", false, "logit_bias");
+        row("logit_bias value 200", R"({"prompt": "x", "logit_bias": {"5": 200}})", false, "logit_bias");
+        row("logit_bias an array", R"({"prompt": "x", "logit_bias": [1]})", false, "logit_bias");
+        row("best_of below n", R"({"prompt": "x", "n": 3, "best_of": 2})", false, "best_of");
+        row("best_of streamed", R"({"prompt": "x", "best_of": 2, "stream": true})", false, "best_of");
+        row("echo streamed with logprobs", R"({"prompt": "x", "echo": true, "logprobs": 1, "stream": true})", false, "echo");
+        row("max_tokens 0 without echo", R"({"prompt": "x", "max_tokens": 0})", false, "max_tokens");
+    }
+
+    void fields_that_change_the_answer_are_read() {
+        const ApiRequest c = accepted(R"({"prompt": "x", "n": 2, "best_of": 4, "echo": true, "max_tokens": 0, "logprobs": 1,
+            "logit_bias": {"7": -100, "12": 3.5}, "suffix": "", "tools": [], "tool_choice": "none", "response_format": {"type": "text"}})",
+                                      Endpoint::completions);
+        QCOMPARE(c.best_of, 4);
+        QVERIFY(c.echo);
+        QCOMPARE(*c.max_tokens, 0);
+        QCOMPARE(c.sampling.logit_bias.size(), size_t(2));
+        QCOMPARE(c.sampling.logit_bias[0].token, 7);
+        QCOMPARE(c.sampling.logit_bias[0].bias, -100.0f);
+        QCOMPARE(c.sampling.logit_bias[1].bias, 3.5f);
+        // best_of defaults to n, on both endpoints.
+        QCOMPARE(accepted(R"({"prompt": "x", "n": 3})", Endpoint::completions).best_of, 3);
+        const ApiRequest chat = accepted(R"({"messages": [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "x"}], "n": 3})",
+                                         Endpoint::chat_completions);
+        QCOMPARE(chat.best_of, 3);
+        QCOMPARE(chat.messages[0].role, std::string("system"));   // OpenAI's newer name for it
     }
     void hostile_bodies_are_refused_naming_the_field() {
         QFETCH(QByteArray, body);

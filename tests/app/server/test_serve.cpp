@@ -54,16 +54,8 @@ std::string in_process_greedy(workbench::Engine& engine, const std::vector<workb
     return result->completions[0].text;
 }
 
-// A raw exchange: sends `bytes`, returns what came back until the server closed or went quiet.
-std::string exchange(int port, const std::string& bytes, int timeout_ms = 5000) {
-    const int fd = wbtest::connect_loopback(port, timeout_ms);
-    if (fd < 0) return "";
-    wbtest::send_all(fd, bytes);
-    std::string got = wbtest::receive(fd, "\r\n\r\n");
-    // Read the body too when its length is given (so the server's JSON can be checked).
-    ::close(fd);
-    return got;
-}
+// A raw exchange: sends `bytes`, returns the answer (head and body).
+std::string exchange(int port, const std::string& bytes, int timeout_ms = 5000) { return wbtest::round_trip(port, bytes, timeout_ms); }
 
 }  // namespace
 
@@ -241,7 +233,7 @@ private slots:
         const int fd = wbtest::connect_loopback(server_.port);
         QVERIFY(fd >= 0);
         const std::string body = R"({"prompt": "Write a very long story about a dragon.", "max_tokens": 4000, "ignore_eos": true, "stream": true})";
-        QVERIFY(wbtest::send_all(fd, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+        QVERIFY(wbtest::send_all(fd, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
                                          std::to_string(body.size()) + "\r\n\r\n" + body));
         QVERIFY(wbtest::receive(fd, "data: ").find("data: ") != std::string::npos);
         const std::string during = get(server_, "/metrics");
@@ -265,29 +257,29 @@ private slots:
         QTest::addColumn<QByteArray>("request");
         QTest::addColumn<int>("status");
         auto post_body = [](const std::string& path, const std::string& body, const std::string& extra = "") {
-            return QByteArray::fromStdString("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+            return QByteArray::fromStdString("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra +
                                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
         };
         auto row = [](const char* name, QByteArray req, int status) { QTest::newRow(name) << req << status; };
-        row("unknown path", "GET /v2/whatever HTTP/1.1\r\nHost: x\r\n\r\n", 404);
-        row("path traversal", "GET /../../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 404);
-        row("DELETE on completions", "DELETE /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n", 405);
+        row("unknown path", "GET /v2/whatever HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404);
+        row("path traversal", "GET /../../etc/passwd HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 404);
+        row("DELETE on completions", "DELETE /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405);
         row("PUT on chat", post_body("/v1/chat/completions", "{}").replace("POST", "PUT"), 405);
         row("POST on health", post_body("/health", "{}"), 405);
-        row("GET on chat", "GET /v1/chat/completions HTTP/1.1\r\nHost: x\r\n\r\n", 405);
-        row("unknown method", "BREW /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n", 400);
+        row("GET on chat", "GET /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405);
+        row("unknown method", "BREW /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400);
         row("garbage request line", "GARBAGE\r\n\r\n", 400);
         row("binary junk", QByteArray("\x00\x01\x02\xff\xfe\r\n\r\n", 9), 400);
-        row("URI too long", QByteArray::fromStdString("GET /" + std::string(10000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n"), 414);
-        row("header too long", QByteArray::fromStdString("GET /health HTTP/1.1\r\nX-Big: " + std::string(10000, 'b') + "\r\n\r\n"), 400);
+        row("URI too long", QByteArray::fromStdString("GET /" + std::string(10000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 414);
+        row("header too long", QByteArray::fromStdString("GET /health HTTP/1.1\r\nX-Big: " + std::string(10000, 'b') + "\r\n\r\n"), 431);
         row("malformed JSON", post_body("/v1/completions", "{\"prompt\": "), 400);
         row("JSON array", post_body("/v1/completions", "[1,2]"), 400);
         row("empty body", post_body("/v1/chat/completions", ""), 400);
-        row("no body at all", "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n\r\n", 400);
+        row("no body at all", "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400);
         row("bad UTF-8", post_body("/v1/completions", "{\"prompt\": \"\xc3\x28\"}"), 400);
         row("deep nesting", post_body("/v1/completions", std::string(50000, '[') + std::string(50000, ']')), 400);
-        row("declared body too large", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n{", 413);
-        row("Content-Length not a number", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n{}", 400);
+        row("declared body too large", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999999\r\n\r\n{", 413);
+        row("Content-Length not a number", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ten\r\n\r\n{}", 400);
         row("multipart body", post_body("/v1/completions", "--b\r\n\r\n--b--", "").replace("application/json", "multipart/form-data; boundary=b"), 415);
         row("n over the limit", post_body("/v1/completions", R"({"prompt": "x", "n": 100})"), 400);
         row("max_tokens past the context", post_body("/v1/completions", R"({"prompt": "x", "max_tokens": 100000})"), 400);
@@ -296,9 +288,9 @@ private slots:
         row("prompt past the context", post_body("/v1/completions", R"({"prompt": )" + long_prompt + "]}"), 400);
         row("token id outside the vocabulary", post_body("/v1/completions", R"({"prompt": [1, 1000000000]})"), 400);
         row("wrong role", post_body("/v1/chat/completions", R"({"messages": [{"role": "wizard", "content": "x"}]})"), 400);
-        row("body shorter than declared (slow sender)", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"prompt\"", 400);
-        row("chunked body cut short", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"pro", 400);
-        row("bad chunk size", "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400);
+        row("body shorter than declared (slow sender)", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"prompt\"", 400);
+        row("chunked body cut short", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"pro", 400);
+        row("bad chunk size", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400);
         row("HTTP/1.0 without Host", "GET /health HTTP/1.0\r\n\r\n", 200);
     }
     void hostile_requests_get_their_documented_status() {
@@ -317,7 +309,7 @@ private slots:
 
     void oversize_chunked_body_is_refused_after_the_limit() {
         const int fd = wbtest::connect_loopback(server_.port);
-        std::string head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+        std::string head = "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n";
         QVERIFY(wbtest::send_all(fd, head));
         const std::string chunk(1 << 20, 'a');
         char size_line[32];
@@ -365,22 +357,28 @@ private slots:
             }
             return code;
         };
-        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 401);
-        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\nConnection: close\r\n\r\n"), 401);
-        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer s3cret-key\r\nConnection: close\r\n\r\n"), 200);
-        QCOMPARE(status("POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"), 401);
-        QCOMPARE(status("GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 200);   // open, as vLLM's is
+        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 401);
+        {   // OpenAI's error type for a missing key
+            auto cli = guarded.client();
+            auto res = cli.Get("/v1/models");
+            QVERIFY(res && res->status == 401);
+            QCOMPARE_JSON(parse(res->body)["error"]["type"], Json("invalid_request_error"));
+        }
+        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nConnection: close\r\n\r\n"), 401);
+        QCOMPARE(status("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret-key\r\nConnection: close\r\n\r\n"), 200);
+        QCOMPARE(status("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"), 401);
+        QCOMPARE(status("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"), 200);   // open, as vLLM's is
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         // Three connections held open: a fourth is told to come back later.
         std::vector<int> held;
         for (int i = 0; i < 3; ++i) held.push_back(wbtest::connect_loopback(guarded.port));
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        const std::string refused = exchange(guarded.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+        const std::string refused = exchange(guarded.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         QCOMPARE(wbtest::status_of(refused), 503);
         QVERIFY(refused.find("Retry-After: ") != std::string::npos);
         for (int fd : held) ::close(fd);
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        QCOMPARE(wbtest::status_of(exchange(guarded.port, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")), 200);
+        QCOMPARE(wbtest::status_of(exchange(guarded.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")), 200);
         QCOMPARE(guarded.stop(), 0);
     }
 

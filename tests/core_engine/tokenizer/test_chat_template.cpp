@@ -7,6 +7,9 @@
 #include <QJsonObject>
 #include <QTest>
 
+#include <algorithm>
+#include <cctype>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -97,12 +100,26 @@ void TestChatTemplate::golden() {
     for (const QJsonValue& c : cases) {
         const QString name = c["conversation"].toString();
         const bool add_generation_prompt = c["add_generation_prompt"].toBool();
-        const std::string got = tmpl.render(parse_conversation(conversations[name].toArray()), add_generation_prompt);
+        const std::vector<ChatMessage> messages = parse_conversation(conversations[name].toArray());
+        std::vector<workbench::TextRange> content;
+        const std::string got = tmpl.render(messages, add_generation_prompt, &content);
         const std::string want = utf8(c["expected"]);
-        if (got != want) {
-            const QByteArray where = name.toUtf8() + (add_generation_prompt ? " (+gen)" : " (no gen)") + ": ";
-            QFAIL((where + describe_mismatch(got, want)).constData());
+        const QByteArray where = name.toUtf8() + (add_generation_prompt ? " (+gen)" : " (no gen)") + ": ";
+        if (got != want) QFAIL((where + describe_mismatch(got, want)).constData());
+        // The content ranges (what the tokenizer keeps as text) hold the messages' own text and
+        // nothing of the template's: in order, inside the prompt, each a piece of a message (the
+        // template may strip its ends), and one for every message that is not blank.
+        size_t last_end = 0;
+        for (const workbench::TextRange& r : content) {
+            QVERIFY2(r.begin >= last_end && r.begin < r.end && r.end <= got.size(), where.constData());
+            const std::string piece = got.substr(r.begin, r.end - r.begin);
+            QVERIFY2(std::any_of(messages.begin(), messages.end(), [&](const ChatMessage& m) { return m.content.find(piece) != std::string::npos; }),
+                     (where + "not a message's text: " + QByteArray::fromStdString(piece)).constData());
+            last_end = r.end;
         }
+        const auto blank = [](const std::string& t) { return std::all_of(t.begin(), t.end(), [](unsigned char ch) { return std::isspace(ch); }); };
+        const auto n_text = std::count_if(messages.begin(), messages.end(), [&](const ChatMessage& m) { return !blank(m.content); });
+        QVERIFY2(static_cast<std::ptrdiff_t>(content.size()) >= n_text, where.constData());
     }
 }
 
