@@ -14,7 +14,7 @@ Result<GenerationResult> Engine::generate(std::string_view prompt, const Generat
 
 Result<GenerationResult> Engine::chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
                                       const TextCallback& on_text, const std::atomic<bool>* cancel, const RequestEventCallback& on_token) {
-    return generate(render_chat(messages, true), request, on_text, cancel, on_token);
+    return generate_tokens(tokenize_chat(messages, true), request, on_text, cancel, on_token);
 }
 
 Result<GenerationResult> Engine::generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,

@@ -147,7 +147,8 @@ public:
     Result<GenerationResult> generate_tokens(const std::vector<TokenId>& prompt, const GenerationRequest& request,
                                              const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
                                              const RequestEventCallback& on_token = {});
-    // Renders the conversation with the generation prompt and generates the assistant's reply.
+    // Renders the conversation with the generation prompt and generates the assistant's reply
+    // (tokenize_chat: what the messages say stays text).
     Result<GenerationResult> chat(const std::vector<ChatMessage>& messages, const GenerationRequest& request,
                                   const TextCallback& on_text = {}, const std::atomic<bool>* cancel = nullptr,
                                   const RequestEventCallback& on_token = {});
