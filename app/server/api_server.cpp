@@ -193,6 +193,7 @@ struct ApiServer::Impl {
     }
     void install_routes();
     httplib::Server::HandlerResponse check_before_body(const httplib::Request& req, httplib::Response& res);
+    httplib::Server::HandlerResponse check_headers_and_route(const httplib::Request& req, httplib::Response& res);
     void complete(Endpoint endpoint, const std::string& body, httplib::Response& res);
     Json model_json() const {
         return {{"id", model_name}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
@@ -200,7 +201,22 @@ struct ApiServer::Impl {
     }
 };
 
+// Whether the request says a body follows (which httplib reads only for POST).
+bool declares_body(const httplib::Request& req) {
+    return req.has_header("Transfer-Encoding") || (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+}
+
 httplib::Server::HandlerResponse ApiServer::Impl::check_before_body(const httplib::Request& req, httplib::Response& res) {
+    using HR = httplib::Server::HandlerResponse;
+    // A body nobody will read must not be taken for the next request (a refused POST's body
+    // could carry one that passes every check): such a connection closes after its answer.
+    if (declares_body(req) && req.method != "POST") close_after_answer();
+    const HR verdict = check_headers_and_route(req, res);
+    if (verdict == HR::Handled && declares_body(req)) close_after_answer();
+    return verdict;
+}
+
+httplib::Server::HandlerResponse ApiServer::Impl::check_headers_and_route(const httplib::Request& req, httplib::Response& res) {
     using HR = httplib::Server::HandlerResponse;
     if (auto refused = check_request_headers(req, options.access)) {
         if (refused->http_status == 400) close_after_answer();   // its framing cannot be trusted
@@ -239,6 +255,12 @@ httplib::Server::HandlerResponse ApiServer::Impl::check_before_body(const httpli
                                      "invalid_request_error", "invalid_api_key"));
             return HR::Handled;
         }
+    }
+    if (req.method == "POST" && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+        // httplib would read a body without a length until the client closes.
+        close_after_answer();
+        send_error(res, error_of(400, "the request has no body: send a JSON object (with Content-Length)", "invalid_request_error"));
+        return HR::Handled;
     }
     if (req.method == "POST" && req.has_header("Content-Length")) {
         const std::string text = req.get_header_value("Content-Length");
@@ -286,7 +308,7 @@ void ApiServer::Impl::complete(Endpoint endpoint, const std::string& body, httpl
 void ApiServer::Impl::install_routes() {
     http.new_task_queue = [this] { return new ConnectionPool(options.max_connections); };
     http.limits = {options.header_timeout_s, options.body_deadline_s, options.read_timeout_s, options.write_timeout_s, options.keep_alive_s,
-                   1000, options.max_header_bytes, options.max_header_lines, 8192};
+                   1000, options.max_header_bytes, options.max_header_lines, ConnectionLimits{}.max_header_line};
     http.stopping = &stopping;
     http.error_body = [this](int status) {
         const std::string message = status == 503 && !stopping
@@ -372,7 +394,7 @@ void ApiServer::Impl::install_routes() {
         const Endpoint endpoint = route.second;   // a plain variable: lambdas capture it (not a structured binding)
         // A body (Content-Length or chunked): read under the size limit; the connection holds
         // the deadline.
-        http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+        http.Post(path, [this, endpoint](const httplib::Request&, httplib::Response& res, const httplib::ContentReader& reader) {
             std::string body;
             bool too_big = false;
             const bool read = reader([&](const char* data, size_t n) {
@@ -388,19 +410,14 @@ void ApiServer::Impl::install_routes() {
                 if (too_big)
                     return send_error(res, error_of(413, "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes",
                                                     "invalid_request_error", "body_too_large"));
+                if (abort == ReadAbort::shutting_down)
+                    return send_error(res, error_of(503, "the server is shutting down", "server_error", "shutting_down"));
                 if (abort == ReadAbort::body_deadline)
                     return send_error(res, error_of(408, "the body did not arrive within " + std::to_string(options.body_deadline_s) + " s",
                                                     "invalid_request_error", "timeout"));
-                if (!req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
-                    return send_error(res, error_of(400, "the request has no body: send a JSON object (with Content-Length)", "invalid_request_error"));
                 return send_error(res, error_of(400, "the body could not be read (malformed chunked encoding, or cut short)", "invalid_request_error"));
             }
             complete(endpoint, body, res);
-        });
-        // No body at all.
-        http.Post(path, [this, endpoint](const httplib::Request& req, httplib::Response& res) {
-            if (Connection* c = current_connection()) c->stream.body_read();
-            complete(endpoint, req.body, res);
         });
     }
 }

@@ -115,41 +115,53 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     return out;
 }
 
-// The logprob of each prompt token under the rows before it (echo with logprobs), computed on the
-// engine's thread as the prompt's rows arrive; the first token, which nothing predicts, has none.
+// The logprob of each prompt token under the row before it (echo with logprobs), computed on the
+// engine's thread as the prompt's rows arrive (in chunks, maybe again after a preemption) and
+// handed on once every position is scored; the first token, which nothing predicts, has none.
+// Only sample 0's rows count: a variant that cannot fork runs the prompt once per sample.
 struct PromptScorer {
     std::vector<workbench::TokenId> prompt;
     int32_t top = 0;
-    size_t rows_seen = 0;
+    std::vector<std::optional<ChannelEvent>> scored;   // by position
+    size_t n_scored = 0;
+    bool sent = false;
+    std::vector<workbench::TokenId> ids;                // scratch for the top alternatives
 
-    void score(std::span<const float> logits, workbench::Engine& engine, RequestChannel& channel) {
+    void score(const workbench::RequestEvent& ev, workbench::Engine& engine, RequestChannel& channel) {
+        if (ev.sample != 0 || sent || prompt.empty()) return;
         const size_t n_vocab = static_cast<size_t>(engine.model_info().n_vocab);
-        if (rows_seen == 0 && !prompt.empty()) {
-            ChannelEvent first;
-            first.kind = ChannelEvent::Kind::prompt_token;
-            first.logprob = TokenLogprobText{engine.token_text(prompt[0]), 0};
-            first.no_logprob = true;
-            channel.push(std::move(first));
-        }
-        for (size_t row = 0; row * n_vocab < logits.size(); ++row, ++rows_seen) {
-            if (rows_seen + 1 >= prompt.size()) continue;   // the last row predicts the output
-            const std::span<const float> x = logits.subspan(row * n_vocab, n_vocab);
+        scored.resize(prompt.size());
+        for (size_t row = 0; (row + 1) * n_vocab <= ev.logits.size(); ++row) {
+            const size_t next = static_cast<size_t>(ev.index) + row + 1;   // the position this row predicts
+            if (next >= prompt.size()) continue;                            // the last row predicts the output
+            const std::span<const float> x = ev.logits.subspan(row * n_vocab, n_vocab);
             const float peak = *std::max_element(x.begin(), x.end());
             double sum = 0;
             for (float v : x) sum += std::exp(static_cast<double>(v - peak));
             const float log_z = peak + static_cast<float>(std::log(sum));
-            const workbench::TokenId next = prompt[rows_seen + 1];
-            ChannelEvent ev;
-            ev.kind = ChannelEvent::Kind::prompt_token;
-            ev.logprob = TokenLogprobText{engine.token_text(next), x[static_cast<size_t>(next)] - log_z};
-            std::vector<workbench::TokenId> ids(n_vocab);
-            std::iota(ids.begin(), ids.end(), 0);
-            const size_t k = std::min(n_vocab, static_cast<size_t>(top));
-            std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(),
-                              [&](workbench::TokenId a, workbench::TokenId b) { return x[static_cast<size_t>(a)] > x[static_cast<size_t>(b)]; });
-            for (size_t i = 0; i < k; ++i) ev.top_logprobs.push_back({engine.token_text(ids[i]), x[static_cast<size_t>(ids[i])] - log_z});
-            channel.push(std::move(ev));
+            ChannelEvent out;
+            out.kind = ChannelEvent::Kind::prompt_token;
+            out.logprob = TokenLogprobText{engine.token_text(prompt[next]), x[static_cast<size_t>(prompt[next])] - log_z};
+            if (top > 0) {
+                ids.resize(n_vocab);
+                std::iota(ids.begin(), ids.end(), 0);
+                const size_t k = std::min(n_vocab, static_cast<size_t>(top));
+                std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(k), ids.end(), [&](workbench::TokenId a, workbench::TokenId b) {
+                    return x[static_cast<size_t>(a)] > x[static_cast<size_t>(b)];
+                });
+                for (size_t i = 0; i < k; ++i) out.top_logprobs.push_back({engine.token_text(ids[i]), x[static_cast<size_t>(ids[i])] - log_z});
+            }
+            n_scored += !scored[next].has_value();
+            scored[next] = std::move(out);
         }
+        if (n_scored + 1 < prompt.size()) return;
+        ChannelEvent first;
+        first.kind = ChannelEvent::Kind::prompt_token;
+        first.logprob = TokenLogprobText{engine.token_text(prompt[0]), 0};
+        first.no_logprob = true;
+        channel.push(std::move(first));
+        for (size_t p = 1; p < prompt.size(); ++p) channel.push(std::move(*scored[p]));
+        sent = true;
     }
 };
 
@@ -180,7 +192,7 @@ workbench::RequestEventCallback forward_events(std::shared_ptr<RequestChannel> c
                 out.status = ev.status;
                 break;
             case workbench::RequestEvent::Kind::prompt_logits:
-                if (scorer) scorer->score(ev.logits, engine, *channel);
+                if (scorer) scorer->score(ev, engine, *channel);
                 return;
             case workbench::RequestEvent::Kind::step: return;
         }
@@ -394,7 +406,11 @@ void handle_completion(const CompletionContext& ctx, Endpoint endpoint, const st
     std::string echo_text;
     if (r.echo) echo_text = r.prompt_tokens ? ctx.engine.detokenize(*r.prompt_tokens, true) : r.prompt_text;
     std::shared_ptr<PromptScorer> scorer;
-    if (r.echo && r.logprobs) scorer = std::make_shared<PromptScorer>(PromptScorer{std::get<0>(tokens), r.top_logprobs, 0});
+    if (r.echo && r.logprobs) {
+        scorer = std::make_shared<PromptScorer>();
+        scorer->prompt = std::get<0>(tokens);
+        scorer->top = r.top_logprobs;
+    }
     std::optional<ApiError> limit;
     workbench::EngineRequest request = engine_request(ctx, r, std::move(std::get<0>(tokens)), limit);
     if (limit) return send_error(res, *limit);

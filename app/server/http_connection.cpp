@@ -132,22 +132,19 @@ void GuardedStream::body_read() { phase_ = Phase::answer; }
 
 bool GuardedStream::wait_readable() {
     if (has_buffered()) return true;
+    // While a request is being read, a silence, its deadline or the server's stop ends it with
+    // a status (408 / 503); between requests and while answering, a silence only closes.
+    const ReadAbort late = phase_ == Phase::headers ? ReadAbort::header_deadline : ReadAbort::body_deadline;
     const auto silent_end = Clock::now() + std::chrono::seconds(limits_.read_timeout_s);
     for (;;) {
         milliseconds left = until(silent_end);
         if (phase_ != Phase::answer) {
-            const milliseconds to_deadline = until(deadline_);
-            if (to_deadline.count() <= 0) {
-                abort_ = phase_ == Phase::headers ? ReadAbort::header_deadline : ReadAbort::body_deadline;
-                return false;
-            }
-            left = std::min(left, to_deadline);
-        }
-        if (phase_ == Phase::headers && stopping_) {
-            abort_ = ReadAbort::shutting_down;
+            if (stopping_) return (abort_ = ReadAbort::shutting_down, false);
+            left = std::min(left, until(deadline_));
+            if (left.count() <= 0) return (abort_ = late, false);
+        } else if (left.count() <= 0) {
             return false;
         }
-        if (left.count() <= 0) return false;
         const int r = poll_for(sock_, POLLIN, std::min(left, kSlice));
         if (r != 0) return r > 0;
     }
@@ -202,8 +199,10 @@ bool GuardedStream::is_readable() const {
 }
 
 bool GuardedStream::is_writable() const {
-    if (poll_for(sock_, POLLOUT, std::chrono::seconds(limits_.write_timeout_s)) <= 0) return false;
-    return !peer_gone();
+    // Writability only: a client that half-closed (shut its sending side) still reads the
+    // answer; one that has gone makes the write itself fail.
+    const int r = poll_for(sock_, POLLOUT, std::chrono::seconds(limits_.write_timeout_s));
+    return r > 0 && !(r & (POLLERR | POLLNVAL));
 }
 
 bool GuardedStream::peer_gone() const {

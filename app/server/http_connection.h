@@ -26,7 +26,7 @@ struct ConnectionLimits {
     size_t keep_alive_max = 1000;       // requests on one connection
     size_t max_header_bytes = 64 << 10; // request line and headers together
     int32_t max_header_lines = 100;     // header fields (the request line not counted)
-    size_t max_header_line = 8192;      // one field
+    size_t max_header_line = 8191;      // one field's bytes before its LF (httplib's own limit: 8192 with CRLF)
 };
 
 // Why a connection stopped reading a request.
@@ -53,7 +53,7 @@ public:
     ReadAbort abort() const { return abort_; }
     size_t written_in_request() const { return written_; }
     // Whether the client has closed its side (or the connection broke): a whole answer being
-    // computed for it would go nowhere.
+    // computed for it would go nowhere. (A client that only half-closed counts as gone here.)
     bool peer_gone() const;
 
 private:

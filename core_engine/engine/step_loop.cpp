@@ -423,6 +423,7 @@ StepReport StepLoop::step() {
             if (cp && !cp->done) {
                 RequestEvent ev;
                 ev.kind = RequestEvent::Kind::prompt_logits;
+                ev.index = static_cast<int32_t>(batch[i].tokens.data() - cp->tokens.data());   // the rows' first position
                 ev.logits = std::span<const float>(logits_.data() + row * n_vocab, n_rows * n_vocab);
                 emit(*cp, ev);
             }

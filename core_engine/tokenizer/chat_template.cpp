@@ -268,22 +268,16 @@ std::string ChatTemplate::render(const std::vector<ChatMessage>& messages, bool 
             const bool has_system = starts_with_system(messages);
             for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i) {
                 const std::string& content = messages[i].content;
-                if (messages[i].role == "user") {
-                    out.add(bos_text_ + "[INST] ");
-                    if (has_system && i == 1) {
-                        // "<<SYS>>" opens it, so only the end can be stripped.
-                        const std::string& system = messages.front().content;
-                        const std::string head = "<<SYS>>\n" + system + "\n<</SYS>>\n\n";
-                        out.add_with_content(python_strip(head + content), {{8, system.size()}, {head.size(), content.size()}});
-                    } else {
-                        out.add_content(python_strip(content));
-                    }
-                    out.add(" [/INST]");
-                } else if (messages[i].role == "assistant") {
-                    out.add(" ");
-                    out.add_content(python_strip(content));
-                    out.add(" " + eos_text_);
-                }
+                const bool user = messages[i].role == "user";
+                if (!user && messages[i].role != "assistant") continue;
+                out.add(user ? bos_text_ + "[INST] " : std::string(" "));
+                // The system block opens the turn after it, whoever speaks there; "<<SYS>>"
+                // starts it, so only the end can be stripped.
+                const std::string& system = has_system ? messages.front().content : content;
+                const std::string head = has_system && i == 1 ? "<<SYS>>\n" + system + "\n<</SYS>>\n\n" : std::string();
+                if (head.empty()) out.add_with_content(python_strip(content), {{0, content.size()}});
+                else out.add_with_content(python_strip(head + content), {{8, system.size()}, {head.size(), content.size()}});
+                out.add(user ? std::string(" [/INST]") : " " + eos_text_);
             }
             break;
         }

@@ -55,8 +55,9 @@ public:
     std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special) const {
         return encode(text, add_bos, parse_special, {});
     }
-    // As above, but no special token is matched where it overlaps a `text_only` range (the
-    // messages' own text in a rendered chat: what a user typed stays text).
+    // As above, but no control token is matched where it overlaps a `text_only` range (the
+    // messages' own text in a rendered chat: what a user typed stays text; user-defined tokens
+    // are still split out, as llama.cpp always does).
     virtual std::vector<TokenId> encode(std::string_view text, bool add_bos, bool parse_special,
                                         std::span<const TextRange> text_only) const = 0;
 

@@ -220,7 +220,7 @@ std::vector<TextFragment> VocabIndex::partition(std::string_view text, bool pars
                 const size_t hit = text.substr(from, fragment.end - from).find(special.text);
                 if (hit == std::string_view::npos) break;
                 const size_t begin = from + hit, end = begin + special.text.size();
-                if (in_text_only(begin, end)) {   // typed by a user: stays text
+                if (!special.always && in_text_only(begin, end)) {   // typed by a user: stays text (user-defined tokens split as llama.cpp splits them)
                     from = begin + 1;
                     continue;
                 }

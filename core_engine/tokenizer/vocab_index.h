@@ -63,8 +63,8 @@ public:
     bool valid(TokenId id) const { return id >= 0 && static_cast<size_t>(id) < attrs_.size(); }
 
     // Splits `text` at special-token texts, longest tokens first. User-defined tokens are always
-    // split out; control and unknown tokens only with `parse_special`; none that overlaps a
-    // `text_only` range.
+    // split out; control and unknown tokens only with `parse_special`, and never where they
+    // overlap a `text_only` range.
     std::vector<TextFragment> partition(std::string_view text, bool parse_special, std::span<const TextRange> text_only = {}) const;
 
 private:

@@ -49,7 +49,8 @@ struct TokenLogprob {
 struct RequestEvent {
     enum class Kind {
         token,          // a completion's new token (text: whole UTF-8 characters now safe to show, maybe empty)
-        prompt_logits,  // logits rows of prompt positions that ran this step (prompt_logits requests)
+        prompt_logits,  // logits rows of prompt positions that ran this step (prompt_logits requests; a
+                        // preempted prompt runs, and reports, its rows again)
         finished,       // a completion ended: text is all of it; stop_reason, tokens and metrics set
         failed,         // a completion could not run (status says why)
         step,           // run_batch only: a step ran (n_running, n_step_tokens, kv_bytes_in_use)
@@ -58,7 +59,7 @@ struct RequestEvent {
     RequestHandle request = 0;         // run_batch: the index into its requests
     int32_t sample = 0;                // which of its n_samples
     TokenId token = -1;
-    int32_t index = 0;                 // token: 0 for the first generated one
+    int32_t index = 0;                 // token: 0 for the first generated one; prompt_logits: the rows' first prompt position
     int32_t n_context = 0;             // token: tokens in the sequence, this one included
     double t_ms = 0;                   // since the request arrived (run_batch: since the batch started)
     std::span<const float> logits;     // token: what it was drawn from (see GenerationRequest::token_logits); prompt_logits: [rows × n_vocab] (valid during the call)

@@ -288,8 +288,8 @@ private slots:
         row("prompt past the context", post_body("/v1/completions", R"({"prompt": )" + long_prompt + "]}"), 400);
         row("token id outside the vocabulary", post_body("/v1/completions", R"({"prompt": [1, 1000000000]})"), 400);
         row("wrong role", post_body("/v1/chat/completions", R"({"messages": [{"role": "wizard", "content": "x"}]})"), 400);
-        row("body shorter than declared (slow sender)", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"prompt\"", 400);
-        row("chunked body cut short", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"pro", 400);
+        row("body shorter than declared (slow sender)", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"prompt\"", 408);
+        row("chunked body cut short", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"pro", 408);
         row("bad chunk size", "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n", 400);
         row("HTTP/1.0 without Host", "GET /health HTTP/1.0\r\n\r\n", 200);
     }

@@ -194,6 +194,35 @@ private slots:
         QVERIFY(refused["error"]["message"].get<std::string>().find("--allow-host") != std::string::npos);
     }
 
+    void a_refused_requests_body_is_never_read_as_a_request() {
+        // A cross-site POST is refused for its Origin; its body, a request that would pass every
+        // check, must not then be served from the same connection.
+        const std::string inner = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        const std::string outer = "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: https://evil.example\r\nContent-Type: text/plain\r\n"
+                                  "Content-Length: " + std::to_string(inner.size()) + "\r\n\r\n" + inner;
+        const int fd = wbtest::connect_loopback(server_.port);
+        QVERIFY(wbtest::send_all(fd, outer));
+        const std::string got = wbtest::receive(fd);   // until the server closes
+        ::close(fd);
+        QCOMPARE(wbtest::status_of(got), 403);
+        QCOMPARE(count_of(got, "HTTP/1.1 "), size_t{1});
+        // A GET carrying a body: answered, then closed, the body never parsed.
+        const int fd2 = wbtest::connect_loopback(server_.port);
+        QVERIFY(wbtest::send_all(fd2, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + std::to_string(inner.size()) + "\r\n\r\n" + inner));
+        const std::string got2 = wbtest::receive(fd2);
+        ::close(fd2);
+        QCOMPARE(count_of(got2, "HTTP/1.1 "), size_t{1});
+    }
+
+    void a_half_closed_client_still_gets_its_answer() {
+        const int fd = wbtest::connect_loopback(server_.port);
+        QVERIFY(wbtest::send_all(fd, http_request("GET", "/health")));
+        ::shutdown(fd, SHUT_WR);   // as `nc -N` does after sending
+        const std::string got = wbtest::receive(fd);
+        ::close(fd);
+        QCOMPARE(wbtest::status_of(got), 200);
+    }
+
     void cors_and_allowed_hosts_when_asked_for() {
         ServeProcess open;
         QVERIFY2(open.start({"--cors-origin", "https://app.example", "--allow-host", "wb.local"}), open.log.c_str());

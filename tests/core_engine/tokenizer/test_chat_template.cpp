@@ -71,7 +71,18 @@ private slots:
     void end_of_turn_markers();
     void mistral_folds_system_into_first_user_turn();
     void gemma_system_separator_read_from_template();
+    void llama2_system_block_opens_whichever_turn_follows();
 };
+
+void TestChatTemplate::llama2_system_block_opens_whichever_turn_follows() {
+    const ChatTemplate tmpl = detect_file("llama2.jinja", "<s>", "</s>");
+    QCOMPARE(tmpl.family(), ChatTemplateFamily::llama2);
+    std::vector<workbench::TextRange> content;
+    const std::string got = tmpl.render({{"system", "Be kind."}, {"assistant", "Hello."}, {"user", "Hi"}}, true, &content);
+    QCOMPARE(got, std::string(" <<SYS>>\nBe kind.\n<</SYS>>\n\nHello. </s><s>[INST] Hi [/INST]"));
+    QCOMPARE(content.size(), size_t(3));
+    QCOMPARE(got.substr(content[0].begin, content[0].end - content[0].begin), std::string("Be kind."));
+}
 
 void TestChatTemplate::golden_data() {
     QTest::addColumn<QJsonObject>("entry");
