@@ -52,6 +52,7 @@ int cmd_serve(int argc, char** argv) {
         {"--max-n", "", true, "N  most completions per request, 'n' (default 16)"},
         {"--timeout", "", true, "S  a silent client's read/write timeout in seconds (default 10)"},
         {"--header-timeout", "", true, "S  a request's headers must arrive within S seconds, however slowly they trickle (default 10)"},
+        {"--body-timeout", "", true, "S  a request's body must arrive within S seconds (default 30)"},
         {"--shutdown-grace", "", true, "S  on SIGTERM/SIGINT, running requests may finish for S seconds before they are cancelled (default 5)"},
         {"--allow-host", "", true, "NAMES  Host names accepted besides localhost/127.0.0.1/[::1], comma-separated ('*': any)"},
         {"--cors-origin", "", true, "ORIGINS  web origins allowed to call the server (CORS), comma-separated ('*': any; default none)"},
@@ -80,6 +81,7 @@ int cmd_serve(int argc, char** argv) {
     o.limits.max_n = ctx.args.get_int("--max-n", o.limits.max_n, 1, 1024, err);
     o.read_timeout_s = o.write_timeout_s = ctx.args.get_int("--timeout", o.read_timeout_s, 1, 3600, err);
     o.header_timeout_s = ctx.args.get_int("--header-timeout", o.header_timeout_s, 1, 3600, err);
+    o.body_deadline_s = ctx.args.get_int("--body-timeout", o.body_deadline_s, 1, 3600, err);
     o.shutdown_grace_s = ctx.args.get_double("--shutdown-grace", o.shutdown_grace_s, 0, 3600, err);
     o.access.allowed_hosts = split_list(ctx.args.get("--allow-host"));
     o.access.cors_origins = split_list(ctx.args.get("--cors-origin"));
