@@ -15,12 +15,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
 #include <thread>
 
 #include <httplib.h>
+
+#include "workbench/engine.h"
 
 namespace wbtest {
 
@@ -78,6 +81,14 @@ public:
 private:
     QProcess process_;
 };
+
+// The default model in this process, to compare the server's answers with (null if it fails to load).
+inline std::unique_ptr<workbench::Engine> load_default_engine() {
+    workbench::EngineConfig config;
+    config.model_path = WB_DEFAULT_MODEL_PATH;
+    auto engine = workbench::Engine::load(config);
+    return engine.ok() ? std::move(engine).value() : nullptr;
+}
 
 // A connected loopback socket (-1 on failure), with receive/send timeouts.
 inline int connect_loopback(int port, int timeout_ms = 10000) {

@@ -68,11 +68,8 @@ private slots:
     void initTestCase() {
         if (!QFile::exists(QStringLiteral(WB_DEFAULT_MODEL_PATH))) WB_SKIP_MISSING("the default model is not installed (installer/bootstrap.sh)");
         QVERIFY2(server_.start({"--timeout", "2"}), server_.log.c_str());
-        workbench::EngineConfig config;
-        config.model_path = WB_DEFAULT_MODEL_PATH;
-        auto engine = workbench::Engine::load(config);
-        QVERIFY(engine.ok());
-        engine_ = std::move(engine).value();
+        engine_ = wbtest::load_default_engine();
+        QVERIFY(engine_);
     }
     void cleanupTestCase() { QCOMPARE(server_.stop(), 0); }
 
