@@ -57,6 +57,21 @@ void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int3
 
 Status AttentionPolicy::check(const PagedKvShape&, KvTypes) const { return Status::ok_status(); }
 
+Status check_recent_window(const AttentionPolicy& policy, KvTypes types) {
+    if (types.recent == 0 || policy.reads_token_rows()) return Status::ok_status();
+    return error(StatusCode::invalid_argument, "--kv-type recent=" + std::to_string(types.recent) + ": " +
+                                                   std::string(attention_kind_name(policy.spec().kind)) +
+                                                   " attention stores rows that are not the layer's own tokens, so they cannot "
+                                                   "be kept in f16 beside the cache; drop recent=");
+}
+
+uint64_t recent_ring_bytes_per_layer(KvTypes types, const PagedKvShape& stored) {
+    if (types.recent == 0) return 0;
+    // K and V, f16.
+    return static_cast<uint64_t>(types.recent + kRecentRollback) * static_cast<uint64_t>(stored.n_kv_heads) *
+           static_cast<uint64_t>(stored.head_dim) * 2 * 2;
+}
+
 void AttentionPolicy::begin_part(const KvArena&, StepPart& part) {
     AttendPlan& p = part.token_plan;
     p.clear();

@@ -23,6 +23,7 @@
 namespace workbench {
 
 class ThreadPool;
+class AttentionPolicy;
 
 constexpr int32_t kTokenStream = 0, kPooledStream = 1, kFirstExtraStream = 2;
 // Most tokens one step may append to a sequence (the model's prompt chunk).
@@ -43,6 +44,9 @@ struct KvSequence {
     std::vector<float> policy_rows;      // rows the policy keeps beside the blocks (sliding: its sinks' keys)
     uint64_t read_bytes_last_step = 0;   // attention reads of its last query in the last step
     std::vector<std::vector<bool>> read_last;  // per model layer, token blocks its last query read (when marked)
+    // KvTypes::recent: the f16 ring of its last tokens' rows, [storage][ring slot][kv head][head_dim]
+    // (keys as stored: rotated with the quantized ones), token j in slot j % ring size.
+    std::vector<uint16_t> recent_k, recent_v;
 };
 
 // One sequence's part of the step in flight.
@@ -54,6 +58,12 @@ struct StepPart {
     AttendPlan token_plan;               // built by begin_part
     uint64_t read_bytes = 0;
     uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
+    // KvTypes::recent: the policy's plan with each query's last tokens read from the ring, and the
+    // ring rows this layer's write displaced that the step's queries still read (f16, token
+    // displaced_first onward).
+    AttendPlan recent_plan;
+    std::vector<uint16_t> displaced_k, displaced_v;
+    int32_t displaced_first = 0, displaced_n = 0;
 };
 
 // The mechanism's state every policy works through: the stored geometry, the block manager and
@@ -86,6 +96,14 @@ protected:
     ~KeyRowObserver() = default;
 };
 
+// invalid_argument when `types` keeps a recent window in f16 that the policy's rows cannot have.
+Status check_recent_window(const AttentionPolicy& policy, KvTypes types);
+// Bytes one sequence's recent-window ring takes per storage layer (0 without a window).
+uint64_t recent_ring_bytes_per_layer(KvTypes types, const PagedKvShape& stored);
+// A recent window's ring holds this many tokens beyond it, so a sequence cut back by at most this
+// much (speculative decoding's longest draft) still has its last tokens' f16 rows.
+constexpr int32_t kRecentRollback = 64;
+
 // Encodes the rows of tokens [first_token, first_token + n) of `s` into `storage`.
 void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
                       const float* v, int64_t n, bool rotate, KeyRowObserver* observer = nullptr);
@@ -101,6 +119,9 @@ public:
     virtual Status check(const PagedKvShape& model, KvTypes types) const;
     virtual PagedKvShape stored_shape(const PagedKvShape& model) const { return model; }
     virtual int32_t owner_layer(int32_t layer, int32_t /*n_layers*/) const { return layer; }
+    // Its plans read token rows by token index, so KvTypes::recent may serve the last ones from
+    // the f16 ring (false where stored rows are not the layer's own token rows).
+    virtual bool reads_token_rows() const { return true; }
     // Whether 4-bit keys are rotated (needs a power-of-two head_dim); false where keys are not stored.
     virtual bool rotates_4bit_keys() const { return true; }
     // Index bytes kept per block beside its K and V (all storage layers).

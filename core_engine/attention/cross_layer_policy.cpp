@@ -37,6 +37,7 @@ public:
     // Merged blocks depend on how their prompt was chunked (a step's tokens see each other
     // unmerged): adopting them would make a prompt's output depend on history.
     bool can_adopt_prefix() const override { return !merged(); }
+    bool reads_token_rows() const override { return false; }
     bool can_truncate() const override { return !merged(); }
     bool writes_token_rows_only() const override { return !merged(); }
 

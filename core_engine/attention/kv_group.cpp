@@ -3,8 +3,10 @@
 #include "attention/kv_group.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "kv_blocks/kv_row_codec.h"
+#include "tensor/half_convert.h"
 
 namespace workbench {
 
@@ -32,6 +34,9 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
         return error(StatusCode::invalid_argument, "--kv-type k=q4_0 rotates keys with a Hadamard transform, which needs a "
                                                    "power-of-two head_dim; this model's is " + std::to_string(shape.head_dim));
     arena.rotate_k = types.k == KvDType::q4_0 && policy.rotates_4bit_keys();
+    WB_RETURN_IF_ERROR(check_recent_window(policy, types));
+    kv->recent_ = types.recent;
+    kv->ring_ = types.recent > 0 ? types.recent + kRecentRollback : 0;
 
     // Which layer's KV each layer reads (-1: a layer of another group).
     arena.owner.assign(static_cast<size_t>(n_layers), -1);
@@ -183,7 +188,92 @@ void KvGroup::write(int32_t layer, const float* k, const float* v, ThreadPool&) 
     for (int32_t p = 0; p < n_parts_; ++p) {
         StepPart& part = parts_[static_cast<size_t>(p)];
         policy_->write(arena_, layer, part, k + part.row0 * row, v + part.row0 * row);
+        if (recent_ > 0 && arena_.owner[static_cast<size_t>(layer)] == layer)
+            write_recent(arena_.storage_of[static_cast<size_t>(layer)], part, k + part.row0 * row, v + part.row0 * row);
     }
+}
+
+void KvGroup::write_recent(int32_t storage, StepPart& part, const float* k, const float* v) {
+    KvSequence& s = *part.s;
+    const int64_t hd = arena_.shape.head_dim, row = arena_.shape.n_kv_heads * hd;
+    const size_t ring_values = static_cast<size_t>(ring_ * row);
+    if (s.recent_k.empty()) {
+        s.recent_k.assign(arena_.members.size() * ring_values, 0);
+        s.recent_v.assign(arena_.members.size() * ring_values, 0);
+    }
+    uint16_t* ring_k = s.recent_k.data() + static_cast<size_t>(storage) * ring_values;
+    uint16_t* ring_v = s.recent_v.data() + static_cast<size_t>(storage) * ring_values;
+    const int32_t t0 = part.t0, end = part.t0 + part.n;
+    const int32_t ring_lo = std::max(0, end - ring_);   // the oldest token the ring holds after this write
+    // Step token j's rows as stored: keys rotated like the quantized ones.
+    std::vector<float> rotated(static_cast<size_t>(hd));
+    const auto encode_step_row = [&](int32_t j, uint16_t* dst_k, uint16_t* dst_v) {
+        const int64_t i = j - t0;
+        for (int64_t h = 0; h < arena_.shape.n_kv_heads; ++h) {
+            const float* kr = k + i * row + h * hd;
+            if (arena_.rotate_k) {
+                std::copy(kr, kr + hd, rotated.begin());
+                hadamard_rotate(rotated.data(), hd);
+                kr = rotated.data();
+            }
+            for (int64_t d = 0; d < hd; ++d) {
+                dst_k[h * hd + d] = float_to_half(kr[d]);
+                dst_v[h * hd + d] = float_to_half(v[i * row + h * hd + d]);
+            }
+        }
+    };
+    // Tokens this step's first queries still read in f16 that the write leaves outside the ring:
+    // set aside first (older ones from the ring, the step's own from its rows).
+    part.displaced_first = std::max(0, t0 - recent_ + 1);
+    part.displaced_n = std::max(0, ring_lo - part.displaced_first);
+    part.displaced_k.resize(static_cast<size_t>(part.displaced_n * row));
+    part.displaced_v.resize(static_cast<size_t>(part.displaced_n * row));
+    for (int32_t j = part.displaced_first; j < ring_lo; ++j) {
+        uint16_t* dk = part.displaced_k.data() + (j - part.displaced_first) * row;
+        uint16_t* dv = part.displaced_v.data() + (j - part.displaced_first) * row;
+        if (j < t0) {
+            std::copy_n(ring_k + (j % ring_) * row, row, dk);
+            std::copy_n(ring_v + (j % ring_) * row, row, dv);
+        } else {
+            encode_step_row(j, dk, dv);
+        }
+    }
+    for (int32_t j = std::max(t0, ring_lo); j < end; ++j) encode_step_row(j, ring_k + (j % ring_) * row, ring_v + (j % ring_) * row);
+}
+
+int32_t KvGroup::recent_stream(int32_t layer, const StepPart& part) const {
+    return kFirstExtraStream + policy_->n_extra_streams(arena_, layer, part);
+}
+
+const AttendPlan& KvGroup::plan_with_recent(int32_t layer, StepPart& part, const AttendPlan& plan) {
+    // Each query's last recent_ tokens come from the ring (or the rows set aside), the rest as planned.
+    AttendPlan& out = part.recent_plan;
+    out.clear();
+    out.per_kv_head = plan.per_kv_head;
+    const int32_t ring_stream = recent_stream(layer, part), displaced_stream = ring_stream + 1;
+    const int32_t ring_lo = std::max(0, part.t0 + part.n - ring_);
+    const int64_t lists_per_row = plan.per_kv_head ? arena_.shape.n_kv_heads : 1;
+    for (size_t li = 0; li + 1 < plan.offsets.size(); ++li) {
+        const int32_t pos = part.t0 + static_cast<int32_t>(static_cast<int64_t>(li) / lists_per_row);
+        const int32_t lo = std::max(0, pos - recent_ + 1);
+        for (const KvSpan& sp : plan.list(static_cast<int64_t>(li))) {
+            if (sp.stream != kTokenStream) {
+                out.add(sp);
+                continue;
+            }
+            out.add({kTokenStream, sp.begin, std::min(sp.end, lo)});
+            const int32_t a = std::max(sp.begin, lo), b = sp.end;
+            if (a >= b) continue;
+            out.add({displaced_stream, a - part.displaced_first, std::min(b, ring_lo) - part.displaced_first});
+            for (int32_t j = std::max(a, ring_lo); j < b;) {
+                const int32_t slot = j % ring_, run = std::min(b - j, ring_ - slot);
+                out.add({ring_stream, slot, slot + run});
+                j += run;
+            }
+        }
+        out.close_list();
+    }
+    return out;
 }
 
 std::span<const int32_t> KvGroup::token_slots() {
@@ -223,6 +313,13 @@ std::span<const KvStreamView> KvGroup::streams(int32_t layer) {
         views_.push_back(arena_.token_stream(storage, *part.s));
         views_.push_back(arena_.pooled_stream(storage, *part.s, policy_->pooled_score_bias()));
         policy_->add_extra_streams(arena_, layer, part, views_);
+        if (recent_ > 0) {
+            const int64_t n_kv = arena_.shape.n_kv_heads, hd = arena_.shape.head_dim;
+            const size_t at = static_cast<size_t>(storage) * static_cast<size_t>(ring_ * n_kv * hd);
+            const KvSequence& s = *part.s;
+            views_.push_back(flat_f16_stream(s.recent_k.data() + at, s.recent_v.data() + at, ring_, n_kv, hd));
+            views_.push_back(flat_f16_stream(part.displaced_k.data(), part.displaced_v.data(), std::max(1, part.displaced_n), n_kv, hd));
+        }
     }
     return views_;
 }
@@ -245,22 +342,27 @@ const AttendPlan& KvGroup::plan(int32_t layer, const float* q) {
             }
             joined.close_list();
         }
-        stream0 += kFirstExtraStream + policy_->n_extra_streams(arena_, layer, part);
+        stream0 += recent_stream(layer, part) + (recent_ > 0 ? 2 : 0);
     }
     return joined;
 }
 
 const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float* q) {
     part.index_bytes_last = 0;
-    const AttendPlan* p = &policy_->plan(arena_, layer, part, q);
-    // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head.
+    const AttendPlan* planned = &policy_->plan(arena_, layer, part, q);
+    const AttendPlan* p = recent_ > 0 ? &plan_with_recent(layer, part, *planned) : planned;
+    // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head
+    // (f16 rows from the recent ring).
     const int64_t n_kv = arena_.shape.n_kv_heads;
     const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->k_layout().row_bytes + arena_.store->v_layout().row_bytes);
+    const uint64_t f16_row_bytes = 4 * static_cast<uint64_t>(arena_.shape.head_dim);
+    const int32_t first_recent_stream = recent_ > 0 ? recent_stream(layer, part) : INT32_MAX;
     const int64_t last = part.n - 1;
     uint64_t bytes = part.index_bytes_last;
     for (int64_t h = 0; h < (p->per_kv_head ? n_kv : 1); ++h)
         for (const KvSpan& sp : p->list(p->per_kv_head ? last * n_kv + h : last))
-            bytes += static_cast<uint64_t>(sp.end - sp.begin) * row_bytes * (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
+            bytes += static_cast<uint64_t>(sp.end - sp.begin) * (sp.stream >= first_recent_stream ? f16_row_bytes : row_bytes) *
+                     (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
     part.read_bytes += bytes;
     read_bytes_ += bytes;
     if (policy_->marks_read_blocks()) {
@@ -270,8 +372,9 @@ const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float*
         seen.resize(static_cast<size_t>(arena_.shape.n_layers));
         std::vector<bool>& row = seen[static_cast<size_t>(layer)];
         row.assign(static_cast<size_t>((part.t0 + part.n + bs - 1) / bs), false);
-        for (int64_t h = 0; h < (p->per_kv_head ? n_kv : 1); ++h)
-            for (const KvSpan& sp : p->list(p->per_kv_head ? last * n_kv + h : last))
+        // As the policy planned them: entries the ring serves are read all the same.
+        for (int64_t h = 0; h < (planned->per_kv_head ? n_kv : 1); ++h)
+            for (const KvSpan& sp : planned->list(planned->per_kv_head ? last * n_kv + h : last))
                 if (sp.stream == kTokenStream)
                     for (int32_t b = sp.begin / bs; b < (sp.end + bs - 1) / bs; ++b) row[static_cast<size_t>(b)] = true;
     }
@@ -315,7 +418,8 @@ int32_t KvGroup::keep_prefix(SeqId seq, int32_t n_common) {
     const int32_t n = static_cast<int32_t>(s.tokens.size());
     n_common = std::clamp(n_common, 0, n);
     if (n_common == n) return n;
-    if (s.lossy || n_common == 0) {
+    // A cut deeper than the ring's spare slots loses f16 rows a fresh run would have.
+    if (s.lossy || n_common == 0 || (recent_ > 0 && n - n_common > ring_ - recent_)) {
         free(seq);
         return 0;
     }
@@ -326,12 +430,13 @@ int32_t KvGroup::keep_prefix(SeqId seq, int32_t n_common) {
 }
 
 int32_t KvGroup::cached_prefix_tokens(std::span<const TokenId> prompt) const {
-    return policy_->can_adopt_prefix() ? arena_.manager->find_cached_prefix(prompt).n_tokens : 0;
+    // Cached blocks hold no f16 ring: a recent window's sequence is always computed.
+    return policy_->can_adopt_prefix() && recent_ == 0 ? arena_.manager->find_cached_prefix(prompt).n_tokens : 0;
 }
 
 int32_t KvGroup::adopt_cached_prefix(SeqId seq, std::span<const TokenId> prompt) {
     if (seqs_.contains(seq) || seq < 0) return 0;
-    if (!policy_->can_adopt_prefix()) return 0;
+    if (!policy_->can_adopt_prefix() || recent_ > 0) return 0;
     const CachedPrefix prefix = arena_.manager->find_cached_prefix(prompt);
     if (prefix.n_tokens == 0) return 0;
     KvSequence& s = seq_state(seq);
@@ -397,6 +502,7 @@ KvUsage KvGroup::usage() const {
     u.bytes_read_last_step = read_bytes_;
     const uint64_t bs = static_cast<uint64_t>(n_tokens_per_block());
     for (const auto& [id, s] : seqs_) {
+        u.bytes_in_use += recent_bytes(*s);
         u.n_tokens += static_cast<int32_t>(s->tokens.size());
         u.bytes_full += (s->tokens.size() + bs - 1) / bs * bs * full_bytes_per_token_;
     }
@@ -409,7 +515,8 @@ KvUsage KvGroup::usage(SeqId seq) const {
     if (it == seqs_.end()) return u;
     const KvSequence& s = *it->second;
     u.bytes_in_use = static_cast<uint64_t>(arena_.manager->n_live_blocks(s.token_id) + arena_.manager->n_live_blocks(s.pooled_id)) *
-                     block_bytes();
+                         block_bytes() +
+                     recent_bytes(s);
     const uint64_t bs = static_cast<uint64_t>(n_tokens_per_block());
     u.bytes_full = (s.tokens.size() + bs - 1) / bs * bs * full_bytes_per_token_;
     u.bytes_read_last_step = s.read_bytes_last_step;
@@ -449,7 +556,8 @@ std::vector<uint64_t> KvGroup::layer_bytes(SeqId seq) const {
     const uint64_t per_layer_block = block_bytes() / arena_.members.size();
     const uint64_t blocks = static_cast<uint64_t>(arena_.manager->n_live_blocks(it->second->token_id) +
                                                   arena_.manager->n_live_blocks(it->second->pooled_id));
-    for (const auto& group : arena_.members) out[static_cast<size_t>(group.front())] = blocks * per_layer_block;
+    const uint64_t ring_per_layer = recent_bytes(*it->second) / arena_.members.size();
+    for (const auto& group : arena_.members) out[static_cast<size_t>(group.front())] = blocks * per_layer_block + ring_per_layer;
     return out;
 }
 

@@ -84,7 +84,7 @@ public:
     // k, v: [n_rows, n_kv_heads · head_dim], RoPE applied to k.
     void write(int32_t layer, const float* k, const float* v, ThreadPool& pool);
     // AttentionPolicy::writes_token_rows_only: a backend may write the rows at token_slots().
-    bool writes_token_rows_only() const { return policy_->writes_token_rows_only(); }
+    bool writes_token_rows_only() const { return policy_->writes_token_rows_only() && recent_ == 0; }
     // Each row's slot in its sequence's token stream (block · block_tokens + slot), the same in
     // every storage of the group: where write() would store the row.
     std::span<const int32_t> token_slots();
@@ -143,6 +143,11 @@ private:
     void undo_part(StepPart& part);
     const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q);
     void release_unreachable(KvSequence& s);
+    // KvTypes::recent: the ring's part of write(), plan() and streams().
+    void write_recent(int32_t storage, StepPart& part, const float* k, const float* v);
+    const AttendPlan& plan_with_recent(int32_t layer, StepPart& part, const AttendPlan& plan);
+    int32_t recent_stream(int32_t layer, const StepPart& part) const;
+    uint64_t recent_bytes(const KvSequence& s) const { return 2 * (s.recent_k.size() + s.recent_v.size()); }
 
     std::unique_ptr<AttentionPolicy> policy_;
     KvArena arena_;
@@ -159,6 +164,8 @@ private:
     std::vector<KvStreamView> views_;
     std::vector<int32_t> slots_;             // token_slots()' answer
     uint64_t read_bytes_ = 0;                // the last step's parts together
+    int32_t recent_ = 0;                     // KvTypes::recent
+    int32_t ring_ = 0;                       // its ring's slots: recent_ + kRecentRollback
 };
 
 }  // namespace workbench

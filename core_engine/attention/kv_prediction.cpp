@@ -17,13 +17,20 @@ const std::vector<std::string>& kv_type_names() {
     return names;
 }
 
-Result<std::pair<std::string, std::string>> split_kv_types(std::string_view spec) {
+Result<KvTypesParts> split_kv_types(std::string_view spec) {
     WB_ASSIGN_OR_RETURN(const KvTypes t, parse_kv_types(spec));
-    return std::pair{std::string(kv_dtype_name(t.k)), std::string(kv_dtype_name(t.v))};
+    return KvTypesParts{std::string(kv_dtype_name(t.k)), std::string(kv_dtype_name(t.v)), t.recent};
 }
 
-std::string kv_types_spec(std::string_view k_type, std::string_view v_type) {
-    return k_type == v_type ? std::string(k_type) : "k=" + std::string(k_type) + ",v=" + std::string(v_type);
+std::string kv_types_spec(std::string_view k_type, std::string_view v_type, int32_t recent) {
+    std::string spec = k_type == v_type ? std::string(k_type) : "k=" + std::string(k_type) + ",v=" + std::string(v_type);
+    if (recent > 0) spec += ",recent=" + std::to_string(recent);
+    return spec;
+}
+
+bool kv_type_is_quantized(std::string_view type) {
+    const Result<KvTypes> t = parse_kv_types(type);
+    return t.ok() && kv_dtype_layout(t->k).block_values > 1;
 }
 
 Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view kv_types, const KvGeometry& g, int64_t n_tokens) {
@@ -43,10 +50,14 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
     KvPrediction out;
     const uint64_t full_row = kv_bytes(types.k, static_cast<uint64_t>(g.head_dim)) + kv_bytes(types.v, static_cast<uint64_t>(g.head_dim));
     out.bytes_full = static_cast<uint64_t>((n + bs - 1) / bs * bs) * full_row * static_cast<uint64_t>(g.n_kv_heads * g.n_layers);
-    out.bytes_full_read = static_cast<uint64_t>(n) * full_row * static_cast<uint64_t>(g.n_kv_heads * g.n_layers);
+    // Full attention at the same --kv-type reads its recent window's tokens in f16.
+    const int64_t n_recent = std::min<int64_t>(types.recent, n);
+    out.bytes_full_read = (static_cast<uint64_t>(n - n_recent) * full_row + static_cast<uint64_t>(n_recent) * 4 * static_cast<uint64_t>(g.head_dim)) *
+                          static_cast<uint64_t>(g.n_kv_heads * g.n_layers);
     for (const LayerGroupPlan& plan : groups) {
         const std::unique_ptr<AttentionPolicy> policy = make_attention_policy(plan.spec);
         WB_RETURN_IF_ERROR(policy->check(model, types));
+        WB_RETURN_IF_ERROR(check_recent_window(*policy, types));
         // The group's storage as KvGroup::create lays it out: one storage layer per owner.
         KvArena arena;
         arena.types = types;
@@ -65,8 +76,13 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
         const AttentionPolicy::Footprint f = policy->footprint(n, static_cast<int32_t>(bs));
         out.blocks_held += f.token_blocks + f.pooled_blocks;
         out.bytes_held += static_cast<uint64_t>(f.token_blocks + f.pooled_blocks) * block_bytes;
+        // The recent window: a ring per sequence and storage layer, from its first token; the last
+        // query reads its last tokens from it in f16 (where the policy reads them at all).
+        if (n > 0) out.bytes_held += recent_ring_bytes_per_layer(types, arena.shape) * arena.members.size();
+        const int64_t f16_entries = std::min<int64_t>({types.recent, f.entries_read, n});
         const uint64_t index_row = f.index_rows_are_keys ? k_row : 2 * static_cast<uint64_t>(arena.shape.head_dim) * 2;
-        const uint64_t read_per_layer = static_cast<uint64_t>(f.entries_read) * (k_row + v_row) * n_kv +
+        const uint64_t read_per_layer = static_cast<uint64_t>(f.entries_read - f16_entries) * (k_row + v_row) * n_kv +
+                                        static_cast<uint64_t>(f16_entries) * 4 * static_cast<uint64_t>(arena.shape.head_dim) * n_kv +
                                         static_cast<uint64_t>(f.index_rows_read) * index_row * n_kv;
         out.bytes_read += read_per_layer * static_cast<uint64_t>(n_model_layers);
         if (!f.note.empty() && out.note.find(f.note) == std::string::npos) out.note += (out.note.empty() ? "" : "; ") + f.note;

@@ -28,6 +28,7 @@ public:
     bool can_fork() const override { return false; }
     // Its keys are rebuilt per sequence from the cached latent.
     bool one_sequence_per_step() const override { return true; }
+    bool reads_token_rows() const override { return false; }
 
 private:
     Status bad(const std::string& what) const {

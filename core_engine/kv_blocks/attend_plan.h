@@ -44,5 +44,7 @@ struct AttendPlan {
 
 // Rows of f32 scratch as a stream: [n_rows, n_kv_heads, head_dim] keys and values, one flat block.
 KvStreamView flat_f32_stream(const float* k, const float* v, int32_t n_rows, int64_t n_kv_heads, int64_t head_dim);
+// The same over f16 rows (IEEE binary16 bits).
+KvStreamView flat_f16_stream(const uint16_t* k, const uint16_t* v, int32_t n_rows, int64_t n_kv_heads, int64_t head_dim);
 
 }  // namespace workbench

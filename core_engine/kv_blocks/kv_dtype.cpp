@@ -6,6 +6,8 @@
 #include <cctype>
 #include <optional>
 
+#include "workbench/attention.h"
+
 namespace workbench {
 namespace {
 
@@ -49,7 +51,7 @@ std::string accepted_names() {
 Status spec_error(std::string_view spec, const std::string& what) {
     return error(StatusCode::invalid_argument,
                  "--kv-type '" + std::string(spec) + "': " + what +
-                     " (expected a type for both, e.g. 'f16', or 'k=TYPE,v=TYPE'; types: " + accepted_names() + ")");
+                     " (expected a type for both, e.g. 'f16', or 'k=TYPE,v=TYPE', either with an optional ',recent=N'; types: " + accepted_names() + ")");
 }
 
 }  // namespace
@@ -72,42 +74,67 @@ Result<KvTypes> parse_kv_types(std::string_view spec) {
     const std::string_view body = trim(spec);
     if (body.empty()) return spec_error(spec, "empty spec");
 
-    if (body.find('=') == std::string_view::npos && body.find(',') == std::string_view::npos) {
-        const auto type = kv_dtype_from_name(body);
-        if (!type) return spec_error(spec, "unknown type '" + std::string(body) + "'");
-        return KvTypes{*type, *type};
-    }
-
-    std::optional<KvDType> k;
-    std::optional<KvDType> v;
+    std::optional<KvDType> both, k, v;
+    std::optional<int32_t> recent;
     std::string_view rest = body;
     while (true) {
         const size_t comma = rest.find(',');
         const std::string_view part = trim(rest.substr(0, comma));
         const size_t eq = part.find('=');
-        if (eq == std::string_view::npos)
-            return spec_error(spec, "part '" + std::string(part) + "' is not KEY=TYPE");
-        const std::string key = lower(trim(part.substr(0, eq)));
-        const std::string_view type_name = trim(part.substr(eq + 1));
-        std::optional<KvDType>* slot = key == "k" ? &k : key == "v" ? &v : nullptr;
-        if (slot == nullptr)
-            return spec_error(spec, "part '" + std::string(part) + "' names '" + key + "', expected 'k' or 'v'");
-        if (slot->has_value()) return spec_error(spec, "'" + key + "' is given twice");
-        *slot = kv_dtype_from_name(type_name);
-        if (!slot->has_value())
-            return spec_error(spec,
-                              "unknown type '" + std::string(type_name) + "' in part '" + std::string(part) + "'");
+        if (eq == std::string_view::npos) {
+            // A bare type, first, names K and V at once ("q4_0", "q4_0,recent=128").
+            if (rest.data() != body.data()) return spec_error(spec, "part '" + std::string(part) + "' is not KEY=VALUE");
+            both = kv_dtype_from_name(part);
+            if (!both) return spec_error(spec, "unknown type '" + std::string(part) + "'");
+        } else {
+            const std::string key = lower(trim(part.substr(0, eq)));
+            const std::string_view value = trim(part.substr(eq + 1));
+            if (key == "recent") {
+                if (recent) return spec_error(spec, "'recent' is given twice");
+                int32_t n = 0;
+                bool digits = !value.empty() && value.size() <= 6;
+                for (char c : value) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+                if (digits) for (char c : value) n = n * 10 + (c - '0');
+                if (!digits || n > kMaxRecentKvTokens)
+                    return spec_error(spec, "recent=" + std::string(value) + " is not a token count from 0 to " +
+                                                std::to_string(kMaxRecentKvTokens));
+                recent = n;
+            } else {
+                std::optional<KvDType>* slot = key == "k" ? &k : key == "v" ? &v : nullptr;
+                if (slot == nullptr)
+                    return spec_error(spec, "part '" + std::string(part) + "' names '" + key + "', expected 'k', 'v' or 'recent'");
+                if (both) return spec_error(spec, "part '" + std::string(part) + "' sets '" + key + "' after a type for both");
+                if (slot->has_value()) return spec_error(spec, "'" + key + "' is given twice");
+                *slot = kv_dtype_from_name(value);
+                if (!slot->has_value())
+                    return spec_error(spec, "unknown type '" + std::string(value) + "' in part '" + std::string(part) + "'");
+            }
+        }
         if (comma == std::string_view::npos) break;
         rest = rest.substr(comma + 1);
     }
-    if (!k) return spec_error(spec, "missing 'k=TYPE'");
-    if (!v) return spec_error(spec, "missing 'v=TYPE'");
-    return KvTypes{*k, *v};
+    KvTypes types;
+    if (both) {
+        types.k = types.v = *both;
+    } else {
+        if (!k) return spec_error(spec, "missing 'k=TYPE'");
+        if (!v) return spec_error(spec, "missing 'v=TYPE'");
+        types.k = *k;
+        types.v = *v;
+    }
+    types.recent = recent.value_or(0);
+    const auto quantized = [](KvDType t) { return kv_dtype_layout(t).block_values > 1; };
+    if (types.recent > 0 && !quantized(types.k) && !quantized(types.v))
+        return spec_error(spec, "recent=N keeps the last N tokens in f16 beside a quantized cache (q8_0, q4_0, fp8); "
+                                "with " + std::string(kv_dtype_name(types.k)) + " keys and values it changes nothing");
+    return types;
 }
 
 std::string kv_types_name(const KvTypes& types) {
-    if (types.k == types.v) return std::string(kv_dtype_name(types.k));
-    return "k=" + std::string(kv_dtype_name(types.k)) + ",v=" + std::string(kv_dtype_name(types.v));
+    std::string name = types.k == types.v ? std::string(kv_dtype_name(types.k))
+                                          : "k=" + std::string(kv_dtype_name(types.k)) + ",v=" + std::string(kv_dtype_name(types.v));
+    if (types.recent > 0) name += ",recent=" + std::to_string(types.recent);
+    return name;
 }
 
 }  // namespace workbench

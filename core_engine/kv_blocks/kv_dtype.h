@@ -30,9 +30,13 @@ struct KvDTypeLayout {
 };
 
 // The element types for keys and for values; each may differ (keys are often kept more precise).
+// `recent` > 0 (a quantized K or V only): each query also reads its last `recent` tokens in f16
+// (KIVI's full-precision residual), from a per-sequence ring beside the quantized blocks; at most
+// kMaxRecentKvTokens (workbench/attention.h).
 struct KvTypes {
     KvDType k = KvDType::f16;
     KvDType v = KvDType::f16;
+    int32_t recent = 0;
     friend bool operator==(const KvTypes&, const KvTypes&) = default;
 };
 
@@ -44,11 +48,12 @@ std::string_view kv_dtype_name(KvDType type);
 uint64_t kv_bytes(KvDType type, uint64_t n_values);
 
 // Parses a --kv-type spec: one type for both ("f16"), or "k=q8_0,v=q4_0" (both parts required,
-// either order, case and spaces ignored). Fails with invalid_argument naming the bad part and the
-// accepted names.
+// either order, case and spaces ignored), either followed by ",recent=N". Fails with
+// invalid_argument naming the bad part and the accepted names.
 Result<KvTypes> parse_kv_types(std::string_view spec);
 
-// The spec that parses back to `types`: "f16" when K and V agree, else "k=q8_0,v=q4_0".
+// The spec that parses back to `types`: "f16" when K and V agree, else "k=q8_0,v=q4_0"; then
+// ",recent=N" when set.
 std::string kv_types_name(const KvTypes& types);
 
 }  // namespace workbench

@@ -334,6 +334,27 @@ private slots:
         QCOMPARE(panel.engineConfig("m.gguf").kv_types, std::string("k=q8_0,v=f16"));
     }
 
+    // The recent window is offered only beside a quantized type, and travels in the spec.
+    void recentWindowNeedsAQuantizedType() {
+        ConfigPanel panel;
+        auto* recent = child<QSpinBox>(panel, "kvRecentSpin");
+        QVERIFY(!recent->isEnabled());   // f16 keys and values
+        recent->setValue(128);
+        QCOMPARE(panel.engineConfig("m.gguf").kv_types, std::string("f16"));
+        child<QComboBox>(panel, "vTypeCombo")->setCurrentText("q4_0");
+        QVERIFY(recent->isEnabled());
+        QCOMPARE(panel.engineConfig("m.gguf").kv_types, std::string("k=f16,v=q4_0,recent=128"));
+        workbench::EngineConfig c;
+        c.kv_types = "q4_0,recent=64";
+        QVERIFY(panel.setEngineConfig(c));
+        QCOMPARE(recent->value(), 64);
+        QCOMPARE(panel.engineConfig("m.gguf").kv_types, c.kv_types);
+        c.kv_types = "q8_0";
+        QVERIFY(panel.setEngineConfig(c));
+        QCOMPARE(recent->value(), 0);
+        QCOMPARE(panel.engineConfig("m.gguf").kv_types, std::string("q8_0"));
+    }
+
     void cudaIsGreyedWithAReason() {
         ConfigPanel panel;
         auto* backend = child<QComboBox>(panel, "backendCombo");
@@ -378,8 +399,9 @@ private slots:
         }
         const auto kv = workbench::split_kv_types("f16");
         QVERIFY(kv.ok());
-        QCOMPARE(kv->first, std::string("f16"));
-        QCOMPARE(kv->second, std::string("f16"));
+        QCOMPARE(kv->k, std::string("f16"));
+        QCOMPARE(kv->v, std::string("f16"));
+        QCOMPARE(kv->recent, 0);
     }
 
     // A string the form cannot show is refused with the parser's words; nothing else changes.

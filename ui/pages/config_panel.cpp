@@ -131,7 +131,25 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_vType->setCurrentText(QStringLiteral("f16"));
     m_vType->setToolTip(typeTip.arg(tr("values")));
     kvForm->addRow(tr("V cache type"), m_vType);
-    for (QComboBox* c : {m_kType, m_vType}) connect(c, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    m_kvRecent = new QSpinBox(this);
+    m_kvRecent->setObjectName(QStringLiteral("kvRecentSpin"));
+    m_kvRecent->setRange(0, workbench::kMaxRecentKvTokens);
+    m_kvRecent->setSingleStep(32);
+    m_kvRecent->setSpecialValueText(tr("off"));
+    m_kvRecent->setToolTip(tr("Each query reads its last N tokens from an f16 copy beside a quantized cache (KIVI's "
+                              "residual): the tokens attention weighs most lose no precision, for a fixed ring of "
+                              "N + 64 tokens per sequence. Needs a quantized K or V type."));
+    kvForm->addRow(tr("Recent in f16"), m_kvRecent);
+    const auto syncRecent = [this] {
+        m_kvRecent->setEnabled(workbench::kv_type_is_quantized(m_kType->currentText().toStdString()) ||
+                               workbench::kv_type_is_quantized(m_vType->currentText().toStdString()));
+    };
+    for (QComboBox* c : {m_kType, m_vType}) {
+        connect(c, &QComboBox::currentIndexChanged, this, syncRecent);
+        connect(c, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    }
+    connect(m_kvRecent, &QSpinBox::valueChanged, this, &ConfigPanel::refresh);
+    syncRecent();
     m_kvBudget = addSpin(kvForm, tr("KV budget (MiB)"), QStringLiteral("kvBudgetSpin"), 0, 1 << 20, 0,
                          tr("Size of the KV pool. 0: what the context needs. A reply that would pass it ends with "
                             "'context_full'."));
@@ -269,7 +287,8 @@ void ConfigPanel::addSpeculationRows(QFormLayout* form) {
 }
 
 std::string ConfigPanel::kvTypes() const {
-    return workbench::kv_types_spec(m_kType->currentText().toStdString(), m_vType->currentText().toStdString());
+    return workbench::kv_types_spec(m_kType->currentText().toStdString(), m_vType->currentText().toStdString(),
+                                    m_kvRecent->isEnabled() ? m_kvRecent->value() : 0);
 }
 
 workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) const {
@@ -305,8 +324,9 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     if (!selectBackend(QString::fromStdString(c.backend))) expressed = false;
     const auto kv = workbench::split_kv_types(c.kv_types.empty() ? std::string("f16") : c.kv_types);
     if (kv.ok()) {
-        m_kType->setCurrentText(QString::fromStdString(kv->first));
-        m_vType->setCurrentText(QString::fromStdString(kv->second));
+        m_kType->setCurrentText(QString::fromStdString(kv->k));
+        m_vType->setCurrentText(QString::fromStdString(kv->v));
+        m_kvRecent->setValue(kv->recent);
     }
     expressed = expressed && kv.ok();
     m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
@@ -321,7 +341,7 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     const workbench::EngineConfig back = engineConfig(QString());
     const auto layout = workbench::parse_attention_layout(c.attention.empty() ? std::string("full") : c.attention);
     return back.attention == workbench::attention_layout_name(*layout) &&
-           back.kv_types == workbench::kv_types_spec(kv->first, kv->second) && back.weight_type == c.weight_type;
+           back.kv_types == workbench::kv_types_spec(kv->k, kv->v, kv->recent) && back.weight_type == c.weight_type;
 }
 
 workbench::GenerationRequest ConfigPanel::generationRequest() const {

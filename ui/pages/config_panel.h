@@ -79,6 +79,7 @@ private:
     AttentionForm* m_attention = nullptr;
     QComboBox* m_kType = nullptr;
     QComboBox* m_vType = nullptr;
+    QSpinBox* m_kvRecent = nullptr;
     QSpinBox* m_kvBudget = nullptr;
     QComboBox* m_backend = nullptr;
     QLabel* m_specLabel = nullptr;

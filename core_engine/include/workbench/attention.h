@@ -99,10 +99,20 @@ std::string native_attention_name(const NativeAttention& native, int32_t n_layer
 
 // The KV element types (--kv-type): "f32", "f16", "bf16", "q8_0", "q4_0", "fp8".
 const std::vector<std::string>& kv_type_names();
-// "f16" → {f16, f16}; "k=q8_0,v=q4_0" → {q8_0, q4_0}; invalid_argument naming the bad part.
-Result<std::pair<std::string, std::string>> split_kv_types(std::string_view kv_types);
-// The canonical spec of a K and a V type: "f16" when they agree, else "k=q8_0,v=q4_0".
-std::string kv_types_spec(std::string_view k_type, std::string_view v_type);
+// Most tokens a --kv-type recent window keeps in f16 (longer: choose a wider type instead).
+constexpr int32_t kMaxRecentKvTokens = 4096;
+// A --kv-type spec's parts: the K and V type names and the recent window kept in f16 (0: none).
+struct KvTypesParts {
+    std::string k, v;
+    int32_t recent = 0;
+};
+// "f16" → {f16, f16, 0}; "k=q8_0,v=q4_0,recent=128" → {q8_0, q4_0, 128}; invalid_argument naming
+// the bad part.
+Result<KvTypesParts> split_kv_types(std::string_view kv_types);
+// The canonical spec: "f16" when K and V agree, else "k=q8_0,v=q4_0"; then ",recent=N" when set.
+std::string kv_types_spec(std::string_view k_type, std::string_view v_type, int32_t recent = 0);
+// Whether a type name is block-quantized (q8_0, q4_0, fp8): a recent window applies to it.
+bool kv_type_is_quantized(std::string_view type);
 
 // The KV cache's geometry as the GGUF gives it (no weights needed).
 struct KvGeometry {

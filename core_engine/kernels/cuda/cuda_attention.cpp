@@ -24,6 +24,7 @@
 #include "kernels/cuda/cuda_backend_impl.h"
 #include "kernels/cuda/cuda_status.h"
 #include "kv_blocks/kv_row_codec.h"
+#include "tensor/half_convert.h"
 
 namespace workbench {
 namespace {
@@ -281,17 +282,31 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
             for (int32_t b = u.first / bt; b <= (u.entries - 1) / bt; ++b) meta.push_back(view.blocks[b]);
             continue;
         }
-        // Anything else must be rows a policy built: f32, one flat block of n_kv_heads rows a token.
-        const bool flat_f32 = view.k.type == KvDType::f32 && view.v.type == KvDType::f32 && view.blocks[0] == 0 &&
-                              view.k.token_stride == row_floats * 4 && view.v.token_stride == row_floats * 4 && u.entries <= view.block_tokens;
-        if (!flat_f32) return error(StatusCode::internal, "cuda: a span outside the layer's KV store that is not f32 rows");
+        // Anything else must be rows a policy built (f32) or the recent window's ring (f16): one
+        // flat block of n_kv_heads rows a token, sent as f32.
+        const KvDType type = view.k.type;
+        const int64_t value_bytes = type == KvDType::f32 ? 4 : 2;
+        const bool flat = (type == KvDType::f32 || type == KvDType::f16) && view.v.type == type && view.blocks[0] == 0 &&
+                          view.k.token_stride == row_floats * value_bytes && view.v.token_stride == row_floats * value_bytes &&
+                          u.entries <= view.block_tokens;
+        if (!flat) return error(StatusCode::internal, "cuda: a span outside the layer's KV store that is not flat f32 or f16 rows");
         const size_t floats = static_cast<size_t>(u.entries * row_floats);
-        u.flat_k = static_cast<int32_t>(meta.size());
-        meta.resize(meta.size() + floats);
-        std::memcpy(meta.data() + u.flat_k, view.k_base, floats * 4);
-        u.flat_v = static_cast<int32_t>(meta.size());
-        meta.resize(meta.size() + floats);
-        std::memcpy(meta.data() + u.flat_v, view.v_base, floats * 4);
+        const auto append_rows = [&](const uint8_t* rows) {
+            const int32_t at = static_cast<int32_t>(meta.size());
+            meta.resize(meta.size() + floats);
+            if (type == KvDType::f32) {
+                std::memcpy(meta.data() + at, rows, floats * 4);
+            } else {
+                const auto* halves = reinterpret_cast<const uint16_t*>(rows);
+                for (size_t i = 0; i < floats; ++i) {
+                    const float f = half_to_float(halves[i]);
+                    std::memcpy(meta.data() + at + i, &f, 4);
+                }
+            }
+            return at;
+        };
+        u.flat_k = append_rows(view.k_base);
+        u.flat_v = append_rows(view.v_base);
     }
     for (size_t i = 0; i < plan.spans.size(); ++i) {
         const KvSpan& sp = plan.spans[i];

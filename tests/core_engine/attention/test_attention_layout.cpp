@@ -285,6 +285,9 @@ private slots:
                                   "compressed:block=4,recent=32,layers=10-19;cross_layer:group=2,layers=20-29;heavy:block=4,k=8,recent=16"})
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
         }
+        // A recent window in f16 (its ring held beside the blocks) under policies that read their last tokens.
+        for (const char* a : {"full", "sliding:window=64,sinks=4", "compressed:block=4,recent=32,sinks=4"})
+            QTest::newRow(qPrintable(QStringLiteral("%1 q4_0,recent=32").arg(a))) << QString(a) << QStringLiteral("q4_0,recent=32");
     }
     void prediction_equals_measured_bytes() {
         QFETCH(QString, attention);

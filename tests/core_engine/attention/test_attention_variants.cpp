@@ -116,6 +116,34 @@ private slots:
         QCOMPARE(r.greedy, full_.greedy);
     }
 
+    // A recent window over every position reads nothing quantized: f16's logits, bit for bit.
+    void recent_window_over_the_whole_context_equals_f16() {
+        const Run r = run("full", true, "q8_0,recent=2048");
+        QCOMPARE(r.logits_hash, full_.logits_hash);
+        QCOMPARE(r.greedy, full_.greedy);
+    }
+
+    // Positions before the window's end read only f16 rows (full attention's logits); later ones
+    // read older rows quantized, so they move, and less than plain q8_0 moves them.
+    void recent_window_keeps_the_last_tokens_in_f16() {
+        const Run q8 = run("full", true, "q8_0");
+        const Run r = run("full", true, "q8_0,recent=" + std::to_string(kHeadTokens));
+        QCOMPARE(r.head_logits_hash, full_.head_logits_hash);
+        QVERIFY(q8.head_logits_hash != full_.head_logits_hash);
+        QVERIFY(r.logits_hash != full_.logits_hash);
+        QVERIFY(r.logits_hash != q8.logits_hash);
+        // The ring: the window and kRecentRollback spare tokens, K and V in f16, every layer.
+        EngineConfig c;
+        c.model_path = model_;
+        const ModelInfo info = (*Engine::load(c))->model_info();
+        const uint64_t ring = (kHeadTokens + 64) * static_cast<uint64_t>(info.n_layer * info.n_head_kv * info.head_dim) * 2 * 2;
+        QCOMPARE(r.usage.bytes_in_use, q8.usage.bytes_in_use + ring);
+        // The last query read its last kHeadTokens tokens' rows in f16 instead of q8_0.
+        const uint64_t n = r.usage.n_tokens;
+        QCOMPARE(r.usage.bytes_read_last_step,
+                 q8.usage.bytes_read_last_step / n * (n - kHeadTokens) + full_.usage.bytes_read_last_step / n * kHeadTokens);
+    }
+
     void sliding_window_frees_blocks_and_changes_outputs() {
         const int32_t w = 256;
         const Run r = run("sliding:window=256,sinks=4", true);

@@ -32,6 +32,7 @@ private slots:
     void parses_one_type_for_both();
     void parses_k_and_v();
     void spec_names_round_trip();
+    void parses_recent_window();
     void errors_name_the_bad_part();
 };
 
@@ -111,6 +112,26 @@ void TestKvDType::spec_names_round_trip() {
         }
 }
 
+void TestKvDType::parses_recent_window() {
+    const Result<KvTypes> one = parse_kv_types("q4_0, recent=128");
+    QVERIFY(one.ok());
+    QVERIFY((*one == KvTypes{KvDType::q4_0, KvDType::q4_0, 128}));
+    const Result<KvTypes> split = parse_kv_types("recent=64,v=q4_0,k=f16");
+    QVERIFY(split.ok());
+    QVERIFY((*split == KvTypes{KvDType::f16, KvDType::q4_0, 64}));
+    const Result<KvTypes> zero = parse_kv_types("q8_0,recent=0");
+    QVERIFY(zero.ok());
+    QVERIFY((*zero == KvTypes{KvDType::q8_0, KvDType::q8_0}));
+    QCOMPARE(kv_types_name({KvDType::q4_0, KvDType::q4_0, 128}), std::string("q4_0,recent=128"));
+    QCOMPARE(kv_types_name({KvDType::q8_0, KvDType::q4_0, 32}), std::string("k=q8_0,v=q4_0,recent=32"));
+    QCOMPARE(kv_types_name({KvDType::q8_0, KvDType::q8_0, 0}), std::string("q8_0"));
+    for (const char* spec : {"q4_0,recent=128", "k=q8_0,v=q4_0,recent=32", "fp8,recent=4096"}) {
+        const Result<KvTypes> r = parse_kv_types(spec);
+        QVERIFY2(r.ok(), spec);
+        QCOMPARE(kv_types_name(*r), std::string(spec));
+    }
+}
+
 void TestKvDType::errors_name_the_bad_part() {
     const struct {
         const char* spec;
@@ -123,9 +144,14 @@ void TestKvDType::errors_name_the_bad_part() {
         {"k=q8_0", "missing 'v=TYPE'"},
         {"v=f16", "missing 'k=TYPE'"},
         {"k=q8_0,k=f16", "'k' is given twice"},
-        {"x=f16,v=f16", "part 'x=f16' names 'x', expected 'k' or 'v'"},
-        {"k:q8_0,v=f16", "part 'k:q8_0' is not KEY=TYPE"},
-        {"k=q8_0,v=q4_0,", "part '' is not KEY=TYPE"},
+        {"x=f16,v=f16", "part 'x=f16' names 'x', expected 'k', 'v' or 'recent'"},
+        {"k:q8_0,v=f16", "unknown type 'k:q8_0'"},
+        {"k=q8_0,v=q4_0,", "part '' is not KEY=VALUE"},
+        {"q4_0,recent=12x", "recent=12x is not a token count from 0 to 4096"},
+        {"q4_0,recent=5000", "recent=5000 is not a token count"},
+        {"q4_0,recent=8,recent=8", "'recent' is given twice"},
+        {"f16,recent=64", "with f16 keys and values it changes nothing"},
+        {"q4_0,k=q8_0", "sets 'k' after a type for both"},
         {"k=,v=f16", "unknown type '' in part 'k='"},
     };
     for (const auto& c : cases) {
