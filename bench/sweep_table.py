@@ -2,9 +2,11 @@
 """Renders `workbench-cli sweep -o` rows as the markdown tables of docs/VARIANTS.md: one row a
 configuration (memory, speed, perplexity figures, retrieval), then retrieval accuracy by prompt
 length and by the depth of the fact for every row that measured it.
-Usage: bench/sweep_table.py [--no-prefill] docs/variants_sweep.jsonl
+Usage: bench/sweep_table.py [--no-prefill] [--model FILE.gguf] docs/variants_sweep.jsonl
 --no-prefill leaves out the prefill column (rows measured before commit db985ca timed a
-one-token step instead of the window for variants that share a cached prefix)."""
+one-token step instead of the window for variants that share a cached prefix).
+--model keeps one model's rows where a file holds several (rows written before rows named their
+model are kept for any)."""
 import json
 import sys
 
@@ -30,8 +32,9 @@ def name(r):
     return f"`{r['attention']}`{weights}"
 
 
-def main(path, prefill=True):
+def main(path, prefill=True, model=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
+    rows = [r for r in rows if model is None or r.get("model", model) == model]
     full = next((r for r in rows if r.get("status") == "ok" and r["config"] == "full"), None)
     print("| configuration | KV type | KV MiB | KV ÷ full | read/token MiB | read ÷ full | PPL | ΔPPL % | KL | top-1 % "
           "| retrieval (passkey / multi-key) |" + (" prefill tok/s |" if prefill else "") + " decode tok/s |")
@@ -64,6 +67,13 @@ def main(path, prefill=True):
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if a != "--no-prefill"]
+    model = None
+    if "--model" in args:
+        at = args.index("--model")
+        if at + 1 >= len(args):
+            sys.exit(__doc__)
+        model = args[at + 1]
+        del args[at:at + 2]
     if len(args) != 1:
         sys.exit(__doc__)
-    main(args[0], prefill="--no-prefill" not in sys.argv[1:])
+    main(args[0], prefill="--no-prefill" not in sys.argv[1:], model=model)

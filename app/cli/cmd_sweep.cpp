@@ -36,13 +36,16 @@ std::vector<std::string> read_lines(const Args& args, std::string& err) {
 }
 
 // The rows an earlier run wrote (their "config"), so a rerun skips them.
-std::set<std::string> rows_done(const std::string& path) {
+// The configurations `path` already has rows of for `model` (rows written before rows named
+// their model count for any model).
+std::set<std::string> rows_done(const std::string& path, const std::string& model) {
     std::set<std::string> done;
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
         auto row = workbench::parse_json(line);
-        if (row.ok() && row->is_object() && row->contains("config") && (*row)["config"].is_string())
-            done.insert((*row)["config"].get<std::string>());
+        if (!row.ok() || !row->is_object() || !row->contains("config") || !(*row)["config"].is_string()) continue;
+        if (row->contains("model") && (*row)["model"] != model) continue;
+        done.insert((*row)["config"].get<std::string>());
     }
     return done;
 }
@@ -160,7 +163,7 @@ int cmd_sweep(int argc, char** argv) {
         return runtime_error(text_path + " has " + std::to_string(tokens.size()) + " tokens, fewer than one window of --ctx " + std::to_string(s.ctx));
     const std::string model = std::filesystem::path(ctx.config.model_path).filename().string();
     const std::string text_name = std::filesystem::path(text_path).filename().string();
-    const std::set<std::string> done = rows_done(out_path);
+    const std::set<std::string> done = rows_done(out_path, model);
     std::unique_ptr<HistoryRecorder> recorder = HistoryRecorder::open_if_asked(ctx.args, baseline, ctx.config);
     workbench::RowId sweep_id = 0;
     if (recorder) {

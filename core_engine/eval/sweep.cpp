@@ -3,6 +3,7 @@
 #include "workbench/sweep.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 namespace workbench {
@@ -101,7 +102,8 @@ EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings
 
 Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, Engine& baseline, const std::vector<TokenId>& text,
                        const SweepSettings& s, const ProgressCallback& progress, const std::atomic<bool>* cancel) {
-    Json row = {{"config", sc.line}, {"attention", sc.attention}, {"kv_type", sc.kv_types},
+    Json row = {{"config", sc.line}, {"model", std::filesystem::path(base.model_path).filename().string()},
+                {"attention", sc.attention}, {"kv_type", sc.kv_types},
                 {"weights", sc.weights.empty() ? std::string("as stored") : sc.weights}};
     auto failed = [&](const Status& st) {
         const bool cancelled = st.code() == StatusCode::cancelled || (cancel && cancel->load());

@@ -292,6 +292,10 @@ private slots:
             QVERIFY2(sliding[key].isDouble(), key);
         QVERIFY(sliding["kv_bytes"].toDouble() < full["kv_bytes"].toDouble());
         QVERIFY(sliding["delta_ppl_pct"].toDouble() > 0 && sliding["top1"].toDouble() < 1);
+        // Each row names its model file, failed rows too (a file may hold several models' rows).
+        QVERIFY2(full["model"].toString().endsWith(".gguf"), lines[0].constData());
+        QCOMPARE(sliding["model"], full["model"]);
+        QCOMPARE(latent["model"], full["model"]);
         QCOMPARE(latent["status"].toString(), QString("failed"));
         QVERIFY2(latent["error"].toString().contains("multiple of 64"), lines[2].constData());
         {
