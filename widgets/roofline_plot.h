@@ -1,7 +1,8 @@
 // The roofline picture: arithmetic intensity (ops per byte read) against achieved throughput
 // (GOP/s), log-log, under this machine's ceilings — the memory slope (bandwidth × intensity)
 // and the compute roof. The last prompt step and the last decode step each show two points,
-// the matmuls and attention, so a user sees why decode sits on the memory slope while a
+// the matmuls and attention (a third, the indexer, for variants that choose what to read: its
+// time is apart from attention's), so a user sees why decode sits on the memory slope while a
 // prompt's matmuls climb towards the roof (their intensity grows with the tokens per step;
 // attention's stays near S·T/(S+T) whatever the batch). Plain numbers in.
 #pragma once

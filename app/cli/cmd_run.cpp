@@ -17,7 +17,7 @@ Json roofline_json(const std::optional<workbench::StepRoofline>& step) {
     if (!step) return nullptr;
     Json j;
     j["tokens"] = step->n_tokens;
-    for (auto [part, p] : {std::pair{"matmul", &step->matmul}, {"attention", &step->attention}})
+    for (auto [part, p] : {std::pair{"matmul", &step->matmul}, {"attention", &step->attention}, {"index", &step->index}})
         j[part] = {{"ops", json_rounded(p->ops)},
                    {"bytes", json_rounded(p->bytes)},
                    {"seconds", json_rounded(p->seconds)},

@@ -58,6 +58,7 @@ struct StepPart {
     AttendPlan token_plan;               // built by begin_part
     uint64_t read_bytes = 0;
     uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
+    double index_ops = 0;                // indexer operations of all its queries, this layer
     // KvTypes::recent: the policy's plan with each query's last tokens read from the ring, and the
     // ring rows this layer's write displaced that the step's queries still read (f16, token
     // displaced_first onward).
@@ -163,8 +164,11 @@ public:
     virtual void write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v);
     virtual int32_t n_extra_streams(const KvArena&, int32_t /*layer*/, const StepPart&) const { return 0; }
     virtual void add_extra_streams(const KvArena&, int32_t /*layer*/, StepPart&, std::vector<KvStreamView>&) {}
-    // The plan for the part's rows in `layer`; q: the part's queries. May set index_bytes_last.
-    virtual const AttendPlan& plan(const KvArena&, int32_t /*layer*/, StepPart& part, const float* /*q*/) { return part.token_plan; }
+    // The plan for the part's rows in `layer`; q: the part's queries. May set index_bytes_last
+    // and index_ops.
+    virtual const AttendPlan& plan(const KvArena&, int32_t /*layer*/, StepPart& part, const float* /*q*/, ThreadPool& /*pool*/) {
+        return part.token_plan;
+    }
     // Token-table blocks [first, end) no future query reads, once the step is committed.
     virtual void releasable(const KvArena&, const KvSequence&, int32_t& /*first*/, int32_t& /*end*/) const {}
     virtual void on_truncate(KvArena&, KvSequence&, int32_t /*n_tokens*/) {}

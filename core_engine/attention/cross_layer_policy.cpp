@@ -114,7 +114,7 @@ public:
         const size_t m = member_index(group, layer);
         views.push_back(arena.f32_stream(ps.stage_k[m].data(), ps.stage_v[m].data(), part.n));
     }
-    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float*) override {
+    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float*, ThreadPool&) override {
         return merged() && group_of(arena, layer).size() > 1 ? state(part).merge_plan : part.token_plan;
     }
 

@@ -3,54 +3,57 @@
 // head's query heads), chosen per KV head, beside the sinks and its recent window.
 #include "attention/pooling_policy.h"
 #include "attention/top_selection.h"
+#include "kernels/cpu/index_scores.h"
 #include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {
 
+constexpr int32_t kPrefetchAhead = 8;
+
 class HeavyPolicy final : public PoolingPolicy {
 public:
     using PoolingPolicy::PoolingPolicy;
 
-    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q) override {
+    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
         if (selections_.size() <= static_cast<size_t>(part.index)) selections_.resize(static_cast<size_t>(part.index) + 1);
         AttendPlan& p = selections_[static_cast<size_t>(part.index)];
-        const KvSequence& s = *part.s;
         const int32_t storage = arena.storage_of[static_cast<size_t>(layer)];
         const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads, group = arena.shape.n_head / arena.shape.n_kv_heads;
         const int32_t bs = arena.block_tokens();
+        const std::span<const BlockId> ptable = arena.pooled_table(*part.s);
+        const KvStore& store = *arena.store;
+        auto key_of = [&](int32_t c, int64_t h) {
+            return arena.store->k_row(storage, ptable[static_cast<size_t>(c / bs)], c % bs, static_cast<int32_t>(h));
+        };
+        auto n_cand = [&](int64_t pair) { return pooled_count(part.t0 + static_cast<int32_t>(pair / n_kv)); };
+        auto score = [&](int64_t pair, int32_t c) {
+            const int64_t h = pair % n_kv;
+            // The pooled rows are scattered over blocks: fetch a few ahead (one wait per row otherwise).
+            if (c + kPrefetchAhead < n_cand(pair)) {
+                const uint8_t* ahead = key_of(c + kPrefetchAhead, h);
+                for (int64_t b = 0; b < store.k_layout().row_bytes; b += 64) __builtin_prefetch(ahead + b);
+            }
+            const float* qh = q + (pair / n_kv * arena.shape.n_head + h * group) * hd;
+            if (arena.types.k == KvDType::f16) return group_dot_f16(qh, group, reinterpret_cast<const uint16_t*>(key_of(c, h)), hd);
+            thread_local std::vector<float> row;
+            row.resize(static_cast<size_t>(hd));
+            kv_decode_row(arena.types.k, key_of(c, h), row.data(), hd);
+            return group_dot_f32(qh, group, row.data(), hd);
+        };
+        select_top(static_cast<int64_t>(part.n) * n_kv, spec_.k, n_cand, score, pool, selection_);
         p.clear();
         p.per_kv_head = true;
-        std::vector<float> score, row(static_cast<size_t>(hd));
-        std::vector<int32_t> order;
-        const std::span<const BlockId> ptable = arena.pooled_table(s);
-        for (int32_t i = 0; i < part.n; ++i) {
-            const int32_t t = part.t0 + i;
-            for (int64_t h = 0; h < n_kv; ++h) {
-                const float* qh = q + (static_cast<int64_t>(i) * arena.shape.n_head + h * group) * hd;
-                const int32_t n_cand = pooled_count(t);
-                const int32_t keep = spec_.k;
-                p.add({kTokenStream, 0, std::min(spec_.sinks, t + 1)});
-                if (keep >= n_cand) {
-                    p.add({kPooledStream, 0, n_cand});
-                    p.add({kTokenStream, recent_begin(t), t + 1});
-                    p.close_list();
-                    continue;
-                }
-                score.assign(static_cast<size_t>(n_cand), 0.0f);
-                for (int32_t c = 0; c < n_cand; ++c) {
-                    float sc = 0;
-                    kv_decode_row(arena.types.k, arena.store->k_row(storage, ptable[static_cast<size_t>(c / bs)], c % bs, static_cast<int32_t>(h)),
-                                  row.data(), hd);
-                    for (int64_t g = 0; g < group; ++g)
-                        for (int64_t d = 0; d < hd; ++d) sc += qh[g * hd + d] * row[static_cast<size_t>(d)];
-                    score[static_cast<size_t>(c)] = sc;
-                }
-                if (i == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(n_cand) * static_cast<uint64_t>(arena.store->k_layout().row_bytes);
-                add_top_spans(score, keep, 1, kPooledStream, order, p);
-                p.add({kTokenStream, recent_begin(t), t + 1});
-                p.close_list();
+        for (int64_t pair = 0; pair < static_cast<int64_t>(part.n) * n_kv; ++pair) {
+            const int32_t t = part.t0 + static_cast<int32_t>(pair / n_kv), nc = n_cand(pair);
+            p.add({kTokenStream, 0, std::min(spec_.sinks, t + 1)});
+            if (spec_.k < nc) {
+                part.index_ops += 2.0 * static_cast<double>(nc) * static_cast<double>(group * hd);   // a multiply-add each
+                if (pair / n_kv == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(nc) * static_cast<uint64_t>(store.k_layout().row_bytes);
             }
+            add_kept_spans(selection_.of(pair), 1, kPooledStream, p);
+            p.add({kTokenStream, recent_begin(t), t + 1});
+            p.close_list();
         }
         return p;
     }
@@ -68,6 +71,7 @@ public:
 
 private:
     std::vector<AttendPlan> selections_;  // per part of the step
+    TopSelection selection_;
 };
 
 AttentionVariant describe() {

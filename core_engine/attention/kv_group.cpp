@@ -124,7 +124,8 @@ Status KvGroup::begin_step(std::span<const StepSequence> batch) {
         ++n_parts_;
     }
     positions_.resize(static_cast<size_t>(row));
-    read_bytes_ = 0;
+    read_bytes_ = index_bytes_ = 0;
+    index_ops_ = 0;
     for (int32_t p = 0; p < n_parts_; ++p) {
         StepPart& part = parts_[static_cast<size_t>(p)];
         for (int32_t i = 0; i < part.n; ++i) positions_[static_cast<size_t>(part.row0 + i)] = part.t0 + i;
@@ -324,16 +325,16 @@ std::span<const KvStreamView> KvGroup::streams(int32_t layer) {
     return views_;
 }
 
-const AttendPlan& KvGroup::plan(int32_t layer, const float* q) {
+const AttendPlan& KvGroup::plan(int32_t layer, const float* q, ThreadPool& pool) {
     const int64_t q_row = static_cast<int64_t>(arena_.shape.n_head) * arena_.shape.head_dim;
-    if (n_parts_ == 1) return part_plan(layer, parts_.front(), q);
+    if (n_parts_ == 1) return part_plan(layer, parts_.front(), q, pool);
     // Several sequences: their lists in row order, each span moved to its part's streams.
     AttendPlan& joined = batch_plan_;
     joined.clear();
     int32_t stream0 = 0;
     for (int32_t pi = 0; pi < n_parts_; ++pi) {
         StepPart& part = parts_[static_cast<size_t>(pi)];
-        const AttendPlan& p = part_plan(layer, part, q ? q + part.row0 * q_row : nullptr);
+        const AttendPlan& p = part_plan(layer, part, q ? q + part.row0 * q_row : nullptr, pool);
         joined.per_kv_head = p.per_kv_head;
         for (size_t li = 0; li + 1 < p.offsets.size(); ++li) {
             for (KvSpan sp : p.list(static_cast<int64_t>(li))) {
@@ -347,9 +348,10 @@ const AttendPlan& KvGroup::plan(int32_t layer, const float* q) {
     return joined;
 }
 
-const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float* q) {
+const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float* q, ThreadPool& pool) {
     part.index_bytes_last = 0;
-    const AttendPlan* planned = &policy_->plan(arena_, layer, part, q);
+    part.index_ops = 0;
+    const AttendPlan* planned = &policy_->plan(arena_, layer, part, q, pool);
     const AttendPlan* p = recent_ > 0 ? &plan_with_recent(layer, part, *planned) : planned;
     // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head
     // (f16 rows from the recent ring).
@@ -365,6 +367,8 @@ const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float*
                      (p->per_kv_head ? 1 : static_cast<uint64_t>(n_kv));
     part.read_bytes += bytes;
     read_bytes_ += bytes;
+    index_bytes_ += part.index_bytes_last;
+    index_ops_ += part.index_ops;
     if (policy_->marks_read_blocks()) {
         // The token blocks the part's last query read in this layer (any KV head), for the block map.
         const int32_t bs = n_tokens_per_block();
@@ -500,6 +504,8 @@ KvUsage KvGroup::usage() const {
     u.bytes_peak = std::max(peak_, u.bytes_in_use);
     u.bytes_allocated = static_cast<uint64_t>(pool.n_blocks()) * per_block;
     u.bytes_read_last_step = read_bytes_;
+    u.index_bytes_last_step = index_bytes_;
+    u.index_ops_last_step = index_ops_;
     const uint64_t bs = static_cast<uint64_t>(n_tokens_per_block());
     for (const auto& [id, s] : seqs_) {
         u.bytes_in_use += recent_bytes(*s);

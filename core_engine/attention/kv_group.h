@@ -39,6 +39,10 @@ struct KvUsage {
     uint64_t bytes_allocated = 0;     // the pool
     uint64_t bytes_full = 0;          // full attention, same tokens and dtypes, same block rounding
     uint64_t bytes_read_last_step = 0;  // attention reads of the last step's last query, all layers
+    // The indexers' part of those reads (top-k bounds, heavy's pooled keys), and their operations
+    // over all the step's queries (the whole cache's figures only).
+    uint64_t index_bytes_last_step = 0;
+    double index_ops_last_step = 0;
     int32_t n_tokens = 0;
 };
 
@@ -93,7 +97,7 @@ public:
     // q: [n_rows, n_head, head_dim] (null for a policy that writes token rows only: it reads
     // none). One plan over every row of the step; its spans index streams(layer), where each
     // sequence has its own streams.
-    const AttendPlan& plan(int32_t layer, const float* q);
+    const AttendPlan& plan(int32_t layer, const float* q, ThreadPool& pool);
     // Decodes the entries [0, n) of `layer` of the step's one sequence to f32 rows (latent: the
     // cached c, its halves in k_out and v_out, [n, R/2] each). Latent steps hold one sequence.
     void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const;
@@ -141,7 +145,7 @@ private:
     KvSequence& seq_state(SeqId seq);
     Status begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens);
     void undo_part(StepPart& part);
-    const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q);
+    const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q, ThreadPool& pool);
     void release_unreachable(KvSequence& s);
     // KvTypes::recent: the ring's part of write(), plan() and streams().
     void write_recent(int32_t storage, StepPart& part, const float* k, const float* v);
@@ -164,6 +168,8 @@ private:
     std::vector<KvStreamView> views_;
     std::vector<int32_t> slots_;             // token_slots()' answer
     uint64_t read_bytes_ = 0;                // the last step's parts together
+    uint64_t index_bytes_ = 0;               // the indexer's share of read_bytes_
+    double index_ops_ = 0;                   // the indexer's operations, all queries
     int32_t recent_ = 0;                     // KvTypes::recent
     int32_t ring_ = 0;                       // its ring's slots: recent_ + kRecentRollback
 };

@@ -172,12 +172,15 @@ int64_t PagedKv::n_free_tokens() const {
 KvUsage PagedKv::usage() const {
     if (groups_.size() == 1) return groups_.front()->usage();
     KvUsage u = groups_.front()->usage();  // tokens and full attention's bytes are the same in every group
-    u.bytes_in_use = u.bytes_allocated = u.bytes_read_last_step = 0;
+    u.bytes_in_use = u.bytes_allocated = u.bytes_read_last_step = u.index_bytes_last_step = 0;
+    u.index_ops_last_step = 0;
     for (const auto& g : groups_) {
         const KvUsage gu = g->usage();
         u.bytes_in_use += gu.bytes_in_use;
         u.bytes_allocated += gu.bytes_allocated;
         u.bytes_read_last_step += gu.bytes_read_last_step;
+        u.index_bytes_last_step += gu.index_bytes_last_step;
+        u.index_ops_last_step += gu.index_ops_last_step;
     }
     u.bytes_peak = std::max(peak_, u.bytes_in_use);
     return u;

@@ -54,7 +54,7 @@ public:
     bool layer_computes_kv(int32_t layer) const { return group_of(layer).layer_computes_kv(layer); }
     void write(int32_t layer, const float* k, const float* v, ThreadPool& pool) { group(layer).write(layer, k, v, pool); }
     bool rotates_keys() const { return groups_.front()->rotates_keys(); }
-    const AttendPlan& plan(int32_t layer, const float* q) { return group(layer).plan(layer, q); }
+    const AttendPlan& plan(int32_t layer, const float* q, ThreadPool& pool) { return group(layer).plan(layer, q, pool); }
     void read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) const { group_of(layer).read_rows(layer, n, k_out, v_out); }
     std::span<const KvStreamView> streams(int32_t layer) { return group(layer).streams(layer); }
     void finish_step();

@@ -8,10 +8,13 @@
 #include "attention/attention_policy.h"
 #include "attention/top_selection.h"
 #include "tensor/half_convert.h"
+#include "kernels/cpu/index_scores.h"
 #include "kv_blocks/kv_row_codec.h"
 
 namespace workbench {
 namespace {
+
+constexpr int32_t kPrefetchAhead = 8;   // candidates: their ranges are scattered over blocks
 
 class TopkPolicy final : public AttentionPolicy, public KeyRowObserver {
 public:
@@ -50,48 +53,45 @@ public:
         }
     }
 
-    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q) override {
+    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
         if (selections_.size() <= static_cast<size_t>(part.index)) selections_.resize(static_cast<size_t>(part.index) + 1);
         AttendPlan& p = selections_[static_cast<size_t>(part.index)];
         const int32_t storage = arena.storage_of[static_cast<size_t>(layer)];
         const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads, group = arena.shape.n_head / arena.shape.n_kv_heads;
         const int32_t bs = arena.block_tokens();
+        const int32_t keep = spec_.k / bs;
+        const std::span<const BlockId> table = arena.token_table(*part.s);
+        const uint16_t* ranges = minmax_.data() + static_cast<size_t>(storage) * stride_;
+        auto range_of = [&](int32_t c, int64_t h) { return ranges + (static_cast<size_t>(table[static_cast<size_t>(c)]) * n_kv + static_cast<size_t>(h)) * 2 * hd; };
+        // Per (query, KV head) pair: whole blocks before the query's recent window.
+        auto n_cand = [&](int64_t pair) { return std::max(0, part.t0 + static_cast<int32_t>(pair / n_kv) + 1 - spec_.recent) / bs; };
+        auto score = [&](int64_t pair, int32_t c) {
+            // The first block (the attention sinks of StreamingLLM) is always kept: queries put
+            // much weight there that a bound on its keys does not foresee.
+            if (c == 0) return std::numeric_limits<float>::infinity();
+            const int64_t h = pair % n_kv;
+            if (c + kPrefetchAhead < n_cand(pair)) {
+                const char* ahead = reinterpret_cast<const char*>(range_of(c + kPrefetchAhead, h));
+                for (int64_t b = 0; b < 2 * hd * static_cast<int64_t>(sizeof(uint16_t)); b += 64) __builtin_prefetch(ahead + b);
+            }
+            return quest_bound(q + (pair / n_kv * arena.shape.n_head + h * group) * hd, group, range_of(c, h), hd);
+        };
+        select_top(static_cast<int64_t>(part.n) * n_kv, keep, n_cand, score, pool, selection_);
         p.clear();
         p.per_kv_head = true;
-        std::vector<float> score;
-        std::vector<int32_t> order;
-        const std::span<const BlockId> table = arena.token_table(*part.s);
-        for (int32_t i = 0; i < part.n; ++i) {
-            const int32_t t = part.t0 + i;
-            for (int64_t h = 0; h < n_kv; ++h) {
-                const float* qh = q + (static_cast<int64_t>(i) * arena.shape.n_head + h * group) * hd;
-                const int32_t n_cand = std::max(0, t + 1 - spec_.recent) / bs;  // whole blocks before the recent window
-                const int32_t keep = spec_.k / bs;
-                if (keep >= n_cand) {
-                    p.add({kTokenStream, 0, t + 1});
-                    p.close_list();
-                    continue;
-                }
-                score.assign(static_cast<size_t>(n_cand), 0.0f);
-                for (int32_t c = 0; c < n_cand; ++c) {
-                    float sc = 0;
-                    const uint16_t* mm = &minmax_[static_cast<size_t>(storage) * stride_ +
-                                                  (static_cast<size_t>(table[static_cast<size_t>(c)]) * n_kv + static_cast<size_t>(h)) * 2 * hd];
-                    for (int64_t g = 0; g < group; ++g)
-                        for (int64_t d = 0; d < hd; ++d) {
-                            const float qd = qh[g * hd + d];
-                            sc += std::max(qd * half_to_float(mm[d]), qd * half_to_float(mm[hd + d]));
-                        }
-                    // The first block (the attention sinks of StreamingLLM) is always kept:
-                    // queries put much weight there that a bound on its keys does not foresee.
-                    if (c == 0) sc = std::numeric_limits<float>::infinity();
-                    score[static_cast<size_t>(c)] = sc;
-                }
-                if (i == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(n_cand) * (2 * hd * sizeof(uint16_t));
-                add_top_spans(score, keep, bs, kTokenStream, order, p);
-                p.add({kTokenStream, n_cand * bs, t + 1});
+        for (int64_t pair = 0; pair < static_cast<int64_t>(part.n) * n_kv; ++pair) {
+            const int32_t t = part.t0 + static_cast<int32_t>(pair / n_kv), nc = n_cand(pair);
+            if (keep >= nc) {
+                p.add({kTokenStream, 0, t + 1});
                 p.close_list();
+                continue;
             }
+            // Per candidate, dimension and query head: two products, a max and an add.
+            part.index_ops += 4.0 * static_cast<double>(nc - 1) * static_cast<double>(group * hd);
+            if (pair / n_kv == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(nc) * (2 * hd * sizeof(uint16_t));
+            add_kept_spans(selection_.of(pair), bs, kTokenStream, p);
+            p.add({kTokenStream, nc * bs, t + 1});
+            p.close_list();
         }
         return p;
     }
@@ -132,6 +132,7 @@ private:
     size_t stride_ = 0, per_block_ = 0;
     int64_t n_kv_ = 0, hd_ = 0;
     std::vector<AttendPlan> selections_;  // per part of the step
+    TopSelection selection_;
 
     uint16_t* range(int32_t storage, BlockId block, int32_t head) {
         return &minmax_[static_cast<size_t>(storage) * stride_ + (static_cast<size_t>(block) * n_kv_ + static_cast<size_t>(head)) * 2 * hd_];

@@ -260,7 +260,9 @@ void DecoderModel::attend(int32_t il, PagedKv& kv, ThreadPool& pool) {
         }
         q = rows.q;
     }
-    const AttendPlan& plan = kv.plan(il, q);
+    const auto t_index = std::chrono::steady_clock::now();
+    const AttendPlan& plan = kv.plan(il, q, pool);
+    attention_.index_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_index).count();
     a.plan = &plan;
     a.streams = kv.streams(il);
     b.attend(il, a);
@@ -282,7 +284,7 @@ void DecoderModel::attend_latent(int32_t il, PagedKv& kv, ThreadPool& pool) {
     const LatentCacheRows all = b.latent_cache_rows(n_all);
     if (!all.k) return;
     kv.read_rows(il, n_all, all.k, all.v);
-    (void)kv.plan(il, nullptr);   // keeps the cache's read accounting: the latent rows
+    (void)kv.plan(il, nullptr, pool);   // keeps the cache's read accounting: the latent rows
     b.attend_latent(il, latent, n_all, lat_generated_);
 }
 
@@ -301,11 +303,16 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
     r.matmul.bytes = bytes + (n_logit_rows > 0 ? static_cast<double>(w_.output.n_bytes) : 0.0);
     const AttentionWork& attention = attention_;
     r.matmul.seconds = std::max(0.0, total_s - attention.seconds);
-    // Attention reads each KV entry once per step (the queries of a tile share it) plus Q and its output.
+    // Attention reads each KV entry once per step (the queries of a tile share it) plus Q and its
+    // output; the indexer's reads and time are its own point.
+    const KvUsage usage = kv.usage();
+    r.index.ops = usage.index_ops_last_step;
+    r.index.bytes = static_cast<double>(usage.index_bytes_last_step);
+    r.index.seconds = attention.index_seconds;
     r.attention.ops = attention.ops;
-    r.attention.bytes = static_cast<double>(kv.usage().bytes_read_last_step) +
+    r.attention.bytes = static_cast<double>(usage.bytes_read_last_step - usage.index_bytes_last_step) +
                         2.0 * 4.0 * static_cast<double>(n * hp_.n_head * hp_.head_dim * hp_.n_layer);
-    r.attention.seconds = attention.seconds;
+    r.attention.seconds = attention.seconds - attention.index_seconds;
 }
 
 }  // namespace workbench

@@ -47,6 +47,7 @@ struct BatchSequence {
 // The attention part of a step, for the roofline: its time and operations.
 struct AttentionWork {
     double seconds = 0, ops = 0;
+    double index_seconds = 0;   // within seconds: the policies choosing what to read
 };
 
 class DecoderModel {

@@ -68,7 +68,7 @@ void MetricsPanel::showRoofline(const workbench::Engine::RooflineSnapshot& roofl
     auto dots = [](const std::optional<workbench::StepRoofline>& step, const QString& when) {
         QList<RooflineDot> out;
         if (!step) return out;
-        for (auto [part, p] : {std::pair{tr("matmuls"), &step->matmul}, {tr("attention"), &step->attention}})
+        for (auto [part, p] : {std::pair{tr("matmuls"), &step->matmul}, {tr("attention"), &step->attention}, {tr("indexer"), &step->index}})
             if (p->bytes > 0 && p->seconds > 0)
                 out.append({QStringLiteral("%1 · %2 (%3 tokens)").arg(when, part).arg(step->n_tokens), p->ops / p->bytes, p->ops / p->seconds / 1e9});
         return out;

@@ -68,11 +68,12 @@ GenerationMetrics generation_metrics(const RequestMetrics& m);
 struct RooflinePoint {
     double ops = 0, bytes = 0, seconds = 0;
 };
-// The matmuls (everything but attention: projections, MLP, output head) and attention over the
-// KV cache, for one step of n_tokens query tokens.
+// The matmuls (everything but attention: projections, MLP, output head), attention over the KV
+// cache, and the indexer that chose what attention reads (top-k's block bounds, heavy's pooled
+// keys; zero for variants without one), for one step of n_tokens query tokens.
 struct StepRoofline {
     int64_t n_tokens = 0;
-    RooflinePoint matmul, attention;
+    RooflinePoint matmul, attention, index;
 };
 
 // Mean and sample standard deviation (n − 1; 0 for fewer than two values), as llama-bench

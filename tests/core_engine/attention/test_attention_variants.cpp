@@ -31,6 +31,8 @@ struct Run {
     std::vector<TokenId> greedy;
     KvUsageReport usage;
     GenerationMetrics metrics;
+    StepRoofline decode;   // the last decode step's parts
+    ModelInfo info;
 };
 
 uint64_t fnv1a(const float* v, size_t n) {
@@ -75,6 +77,8 @@ class TestAttentionVariants : public QObject {
         r.greedy = out->tokens;
         r.metrics = out->metrics;
         r.usage = (*e)->kv_usage();
+        r.decode = (*e)->last_step_roofline().decode.value_or(StepRoofline{});
+        r.info = (*e)->model_info();
         return r;
     }
 
@@ -181,6 +185,15 @@ private slots:
         // Up to k keys every block is selected, as in full attention; past that the rest are skipped.
         QCOMPARE(r.head_logits_hash, full_.head_logits_hash);
         QVERIFY(r.logits_hash != full_.logits_hash);
+        // The indexer is the roofline's own part: per layer and KV head, the last query read one
+        // f16 min and max row for each whole block before its recent window; full attention has none.
+        const int64_t t = kPromptTokens + 14;   // the last decode step's position
+        const double per_block = 2.0 * 2.0 * r.info.head_dim * r.info.n_head_kv * r.info.n_layer;
+        QCOMPARE(r.decode.index.bytes, per_block * static_cast<double>((t + 1 - 64) / 16));
+        QVERIFY(r.decode.index.ops > 0 && r.decode.index.seconds > 0);
+        QCOMPARE(full_.decode.index.bytes, 0.0);
+        QCOMPARE(full_.decode.index.ops, 0.0);
+        QVERIFY(r.decode.attention.bytes < full_.decode.attention.bytes * 45 / 100);
     }
 
     void compressed_pools_old_tokens() {

@@ -101,7 +101,7 @@ bool run_and_check(KvGroup& kv, const Rows& rows, int32_t from, int32_t to, std:
             return false;
         }
         kv.write(0, rows.k_at(t0), rows.v_at(t0), pool);
-        const AttendPlan& plan = kv.plan(0, nullptr);
+        const AttendPlan& plan = kv.plan(0, nullptr, pool);
         const std::span<const KvStreamView> streams = kv.streams(0);
         for (int32_t i = 0; i < n; ++i) {
             const int32_t p = t0 + i;
