@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Renders `workbench-cli sweep -o` rows as the markdown tables of docs/VARIANTS.md: one row a
-configuration (memory, speed, perplexity figures, retrieval), then retrieval accuracy by prompt
-length and by the depth of the fact for every row that measured it.
+configuration (memory, speed, perplexity figures, retrieval), then decode time measured against
+the time the row's bytes predict (rows that carry a prediction), then retrieval accuracy by
+prompt length and by the depth of the fact for every row that measured it.
 Usage: bench/sweep_table.py [--no-prefill] [--model FILE.gguf] docs/variants_sweep.jsonl
 --no-prefill leaves out the prefill column (rows measured before commit db985ca timed a
 one-token step instead of the window for variants that share a cached prefix).
@@ -32,6 +33,25 @@ def name(r):
     return f"`{r['attention']}`{weights}"
 
 
+def speed_table(rows):
+    """Measured decode time beside what the row's bytes predict at the run's reference bandwidth
+    (rows written since the sweep measured one), and the last decode step's split."""
+    timed = [r for r in rows if r.get("status") == "ok" and "decode_ms_predicted" in r and "decode_ms" in r]
+    if not timed:
+        return
+    print()
+    print(f"Decode at the window's end against full attention's {timed[0]['reference_gb_s']:.1f} GB/s at 512 tokens:")
+    print()
+    print("| configuration | KV type | read/token MiB | indexer MiB | predicted ms | measured ms | ÷ predicted "
+          "| last step: matmuls / attention / indexer ms |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in timed:
+        split = r.get("decode_step_ms", {})
+        parts = " / ".join(f"{split[k]:.2f}" for k in ("matmul", "attention", "index")) if split else "—"
+        print(f"| {name(r)} | {r['kv_type']} | {mib(r['kv_bytes_read_per_token'])} | {mib(r.get('index_bytes_read_per_token', 0))} "
+              f"| {r['decode_ms_predicted']:.2f} | {r['decode_ms']:.2f} | {r['decode_ms'] / r['decode_ms_predicted']:.2f} | {parts} |")
+
+
 def main(path, prefill=True, model=None):
     rows = [json.loads(line) for line in open(path) if line.strip()]
     rows = [r for r in rows if model is None or r.get("model", model) == model]
@@ -53,6 +73,7 @@ def main(path, prefill=True, model=None):
               f"| {mib(r['kv_bytes_read_per_token'])} | {r['kv_bytes_read_per_token'] / full_read:.2f} "
               f"| {r['ppl']:.3f} | {r['delta_ppl_pct']:+.2f} | {r['kl']:.4f} | {100 * r['top1']:.1f} "
               f"| {retrieval} |" + (f" {r['prefill_tok_s']:.0f} |" if prefill else "") + f" {r['decode_tok_s']:.1f} |")
+    speed_table(rows)
     with_cells = [r for r in rows if r.get("status") == "ok" and r.get("retrieval_cells")]
     if not with_cells:
         return

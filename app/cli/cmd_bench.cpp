@@ -133,8 +133,13 @@ int cmd_bench(int argc, char** argv) {
         const bool host_roofline = info.backend == "cpu";
         if (auto s = run_test(workbench::SpeedTestKind::generation, n_gen, r, host_roofline ? &probes : nullptr); !s.ok())
             return runtime_error(s.message());
-        // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context.
-        const double kv_read = static_cast<double>(info.kv_bytes_per_token) * (n_depth + (n_gen + 1) / 2.0);
+        // Bytes per decoded token: every weight matrix once, plus the KV read at the mean context:
+        // what the engine reported its last step read (the variant's, indexer included), scaled
+        // from the last context to the mean as full attention's grows (exact for it).
+        const double mean_ctx = n_depth + (n_gen + 1) / 2.0;
+        const uint64_t last_read = engine.kv_usage().bytes_read_last_step;
+        const double kv_read = last_read > 0 ? static_cast<double>(last_read) * mean_ctx / (n_depth + n_gen)
+                                             : static_cast<double>(info.kv_bytes_per_token) * mean_ctx;
         const double bytes_per_token = static_cast<double>(info.decode_weight_bytes) + kv_read;
         r.bench.gb_s = bytes_per_token * r.avg_ts / 1e9;
         // Roofline share: the median over runs of each run's rate against the probe just before it.

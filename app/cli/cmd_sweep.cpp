@@ -161,6 +161,13 @@ int cmd_sweep(int argc, char** argv) {
     const std::vector<workbench::TokenId> tokens = baseline.tokenize(text.str(), true, false);
     if (tokens.size() < static_cast<size_t>(s.ctx) + 1)
         return runtime_error(text_path + " has " + std::to_string(tokens.size()) + " tokens, fewer than one window of --ctx " + std::to_string(s.ctx));
+    if (auto ref = workbench::measure_decode_reference(baseline, tokens, s); ref.ok()) {
+        s.reference_gb_s = ref->gb_s;
+        std::fprintf(stderr, "decode reference: full attention at %d tokens of context, %.1f tok/s × %s a token = %.1f GB/s\n", ref->ctx,
+                     ref->decode_tok_s, format_bytes(ref->bytes_per_token).c_str(), ref->gb_s);
+    } else {
+        std::fprintf(stderr, "decode reference: %s (rows carry no predicted decode time)\n", ref.status().message().c_str());
+    }
     const std::string model = std::filesystem::path(ctx.config.model_path).filename().string();
     const std::string text_name = std::filesystem::path(text_path).filename().string();
     const std::set<std::string> done = rows_done(out_path, model);
@@ -205,9 +212,12 @@ int cmd_sweep(int argc, char** argv) {
         if (row["status"] != "ok") {
             std::printf("%2d/%d  %-50s  failed: %s\n", i + 1, total, c.line.c_str(), row["error"].get<std::string>().c_str());
         } else {
-            std::printf("%2d/%d  %-50s  KV %-10s  dPPL %+7.2f%%  KL %.4f  top-1 %5.1f%%  decode %6.1f tok/s%s\n", i + 1, total, c.line.c_str(),
+            const std::string vs_predicted = row.contains("decode_ms_predicted") && row["decode_ms"].is_number()
+                                                 ? " (" + std::to_string(row["decode_ms"].get<double>() / row["decode_ms_predicted"].get<double>()).substr(0, 4) + "× predicted)"
+                                                 : std::string();
+            std::printf("%2d/%d  %-50s  KV %-10s  dPPL %+7.2f%%  KL %.4f  top-1 %5.1f%%  decode %6.1f tok/s%s%s\n", i + 1, total, c.line.c_str(),
                         format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["delta_ppl_pct"].get<double>(), row["kl"].get<double>(),
-                        100 * row["top1"].get<double>(), row["decode_tok_s"].is_number() ? row["decode_tok_s"].get<double>() : 0.0,
+                        100 * row["top1"].get<double>(), row["decode_tok_s"].is_number() ? row["decode_tok_s"].get<double>() : 0.0, vs_predicted.c_str(),
                         row.contains("retrieval_accuracy") ? ("  retrieval " + std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5)).c_str() : "");
         }
         std::fflush(stdout);

@@ -139,6 +139,18 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, Engine& 
     if (!timed.ok()) return failed(timed.status());
     step(++done);
     const GenerationMetrics& m = *timed;
+    if (m.decode_tok_s && *m.decode_tok_s > 0) row["decode_ms"] = json_rounded(1000.0 / *m.decode_tok_s);
+    if (s.reference_gb_s > 0) {
+        const double bytes = static_cast<double>(info.decode_weight_bytes + m.kv_bytes_read_per_token);
+        row["decode_ms_predicted"] = json_rounded(bytes / (s.reference_gb_s * 1e9) * 1000.0);
+        row["reference_gb_s"] = json_rounded(s.reference_gb_s);
+    }
+    if (const auto step = engine.last_step_roofline().decode) {
+        row["decode_step_ms"] = {{"matmul", json_rounded(step->matmul.seconds * 1000.0)},
+                                 {"attention", json_rounded(step->attention.seconds * 1000.0)},
+                                 {"index", json_rounded(step->index.seconds * 1000.0)}};
+        row["index_bytes_read_per_token"] = static_cast<uint64_t>(step->index.bytes);
+    }
     row["kv_bytes"] = std::max(q->kv_bytes_peak, m.kv_bytes_peak);
     row["kv_bytes_full"] = std::max(q->kv_bytes_full, m.kv_bytes_full);
     row["kv_bytes_read_per_token"] = m.kv_bytes_read_per_token;
@@ -161,6 +173,23 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, Engine& 
     row["scored_tokens"] = q->n_tokens_scored;
     row["status"] = "ok";
     return row;
+}
+
+Result<DecodeReference> measure_decode_reference(Engine& baseline, const std::vector<TokenId>& text, const SweepSettings& s) {
+    DecodeReference ref;
+    ref.ctx = std::min(ref.ctx, s.ctx);   // the baseline holds one window and its decoded tokens
+    if (text.size() < static_cast<size_t>(ref.ctx) + 1)
+        return error(StatusCode::invalid_argument, "the text has fewer than " + std::to_string(ref.ctx + 1) + " tokens for the decode reference");
+    // The best of three runs: the first also pays for pages touched for the first time.
+    for (int run = 0; run < 3; ++run) {
+        WB_ASSIGN_OR_RETURN(GenerationMetrics m, run_after_window(baseline, text, 1, ref.ctx, s.n_decode));
+        if (!m.decode_tok_s || *m.decode_tok_s <= ref.decode_tok_s) continue;
+        ref.bytes_per_token = baseline.model_info().decode_weight_bytes + m.kv_bytes_read_per_token;
+        ref.decode_tok_s = *m.decode_tok_s;
+    }
+    if (ref.decode_tok_s <= 0) return error(StatusCode::internal, "the decode reference produced no decode rate");
+    ref.gb_s = static_cast<double>(ref.bytes_per_token) * ref.decode_tok_s / 1e9;
+    return ref;
 }
 
 Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configuration_id, const EngineConfig& row_config,
@@ -187,8 +216,10 @@ Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configurati
 }
 
 Json sweep_settings_json(const SweepSettings& settings, size_t configurations) {
-    return {{"ctx", settings.ctx}, {"windows", settings.windows}, {"retrieval", settings.retrieval},
-            {"trials", settings.retrieval_options.trials}, {"configurations", configurations}};
+    Json j = {{"ctx", settings.ctx}, {"windows", settings.windows}, {"retrieval", settings.retrieval},
+              {"trials", settings.retrieval_options.trials}, {"configurations", configurations}};
+    if (settings.reference_gb_s > 0) j["reference_gb_s"] = json_rounded(settings.reference_gb_s);
+    return j;
 }
 
 std::string sweep_row_label(const Json& row) {

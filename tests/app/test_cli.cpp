@@ -292,6 +292,13 @@ private slots:
             QVERIFY2(sliding[key].isDouble(), key);
         QVERIFY(sliding["kv_bytes"].toDouble() < full["kv_bytes"].toDouble());
         QVERIFY(sliding["delta_ppl_pct"].toDouble() > 0 && sliding["top1"].toDouble() < 1);
+        // Decode time measured beside what the row's bytes predict at the baseline's bandwidth
+        // (each run measures its own): the window reads fewer bytes; the last step's parts are kept.
+        for (const char* key : {"decode_ms", "decode_ms_predicted", "reference_gb_s"})
+            QVERIFY2(full[key].toDouble() > 0 && sliding[key].toDouble() > 0, key);
+        auto predicted_bytes = [](const QJsonObject& row) { return row["decode_ms_predicted"].toDouble() * row["reference_gb_s"].toDouble(); };
+        QVERIFY(predicted_bytes(sliding) < predicted_bytes(full));
+        for (const char* part : {"matmul", "attention", "index"}) QVERIFY2(sliding["decode_step_ms"].toObject()[part].isDouble(), part);
         // Each row names its model file, failed rows too (a file may hold several models' rows).
         QVERIFY2(full["model"].toString().endsWith(".gguf"), lines[0].constData());
         QCOMPARE(sliding["model"], full["model"]);

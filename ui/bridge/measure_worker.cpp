@@ -168,6 +168,8 @@ void MeasureWorker::sweep(const SweepRequest& request, const CancelFlag& cancel)
         emit failed(-1, tr("%1 has %2 tokens, fewer than one window of %3").arg(textPath).arg(tokens.size()).arg(settings.ctx));
         return done();
     }
+    emit progress(tr("measuring the decode reference (full attention at 512 tokens)"), 0);
+    if (auto ref = workbench::measure_decode_reference(**baseline, tokens, settings); ref.ok()) settings.reference_gb_s = ref->gb_s;
     const int n = static_cast<int>(configs->size());
     for (int i = 0; i < n; ++i) {
         if (cancel && cancel->load()) break;

@@ -161,6 +161,8 @@ std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject&
     r.retrieval = number(o, "retrieval_accuracy");
     r.decodeTokS = number(o, "decode_tok_s");
     r.prefillTokS = number(o, "prefill_tok_s");
+    r.decodeMs = number(o, "decode_ms");
+    r.decodeMsPredicted = number(o, "decode_ms_predicted");
     return r;
 }
 
@@ -208,6 +210,12 @@ void VariantsMapPage::refresh() {
                         .arg(r.top1.value_or(NAN) * 100, 0, 'f', 1)
                         .arg(r.retrieval ? tr(" · retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0) : QString())
                         .arg(r.decodeTokS.value_or(NAN), 0, 'f', 1);
+        // What the bytes allow beside what was measured: a variant slower than its bytes shows it.
+        if (r.decodeMs && r.decodeMsPredicted && *r.decodeMsPredicted > 0)
+            p.details += tr(" (%1 ms a token; its bytes predict %2 ms: %3×)")
+                             .arg(*r.decodeMs, 0, 'f', 2)
+                             .arg(*r.decodeMsPredicted, 0, 'f', 2)
+                             .arg(*r.decodeMs / *r.decodeMsPredicted, 0, 'f', 2);
         points.append(p);
         cost.push_back(p.kvBytes);
         value.push_back(p.quality);

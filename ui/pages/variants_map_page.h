@@ -46,6 +46,7 @@ private:
         QString config, attention, kvTypes, weights, weightsShown;
         double kvBytes = 0;
         std::optional<double> deltaPpl, kl, top1, retrieval, decodeTokS, prefillTokS;
+        std::optional<double> decodeMs, decodeMsPredicted;   // a step's time, and its bytes at the run's reference bandwidth
     };
     // Replaces the rows; false (the message shown) when none was measured or a line is no row.
     bool setRows(const QString& title, const QList<QByteArray>& lines);

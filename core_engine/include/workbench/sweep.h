@@ -41,7 +41,21 @@ struct SweepSettings {
     // Lengths beyond ctx are left out (ctx itself when none fits). Two trials a cell (eval
     // --retrieval runs four) keep the standard sweep with retrieval within 90 minutes on 2 cores.
     RetrievalOptions retrieval_options = {.trials = 2};
+    // The read bandwidth full attention achieves decoding at 512 tokens of context, measured on
+    // the baseline once per run (measure_decode_reference): each row's decode time is predicted
+    // from its bytes at that speed. 0: rows carry no prediction.
+    double reference_gb_s = 0;
 };
+
+// The baseline (full attention, f16 KV) decoding n_decode tokens after the text's first 512 (or
+// ctx, when smaller), best of three runs: weight bytes plus the KV its last step read, times its
+// decode rate. Errors: the engine's, or invalid_argument for a text shorter than that window.
+struct DecodeReference {
+    int32_t ctx = 512;
+    uint64_t bytes_per_token = 0;
+    double decode_tok_s = 0, gb_s = 0;
+};
+Result<DecodeReference> measure_decode_reference(Engine& baseline, const std::vector<TokenId>& text, const SweepSettings& settings);
 
 // What a stored sweep keeps of its settings (SweepRecord::settings): ctx, windows, retrieval,
 // trials and the number of configurations.
@@ -53,7 +67,10 @@ EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& 
 // The baseline's configuration: `base` with full attention, f16 KV, the file's weights.
 EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings& settings);
 
-// One configuration, loaded, measured and freed. The row always comes back: "status" is "ok", or
+// One configuration, loaded, measured and freed. With settings.reference_gb_s, the row also has
+// its decode time predicted from the bytes a step reads (weights + KV, indexer included) at that
+// bandwidth beside the measured one, and the last decode step split into matmuls, attention and
+// the indexer. The row always comes back: "status" is "ok", or
 // "failed" with "error" (a configuration that does not load, say) — the sweep goes on — or, when
 // `cancel` was set, "cancelled" (not a result: drop it). `text` must hold ctx · windows tokens.
 // progress(done, total): windows scored, the timed run, retrieval trials.
