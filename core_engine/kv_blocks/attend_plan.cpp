@@ -11,6 +11,7 @@ KvStreamView flat_stream(KvDType type, int64_t value_bytes, const void* k, const
     l.type = type;
     l.row_bytes = head_dim * value_bytes;
     l.token_stride = n_kv_heads * l.row_bytes;
+    l.head_stride = l.row_bytes;
     l.block_stride = l.token_stride * n_rows;
     KvStreamView view;
     view.k_base = static_cast<const uint8_t*>(k);

@@ -23,8 +23,9 @@ Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, in
         KvRowLayout l;
         l.type = type;
         l.row_bytes = static_cast<int64_t>(kv_bytes(type, static_cast<uint64_t>(config.head_dim)));
-        l.token_stride = l.row_bytes * config.n_kv_heads;
-        l.block_stride = l.token_stride * config.n_tokens_per_block;
+        l.token_stride = l.row_bytes;
+        l.head_stride = l.row_bytes * config.n_tokens_per_block;
+        l.block_stride = l.head_stride * config.n_kv_heads;
         return l;
     };
     store->k_layout_ = layout(config.types.k);

@@ -1,5 +1,6 @@
 // The KV cache's bytes: for each stored layer, a K arena and a V arena of n_blocks blocks laid out
-// [block][token slot][kv head][row], rows in the layer's K or V element type. Block ids come from
+// [block][kv head][token slot][row], rows in the layer's K or V element type: one head's rows of a
+// block are contiguous, so attention (one KV head at a time) streams whole cache lines of its own. Block ids come from
 // the KvBlockManager over the same config; this class only maps (block, slot, head) to bytes.
 // Arenas are allocated uninitialised, so pages become resident only as blocks are first written.
 #pragma once
@@ -31,8 +32,9 @@ protected:
 struct KvRowLayout {
     KvDType type = KvDType::f16;
     int64_t row_bytes = 0;      // one head's row
-    int64_t token_stride = 0;   // n_kv_heads rows
-    int64_t block_stride = 0;   // n_tokens_per_block tokens
+    int64_t token_stride = 0;   // from a token's row to the next token's, same head
+    int64_t head_stride = 0;    // from a head's row to the next head's, same token
+    int64_t block_stride = 0;   // a whole block
 };
 
 class KvStore {
@@ -59,10 +61,10 @@ public:
     uint8_t* k_base(int32_t layer) { return k_[static_cast<size_t>(layer)].get(); }
     uint8_t* v_base(int32_t layer) { return v_[static_cast<size_t>(layer)].get(); }
     uint8_t* k_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
-        return k_base(layer) + block * k_layout_.block_stride + slot * k_layout_.token_stride + head * k_layout_.row_bytes;
+        return k_base(layer) + block * k_layout_.block_stride + slot * k_layout_.token_stride + head * k_layout_.head_stride;
     }
     uint8_t* v_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
-        return v_base(layer) + block * v_layout_.block_stride + slot * v_layout_.token_stride + head * v_layout_.row_bytes;
+        return v_base(layer) + block * v_layout_.block_stride + slot * v_layout_.token_stride + head * v_layout_.head_stride;
     }
 
     // Copies one block's K and V in every layer (copy-on-write).

@@ -52,8 +52,9 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     KvRowLayout layout;
     layout.type = type;
     layout.row_bytes = static_cast<int64_t>(kv_bytes(type, kHeadDim));
-    layout.token_stride = layout.row_bytes * kKvHeads;
-    layout.block_stride = layout.token_stride * kBlockTokens;
+    layout.token_stride = layout.row_bytes;   // as KvStore lays a block out: one head's rows together
+    layout.head_stride = layout.row_bytes * kBlockTokens;
+    layout.block_stride = layout.head_stride * kKvHeads;
     // Sequence A: 600 tokens on blocks in a scattered order; B: 100 tokens on the rest.
     std::vector<BlockId> blocks(kBlocks);
     std::iota(blocks.begin(), blocks.end(), 0);
@@ -70,7 +71,7 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
         const BlockId b = (i < n_a ? table_a : table_b)[static_cast<size_t>(pos / kBlockTokens)];
         slots.push_back(b * kBlockTokens + pos % kBlockTokens);
         for (int32_t h = 0; h < kKvHeads; ++h) {
-            const int64_t at = b * layout.block_stride + (pos % kBlockTokens) * layout.token_stride + h * layout.row_bytes;
+            const int64_t at = b * layout.block_stride + (pos % kBlockTokens) * layout.token_stride + h * layout.head_stride;
             kv_encode_row(type, k.data() + i * row + h * kHeadDim, k_host.data() + at, kHeadDim);
             kv_encode_row(type, v.data() + i * row + h * kHeadDim, v_host.data() + at, kHeadDim);
         }
@@ -153,7 +154,7 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     CHECK(k_arena.ok() && v_arena.ok() && out.ok() && scratch.ok(), name + ": device buffers");
     if (!k_arena.ok() || !v_arena.ok() || !out.ok() || !scratch.ok()) return;
     const cuda::DeviceKvLayout dl{device_type, device_type, layout.row_bytes, layout.token_stride, layout.block_stride, layout.row_bytes, layout.token_stride,
-                                  layout.block_stride, kBlockTokens, kKvHeads, kHeadDim};
+                                  layout.block_stride, kBlockTokens, kKvHeads, kHeadDim, layout.head_stride, layout.head_stride};
     Status s = device_writes ? cuda::kv_append(dk.as<float>(), dv.as<float>(), dslots.as<int32_t>(), n_a + n_b, dl, k_arena->as<uint8_t>(),
                                                v_arena->as<uint8_t>(), nullptr)
                              : k_arena->upload(k_host.data(), k_host.size());
@@ -176,13 +177,14 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     if (!s.ok()) return;
     // The device encodes as the CPU does (q8_0: ggml's rounding): every written K and V row has the same bytes.
     int64_t rows_differing = 0;
-    for (int32_t at : slots) {
-        const int64_t off = (at / kBlockTokens) * layout.block_stride + (at % kBlockTokens) * layout.token_stride;
-        for (const auto* pair : {&k_host, &v_host}) {
-            const std::vector<uint8_t>& back = pair == &k_host ? k_back : v_back;
-            rows_differing += !std::equal(pair->begin() + off, pair->begin() + off + layout.token_stride, back.begin() + off);
+    for (int32_t at : slots)
+        for (int32_t h = 0; h < kKvHeads; ++h) {
+            const int64_t off = (at / kBlockTokens) * layout.block_stride + (at % kBlockTokens) * layout.token_stride + h * layout.head_stride;
+            for (const auto* pair : {&k_host, &v_host}) {
+                const std::vector<uint8_t>& back = pair == &k_host ? k_back : v_back;
+                rows_differing += !std::equal(pair->begin() + off, pair->begin() + off + layout.row_bytes, back.begin() + off);
+            }
         }
-    }
     const auto [worst, largest] = cudacheck::difference(got, expected);
     const int64_t empty_row = 4;
     bool zeros = true;
@@ -272,7 +274,8 @@ void check_append_rope(KvDType type, cuda::DeviceKvType device_type, RopeStyle s
     const std::string name = std::string(kv_dtype_layout(type).name) + (style == RopeStyle::neox ? " neox" : " normal") + " n_rot " + std::to_string(n_rot);
     const int64_t row_bytes = static_cast<int64_t>(kv_bytes(type, kHeadDim));
     const cuda::DeviceKvLayout dl{device_type, device_type, row_bytes, row_bytes * kKvHeads, row_bytes * kKvHeads * kBlockTokens,
-                                  row_bytes, row_bytes * kKvHeads, row_bytes * kKvHeads * kBlockTokens, kBlockTokens, kKvHeads, kHeadDim};
+                                  row_bytes, row_bytes * kKvHeads, row_bytes * kKvHeads * kBlockTokens, kBlockTokens, kKvHeads, kHeadDim,
+                                  row_bytes, row_bytes};   // a token's heads together (the layout flat rows use)
     const int32_t n = 37, width = kKvHeads * kHeadDim;
     std::vector<int32_t> positions(n), slots(n);
     for (int32_t t = 0; t < n; ++t) {

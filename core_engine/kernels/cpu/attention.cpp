@@ -65,14 +65,14 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
         const int32_t end = static_cast<int32_t>(std::min<int64_t>(sp.end, c.entry + n));
         // Walk block by block: one table lookup and no division per key.
         int64_t blk = c.entry / st.block_tokens, slot = c.entry % st.block_tokens;
-        const uint8_t* kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.row_bytes;
-        const uint8_t* vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.row_bytes;
+        const uint8_t* kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.head_stride;
+        const uint8_t* vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.head_stride;
         for (int64_t j = c.entry; j < end; ++j, ++slot) {
             if (slot == st.block_tokens) {
                 slot = 0;
                 ++blk;
-                kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.row_bytes;
-                vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.row_bytes;
+                kb = st.k_base + st.blocks[blk] * st.k.block_stride + kvh * st.k.head_stride;
+                vb = st.v_base + st.blocks[blk] * st.v.block_stride + kvh * st.v.head_stride;
             }
             const uint8_t* kr = kb + slot * st.k.token_stride;
             const uint8_t* vr = vb + slot * st.v.token_stride;
@@ -155,7 +155,11 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         for (int64_t t = 0; t < n_tokens; ++t)
             for (int64_t kvh = 0; kvh < (plan.per_kv_head ? s.n_head_kv : 1); ++kvh)
                 max_blocks = std::max(max_blocks, (keys_of(list_of(t, kvh)) + kKeyBlock - 1) / kKeyBlock);
-    const int64_t ranges = std::min<int64_t>(max_blocks, n_units < 2 * pool.n_threads() ? (4 * pool.n_threads() + n_units - 1) / n_units : 1);
+    // As many ranges as make the items a multiple of the threads: 3 KV heads cut in 3 on 2
+    // threads left one thread a ninth of the step idle.
+    int64_t ranges = n_units < 2 * pool.n_threads() ? (4 * pool.n_threads() + n_units - 1) / n_units : 1;
+    while (ranges > 1 && (n_units * ranges) % pool.n_threads() != 0) ++ranges;
+    ranges = std::min(ranges, max_blocks);
     const int64_t rows_per_unit = tile * group;
     // Split partials: per (unit, block, row) the max, the sum and hd values.
     thread_local std::vector<float> part_m, part_acc;

@@ -109,7 +109,7 @@ Result<CudaBackend::DeviceKv*> CudaBackend::device_kv(KvStore& store) {
     const KvRowLayout& k = store.k_layout();
     const KvRowLayout& v = store.v_layout();
     d.layout = {*device_kv_type(k.type), *device_kv_type(v.type), k.row_bytes, k.token_stride, k.block_stride, v.row_bytes, v.token_stride, v.block_stride,
-                store.n_tokens_per_block(), hp_.n_head_kv, hp_.head_dim};
+                store.n_tokens_per_block(), hp_.n_head_kv, hp_.head_dim, k.head_stride, v.head_stride};
     d.k_storage_bytes = k.block_stride * store.n_blocks();
     d.v_storage_bytes = v.block_stride * store.n_blocks();
     WB_ASSIGN_OR_RETURN(d.k, DeviceBuffer::allocate(static_cast<size_t>(d.k_storage_bytes * store.n_layers())));

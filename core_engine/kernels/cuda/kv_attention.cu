@@ -39,7 +39,7 @@ __global__ void append_kernel(const float* __restrict__ k, const float* __restri
     const bool rotate = !is_v && rope.cos != nullptr;
     const auto element = [&](int d) { return rotate ? rope_element(x, d, rope.n_rot, rope.neox, rope.cos, rope.sin, t) : x[d]; };
     uint8_t* row = (is_v ? v_arena : k_arena) + (at / L.block_tokens) * (is_v ? L.v_block_stride : L.k_block_stride) +
-                   (at % L.block_tokens) * (is_v ? L.v_token_stride : L.k_token_stride) + head * (is_v ? L.v_row_bytes : L.k_row_bytes);
+                   (at % L.block_tokens) * (is_v ? L.v_token_stride : L.k_token_stride) + head * (is_v ? L.v_head_stride : L.k_head_stride);
     if (type == DeviceKvType::q8_0) {
         // As the CPU's reference: d = amax / 127, q = round(x / d), d stored as f16.
         for (int b0 = 0; b0 < hd; b0 += 32) {

@@ -29,6 +29,7 @@ struct DeviceKvLayout {
     int64_t k_row_bytes = 0, k_token_stride = 0, k_block_stride = 0;
     int64_t v_row_bytes = 0, v_token_stride = 0, v_block_stride = 0;
     int32_t block_tokens = 16, n_kv_heads = 0, head_dim = 0;
+    int64_t k_head_stride = 0, v_head_stride = 0;   // KvRowLayout::head_stride: a head's row to the next head's
 };
 
 // One span of a list: entries [begin, end) of a stream. In the arenas (flat_k < 0): entry e in

@@ -73,7 +73,7 @@ __device__ inline const uint8_t* kv_row(const DeviceKvPlan& plan, const DeviceKv
     const int32_t bt = L.block_tokens;
     const int64_t block = plan.tables[sp.table_offset + entry / bt - sp.begin / bt];
     return arena + block * (is_v ? L.v_block_stride : L.k_block_stride) + (entry % bt) * (is_v ? L.v_token_stride : L.k_token_stride) +
-           kvh * (is_v ? L.v_row_bytes : L.k_row_bytes);
+           kvh * (is_v ? L.v_head_stride : L.k_head_stride);
 }
 
 // One query's online softmax in a warp: the running max and sum, and this lane's value

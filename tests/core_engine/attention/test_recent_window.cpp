@@ -69,9 +69,9 @@ std::vector<std::pair<Row, Row>> rows_read(const AttendPlan& plan, std::span<con
         for (int32_t e = sp.begin; e < sp.end; ++e) {
             const int64_t block = view.blocks[e / view.block_tokens], slot = e % view.block_tokens;
             Row k(kDim), v(kDim);
-            kv_decode_row(view.k.type, view.k_base + block * view.k.block_stride + slot * view.k.token_stride + head * view.k.row_bytes,
+            kv_decode_row(view.k.type, view.k_base + block * view.k.block_stride + slot * view.k.token_stride + head * view.k.head_stride,
                           k.data(), kDim);
-            kv_decode_row(view.v.type, view.v_base + block * view.v.block_stride + slot * view.v.token_stride + head * view.v.row_bytes,
+            kv_decode_row(view.v.type, view.v_base + block * view.v.block_stride + slot * view.v.token_stride + head * view.v.head_stride,
                           v.data(), kDim);
             out.emplace_back(std::move(k), std::move(v));
         }

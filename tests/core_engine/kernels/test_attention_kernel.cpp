@@ -34,16 +34,19 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
     st.blocks.resize(static_cast<size_t>(n_blocks));
     std::iota(st.blocks.begin(), st.blocks.end(), 0);
     std::shuffle(st.blocks.begin(), st.blocks.end(), rng);
-    auto layout = [&](KvDType t) {
+    // K as the cache stores it (a head's rows of a block together), V as flat rows are (a token's
+    // heads together): the kernel reads both through the strides alike.
+    auto layout = [&](KvDType t, bool head_major) {
         KvRowLayout l;
         l.type = t;
         l.row_bytes = static_cast<int64_t>(kv_bytes(t, static_cast<uint64_t>(hd)));
-        l.token_stride = n_kv * l.row_bytes;
-        l.block_stride = kBlockTokens * l.token_stride;
+        l.token_stride = head_major ? l.row_bytes : n_kv * l.row_bytes;
+        l.head_stride = head_major ? kBlockTokens * l.row_bytes : l.row_bytes;
+        l.block_stride = kBlockTokens * n_kv * l.row_bytes;
         return l;
     };
-    st.view.k = layout(types.k);
-    st.view.v = layout(types.v);
+    st.view.k = layout(types.k, true);
+    st.view.v = layout(types.v, false);
     st.k.resize(static_cast<size_t>(n_blocks * st.view.k.block_stride));
     st.v.resize(static_cast<size_t>(n_blocks * st.view.v.block_stride));
     st.k_f32.resize(static_cast<size_t>(n * n_kv * hd));
@@ -55,7 +58,7 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
             for (auto [bytes, lay, back] : {std::tuple{&st.k, &st.view.k, &st.k_f32}, {&st.v, &st.view.v, &st.v_f32}}) {
                 for (auto& x : row) x = normal(rng) * 2.0f;
                 uint8_t* dst = bytes->data() + st.blocks[static_cast<size_t>(j / kBlockTokens)] * lay->block_stride +
-                               (j % kBlockTokens) * lay->token_stride + h * lay->row_bytes;
+                               (j % kBlockTokens) * lay->token_stride + h * lay->head_stride;
                 kv_encode_row(lay->type, row.data(), dst, hd);
                 kv_decode_row(lay->type, dst, back->data() + (j * n_kv + h) * hd, hd);
             }
