@@ -29,11 +29,7 @@ public:
         auto n_cand = [&](int64_t pair) { return pooled_count(part.t0 + static_cast<int32_t>(pair / n_kv)); };
         auto score = [&](int64_t pair, int32_t c) {
             const int64_t h = pair % n_kv;
-            // The pooled rows are scattered over blocks: fetch a few ahead (one wait per row otherwise).
-            if (c + kPrefetchAhead < n_cand(pair)) {
-                const uint8_t* ahead = key_of(c + kPrefetchAhead, h);
-                for (int64_t b = 0; b < store.k_layout().row_bytes; b += 64) __builtin_prefetch(ahead + b);
-            }
+            if (c + kPrefetchAhead < n_cand(pair)) prefetch_row(key_of(c + kPrefetchAhead, h), store.k_layout().row_bytes);
             const float* qh = q + (pair / n_kv * arena.shape.n_head + h * group) * hd;
             if (arena.types.k == KvDType::f16) return group_dot_f16(qh, group, reinterpret_cast<const uint16_t*>(key_of(c, h)), hd);
             thread_local std::vector<float> row;

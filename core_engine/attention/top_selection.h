@@ -17,6 +17,7 @@ namespace workbench {
 struct TopSelection {
     std::vector<float> scores;           // scratch: every pair's candidates, one after another
     std::vector<int64_t> score_offsets;  // pair i's scores start here
+    std::vector<int64_t> chunk_offsets;  // pair i's first chunk of candidates (scratch)
     std::vector<int32_t> kept;
     std::vector<int64_t> offsets;
     std::span<const int32_t> of(int64_t pair) const {
@@ -37,7 +38,8 @@ template <typename NCand, typename Score>
 void select_top(int64_t n_pairs, int32_t keep, NCand n_cand, Score score, ThreadPool& pool, TopSelection& sel) {
     constexpr int64_t kChunk = 64;
     sel.score_offsets.assign(static_cast<size_t>(n_pairs) + 1, 0);
-    std::vector<int64_t> chunk_offsets(static_cast<size_t>(n_pairs) + 1, 0);
+    std::vector<int64_t>& chunk_offsets = sel.chunk_offsets;
+    chunk_offsets.assign(static_cast<size_t>(n_pairs) + 1, 0);
     for (int64_t p = 0; p < n_pairs; ++p) {
         const int64_t n = n_cand(p) > keep ? n_cand(p) : 0;
         sel.score_offsets[static_cast<size_t>(p) + 1] = sel.score_offsets[static_cast<size_t>(p)] + n;

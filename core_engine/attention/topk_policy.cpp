@@ -70,10 +70,7 @@ public:
             // much weight there that a bound on its keys does not foresee.
             if (c == 0) return std::numeric_limits<float>::infinity();
             const int64_t h = pair % n_kv;
-            if (c + kPrefetchAhead < n_cand(pair)) {
-                const char* ahead = reinterpret_cast<const char*>(range_of(c + kPrefetchAhead, h));
-                for (int64_t b = 0; b < 2 * hd * static_cast<int64_t>(sizeof(uint16_t)); b += 64) __builtin_prefetch(ahead + b);
-            }
+            if (c + kPrefetchAhead < n_cand(pair)) prefetch_row(range_of(c + kPrefetchAhead, h), 2 * hd * static_cast<int64_t>(sizeof(uint16_t)));
             return quest_bound(q + (pair / n_kv * arena.shape.n_head + h * group) * hd, group, range_of(c, h), hd);
         };
         select_top(static_cast<int64_t>(part.n) * n_kv, keep, n_cand, score, pool, selection_);

@@ -12,6 +12,12 @@ namespace workbench {
 // `range` = lo then hi, head_dim each). q: n_rows × head_dim f32.
 float quest_bound(const float* q, int64_t n_rows, const uint16_t* range, int64_t head_dim);
 
+// Asks for the cache lines of `bytes` bytes from `row` on: an indexer's candidates lie scattered
+// over blocks, so it fetches a few ahead of the one it scores.
+inline void prefetch_row(const void* row, int64_t bytes) {
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(static_cast<const char*>(row) + b);
+}
+
 // Σ over rows r of q[r]·k for one key row: k in f16 bits, or f32.
 float group_dot_f16(const float* q, int64_t n_rows, const uint16_t* k, int64_t head_dim);
 float group_dot_f32(const float* q, int64_t n_rows, const float* k, int64_t head_dim);
