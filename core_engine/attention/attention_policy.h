@@ -73,13 +73,14 @@ struct KvArena {
     KvTypes types;
     PagedKvShape shape;                   // as stored (latent: one head of rank/2)
     bool rotate_k = false;                // keys are Hadamard-rotated before storage (4-bit K)
+    int32_t tokens_per_block = 0;         // set before the pool exists (its size depends on the policy's aux bytes)
     std::vector<int32_t> owner;           // model layer → the layer whose KV it reads
     std::vector<int32_t> storage_of;      // model layer → storage index (of its owner)
     std::vector<std::vector<int32_t>> members;  // storage index → the model layers sharing it
     std::unique_ptr<KvBlockManager> manager;
     std::unique_ptr<KvStore> store;
 
-    int32_t block_tokens() const { return manager->n_tokens_per_block(); }
+    int32_t block_tokens() const { return tokens_per_block; }
     std::span<const BlockId> token_table(const KvSequence& s) const { return manager->block_table(s.token_id); }
     std::span<const BlockId> pooled_table(const KvSequence& s) const { return manager->block_table(s.pooled_id); }
     KvStreamView token_stream(int32_t storage, const KvSequence& s) const;
@@ -178,8 +179,9 @@ public:
     struct Footprint {
         int64_t token_blocks = 0, pooled_blocks = 0;  // blocks live in the two tables
         int64_t entries_read = 0;                     // entries the last query reads (per KV head)
-        int64_t index_rows_read = 0;                  // index rows it scores (per KV head):
-        bool index_rows_are_keys = false;             // stored K rows, else f16 key ranges (2 · head_dim)
+        int64_t index_rows_read = 0;                  // index rows it scores (per KV head), each
+        enum class IndexRow : uint8_t { key_range, key, token_code };
+        IndexRow index_row = IndexRow::key_range;     // f16 min and max (2 · head_dim), a stored K row, or a token code
         std::string note;                             // where the engine may differ
     };
     virtual Footprint footprint(int64_t n_tokens, int32_t block_tokens) const;

@@ -35,6 +35,11 @@ int32_t* integer_field(AttentionSpec& spec, std::string_view key) {
     return nullptr;
 }
 
+void set_choice(AttentionSpec& spec, std::string_view key, int32_t index) {
+    if (key == "merge") spec.merge = static_cast<LayerMerge>(index);
+    if (key == "select") spec.select = static_cast<TopkSelect>(index);
+}
+
 }  // namespace
 
 const AttentionVariant& attention_variant(AttentionKind kind) { return attention_variants()[static_cast<size_t>(kind)]; }
@@ -50,7 +55,7 @@ AttentionSpec default_attention_spec(AttentionKind kind) {
     // Parameters other variants use keep the struct's values; a variant's own take its defaults.
     for (const AttentionParameter& p : attention_variant(kind).parameters) {
         if (p.type == AttentionParameter::Type::integer) *integer_field(spec, p.key) = p.default_value;
-        if (p.type == AttentionParameter::Type::choice && p.key == "merge") spec.merge = static_cast<LayerMerge>(p.default_value);
+        if (p.type == AttentionParameter::Type::choice) set_choice(spec, p.key, p.default_value);
     }
     return spec;
 }
@@ -96,7 +101,7 @@ Result<AttentionSpec> parse_attention_spec(std::string_view raw) {
                 if (param->choices[i] == value) index = static_cast<int32_t>(i);
             }
             if (index < 0) return bad(raw, param->key + " '" + std::string(value) + "': expected " + options);
-            spec.merge = static_cast<LayerMerge>(index);
+            set_choice(spec, param->key, index);
             continue;
         }
         if (param->type == AttentionParameter::Type::layer_range) {

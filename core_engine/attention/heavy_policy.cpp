@@ -60,7 +60,7 @@ public:
         if (pooled > spec_.k) {
             f.entries_read -= pooled - spec_.k;
             f.index_rows_read = pooled;
-            f.index_rows_are_keys = true;
+            f.index_row = Footprint::IndexRow::key;
         }
         return f;
     }

@@ -30,6 +30,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     WB_RETURN_IF_ERROR(policy.check(shape, types));
     arena.types = types;
     arena.shape = policy.stored_shape(shape);
+    arena.tokens_per_block = n_tokens_per_block;
     if (types.k == KvDType::q4_0 && policy.rotates_4bit_keys() && !is_power_of_two(shape.head_dim))
         return error(StatusCode::invalid_argument, "--kv-type k=q4_0 rotates keys with a Hadamard transform, which needs a "
                                                    "power-of-two head_dim; this model's is " + std::to_string(shape.head_dim));

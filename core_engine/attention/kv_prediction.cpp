@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "attention/attention_policy.h"
+#include "kernels/cpu/token_codes.h"
 #include "kv_blocks/kv_dtype.h"
 
 namespace workbench {
@@ -62,6 +63,7 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
         KvArena arena;
         arena.types = types;
         arena.shape = policy->stored_shape(model);
+        arena.tokens_per_block = static_cast<int32_t>(bs);
         int64_t n_model_layers = 0;
         for (int32_t il = 0; il < g.n_layers; ++il) {
             if (!plan.layers.empty() && std::find(plan.layers.begin(), plan.layers.end(), il) == plan.layers.end()) continue;
@@ -80,7 +82,10 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
         // query reads its last tokens from it in f16 (where the policy reads them at all).
         if (n > 0) out.bytes_held += recent_ring_bytes_per_layer(types, arena.shape) * arena.members.size();
         const int64_t f16_entries = std::min<int64_t>({types.recent, f.entries_read, n});
-        const uint64_t index_row = f.index_rows_are_keys ? k_row : 2 * static_cast<uint64_t>(arena.shape.head_dim) * 2;
+        using IndexRow = AttentionPolicy::Footprint::IndexRow;
+        const uint64_t index_row = f.index_row == IndexRow::key          ? k_row
+                                   : f.index_row == IndexRow::token_code ? static_cast<uint64_t>(token_code_bytes(arena.shape.head_dim))
+                                                                         : 2 * static_cast<uint64_t>(arena.shape.head_dim) * 2;
         const uint64_t read_per_layer = static_cast<uint64_t>(f.entries_read - f16_entries) * (k_row + v_row) * n_kv +
                                         static_cast<uint64_t>(f16_entries) * 4 * static_cast<uint64_t>(arena.shape.head_dim) * n_kv +
                                         static_cast<uint64_t>(f.index_rows_read) * index_row * n_kv;

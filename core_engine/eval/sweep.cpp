@@ -53,6 +53,8 @@ const std::vector<std::string>& standard_sweep_preset() {
         "topk:k=256,recent=64",
         "topk:k=512,recent=64",
         "topk:k=1024,recent=64",
+        "topk:k=256,recent=64,select=token",   // each token by a 2-bit code of its key instead of whole blocks
+        "topk:k=512,recent=64,select=token",
         "compressed:block=2,recent=256,sinks=4",   // sinks: without them pooling loses the attention sink
         "compressed:block=4,recent=256,sinks=4",
         "compressed:block=8,recent=512,sinks=4",

@@ -4,7 +4,7 @@
 // the model's KV geometry alone. The CLI, the GUI's configuration panel and Compare rows all use
 // this one header; the engine runs exactly what it parses.
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
-//   | topk:k=K[,recent=R] | compressed:block=M,recent=R[,sinks=S] | heavy:block=M,k=K,recent=R[,sinks=S]
+//   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S] | heavy:block=M,k=K,recent=R[,sinks=S]
 //   | latent:rank=R
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
@@ -21,6 +21,7 @@ namespace workbench {
 
 enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent };
 enum class LayerMerge : uint8_t { none, mean, slerp };
+enum class TopkSelect : uint8_t { block, token };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
@@ -29,6 +30,7 @@ struct AttentionSpec {
     int32_t first_layer = 0, last_layer = -1;    // cross_layer range, inclusive; -1: the last layer
     LayerMerge merge = LayerMerge::none;         // cross_layer
     int32_t k = 1024;                            // topk: tokens; heavy: pooled entries
+    TopkSelect select = TopkSelect::block;       // topk: Quest's blocks, or tokens by their codes
     int32_t block = 4;                           // compressed / heavy: tokens pooled into one entry
     int32_t recent = 64;                         // topk / compressed / heavy: newest tokens always read as they are
     int32_t rank = 96;                           // latent

@@ -115,6 +115,10 @@ private slots:
         QCOMPARE(attention_layout_name(*parse_attention_layout("sliding")), std::string("sliding:window=1020,sinks=4"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("cross_layer:layers=2-9")),
                  std::string("cross_layer:group=2,layers=2-9,merge=none"));
+        // topk's select=block is left out of the name (the names stored before it existed); token is named.
+        QCOMPARE(attention_layout_name(*parse_attention_layout("topk:k=64,select=block")), std::string("topk:k=64,recent=64"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("topk:select=token,k=64")), std::string("topk:k=64,recent=64,select=token"));
+        QVERIFY(parse_attention_spec("topk:select=token")->select == TopkSelect::token);
         // Every variant's defaults are what its bare name parses to.
         for (const AttentionVariant& v : attention_variants()) {
             auto bare = parse_attention_spec(v.name);
@@ -162,6 +166,7 @@ private slots:
         QTest::newRow("empty term") << "full;;topk" << "empty term";
         QTest::newRow("cross_layer as rest") << "cross_layer:group=2;full:layers=0-3" << "names its range";
         QTest::newRow("bad parameter") << "sliding:window=0,layers=1-2" << "window must be at least 1";
+        QTest::newRow("bad choice") << "topk:select=tokens" << "select 'tokens': expected block or token";
     }
     void grammar_errors_name_the_fault() {
         QFETCH(QString, spec);
@@ -278,7 +283,7 @@ private slots:
         QTest::addColumn<QString>("kv");
         for (const char* kv : {"f16", "k=q8_0,v=q4_0"}) {
             for (const char* a : {"full", "sliding:window=64,sinks=4", "sliding:window=1020,sinks=4", "cross_layer:group=2",
-                                  "cross_layer:group=3,layers=4-20,merge=mean", "topk:k=64,recent=16", "topk",
+                                  "cross_layer:group=3,layers=4-20,merge=mean", "topk:k=64,recent=16", "topk", "topk:k=64,recent=16,select=token",
                                   "compressed:block=4,recent=32,sinks=4", "compressed", "heavy:block=4,k=8,recent=32", "heavy",
                                   "latent:rank=64", "sliding:window=64,sinks=4,layers=0-14",
                                   "topk:k=64,recent=16,layers=0-9;sliding:window=48,sinks=4,layers=20-29",

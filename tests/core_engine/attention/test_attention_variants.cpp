@@ -108,7 +108,7 @@ private slots:
 
     void degenerate_settings_equal_full_attention_data() {
         QTest::addColumn<QString>("spec");
-        for (const char* s : {"sliding:window=4096,sinks=4", "sliding:window=1100,sinks=0", "topk:k=2048",
+        for (const char* s : {"sliding:window=4096,sinks=4", "sliding:window=1100,sinks=0", "topk:k=2048", "topk:k=2048,select=token",
                               "compressed:block=1,recent=0", "heavy:block=1,k=4096,recent=0", "heavy:block=1,k=4096,recent=64",
                               "cross_layer:group=1", "cross_layer:group=1,merge=mean"})
             QTest::newRow(s) << QString(s);
@@ -194,6 +194,23 @@ private slots:
         QCOMPARE(full_.decode.index.bytes, 0.0);
         QCOMPARE(full_.decode.index.ops, 0.0);
         QVERIFY(r.decode.attention.bytes < full_.decode.attention.bytes * 45 / 100);
+    }
+
+    // By token: the same full cache plus a 2-bit code of every key, and the index read is one code
+    // per candidate token (those before the recent window, less the always-kept first block).
+    void topk_by_token_reads_its_codes() {
+        const Run r = run("topk:k=256,recent=64,select=token", true);
+        const uint64_t code = r.info.head_dim / 4 + 2;
+        const uint64_t blocks = full_.usage.bytes_in_use / full_block_bytes_;
+        QCOMPARE(r.usage.bytes_in_use, full_.usage.bytes_in_use + blocks * kBlock * code * r.info.n_head_kv * r.info.n_layer);
+        QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step * 45 / 100);
+        QCOMPARE(r.head_logits_hash, full_.head_logits_hash);
+        QVERIFY(r.logits_hash != full_.logits_hash);
+        const Run by_block = run("topk:k=256,recent=64", true);
+        QVERIFY(r.logits_hash != by_block.logits_hash);
+        const int64_t t = kPromptTokens + 14;
+        QCOMPARE(r.decode.index.bytes, static_cast<double>(code * r.info.n_head_kv * r.info.n_layer) * static_cast<double>(t + 1 - 64 - kBlock));
+        QVERIFY(r.decode.index.ops > 0);
     }
 
     void compressed_pools_old_tokens() {
