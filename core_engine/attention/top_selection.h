@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/thread_pool.h"
@@ -32,8 +33,9 @@ void keep_best(std::span<const float> score, int32_t keep, std::vector<int32_t>&
 void add_kept_spans(std::span<const int32_t> kept, int32_t unit, int32_t stream, AttendPlan& plan);
 
 // n_cand(pair): the pair's candidates (≤ keep: all kept, none scored); score(pair, c): candidate c's
-// score. Scores in chunks of candidates across the pool (a decode step has few pairs and many
-// candidates), then each pair's selection.
+// score, or score(pair, c0, c1, out): candidates [c0, c1) into out (a scorer that works on groups;
+// c0 is a multiple of 64). Scores in chunks of candidates across the pool (a decode step has few
+// pairs and many candidates), then each pair's selection.
 template <typename NCand, typename Score>
 void select_top(int64_t n_pairs, int32_t keep, NCand n_cand, Score score, ThreadPool& pool, TopSelection& sel) {
     constexpr int64_t kChunk = 64;
@@ -51,7 +53,10 @@ void select_top(int64_t n_pairs, int32_t keep, NCand n_cand, Score score, Thread
         const int64_t c0 = (chunk - chunk_offsets[static_cast<size_t>(p)]) * kChunk;
         const int64_t n = sel.score_offsets[static_cast<size_t>(p) + 1] - sel.score_offsets[static_cast<size_t>(p)];
         float* out = sel.scores.data() + sel.score_offsets[static_cast<size_t>(p)];
-        for (int64_t c = c0; c < std::min(n, c0 + kChunk); ++c) out[c] = score(p, static_cast<int32_t>(c));
+        if constexpr (std::is_invocable_v<Score, int64_t, int32_t, int32_t, float*>)
+            score(p, static_cast<int32_t>(c0), static_cast<int32_t>(std::min(n, c0 + kChunk)), out + c0);
+        else
+            for (int64_t c = c0; c < std::min(n, c0 + kChunk); ++c) out[c] = score(p, static_cast<int32_t>(c));
     });
     sel.offsets.assign(static_cast<size_t>(n_pairs) + 1, 0);
     for (int64_t p = 0; p < n_pairs; ++p) sel.offsets[static_cast<size_t>(p) + 1] = sel.offsets[static_cast<size_t>(p)] + std::min<int64_t>(n_cand(p), keep);

@@ -25,14 +25,15 @@ public:
 
     Status check(const PagedKvShape& model, KvTypes) const override {
         const int64_t hd = model.head_dim;
-        if (by_token() && (hd < 4 || (hd & (hd - 1)) != 0))
-            return error(StatusCode::invalid_argument, "--attention " + attention_spec_name(spec_) + ": select=token needs a head_dim that is a power of two (this model's is " +
+        if (by_token() && !token_codes_fit(hd))
+            return error(StatusCode::invalid_argument, "--attention " + attention_spec_name(spec_) + ": select=token needs a head_dim that is a power of two from 4 to 512 (this model's is " +
                                                            std::to_string(hd) + "); use select=block");
         return Status::ok_status();
     }
     // Per storage layer, block and KV head: the key range (block), or each slot's code (token).
     uint64_t aux_bytes_per_block(const KvArena& arena) const override {
-        const uint64_t per_head = by_token() ? static_cast<uint64_t>(arena.block_tokens()) * token_code_bytes(arena.shape.head_dim)
+        const uint64_t groups = static_cast<uint64_t>((arena.block_tokens() + kTokenCodeGroup - 1) / kTokenCodeGroup);
+        const uint64_t per_head = by_token() ? groups * token_code_group_bytes(arena.shape.head_dim)
                                              : 2 * static_cast<uint64_t>(arena.shape.head_dim) * sizeof(uint16_t);
         return static_cast<uint64_t>(arena.members.size()) * arena.shape.n_kv_heads * per_head;
     }
@@ -57,7 +58,8 @@ public:
 
     // The token's code, or the block's elementwise key range for the indexer's score bound.
     void key_row(int32_t storage, BlockId block, int32_t slot, int32_t head, const float* kr) override {
-        if (by_token()) return encode_token_code(kr, hd_, entry(storage, block, head) + slot * token_code_bytes(hd_));
+        if (by_token())
+            return encode_token_code(kr, hd_, entry(storage, block, head) + slot / kTokenCodeGroup * token_code_group_bytes(hd_), slot % kTokenCodeGroup);
         uint16_t* mm = range(storage, block, head);
         for (int64_t d = 0; d < hd_; ++d) {
             const float lo = slot == 0 ? kr[d] : std::min(kr[d], half_to_float(mm[d]));
@@ -151,7 +153,7 @@ private:
     // [storage][block][kv head] then [min | max][head_dim] f16 (block) or [slot][code] (token)
     std::vector<uint8_t> index_;
     size_t stride_ = 0, per_block_ = 0, per_head_ = 0;
-    std::vector<float> tables_;   // select=token: each (query, KV head) pair's code table
+    std::vector<uint8_t> tables_;   // select=token: each (query, KV head) pair's code table
     int64_t hd_ = 0;
     std::vector<AttendPlan> selections_;  // per part of the step
     TopSelection selection_;
@@ -171,22 +173,28 @@ private:
         const int32_t storage = arena.storage_of[static_cast<size_t>(layer)];
         const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads, group = arena.shape.n_head / arena.shape.n_kv_heads;
         const int32_t bs = arena.block_tokens(), keep = std::max(spec_.k, bs);
-        const int64_t code_bytes = token_code_bytes(hd), table_floats = token_code_table_floats(hd);
+        const int64_t code_bytes = token_code_bytes(hd), table_bytes = token_code_table_bytes(hd), group_bytes = token_code_group_bytes(hd);
         const int64_t n_pairs = static_cast<int64_t>(part.n) * n_kv;
         const std::span<const BlockId> table = arena.token_table(*part.s);
         auto n_cand = [&](int64_t pair) { return std::max(0, part.t0 + static_cast<int32_t>(pair / n_kv) + 1 - spec_.recent); };
         // The group's query rows summed: one table a pair (a sum of scores ranks as well as their
         // maximum did, and costs a third).
-        tables_.resize(static_cast<size_t>(n_pairs * table_floats));
+        tables_.resize(static_cast<size_t>(n_pairs * table_bytes));
         pool.parallel_for(n_pairs, [&](int64_t p0, int64_t p1) {
             for (int64_t pair = p0; pair < p1; ++pair)
                 if (n_cand(pair) > keep)
-                    token_code_table(q + (pair / n_kv * arena.shape.n_head + pair % n_kv * group) * hd, group, hd, tables_.data() + pair * table_floats);
+                    token_code_table(q + (pair / n_kv * arena.shape.n_head + pair % n_kv * group) * hd, group, hd, tables_.data() + pair * table_bytes);
         });
-        auto score = [&](int64_t pair, int32_t c) {
-            if (c < bs) return std::numeric_limits<float>::infinity();
+        // Candidates [c0, c1) a group of 16 at a time (c0 is a multiple of 64, so of 16).
+        auto score = [&](int64_t pair, int32_t c0, int32_t c1, float* out) {
             const int32_t h = static_cast<int32_t>(pair % n_kv);
-            return token_code_score(tables_.data() + pair * table_floats, entry(storage, table[static_cast<size_t>(c / bs)], h) + (c % bs) * code_bytes, hd);
+            float group_scores[kTokenCodeGroup];
+            for (int32_t c = c0; c < c1; c += kTokenCodeGroup) {
+                const uint8_t* codes = entry(storage, table[static_cast<size_t>(c / bs)], h) + c % bs / kTokenCodeGroup * group_bytes;
+                token_code_scores(tables_.data() + pair * table_bytes, codes, hd, group_scores);
+                for (int32_t i = 0; i < std::min(kTokenCodeGroup, c1 - c); ++i)
+                    out[c - c0 + i] = c + i < bs ? std::numeric_limits<float>::infinity() : group_scores[i];
+            }
         };
         select_top(n_pairs, keep, n_cand, score, pool, selection_);
         p.clear();

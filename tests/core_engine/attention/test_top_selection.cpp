@@ -4,6 +4,7 @@
 #include <QTest>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -49,6 +50,35 @@ private slots:
             const std::span<const int32_t> got = one.of(p);
             QCOMPARE(std::vector<int32_t>(got.begin(), got.end()), want);
         }
+    }
+
+    // keep_best against a stable sort, over many candidates with signs, −0 and +0 (one value),
+    // infinities and runs of equal scores; and a scorer of ranges selects as one of single ones.
+    void keepBestMatchesAStableSort() {
+        std::mt19937 rng(23);
+        std::normal_distribution<float> nd;
+        for (int round = 0; round < 20; ++round) {
+            std::vector<float> s(4000);
+            for (float& x : s) x = round % 2 ? nd(rng) : static_cast<float>(static_cast<int>(rng() % 41) - 20) * 0.25f;
+            s[17] = -0.0f, s[18] = 0.0f, s[19] = INFINITY, s[20] = -INFINITY;
+            for (int32_t keep : {1, 16, 512, 3999}) {
+                std::vector<int32_t> want(s.size()), got;
+                std::iota(want.begin(), want.end(), 0);
+                std::stable_sort(want.begin(), want.end(), [&](int32_t a, int32_t b) { return s[static_cast<size_t>(a)] > s[static_cast<size_t>(b)]; });
+                want.resize(static_cast<size_t>(keep));
+                std::sort(want.begin(), want.end());
+                keep_best(s, keep, got);
+                QCOMPARE(got, want);
+            }
+        }
+        std::vector<float> s(300);
+        for (float& x : s) x = nd(rng);
+        auto n_cand = [](int64_t) { return 300; };
+        TopSelection single, ranged;
+        ThreadPool pool(2);
+        select_top(2, 40, n_cand, [&](int64_t, int32_t c) { return s[static_cast<size_t>(c)]; }, pool, single);
+        select_top(2, 40, n_cand, [&](int64_t, int32_t c0, int32_t c1, float* out) { std::copy(s.begin() + c0, s.begin() + c1, out); }, pool, ranged);
+        QCOMPARE(ranged.kept, single.kept);
     }
 
     void keptRunsBecomeSpans() {

@@ -1,10 +1,11 @@
-// Token codes (the index of topk:select=token): the score is exactly the dot product of the
-// rotated query sum with the coded key's levels, for every head size the rotation allows; the
-// coded score ranks keys as their true q·k does, also for keys with an outlier channel (which the
-// rotation spreads); a zero key scores zero.
+// Token codes (the index of topk:select=token): a group's scores are the dot products of the
+// rotated query sum with the coded keys' levels, within the bound the int8 table's rounding
+// allows, for every head size the codes take; the coded score ranks keys as their true q·k does,
+// also for keys with an outlier channel (which the rotation spreads); a zero key scores zero.
 #include <QTest>
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -50,41 +51,65 @@ double correlation(const std::vector<double>& a, const std::vector<double>& b) {
 class TestTokenCodes : public QObject {
     Q_OBJECT
 
+    // Scores n keys (n a multiple of 16) against the table of q's rows.
+    static std::vector<float> coded_scores(const std::vector<std::vector<float>>& keys, const std::vector<float>& q, int64_t rows, int64_t hd) {
+        std::vector<uint8_t> table(static_cast<size_t>(token_code_table_bytes(hd)));
+        token_code_table(q.data(), rows, hd, table.data());
+        std::vector<uint8_t> group(static_cast<size_t>(token_code_group_bytes(hd)));
+        std::vector<float> out(keys.size());
+        for (size_t g = 0; g < keys.size(); g += kTokenCodeGroup) {
+            for (int32_t s = 0; s < kTokenCodeGroup; ++s) encode_token_code(keys[g + static_cast<size_t>(s)].data(), hd, group.data(), s);
+            token_code_scores(table.data(), group.data(), hd, out.data() + g);
+        }
+        return out;
+    }
+
 private slots:
     void scoreIsTheCodedDotProduct() {
         std::mt19937 rng(5);
         std::normal_distribution<float> nd;
-        for (int64_t hd : {4, 16, 64, 256}) {
+        for (int64_t hd : {4, 16, 64, 256, 512}) {
             for (int64_t rows : {1, 3, 8}) {
-                std::vector<float> q(static_cast<size_t>(rows * hd)), key(static_cast<size_t>(hd));
+                std::vector<float> q(static_cast<size_t>(rows * hd));
                 for (float& x : q) x = nd(rng);
-                for (float& x : key) x = 3.0f * nd(rng);
-                std::vector<uint8_t> code(static_cast<size_t>(token_code_bytes(hd)));
-                encode_token_code(key.data(), hd, code.data());
-                std::vector<float> table(static_cast<size_t>(token_code_table_floats(hd)));
+                std::vector<std::vector<float>> keys(kTokenCodeGroup, std::vector<float>(static_cast<size_t>(hd)));
+                for (auto& k : keys)
+                    for (float& x : k) x = 3.0f * nd(rng);
+                std::vector<uint8_t> group(static_cast<size_t>(token_code_group_bytes(hd)));
+                for (int32_t s = 0; s < kTokenCodeGroup; ++s) encode_token_code(keys[static_cast<size_t>(s)].data(), hd, group.data(), s);
+                std::vector<uint8_t> table(static_cast<size_t>(token_code_table_bytes(hd)));
                 token_code_table(q.data(), rows, hd, table.data());
-                // What the code says: level (c − 1.5)·step per rotated dimension.
+                float scale;
+                std::memcpy(&scale, table.data() + hd / 2 * 16, 4);
+                float got[kTokenCodeGroup];
+                token_code_scores(table.data(), group.data(), hd, got);
+                // What the codes say: level (c − 1.5)·step per rotated dimension.
                 std::vector<float> qsum(static_cast<size_t>(hd), 0.0f);
                 for (int64_t r = 0; r < rows; ++r)
                     for (int64_t d = 0; d < hd; ++d) qsum[static_cast<size_t>(d)] += q[static_cast<size_t>(r * hd + d)];
                 hadamard_rotate(qsum.data(), hd);
-                const float step = half_to_float(static_cast<uint16_t>(code[static_cast<size_t>(hd / 4)] | (code[static_cast<size_t>(hd / 4 + 1)] << 8)));
-                QVERIFY(step > 0);
-                double want = 0;
-                for (int64_t d = 0; d < hd; ++d) {
-                    const int c = (code[static_cast<size_t>(d / 4)] >> (2 * (d % 4))) & 3;
-                    want += static_cast<double>(qsum[static_cast<size_t>(d)]) * (c - 1.5) * step;
+                for (int32_t s = 0; s < kTokenCodeGroup; ++s) {
+                    uint16_t step_bits;
+                    std::memcpy(&step_bits, group.data() + hd / 4 * kTokenCodeGroup + s * 2, 2);
+                    const float step = half_to_float(step_bits);
+                    QVERIFY(step > 0);
+                    double want = 0;
+                    for (int64_t d = 0; d < hd; ++d) {
+                        const int c = (group[static_cast<size_t>(d / 4 * kTokenCodeGroup + s)] >> (2 * (d % 4))) & 3;
+                        want += static_cast<double>(qsum[static_cast<size_t>(d)]) * (c - 1.5) * step;
+                    }
+                    // Each of the head_dim / 2 table entries is off by at most half its scale.
+                    const double bound = static_cast<double>(hd) / 2 * scale / 2 * step * 1.001 + 1e-4 * std::abs(want);
+                    QVERIFY2(std::abs(got[s] - want) <= bound,
+                             qPrintable(QStringLiteral("hd %1 rows %2 slot %3: %4 vs %5 (bound %6)").arg(hd).arg(rows).arg(s).arg(got[s]).arg(want).arg(bound)));
                 }
-                const float got = token_code_score(table.data(), code.data(), hd);
-                QVERIFY2(std::abs(got - want) < 1e-4 * (1 + std::abs(want)) * static_cast<double>(hd),
-                         qPrintable(QStringLiteral("hd %1 rows %2: %3 vs %4").arg(hd).arg(rows).arg(got).arg(want)));
             }
         }
     }
 
     // The coded score follows the true one: Pearson's r over many keys, for plain Gaussian keys
     // and for keys whose one channel is ten times the others (as real keys' outlier channels are),
-    // where codes without the rotation follow it clearly worse.
+    // where codes without the rotation follow it worse.
     void codedScoreFollowsTheTrueScore() {
         std::mt19937 rng(9);
         std::normal_distribution<float> nd;
@@ -93,26 +118,23 @@ private slots:
             std::vector<float> q(static_cast<size_t>(rows * hd));
             for (float& x : q) x = nd(rng);
             q[5] += 2.0f;   // the queries lean on the outlier channel too
-            std::vector<float> table(static_cast<size_t>(token_code_table_floats(hd)));
-            token_code_table(q.data(), rows, hd, table.data());
-            std::vector<double> truth, coded, plain;
-            std::vector<float> key(static_cast<size_t>(hd));
-            std::vector<uint8_t> code(static_cast<size_t>(token_code_bytes(hd)));
-            for (int i = 0; i < 2000; ++i) {
+            std::vector<std::vector<float>> keys(2000, std::vector<float>(static_cast<size_t>(hd)));
+            std::vector<double> truth, plain;
+            for (auto& key : keys) {
                 for (float& x : key) x = nd(rng);
                 key[5] *= outlier;
-                encode_token_code(key.data(), hd, code.data());
-                double t = 0;
-                for (int64_t r = 0; r < rows; ++r)
-                    for (int64_t d = 0; d < hd; ++d) t += static_cast<double>(q[static_cast<size_t>(r * hd + d)]) * key[static_cast<size_t>(d)];
-                truth.push_back(t);
-                coded.push_back(token_code_score(table.data(), code.data(), hd));
+                double t = 0, u = 0;
                 const std::vector<float> levels = unrotated_levels(key);
-                double u = 0;
                 for (int64_t r = 0; r < rows; ++r)
-                    for (int64_t d = 0; d < hd; ++d) u += static_cast<double>(q[static_cast<size_t>(r * hd + d)]) * levels[static_cast<size_t>(d)];
+                    for (int64_t d = 0; d < hd; ++d) {
+                        t += static_cast<double>(q[static_cast<size_t>(r * hd + d)]) * key[static_cast<size_t>(d)];
+                        u += static_cast<double>(q[static_cast<size_t>(r * hd + d)]) * levels[static_cast<size_t>(d)];
+                    }
+                truth.push_back(t);
                 plain.push_back(u);
             }
+            const std::vector<float> scores = coded_scores(keys, q, rows, hd);
+            const std::vector<double> coded(scores.begin(), scores.end());
             const double r = correlation(truth, coded), r_plain = correlation(truth, plain);
             QVERIFY2(r > (outlier > 1 ? 0.85 : 0.92), qPrintable(QStringLiteral("outlier %1: r = %2").arg(outlier).arg(r)));
             if (outlier > 1)
@@ -129,16 +151,14 @@ private slots:
         }
     }
 
-    void zeroKeyScoresZero() {
+    void zeroKeysScoreZero() {
         const int64_t hd = 64;
-        std::vector<float> key(hd, 0.0f), q(hd, 1.0f);
-        std::vector<uint8_t> code(static_cast<size_t>(token_code_bytes(hd)));
-        encode_token_code(key.data(), hd, code.data());
-        std::vector<float> table(static_cast<size_t>(token_code_table_floats(hd)));
-        token_code_table(q.data(), 1, hd, table.data());
-        const float s = token_code_score(table.data(), code.data(), hd);
-        QVERIFY(std::isfinite(s));
-        QCOMPARE(s, 0.0f);
+        std::vector<std::vector<float>> keys(kTokenCodeGroup, std::vector<float>(hd, 0.0f));
+        const std::vector<float> scores = coded_scores(keys, std::vector<float>(hd, 1.0f), 1, hd);
+        for (float s : scores) QCOMPARE(s, 0.0f);
+        // And a zero query scores every key zero.
+        keys[3][7] = 5.0f;
+        for (float s : coded_scores(keys, std::vector<float>(hd, 0.0f), 1, hd)) QCOMPARE(s, 0.0f);
     }
 };
 
