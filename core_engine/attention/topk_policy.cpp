@@ -150,7 +150,7 @@ public:
     }
 
 private:
-    // [storage][block][kv head] then [min | max][head_dim] f16 (block) or [slot][code] (token)
+    // [storage][block][kv head] then [min | max][head_dim] f16 (block), or the block's 16-token code groups (token)
     std::vector<uint8_t> index_;
     size_t stride_ = 0, per_block_ = 0, per_head_ = 0;
     std::vector<uint8_t> tables_;   // select=token: each (query, KV head) pair's code table
