@@ -203,6 +203,18 @@ inline AttentionParameter integer_parameter(std::string key, std::string label, 
     return p;
 }
 
+// A choice parameter (default: the first choice) for a variant's describe().
+inline AttentionParameter choice_parameter(std::string key, std::string label, std::vector<std::string> choices, std::string help) {
+    AttentionParameter p;
+    p.key = std::move(key);
+    p.label = std::move(label);
+    p.max_value = static_cast<int32_t>(choices.size()) - 1;
+    p.help = std::move(help);
+    p.type = AttentionParameter::Type::choice;
+    p.choices = std::move(choices);
+    return p;
+}
+
 // What a variant's file registers; policy_registry.cpp lists one line per variant.
 struct PolicyRegistration {
     AttentionVariant (*describe)();                              // name, parameters, defaults, help

@@ -148,15 +148,10 @@ AttentionVariant describe() {
     layers.label = "Layers";
     layers.help = "A-B: the layers that share, inclusive; the others keep their own KV.";
     layers.type = AttentionParameter::Type::layer_range;
-    AttentionParameter merge;
-    merge.key = "merge";
-    merge.label = "Merge";
-    merge.max_value = 2;
-    merge.help = "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2).";
-    merge.type = AttentionParameter::Type::choice;
-    merge.choices = {"none", "mean", "slerp"};
     return {AttentionKind::cross_layer, "cross_layer", "groups of G neighbouring layers share one KV (layers=A-B limits the range)",
-            {integer_parameter("group", "Layers per group", 2, 1, 64, "Consecutive layers sharing one KV: the first of each group stores it, the others read it. group=2 halves the cache over the range."), layers, merge}};
+            {integer_parameter("group", "Layers per group", 2, 1, 64, "Consecutive layers sharing one KV: the first of each group stores it, the others read it. group=2 halves the cache over the range."), layers,
+             choice_parameter("merge", "Merge", {"none", "mean", "slerp"},
+                              "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2).")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {

@@ -218,16 +218,11 @@ private:
 };
 
 AttentionVariant describe() {
-    AttentionParameter select;
-    select.key = "select";
-    select.label = "Select";
-    select.max_value = 1;
-    select.help = "block: whole 16-token blocks by a bound on their keys (Quest). token: single tokens by a 2-bit code of each key (finer, the same index size).";
-    select.type = AttentionParameter::Type::choice;
-    select.choices = {"block", "token"};
-    return {AttentionKind::topk, "topk", "every token kept; each query reads the K tokens' blocks that bound q·k highest",
+    return {AttentionKind::topk, "topk", "every token kept; each query reads the K tokens (by block or by token) an index scores highest",
             {integer_parameter("k", "Tokens read", 1024, 1, 1 << 20, "Tokens each query reads, picked per KV head: the cache keeps everything, the reads shrink. By block, it rounds down to whole 16-token blocks."),
-             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "The newest tokens, always read as they are."), select}};
+             integer_parameter("recent", "Recent (tokens)", 64, 0, 1 << 20, "The newest tokens, always read as they are."),
+             choice_parameter("select", "Select", {"block", "token"},
+                              "block: whole 16-token blocks by a bound on their keys (Quest). token: single tokens by a 2-bit code of each key (finer, about the same index size).")}};
 }
 
 // select=block is left out, so the names stored before select existed still match.
