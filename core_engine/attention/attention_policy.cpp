@@ -32,12 +32,16 @@ KvStreamView KvArena::f32_stream(const float* k, const float* v, int32_t n_rows)
 
 void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
                       const float* v, int64_t n, bool rotate, KeyRowObserver* observer) {
+    write_rows(arena, storage, arena.token_table(s), first_token, k, v, n, rotate, observer);
+}
+
+void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table, int32_t first, const float* k, const float* v,
+                int64_t n, bool rotate, KeyRowObserver* observer) {
     const int32_t bs = arena.block_tokens();
     const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads;
-    const std::span<const BlockId> table = arena.token_table(s);
     std::vector<float> rot(static_cast<size_t>(hd));
     for (int64_t i = 0; i < n; ++i) {
-        const int64_t idx = first_token + i;
+        const int64_t idx = first + i;
         const BlockId blk = table[static_cast<size_t>(idx / bs)];
         const int32_t slot = static_cast<int32_t>(idx % bs);
         for (int64_t h = 0; h < n_kv; ++h) {

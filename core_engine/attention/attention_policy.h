@@ -109,6 +109,9 @@ constexpr int32_t kRecentRollback = 64;
 // Encodes the rows of tokens [first_token, first_token + n) of `s` into `storage`.
 void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
                       const float* v, int64_t n, bool rotate, KeyRowObserver* observer = nullptr);
+// The same into any table's entries [first, first + n): a policy's own rows in the pooled table.
+void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table, int32_t first, const float* k, const float* v,
+                int64_t n, bool rotate, KeyRowObserver* observer = nullptr);
 
 class AttentionPolicy {
 public:

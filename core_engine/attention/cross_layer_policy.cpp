@@ -2,7 +2,8 @@
 // merge=none: the first layer of a group writes it and the others read it, computing no K or V
 // (CLA). merge=mean|slerp: every member computes its K/V; the group's merge of each step's tokens
 // is stored once its last member has run (MiniCache), and each member reads the merged past plus
-// its own exact K/V of the step.
+// its own exact K/V of the step. sinks=N keeps each member's first N tokens unmerged (MiniCache's
+// retained tokens): the first member's in the token rows, the others' in the pooled table.
 #include <algorithm>
 #include <cmath>
 
@@ -40,16 +41,30 @@ public:
     bool reads_token_rows() const override { return false; }
     bool can_truncate() const override { return !merged(); }
     bool writes_token_rows_only() const override { return !merged(); }
+    // Every member after the first keeps its sinks' rows in the pooled table, allotted whole at
+    // the first token so that each member's rows stay contiguous.
+    int32_t pooled_count(int32_t t) const override { return t >= 0 ? (spec_.group - 1) * sinks() : 0; }
+    // One block per entry bounds it: the pool is sized before the block size reaches the policy.
+    uint64_t pooled_blocks(uint64_t token_blocks) const override {
+        return std::min<uint64_t>(token_blocks, static_cast<uint64_t>((spec_.group - 1) * sinks()));
+    }
 
     void begin_part(const KvArena& arena, StepPart& part) override {
         AttentionPolicy::begin_part(arena, part);
         if (!merged()) return;
         PartState& ps = state(part);
-        ps.merge_plan.clear();
-        for (int32_t i = 0; i < part.n; ++i) {
-            ps.merge_plan.add({kTokenStream, 0, part.t0});
-            ps.merge_plan.add({kFirstExtraStream, 0, i + 1});
-            ps.merge_plan.close_list();
+        // Member m > 0 reads its own sinks, then the merged past after them, then its step's rows.
+        const int32_t kept = std::min(sinks(), part.t0);
+        ps.merge_plans.resize(static_cast<size_t>(spec_.group));
+        for (int32_t m = 0; m < spec_.group; ++m) {
+            AttendPlan& plan = ps.merge_plans[static_cast<size_t>(m)];
+            plan.clear();
+            for (int32_t i = 0; i < part.n; ++i) {
+                if (m > 0 && kept > 0) plan.add({kPooledStream, (m - 1) * sinks(), (m - 1) * sinks() + kept});
+                plan.add({kTokenStream, m > 0 ? kept : 0, part.t0});
+                plan.add({kFirstExtraStream, 0, i + 1});
+                plan.close_list();
+            }
         }
         ps.stage_k.resize(static_cast<size_t>(spec_.group));
         ps.stage_v.resize(static_cast<size_t>(spec_.group));
@@ -100,8 +115,23 @@ public:
                 }
             }
         }
+        // Sinks stay each member's own: the first's in the token rows, the others' in the pooled table.
+        for (int32_t t = part.t0; t < std::min(sinks(), part.t0 + step_n); ++t) {
+            const size_t at = static_cast<size_t>(t - part.t0) * row;
+            std::copy(ps.stage_k[0].begin() + at, ps.stage_k[0].begin() + at + row, mk.begin() + at);
+            std::copy(ps.stage_v[0].begin() + at, ps.stage_v[0].begin() + at + row, mv.begin() + at);
+            for (size_t mm = 1; mm < group.size(); ++mm)
+                write_rows(arena, storage, arena.pooled_table(*part.s), static_cast<int32_t>(mm - 1) * sinks() + t,
+                           ps.stage_k[mm].data() + at, ps.stage_v[mm].data() + at, 1, false);
+        }
         // Staged keys are already rotated; store them as they are.
         write_token_rows(arena, storage, *part.s, part.t0, mk.data(), mv.data(), step_n, false);
+    }
+
+    Footprint footprint(int64_t n_tokens, int32_t block_tokens) const override {
+        Footprint f = AttentionPolicy::footprint(n_tokens, block_tokens);
+        if (n_tokens > 0) f.pooled_blocks = ((spec_.group - 1) * sinks() + block_tokens - 1) / block_tokens;
+        return f;
     }
 
     int32_t n_extra_streams(const KvArena& arena, int32_t layer, const StepPart&) const override {
@@ -115,17 +145,20 @@ public:
         views.push_back(arena.f32_stream(ps.stage_k[m].data(), ps.stage_v[m].data(), part.n));
     }
     const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float*, ThreadPool&) override {
-        return merged() && group_of(arena, layer).size() > 1 ? state(part).merge_plan : part.token_plan;
+        const auto& group = group_of(arena, layer);
+        if (!merged() || group.size() < 2) return part.token_plan;
+        return state(part).merge_plans[member_index(group, layer)];
     }
 
 private:
     struct PartState {
-        AttendPlan merge_plan;                        // merged past [0, t0) + own step rows
+        std::vector<AttendPlan> merge_plans;          // per member: own sinks, merged past, own step rows
         std::vector<std::vector<float>> stage_k, stage_v;  // per group member: its step K/V
     };
     std::vector<PartState> parts_;
 
     bool merged() const { return spec_.merge != LayerMerge::none; }
+    int32_t sinks() const { return merged() ? spec_.sinks : 0; }
     int32_t last_layer(int32_t n_layers) const { return spec_.last_layer < 0 ? n_layers - 1 : spec_.last_layer; }
     Status bad(const std::string& what) const {
         return error(StatusCode::invalid_argument, "--attention " + attention_spec_name(spec_) + ": " + what);
@@ -151,14 +184,17 @@ AttentionVariant describe() {
     return {AttentionKind::cross_layer, "cross_layer", "groups of G neighbouring layers share one KV (layers=A-B limits the range)",
             {integer_parameter("group", "Layers per group", 2, 1, 64, "Consecutive layers sharing one KV: the first of each group stores it, the others read it. group=2 halves the cache over the range."), layers,
              choice_parameter("merge", "Merge", {"none", "mean", "slerp"},
-                              "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2).")}};
+                              "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2)."),
+             integer_parameter("sinks", "Unmerged first tokens", 4, 0, 64,
+                               "With mean or slerp: each layer keeps its own K/V of the first N tokens, which draw most attention; merging them costs the most.")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {
     std::string out = ":group=" + std::to_string(s.group);
     if (s.first_layer != 0 || s.last_layer != -1) out += ",layers=" + std::to_string(s.first_layer) + "-" + std::to_string(s.last_layer);
     const char* merges[] = {"none", "mean", "slerp"};
-    return out + ",merge=" + merges[static_cast<int>(s.merge)];
+    out += ",merge=" + std::string(merges[static_cast<int>(s.merge)]);
+    return s.merge == LayerMerge::none ? out : out + ",sinks=" + std::to_string(s.sinks);
 }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) { return std::make_unique<CrossLayerPolicy>(spec); }

@@ -377,7 +377,7 @@ private slots:
     void storedConfigurationsReadBackIntoThePanel() {
         ConfigPanel panel;
         for (const char* spec : {"full", "sliding:window=64,sinks=4", "cross_layer:group=2,merge=none",
-                                 "cross_layer:group=3,layers=2-20,merge=mean", "topk:k=256,recent=32",
+                                 "cross_layer:group=3,layers=2-20,merge=mean,sinks=4", "topk:k=256,recent=32",
                                  "compressed:block=8,recent=128,sinks=4", "heavy:block=16,k=32,recent=256,sinks=2",
                                  "latent:rank=64", "sliding:window=512,sinks=4,layers=0-9+20-29", "topk:k=64,recent=16,layers=3"}) {
             QCOMPARE(workbench::attention_layout_name(*workbench::parse_attention_layout(spec)), std::string(spec));
