@@ -3,7 +3,7 @@
 # the app finds none in its XDG data folder and offers to fetch it (installer/fetch_model.sh).
 install(TARGETS workbench workbench-cli RUNTIME DESTINATION bin)
 install(PROGRAMS ${CMAKE_SOURCE_DIR}/installer/fetch_model.sh DESTINATION share/inference-workbench)
-install(FILES ${CMAKE_SOURCE_DIR}/resources/eval/alice_wonderland.txt DESTINATION share/inference-workbench/eval)
+install(FILES ${CMAKE_SOURCE_DIR}/resources/eval/alice_wonderland.txt ${CMAKE_SOURCE_DIR}/resources/eval/paradise_lost.txt DESTINATION share/inference-workbench/eval)
 install(FILES ${CMAKE_SOURCE_DIR}/installer/inference-workbench.desktop DESTINATION share/applications)
 install(FILES ${CMAKE_SOURCE_DIR}/resources/icons/inference-workbench.svg DESTINATION share/icons/hicolor/scalable/apps)
 

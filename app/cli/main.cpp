@@ -18,6 +18,7 @@ void print_help() {
                  "  bench     prompt-processing and generation speed, llama-bench style (pp512, tg128)\n"
                  "  quantize  write a copy of a model with its weight matrices in another type\n"
                  "  eval      perplexity, KL and top-1 agreement of a configuration against full attention (--retrieval: passkey)\n"
+                 "  calibrate which neighbouring layers share one KV (cross_layer), chosen on a calibration text\n"
                  "  sweep     the variants map: many configurations' memory, speed and quality, one JSON line each (--plot SVG)\n"
                  "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
                  "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n"
@@ -54,5 +55,6 @@ int main(int argc, char** argv) {
     if (command == "serve") return wbcli::cmd_serve(argc, argv);
     if (command == "synth") return wbcli::cmd_synth(argc, argv);
     if (command == "sweep") return wbcli::cmd_sweep(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, sweep, batch, history, serve, synth; see --help)");
+    if (command == "calibrate") return wbcli::cmd_calibrate(argc, argv);
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, calibrate, sweep, batch, history, serve, synth; see --help)");
 }

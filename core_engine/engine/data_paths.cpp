@@ -1,9 +1,10 @@
-// Where the default model and the shipped evaluation text are looked for, and what to tell a
-// user who has no model.
+// Where the default model and the shipped evaluation and calibration texts are looked for, and
+// what to tell a user who has no model.
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include "workbench/calibration.h"
 #include "workbench/engine.h"
 
 namespace workbench {
@@ -34,8 +35,14 @@ std::string default_model_hint() {
 
 std::string default_eval_text_path() {
     std::error_code ec;
+    return std::filesystem::exists(WB_EVAL_TEXT_FILE, ec) ? std::string(WB_EVAL_TEXT_FILE)
+                                                           : std::string("/usr/share/inference-workbench/eval/alice_wonderland.txt");
+}
+
+std::string default_calibration_text_path() {
+    std::error_code ec;
     return std::filesystem::exists(WB_CALIBRATION_TEXT, ec) ? std::string(WB_CALIBRATION_TEXT)
-                                                             : std::string("/usr/share/inference-workbench/eval/alice_wonderland.txt");
+                                                             : std::string("/usr/share/inference-workbench/eval/paradise_lost.txt");
 }
 
 }  // namespace workbench

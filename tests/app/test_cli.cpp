@@ -208,6 +208,44 @@ private slots:
     // Speculative decoding from the command line: the same greedy tokens with a draft model of
     // the same vocabulary (a synth model carrying SmolLM2's tokenizer), counts in --json; bad
     // settings (exit 2) and bad draft files (exit 1) named in one line.
+    // calibrate: every pair of neighbouring layers costed, the cheapest shared within the KV
+    // share, and a configuration file that loads the calibrated layout.
+    void calibrate_writes_a_configuration_that_loads() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("tiny.gguf");
+        QCOMPARE(run_cli({"synth", "--arch", "llama", "--shape", "tiny", "--type", "q8_0", "-o", model}).exit_code, 0);
+        const int n_layer =
+            QJsonDocument::fromJson(run_cli({"inspect", "-m", model, "--json"}).out).object()["hparams"].toObject()["n_layer"].toInt();
+        QVERIFY(n_layer >= 3);
+        const QString text = dir.filePath("text.txt");
+        QFile f(text);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        std::mt19937 rng(7);
+        for (int i = 0; i < 300; ++i) f.write(QByteArray("t") + QByteArray::number(static_cast<int>(rng() % 200) + 1) + " ");
+        f.close();
+        const QString config = dir.filePath("calibrated.json");
+        auto o = run_cli({"calibrate", "-m", model, "-f", text, "--ctx", "64", "--kv-share", "0.7", "--out", config, "--json", "-t", "1"});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        const QJsonObject result = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(result["pairs"].toArray().size(), n_layer - 1);
+        QVERIFY(result["kv_share"].toDouble() <= 0.7);
+        const QString attention = result["attention"].toString();
+        QVERIFY2(attention.startsWith("cross_layer:group=2,layers="), qPrintable(attention));
+        QFile saved(config);
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(saved.readAll()).object()["attention"].toString(), attention);
+        auto r = run_cli({"run", "--config", config, "-p", "t5 t9 t12", "-n", "4", "--temp", "0", "--ignore-eos", "--json"});
+        QVERIFY2(r.exit_code == 0, r.err.constData());
+        QCOMPARE(QJsonDocument::fromJson(r.out).object()["attention"].toString(), attention);
+        // A share pairs cannot reach, and a spec that shares no layers, are refused with the reason.
+        auto low = run_cli({"calibrate", "-m", model, "-f", text, "--kv-share", "0.3"});
+        QCOMPARE(low.exit_code, 2);
+        QVERIFY2(low.err.contains("--kv-share"), low.err.constData());
+        auto other = run_cli({"calibrate", "-m", model, "-f", text, "--ctx", "64", "--attention", "sliding"});
+        QCOMPARE(other.exit_code, 2);
+        QVERIFY2(other.err.contains("not a cross_layer spec"), other.err.constData());
+    }
+
     void speculative_decoding_flags_and_draft_files() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         QTemporaryDir dir;

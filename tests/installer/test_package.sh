@@ -9,7 +9,8 @@ trap 'rm -rf "$out"' EXIT
 deb="$(ls "$out"/*.deb)"
 contents="$(dpkg-deb -c "$deb" | awk '{print $6}')"
 for f in ./usr/bin/workbench ./usr/bin/workbench-cli ./usr/share/inference-workbench/fetch_model.sh \
-         ./usr/share/inference-workbench/eval/alice_wonderland.txt ./usr/share/applications/inference-workbench.desktop \
+         ./usr/share/inference-workbench/eval/alice_wonderland.txt ./usr/share/inference-workbench/eval/paradise_lost.txt \
+         ./usr/share/applications/inference-workbench.desktop \
          ./usr/share/icons/hicolor/scalable/apps/inference-workbench.svg; do
   grep -qx "$f" <<<"$contents" || { echo "missing from the package: $f"; exit 1; }
 done
