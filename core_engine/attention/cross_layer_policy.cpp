@@ -181,7 +181,7 @@ AttentionVariant describe() {
     layers.label = "Layers";
     layers.help = "A-B: the layers that share, inclusive; the others keep their own KV.";
     layers.type = AttentionParameter::Type::layer_range;
-    return {AttentionKind::cross_layer, "cross_layer", "groups of G neighbouring layers share one KV (layers=A-B limits the range)",
+    return {AttentionKind::cross_layer, "cross_layer", "groups of G neighbouring layers share one KV (layers=A-B limits the range; `workbench-cli calibrate` picks the pairs)",
             {integer_parameter("group", "Layers per group", 2, 1, 64, "Consecutive layers sharing one KV: the first of each group stores it, the others read it. group=2 halves the cache over the range."), layers,
              choice_parameter("merge", "Merge", {"none", "mean", "slerp"},
                               "none: the group reads its first layer's KV. mean: the group's KV averaged. slerp: spherical interpolation of pairs (MiniCache; needs group=2)."),

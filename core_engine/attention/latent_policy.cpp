@@ -37,7 +37,7 @@ private:
 };
 
 AttentionVariant describe() {
-    return {AttentionKind::latent, "latent", "each layer caches a rank-R latent and rebuilds K and V from it (factored at load)",
+    return {AttentionKind::latent, "latent", "each layer caches a rank-R latent and rebuilds K and V from it (factored at load, calibrated on paradise_lost.txt)",
             {integer_parameter("rank", "Rank (values per token)", 96, 1, 4096, "Values stored per layer and token instead of 2 · n_kv_heads · head_dim (a load-time SVD of each layer's K/V projection, weighted by a calibration text). Even; with a quantized KV type, a multiple of 64.")}};
 }
 

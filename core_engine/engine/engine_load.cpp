@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "engine/engine_impl.h"
+#include "workbench/calibration.h"
 #include "workbench/backends.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/matmul.h"
@@ -91,11 +92,11 @@ ModelInfo describe(const Engine::Impl& e) {
 
 }  // namespace
 
-// The latent variant's calibration: the configured text, or the last 512 tokens of the shipped
-// eval text (evaluation windows start at its beginning, so they do not overlap).
+// The latent variant's calibration: the last 512 tokens of the configured text, else of the
+// shipped calibration text (never the evaluation text).
 static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& config, const Tokenizer& tokenizer) {
     std::string path = config.calibration_text;
-    if (path.empty()) path = default_eval_text_path();
+    if (path.empty()) path = default_calibration_text_path();
     std::ifstream in(path, std::ios::binary);
     if (!in) return error(StatusCode::not_found, "latent: cannot read the calibration text " + path);
     std::stringstream text;

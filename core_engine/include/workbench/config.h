@@ -26,7 +26,7 @@ struct EngineConfig {
     // variant: the step ("converting weights", "latent factors") and its progress in [0, 1].
     std::function<void(const std::string& step, float fraction)> on_load_progress;
     std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
-                                     // empty: the last 512 tokens of resources/eval/alice_wonderland.txt
+                                     // empty: the last 512 tokens of resources/eval/paradise_lost.txt
     // Speculative decoding's draft model (same vocabulary), loaded beside the model; empty: none.
     // Requests choose per request whether to draft with it (SpeculationParams).
     std::string draft_model_path;

@@ -229,8 +229,8 @@ KvGeometry kv_geometry(const ModelInfo& info);
 // $XDG_DATA_HOME/inference-workbench/models (else ~/.local/share/...): where the GUI fetches models.
 std::string user_models_dir();
 std::string default_model_hint();
-// The text quality is scored on by default, and the latent variant calibrates on
-// (resources/eval/alice_wonderland.txt): the source tree's copy, else the installed package's.
+// The text quality is scored on by default (resources/eval/alice_wonderland.txt): the source
+// tree's copy, else the installed package's. Calibrations use another (workbench/calibration.h).
 std::string default_eval_text_path();
 const char* engine_version();   // "0.1.0 (abc1234)"
 
