@@ -65,7 +65,7 @@ int cmd_calibrate(int argc, char** argv) {
     ctx.engine.reset();   // the calibration loads its own engines
     auto result = workbench::calibrate_layer_sharing(ctx.config, *merge, tokens, qo, max_share, progress);
     if (!json) std::cerr << "\n";
-    if (!result.ok()) return runtime_error(path + ": " + result.status().message());
+    if (!result.ok()) return runtime_error("calibrate on " + path + ": " + result.status().message());
 
     workbench::EngineConfig calibrated = ctx.config;
     calibrated.attention = result->attention;

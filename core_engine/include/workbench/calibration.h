@@ -37,7 +37,8 @@ struct LayerSharingCalibration {
 // config: the model, threads, backend, KV types (its attention is ignored). merge: the
 // cross_layer spec each pair runs with (its merge and sinks; group and layers are set here).
 // Pairs are chosen by KL, cheapest first, never two overlapping, until the stored layers are at
-// most max_kv_share of the model's. Errors: invalid_argument when max_kv_share is below 0.5 (a
+// most max_kv_share of the model's (near 0.5, overlaps may leave no pair to take: kv_share then
+// stays above it). Errors: invalid_argument when max_kv_share is below 0.5 (a
 // pair stores one layer of two) or merge is not a cross_layer spec; the engine's and
 // evaluate_quality's errors (a text shorter than one window names both lengths); cancelled.
 Result<LayerSharingCalibration> calibrate_layer_sharing(const EngineConfig& config, const AttentionSpec& merge,
