@@ -1,7 +1,7 @@
 // `calibrate`: which neighbouring layers share one KV (cross_layer), measured on a calibration
 // text — each pair merged alone against full attention, the cheapest pairs shared until the
 // cache is at most --kv-share of full attention's. Prints every pair's cost and the layout, and
-// with --out writes an EngineConfig JSON that run/eval/the GUI load with --config.
+// with --out writes an EngineConfig JSON that run/eval/bench load with --config.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
