@@ -178,6 +178,7 @@ int cmd_sweep(int argc, char** argv) {
                                                                              : std::string("standard"), model,
                                 workbench::sweep_settings_json(s, configs.size()), !done.empty());
     }
+    workbench::QualityBaseline baseline_logits(baseline);   // kept after the first row where they fit
     std::ofstream out(out_path, std::ios::app);
     if (!out) return runtime_error(out_path + ": cannot open for appending");
     const bool tty = isatty(STDERR_FILENO);
@@ -198,7 +199,7 @@ int cmd_sweep(int argc, char** argv) {
             std::fprintf(stderr, "\r[%s%s] %d/%d  %s  %-48.48s", std::string(static_cast<size_t>(fill), '#').c_str(),
                          std::string(static_cast<size_t>(30 - fill), '.').c_str(), i, total, eta.c_str(), c.line.c_str());
         }
-        workbench::Json row = workbench::measure_sweep_row(c, base, baseline, tokens, s);
+        workbench::Json row = workbench::measure_sweep_row(c, base, baseline_logits, tokens, s);
         out << workbench::dump_json(row) << "\n" << std::flush;
         if (!out) return runtime_error(out_path + ": cannot write (disk full?); the rows before this one are kept");
         if (recorder && sweep_id != 0)

@@ -41,9 +41,10 @@ Result<LayerSharingCalibration> calibrate_layer_sharing(const EngineConfig& conf
     EngineConfig base_config = config;
     base_config.attention = "full";
     base_config.kv_types = "f16";
-    WB_ASSIGN_OR_RETURN(auto baseline, Engine::load(base_config));
+    WB_ASSIGN_OR_RETURN(auto baseline_engine, Engine::load(base_config));
+    QualityBaseline baseline(*baseline_engine);   // full attention runs once, beside the first pair
     LayerSharingCalibration out;
-    out.n_layers = baseline->model_info().n_layer;
+    out.n_layers = baseline_engine->model_info().n_layer;
     AttentionSpec pair = merge;
     pair.group = 2;
     for (int32_t l = 0; l + 1 < out.n_layers; ++l) {
@@ -53,7 +54,7 @@ Result<LayerSharingCalibration> calibrate_layer_sharing(const EngineConfig& conf
         EngineConfig c = config;
         c.attention = attention_spec_name(pair);
         WB_ASSIGN_OR_RETURN(auto engine, Engine::load(c));
-        WB_ASSIGN_OR_RETURN(QualityReport q, evaluate_quality(*engine, *baseline, text, options, {}, cancel));
+        WB_ASSIGN_OR_RETURN(QualityReport q, evaluate_quality(*engine, baseline, text, options, {}, cancel));
         out.pairs.push_back({l, q.kl_mean, q.delta_ppl_pct});
         if (progress) progress(l + 1, out.n_layers - 1);
     }

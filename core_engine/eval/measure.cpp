@@ -3,9 +3,10 @@
 #include "workbench/measure.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <random>
+#include <span>
 
 namespace workbench {
 namespace {
@@ -22,6 +23,13 @@ void log_softmax(const float* logits, int64_t n, std::vector<double>& out) {
     for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = logits[i] - lse;
 }
 
+// Windows scored: whole windows of the text, at most options.max_windows (0: all).
+size_t scored_window_count(const std::vector<TokenId>& tokens, const QualityOptions& options) {
+    size_t n = options.n_ctx > 0 ? tokens.size() / static_cast<size_t>(options.n_ctx) : 0;
+    if (options.max_windows > 0) n = std::min(n, static_cast<size_t>(options.max_windows));
+    return n;
+}
+
 double median(std::vector<double> v) {
     if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
@@ -29,23 +37,17 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-}  // namespace
-
-Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const std::vector<TokenId>& tokens,
-                                       const QualityOptions& options, const ProgressCallback& progress,
-                                       const std::atomic<bool>* cancel) {
-    const bool same = &engine == &baseline;
-    if (options.n_ctx < 4)
-        return error(StatusCode::invalid_argument, "evaluation window " + std::to_string(options.n_ctx) + " is too short (at least 4 tokens)");
+// The scoring loop behind both evaluate_quality forms. The baseline's rows come from `live` run
+// beside the engine (appended to `keep` when given), or from `kept` (rows recorded earlier, in the
+// order `keep` writes them); live == &engine scores the engine against itself.
+Result<QualityReport> score_windows(Engine& engine, Engine* live, const float* kept, std::vector<float>* keep,
+                                    const std::vector<TokenId>& tokens, const QualityOptions& options,
+                                    const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+    const bool same = live == &engine;
     const size_t window = static_cast<size_t>(options.n_ctx);
-    size_t n_windows = tokens.size() / window;
-    if (options.max_windows > 0) n_windows = std::min(n_windows, static_cast<size_t>(options.max_windows));
-    if (n_windows == 0)
-        return error(StatusCode::invalid_argument, "the text has " + std::to_string(tokens.size()) +
-                                                       " tokens, fewer than one window of " + std::to_string(window));
+    const size_t n_windows = scored_window_count(tokens, options);
     const int64_t n_vocab = engine.model_info().n_vocab;
-    if (baseline.model_info().n_vocab != n_vocab)
-        return error(StatusCode::invalid_argument, "the baseline's vocabulary differs from the model's: compare one model's configurations");
+    const size_t rows_per_window = window - 1 - window / 2;
     double nll = 0, nll_base = 0, kl_sum = 0;
     int64_t n = 0, top1_same = 0;
     QualityReport r;
@@ -54,7 +56,7 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
         if (cancel && cancel->load(std::memory_order_relaxed)) return error(StatusCode::cancelled, "evaluation cancelled");
         const size_t first = w * window;
         engine.reset();
-        if (!same) baseline.reset();
+        if (live && !same) live->reset();
         for (size_t c0 = 0; c0 < window; c0 += kChunk) {
             const size_t cn = std::min(kChunk, window - c0);
             const std::vector<TokenId> chunk(tokens.begin() + static_cast<std::ptrdiff_t>(first + c0),
@@ -62,13 +64,13 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
             if (c0 + cn <= window / 2) {
                 // Nothing scored here: run the chunk without the output head.
                 WB_RETURN_IF_ERROR(engine.eval(chunk));
-                if (!same) WB_RETURN_IF_ERROR(baseline.eval(chunk));
+                if (live && !same) WB_RETURN_IF_ERROR(live->eval(chunk));
                 continue;
             }
             WB_ASSIGN_OR_RETURN(const std::vector<float> logits, engine.eval_logits(chunk));
             std::vector<float> base_logits;
-            if (!same) {
-                WB_ASSIGN_OR_RETURN(base_logits, baseline.eval_logits(chunk));
+            if (live && !same) {
+                WB_ASSIGN_OR_RETURN(base_logits, live->eval_logits(chunk));
             }
             // Position i predicts token i + 1; the second half of the window is scored.
             for (size_t i = std::max(c0, window / 2); i < c0 + cn && i + 1 < window; ++i) {
@@ -82,7 +84,9 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
                     ++top1_same;
                     continue;
                 }
-                const float* brow = base_logits.data() + (i - c0) * n_vocab;
+                const float* brow = kept ? kept + (w * rows_per_window + i - window / 2) * static_cast<size_t>(n_vocab)
+                                         : base_logits.data() + (i - c0) * n_vocab;
+                if (keep) keep->insert(keep->end(), brow, brow + n_vocab);
                 log_softmax(brow, n_vocab, lp_base);
                 nll_base -= lp_base[next];
                 double kl = 0;
@@ -105,6 +109,52 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
     r.delta_ppl_pct = (r.perplexity / r.perplexity_baseline - 1.0) * 100.0;
     r.kl_mean = kl_sum / dn;
     r.top1_agreement = static_cast<double>(top1_same) / dn;
+    return r;
+}
+
+Status check_windows(const Engine& engine, const Engine& baseline, const std::vector<TokenId>& tokens, const QualityOptions& options) {
+    if (options.n_ctx < 4)
+        return error(StatusCode::invalid_argument, "evaluation window " + std::to_string(options.n_ctx) + " is too short (at least 4 tokens)");
+    if (scored_window_count(tokens, options) == 0)
+        return error(StatusCode::invalid_argument, "the text has " + std::to_string(tokens.size()) +
+                                                       " tokens, fewer than one window of " + std::to_string(options.n_ctx));
+    if (baseline.model_info().n_vocab != engine.model_info().n_vocab)
+        return error(StatusCode::invalid_argument, "the baseline's vocabulary differs from the model's: compare one model's configurations");
+    return Status::ok_status();
+}
+
+}  // namespace
+
+Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const std::vector<TokenId>& tokens,
+                                       const QualityOptions& options, const ProgressCallback& progress,
+                                       const std::atomic<bool>* cancel) {
+    WB_RETURN_IF_ERROR(check_windows(engine, baseline, tokens, options));
+    return score_windows(engine, &baseline, nullptr, nullptr, tokens, options, progress, cancel);
+}
+
+Result<QualityReport> evaluate_quality(Engine& engine, QualityBaseline& baseline, const std::vector<TokenId>& tokens,
+                                       const QualityOptions& options, const ProgressCallback& progress,
+                                       const std::atomic<bool>* cancel) {
+    WB_RETURN_IF_ERROR(check_windows(engine, baseline.engine_, tokens, options));
+    const size_t window = static_cast<size_t>(options.n_ctx), n_windows = scored_window_count(tokens, options);
+    const std::span<const TokenId> windows(tokens.data(), n_windows * window);
+    if (&engine != &baseline.engine_ && baseline.window_ == options.n_ctx && std::ranges::equal(windows, baseline.windows_))
+        return score_windows(engine, nullptr, baseline.logits_.data(), nullptr, tokens, options, progress, cancel);
+    const uint64_t bytes = static_cast<uint64_t>(n_windows) * (window - 1 - window / 2) *
+                           static_cast<uint64_t>(engine.model_info().n_vocab) * sizeof(float);
+    if (&engine == &baseline.engine_ || bytes > baseline.max_bytes_)
+        return score_windows(engine, &baseline.engine_, nullptr, nullptr, tokens, options, progress, cancel);
+    baseline.window_ = 0;
+    baseline.windows_.clear();
+    baseline.logits_.clear();
+    baseline.logits_.reserve(static_cast<size_t>(bytes / sizeof(float)));
+    auto r = score_windows(engine, &baseline.engine_, nullptr, &baseline.logits_, tokens, options, progress, cancel);
+    if (!r.ok()) {
+        baseline.logits_ = {};   // a cut-short pass keeps nothing
+        return r;
+    }
+    baseline.window_ = options.n_ctx;
+    baseline.windows_.assign(windows.begin(), windows.end());
     return r;
 }
 

@@ -102,7 +102,7 @@ EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings
     return c;
 }
 
-Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, Engine& baseline, const std::vector<TokenId>& text,
+Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityBaseline& baseline, const std::vector<TokenId>& text,
                        const SweepSettings& s, const ProgressCallback& progress, const std::atomic<bool>* cancel) {
     Json row = {{"config", sc.line}, {"model", std::filesystem::path(base.model_path).filename().string()},
                 {"attention", sc.attention}, {"kv_type", sc.kv_types},

@@ -170,13 +170,14 @@ void MeasureWorker::sweep(const SweepRequest& request, const CancelFlag& cancel)
     }
     emit progress(tr("measuring the decode reference (full attention at 512 tokens)"), 0);
     if (auto ref = workbench::measure_decode_reference(**baseline, tokens, settings); ref.ok()) settings.reference_gb_s = ref->gb_s;
+    workbench::QualityBaseline baselineLogits(**baseline);   // kept after the first row where they fit
     const int n = static_cast<int>(configs->size());
     for (int i = 0; i < n; ++i) {
         if (cancel && cancel->load()) break;
         const workbench::SweepConfig& c = (*configs)[static_cast<size_t>(i)];
         const QString step = tr("%1 of %2: %3").arg(i + 1).arg(n).arg(QString::fromStdString(c.line));
         emit progress(step, double(i) / n);
-        workbench::Json row = workbench::measure_sweep_row(c, request.base, **baseline, tokens, settings, [&](int64_t d, int64_t total) {
+        workbench::Json row = workbench::measure_sweep_row(c, request.base, baselineLogits, tokens, settings, [&](int64_t d, int64_t total) {
             emit progress(step, (i + (total > 0 ? double(d) / double(total) : 0.0)) / n);
         }, cancel.get());
         if (row.value("status", "") == "cancelled") break;

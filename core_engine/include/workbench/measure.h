@@ -43,6 +43,30 @@ Result<QualityReport> evaluate_quality(Engine& engine, Engine& baseline, const s
                                        const QualityOptions& options, const ProgressCallback& progress = {},
                                        const std::atomic<bool>* cancel = nullptr);
 
+// Full attention's side of evaluate_quality when many configurations are scored on one text
+// (a sweep, a calibration): the baseline engine runs beside the first configuration, and its
+// logits on the scored positions are kept when they fit in max_bytes (windows · n_ctx/2 ·
+// n_vocab · 4), so each later configuration on the same windows costs one pass over the text,
+// not two, with the same figures. Another text or window runs the engine again and keeps that.
+class QualityBaseline {
+public:
+    explicit QualityBaseline(Engine& engine, uint64_t max_bytes = uint64_t{1} << 30) : engine_(engine), max_bytes_(max_bytes) {}
+    Engine& engine() { return engine_; }
+    bool holds_logits() const { return !logits_.empty(); }
+
+private:
+    friend Result<QualityReport> evaluate_quality(Engine&, QualityBaseline&, const std::vector<TokenId>&, const QualityOptions&,
+                                                  const ProgressCallback&, const std::atomic<bool>*);
+    Engine& engine_;
+    uint64_t max_bytes_;
+    int32_t window_ = 0;             // the n_ctx and tokens the kept logits were computed on
+    std::vector<TokenId> windows_;
+    std::vector<float> logits_;      // per window, positions n_ctx/2 … n_ctx−2, n_vocab floats each
+};
+Result<QualityReport> evaluate_quality(Engine& engine, QualityBaseline& baseline, const std::vector<TokenId>& tokens,
+                                       const QualityOptions& options, const ProgressCallback& progress = {},
+                                       const std::atomic<bool>* cancel = nullptr);
+
 // The speed at a context: window `n_windows` of `text` (the ctx tokens ending at n_windows · ctx,
 // plus the next one) run whole from an empty cache, then n_decode greedy tokens past it; the run's
 // metrics (prefill and decode speed, KV held and read). Errors: invalid_argument when the text has

@@ -73,8 +73,9 @@ EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings
 // the indexer. The row always comes back: "status" is "ok", or
 // "failed" with "error" (a configuration that does not load, say) — the sweep goes on — or, when
 // `cancel` was set, "cancelled" (not a result: drop it). `text` must hold ctx · windows tokens.
-// progress(done, total): windows scored, the timed run, retrieval trials.
-Json measure_sweep_row(const SweepConfig& config, const EngineConfig& base, Engine& baseline, const std::vector<TokenId>& text,
+// progress(done, total): windows scored, the timed run, retrieval trials. One `baseline` serves
+// the whole sweep: its logits are kept after the first row (QualityBaseline).
+Json measure_sweep_row(const SweepConfig& config, const EngineConfig& base, QualityBaseline& baseline, const std::vector<TokenId>& text,
                        const SweepSettings& settings, const ProgressCallback& progress = {},
                        const std::atomic<bool>* cancel = nullptr);
 
