@@ -1,5 +1,5 @@
 // The attention kernel (online softmax over key blocks) against a plain double-precision softmax on
-// random caches (f16, f32 and q8_0 rows; GQA groups that tile and that don't; a head size the
+// random caches (f16, f32, q8_0 and q4_0 rows; GQA groups that tile and that don't; a head size the
 // SIMD path skips), over lists that cross several key blocks, several streams with score biases,
 // per-KV-head lists and an empty list; plus the properties the variants rely on: a query's result
 // is bit-identical alone or tiled with others, and cutting a span in two changes nothing.
@@ -27,6 +27,18 @@ struct Stream {
     std::vector<float> k_f32, v_f32;  // the entries as the kernel reads them back
 };
 
+// K as the cache stores it (a head's rows of a block together), V as flat rows are (a token's
+// heads together): the kernel reads both through the strides alike.
+KvRowLayout row_layout(KvDType t, bool head_major, const AttentionShape& s) {
+    KvRowLayout l;
+    l.type = t;
+    l.row_bytes = static_cast<int64_t>(kv_bytes(t, static_cast<uint64_t>(s.head_dim)));
+    l.token_stride = head_major ? l.row_bytes : s.n_head_kv * l.row_bytes;
+    l.head_stride = head_major ? kBlockTokens * l.row_bytes : l.row_bytes;
+    l.block_stride = kBlockTokens * s.n_head_kv * l.row_bytes;
+    return l;
+}
+
 Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias, std::mt19937& rng) {
     Stream st;
     const int64_t hd = s.head_dim, n_kv = s.n_head_kv;
@@ -34,19 +46,8 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
     st.blocks.resize(static_cast<size_t>(n_blocks));
     std::iota(st.blocks.begin(), st.blocks.end(), 0);
     std::shuffle(st.blocks.begin(), st.blocks.end(), rng);
-    // K as the cache stores it (a head's rows of a block together), V as flat rows are (a token's
-    // heads together): the kernel reads both through the strides alike.
-    auto layout = [&](KvDType t, bool head_major) {
-        KvRowLayout l;
-        l.type = t;
-        l.row_bytes = static_cast<int64_t>(kv_bytes(t, static_cast<uint64_t>(hd)));
-        l.token_stride = head_major ? l.row_bytes : n_kv * l.row_bytes;
-        l.head_stride = head_major ? kBlockTokens * l.row_bytes : l.row_bytes;
-        l.block_stride = kBlockTokens * n_kv * l.row_bytes;
-        return l;
-    };
-    st.view.k = layout(types.k, true);
-    st.view.v = layout(types.v, false);
+    st.view.k = row_layout(types.k, true, s);
+    st.view.v = row_layout(types.v, false, s);
     st.k.resize(static_cast<size_t>(n_blocks * st.view.k.block_stride));
     st.v.resize(static_cast<size_t>(n_blocks * st.view.v.block_stride));
     st.k_f32.resize(static_cast<size_t>(n * n_kv * hd));
@@ -154,10 +155,14 @@ private slots:
         QTest::addColumn<int>("k_type");
         QTest::addColumn<int>("v_type");
         const int f16 = static_cast<int>(KvDType::f16), f32 = static_cast<int>(KvDType::f32), q8 = static_cast<int>(KvDType::q8_0);
+        const int q4 = static_cast<int>(KvDType::q4_0);
         QTest::newRow("gqa3 tiled f16 (SmolLM2)") << 9 << 3 << 64 << f16 << f16;
         QTest::newRow("gqa3 f32 keys, q8_0 values") << 9 << 3 << 64 << f32 << q8;
         QTest::newRow("group 4, untiled, q8_0 keys") << 8 << 2 << 64 << q8 << f16;
+        QTest::newRow("gqa3 q4_0 keys and values") << 9 << 3 << 64 << q4 << q4;
+        QTest::newRow("gqa3 q8_0 keys, q4_0 values") << 9 << 3 << 64 << q8 << q4;
         QTest::newRow("mha head 128") << 4 << 4 << 128 << f16 << f32;
+        QTest::newRow("head 128, q4_0 keys, q8_0 values") << 4 << 4 << 128 << q4 << q8;
         QTest::newRow("gqa4 head 256, one KV head (Gemma 3 270M)") << 4 << 1 << 256 << f16 << f16;
         QTest::newRow("head 40 (scalar path)") << 4 << 2 << 40 << f16 << f16;
     }
