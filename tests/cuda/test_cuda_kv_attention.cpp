@@ -76,6 +76,28 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
             kv_encode_row(type, v.data() + i * row + h * kHeadDim, v_host.data() + at, kHeadDim);
         }
     }
+    // The CPU scores q8_0 keys by int8 dot products, the query quantized to q8_0 too; the device
+    // dequantizes the keys and keeps the query as it does for every type, so its expected result is
+    // the CPU's over the decoded rows, read as f32.
+    KvRowLayout ref_layout = layout;
+    std::vector<uint8_t> k_ref = k_host, v_ref = v_host;
+    if (type == KvDType::q8_0) {
+        ref_layout.type = KvDType::f32;
+        ref_layout.row_bytes = 4 * kHeadDim;
+        ref_layout.token_stride = ref_layout.row_bytes;
+        ref_layout.head_stride = ref_layout.row_bytes * kBlockTokens;
+        ref_layout.block_stride = ref_layout.head_stride * kKvHeads;
+        k_ref.assign(static_cast<size_t>(ref_layout.block_stride * kBlocks), 0);
+        v_ref.assign(k_ref.size(), 0);
+        for (int64_t b = 0; b < kBlocks; ++b)
+            for (int64_t slot = 0; slot < kBlockTokens; ++slot)
+                for (int64_t h = 0; h < kKvHeads; ++h) {
+                    const int64_t at = b * layout.block_stride + slot * layout.token_stride + h * layout.head_stride;
+                    const int64_t at32 = b * ref_layout.block_stride + slot * ref_layout.token_stride + h * ref_layout.head_stride;
+                    kv_decode_row(type, k_host.data() + at, reinterpret_cast<float*>(k_ref.data() + at32), kHeadDim);
+                    kv_decode_row(type, v_host.data() + at, reinterpret_cast<float*>(v_ref.data() + at32), kHeadDim);
+                }
+    }
     // Queries: A at positions 599, 255 and 40 (one span each), A with sinks [0, 4) + window [560, 600),
     // an empty list, and B at 99.
     AttendPlan plan;
@@ -102,12 +124,12 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
     streams[2] = flat_f32_stream(flat_k.data(), flat_v.data(), n_flat, kKvHeads, kHeadDim);
     streams[2].score_bias = flat_bias;
     for (int s = 0; s < 2; ++s) {
-        streams[s].k_base = k_host.data();
-        streams[s].v_base = v_host.data();
+        streams[s].k_base = k_ref.data();
+        streams[s].v_base = v_ref.data();
         streams[s].blocks = (s == 0 ? table_a : table_b).data();
         streams[s].block_tokens = kBlockTokens;
-        streams[s].k = layout;
-        streams[s].v = layout;
+        streams[s].k = ref_layout;
+        streams[s].v = ref_layout;
     }
     std::vector<float> expected(q.size());
     ThreadPool pool(2);

@@ -22,6 +22,7 @@
 #include "kernels/cpu/attention_blocks.h"
 #include "tensor/half_convert.h"
 #include "kv_blocks/kv_row_codec.h"
+#include "tensor/dequantize.h"
 
 namespace workbench {
 namespace {
@@ -53,6 +54,9 @@ struct KeyCursor {
     }
 };
 
+// q8_0 keys are scored by int8 dot products in place (their blocks need whole 32-value rows).
+bool reads_q8_0_keys(const KvStreamView& st, int64_t hd) { return st.k.type == KvDType::q8_0 && hd % 32 == 0; }
+
 // Appends the cursor's next `n` keys to `refs` and moves past them; rows of types other than
 // f16/f32 are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
 void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd,
@@ -62,6 +66,7 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
         const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
         const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
         const bool k32 = st.k.type == KvDType::f32, v32 = st.v.type == KvDType::f32;
+        const bool k8 = reads_q8_0_keys(st, hd);
         const int32_t end = static_cast<int32_t>(std::min<int64_t>(sp.end, c.entry + n));
         // Walk block by block: one table lookup and no division per key.
         int64_t blk = c.entry / st.block_tokens, slot = c.entry % st.block_tokens;
@@ -76,8 +81,8 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
             }
             const uint8_t* kr = kb + slot * st.k.token_stride;
             const uint8_t* vr = vb + slot * st.v.token_stride;
-            KeyRef r{kr, vr, k16, v16, st.score_bias};
-            if (!k16 && !k32) {
+            KeyRef r{kr, vr, k16, v16, k8, st.score_bias};
+            if (!k16 && !k32 && !k8) {
                 kv_decode_row(st.k.type, kr, &scratch[used], hd);
                 r.k = &scratch[used];
                 used += static_cast<size_t>(hd);
@@ -139,6 +144,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     // Queries are tiled so each K/V row loaded serves several of them; per (query, head, key)
     // the arithmetic is exactly the untiled one, so tiling never changes a result.
     const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;
+    const bool any_q8_keys = std::any_of(streams.begin(), streams.end(), [&](const KvStreamView& st) { return reads_q8_0_keys(st, hd); });
     const int64_t n_tiles = (n_tokens + tile - 1) / tile;
     const int64_t n_units = n_tiles * s.n_head_kv;  // (tile, KV head)
     auto list_of = [&](int64_t t, int64_t kvh) { return plan.list(plan.per_kv_head ? t * s.n_head_kv + kvh : t); };
@@ -236,10 +242,24 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 for (int64_t i = 0; i < hd; ++i)
                     qr[(a * group + g) * hd + i] = half_to_float(float_to_half(q[((t0 + a) * s.n_head + kvh * group + g) * hd + i]));
 
+        // The query rows as q8_0 blocks, for q8_0 keys.
+        thread_local std::vector<uint8_t> q8;
+        thread_local std::vector<const uint8_t*> q8_rows;
+        if (any_q8_keys) {
+            const int64_t row_bytes = hd / 32 * kQ8Block;
+            q8.resize(static_cast<size_t>(n_qh * row_bytes));
+            q8_rows.resize(static_cast<size_t>(n_qh));
+            for (int64_t qh = 0; qh < n_qh; ++qh) {
+                quantize_row(DType::q8_0, &qr[qh * hd], &q8[qh * row_bytes], hd);
+                q8_rows[qh] = &q8[qh * row_bytes];
+            }
+        }
+
         // Scores of rows [r0, r1) against n keys, into columns col0.. of their score rows. Each is
         // one FMA chain over the head's dimensions, 8 lanes wide, then the same horizontal sum:
         // the order of these additions shows in the logits (tests/core_engine/model/test_model_oracle.cpp).
-        auto score = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
+        // q8_0 keys go by runs to q8_0_scores.
+        auto score_f = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
             for (int64_t g0 = r0; g0 < r1; g0 += kMaxAcc) {
                 const int64_t g1 = std::min(r1, g0 + kMaxAcc);
                 if (simd) {
@@ -252,6 +272,17 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                         for (int64_t i = 0; i < hd; ++i) dot += qr[qh * hd + i] * load1(keys[j].k, keys[j].k16, i);
                         scores[qh * kKeyBlock + col0 + j] = dot * scale + keys[j].bias;
                     }
+            }
+        };
+        auto score = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
+            if (!any_q8_keys) return score_f(keys, n, col0, r0, r1);
+            for (int64_t j0 = 0; j0 < n;) {
+                const bool k8 = keys[j0].k8;
+                int64_t j1 = j0 + 1;
+                while (j1 < n && keys[j1].k8 == k8) ++j1;
+                if (k8) q8_0_scores(keys + j0, j1 - j0, &q8_rows[r0], r1 - r0, hd, &scores[r0 * kKeyBlock + col0 + j0], kKeyBlock, scale);
+                else score_f(keys + j0, j1 - j0, col0 + j0, r0, r1);
+                j0 = j1;
             }
         };
         // Adds Σ p·V over n keys (score columns col0..) to rows [r0, r1) of the block's values.

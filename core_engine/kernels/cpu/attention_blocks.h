@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "tensor/half_convert.h"
@@ -26,12 +27,13 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// One key's K and V rows, resolved: f16 and f32 rows are read in place, any other type is decoded
-// once into the block's scratch and read as f32.
+// One key's K and V rows, resolved: f16 and f32 rows are read in place, q8_0 keys too (k8: scored
+// by int8 dot products, q8_0_scores below), any other type is decoded once into the block's
+// scratch and read as f32.
 struct KeyRef {
     const void* k;
     const void* v;
-    bool k16, v16;
+    bool k16, v16, k8;
     float bias;
 };
 
@@ -135,6 +137,104 @@ void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, floa
             for (int c = 0; c < 4; ++c) score_one_key<NQ>(r[c], qr, hd, out + j + c, out_stride, scale);
     }
     for (; j < n; ++j) score_one_key<NQ>(keys[j], qr, hd, out + j, out_stride, scale);
+}
+
+// q8_0 keys (blocks of 32 int8 values and an f16 scale) against query rows quantized the same way
+// (quantize_row q8_0, as llama.cpp's CPU path does when it multiplies q8_0 by q8_0): per block,
+// one int8 dot product of 32 pairs (sign trick, maddubs, madd: pair sums stay within int16 for
+// values in ±127) scaled by d_k · d_q, accumulated in 8 float lanes, then hsum's sum. Rows of one
+// call share each loaded key block; a row's score does not depend on the rows beside it.
+constexpr int64_t kQ8Block = 34;
+inline __m256 q8_block_dot(__m256i k_abs, __m256i k, const uint8_t* q_block) {
+    const __m256i qs = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q_block + 2)), k);
+    const __m256i pairs = _mm256_maddubs_epi16(k_abs, qs);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+inline float q8_scale(const uint8_t* block) {
+    uint16_t d;
+    std::memcpy(&d, block, 2);
+    return half_to_float(d);
+}
+template <int NR>
+void q8_0_key_rows(const uint8_t* key, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale, float bias) {
+    __m256 acc[NR];
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n_blocks; ++b) {
+        const uint8_t* kb = key + b * kQ8Block;
+        const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + 2));
+        const __m256i k_abs = _mm256_sign_epi8(k, k);
+        const float dk = q8_scale(kb);
+#pragma GCC unroll 4
+        for (int r = 0; r < NR; ++r) {
+            const uint8_t* qb = q_rows[r] + b * kQ8Block;
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dk * q8_scale(qb)), q8_block_dot(k_abs, k, qb), acc[r]);
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < NR; ++r) out[r * out_stride] = std::fma(hsum(acc[r]), scale, bias);
+}
+
+// NR rows × 4 q8_0 keys: each key block is loaded once for the NR rows, and each row's four sums
+// come out of one hsum4 (the same floats as q8_0_key_rows' hsum, key by key).
+template <int NR>
+void q8_0_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale) {
+    __m256 acc[NR][4];
+#pragma GCC unroll 4
+    for (int k = 0; k < NR; ++k)
+        for (int c = 0; c < 4; ++c) acc[k][c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n_blocks; ++b) {
+#pragma GCC unroll 4
+        for (int c = 0; c < 4; ++c) {
+            const uint8_t* kb = static_cast<const uint8_t*>(r[c].k) + b * kQ8Block;
+            const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + 2));
+            const __m256i k_abs = _mm256_sign_epi8(k, k);
+            const float dk = q8_scale(kb);
+#pragma GCC unroll 4
+            for (int q = 0; q < NR; ++q) {
+                const uint8_t* qb = q_rows[q] + b * kQ8Block;
+                acc[q][c] = _mm256_fmadd_ps(_mm256_set1_ps(dk * q8_scale(qb)), q8_block_dot(k_abs, k, qb), acc[q][c]);
+            }
+        }
+    }
+    const __m128 bias = _mm_setr_ps(r[0].bias, r[1].bias, r[2].bias, r[3].bias);
+#pragma GCC unroll 4
+    for (int q = 0; q < NR; ++q)
+        _mm_storeu_ps(out + q * out_stride, _mm_fmadd_ps(hsum4(acc[q][0], acc[q][1], acc[q][2], acc[q][3]), _mm_set1_ps(scale), bias));
+}
+
+// Scores of n_rows query rows (q_rows: their q8_0 blocks) against n q8_0 keys, four keys and up
+// to three rows at a time: out[r·out_stride + j].
+inline void q8_0_scores(const KeyRef* keys, int64_t n, const uint8_t* const* q_rows, int64_t n_rows, int64_t hd, float* out,
+                        int64_t out_stride, float scale) {
+    const int64_t n_blocks = hd / 32;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (int64_t a = j + kPrefetchKeys; a < j + 4 + kPrefetchKeys && a < n; ++a) {
+            const char* k_ahead = static_cast<const char*>(keys[a].k);
+            for (int64_t at = 0; at < n_blocks * kQ8Block; at += 64) _mm_prefetch(k_ahead + at, _MM_HINT_T0);
+            prefetch_row(keys[a].v, keys[a].v16, hd);
+        }
+        for (int64_t r = 0; r < n_rows; r += 3) {
+            float* o = out + r * out_stride + j;
+            switch (std::min<int64_t>(3, n_rows - r)) {
+            case 1: q8_0_key_quad<1>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            case 2: q8_0_key_quad<2>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            default: q8_0_key_quad<3>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            }
+        }
+    }
+    for (; j < n; ++j) {
+        const auto* key = static_cast<const uint8_t*>(keys[j].k);
+        for (int64_t r = 0; r < n_rows; r += 3) {
+            float* o = out + r * out_stride + j;
+            switch (std::min<int64_t>(3, n_rows - r)) {
+            case 1: q8_0_key_rows<1>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            case 2: q8_0_key_rows<2>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            default: q8_0_key_rows<3>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            }
+        }
+    }
 }
 
 using ScoreFn = void (*)(const KeyRef*, int64_t, const float*, int64_t, float*, int64_t, float);

@@ -72,7 +72,8 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
 }
 
 // Softmax attention in double over the entries the kernel reads, with Q rounded to f16 as the
-// kernel's contract says.
+// kernel's contract says, and for q8_0 keys also quantized to q8_0 blocks (they are scored by int8
+// dot products).
 std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, const std::vector<Stream>& streams, const AttendPlan& plan,
                              const AttentionShape& s, float scale) {
     const int64_t hd = s.head_dim, group = s.n_head / s.n_head_kv;
@@ -87,8 +88,15 @@ std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, cons
                 for (int32_t j = sp.begin; j < sp.end; ++j) {
                     const Stream& st = streams[static_cast<size_t>(sp.stream)];
                     const float* kr = st.k_f32.data() + (j * s.n_head_kv + kvh) * hd;
+                    std::vector<float> qh(static_cast<size_t>(hd));
+                    for (int64_t i = 0; i < hd; ++i) qh[static_cast<size_t>(i)] = half_to_float(float_to_half(q[(t * s.n_head + h) * hd + i]));
+                    if (st.view.k.type == KvDType::q8_0) {
+                        std::vector<uint8_t> blocks(kv_bytes(KvDType::q8_0, static_cast<uint64_t>(hd)));
+                        kv_encode_row(KvDType::q8_0, qh.data(), blocks.data(), hd);
+                        kv_decode_row(KvDType::q8_0, blocks.data(), qh.data(), hd);
+                    }
                     double dot = 0;
-                    for (int64_t i = 0; i < hd; ++i) dot += half_to_float(float_to_half(q[(t * s.n_head + h) * hd + i])) * static_cast<double>(kr[i]);
+                    for (int64_t i = 0; i < hd; ++i) dot += qh[static_cast<size_t>(i)] * static_cast<double>(kr[i]);
                     sc.push_back(dot * scale + st.view.score_bias);
                     vs.push_back(st.v_f32.data() + (j * s.n_head_kv + kvh) * hd);
                 }
@@ -218,9 +226,10 @@ private slots:
         expect_close(run(q2, 2, two, by_head, s, scale, pool), reference(q2, 2, two, by_head, s, scale), "per-KV-head lists");
     }
 
-    // Keys are scored four at a time when the four share an element type, one by one otherwise:
-    // lists that alternate between an f16 and an f32 stream every few keys mix both within a
-    // block, and every key's score must still match the reference and the all-f16 ordering.
+    // Keys are scored four at a time when the four share an element type, one by one otherwise,
+    // and q8_0 keys by runs of int8 dot products: lists that alternate between f16, f32 and q8_0
+    // streams every few keys mix them within a block, and every key's score must still match the
+    // reference.
     void keys_of_mixed_types() {
         const AttentionShape s{9, 3, 64};
         std::mt19937 rng(31);
@@ -228,19 +237,21 @@ private slots:
         std::vector<Stream> two;
         two.push_back(make_stream(120, s, KvTypes{KvDType::f16, KvDType::f16}, 0.0f, rng));
         two.push_back(make_stream(120, s, KvTypes{KvDType::f32, KvDType::f32}, std::log(2.0f), rng));
+        two.push_back(make_stream(120, s, KvTypes{KvDType::q8_0, KvDType::f16}, 0.0f, rng));
         AttendPlan plan;
         for (int64_t t = 0; t < 5; ++t) {
             int32_t at = 0;
             for (int32_t len : {3, 5, 1, 4, 2, 7, 6}) {  // spans cut across the groups of four
                 plan.add({0, at, at + len});
                 plan.add({1, at, at + len + static_cast<int32_t>(t)});
+                plan.add({2, at, at + len + 1});
                 at += len + 1;
             }
             plan.close_list();
         }
         const std::vector<float> q = random_q(5, s, rng);
         const float scale = 0.125f;
-        expect_close(run(q, 5, two, plan, s, scale, pool), reference(q, 5, two, plan, s, scale), "f16 and f32 keys mixed");
+        expect_close(run(q, 5, two, plan, s, scale, pool), reference(q, 5, two, plan, s, scale), "f16, f32 and q8_0 keys mixed");
     }
 
     // A decode step has few (token, KV head) units: its long lists are cut into block ranges
@@ -269,12 +280,18 @@ private slots:
 
     // Each query of a tiled prompt step gets exactly what it gets alone, and a list cut into
     // more spans (the same keys in the same order) gives exactly the same result.
+    void batch_and_split_invariant_data() {
+        QTest::addColumn<int>("k_type");
+        QTest::newRow("f16 keys") << static_cast<int>(KvDType::f16);
+        QTest::newRow("q8_0 keys") << static_cast<int>(KvDType::q8_0);
+    }
     void batch_and_split_invariant() {
+        QFETCH(int, k_type);
         const AttentionShape s{9, 3, 64};
         std::mt19937 rng(99);
         ThreadPool pool(2);
         std::vector<Stream> one;
-        one.push_back(make_stream(400, s, KvTypes{}, 0.0f, rng));
+        one.push_back(make_stream(400, s, KvTypes{static_cast<KvDType>(k_type), KvDType::f16}, 0.0f, rng));
         const int64_t n = 9;
         const std::vector<float> q = random_q(n, s, rng);
         const float scale = 0.125f;
