@@ -58,7 +58,7 @@ struct KeyCursor {
 bool reads_q8_0_keys(const KvStreamView& st, int64_t hd) { return st.k.type == KvDType::q8_0 && hd % 32 == 0; }
 
 // Appends the cursor's next `n` keys to `refs` and moves past them; rows of types other than
-// f16/f32 are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
+// f16/f32 (q8_0 keys apart) are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
 void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd,
                   std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
     while (n > 0 && c.span < c.list.size()) {
