@@ -32,12 +32,15 @@ int32_t* integer_field(AttentionSpec& spec, std::string_view key) {
     if (key == "block") return &spec.block;
     if (key == "recent") return &spec.recent;
     if (key == "rank") return &spec.rank;
+    if (key == "around") return &spec.around;
     return nullptr;
 }
 
 void set_choice(AttentionSpec& spec, std::string_view key, int32_t index) {
     if (key == "merge") spec.merge = static_cast<LayerMerge>(index);
     if (key == "select") spec.select = static_cast<TopkSelect>(index);
+    if (key == "pool") spec.pool = static_cast<PoolMode>(index);
+    if (key == "read") spec.read = static_cast<PooledRead>(index);
 }
 
 }  // namespace

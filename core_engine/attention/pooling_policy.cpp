@@ -9,6 +9,17 @@
 
 namespace workbench {
 
+AttentionParameter pool_parameter() {
+    return choice_parameter("pool", "Pooling", {"mean", "max", "weighted"},
+                            "An entry's key and value: the group's means; per channel its largest key (values the mean); or "
+                            "weighted by the attention each token draws from the query that first reads the group pooled.");
+}
+
+std::string pool_spec_part(const AttentionSpec& s) {
+    const char* names[] = {"mean", "max", "weighted"};
+    return s.pool == PoolMode::mean ? "" : std::string(",pool=") + names[static_cast<size_t>(s.pool)];
+}
+
 float PoolingPolicy::pooled_score_bias() const { return std::log(static_cast<float>(std::max(1, spec_.block))); }
 
 void PoolingPolicy::begin_part(const KvArena&, StepPart& part) {
@@ -24,19 +35,70 @@ void PoolingPolicy::begin_part(const KvArena&, StepPart& part) {
     }
 }
 
-void PoolingPolicy::write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v) {
-    AttentionPolicy::write(arena, layer, part, k, v);
-    const int32_t g1 = pooled_count(part.t0 + part.n - 1);
-    if (g1 > part.s->n_pooled) pool_groups(arena, arena.storage_of[static_cast<size_t>(layer)], *part.s, part.s->n_pooled, g1);
+Status PoolingPolicy::check(const PagedKvShape&, KvTypes) const {
+    if (spec_.around > 0 && spec_.read != PooledRead::tokens)
+        return error(StatusCode::invalid_argument, "--attention: around=" + std::to_string(spec_.around) +
+                                                       " reads tokens beside each selected group; it needs read=tokens");
+    return Status::ok_status();
 }
 
-void PoolingPolicy::pool_groups(KvArena& arena, int32_t storage, const KvSequence& s, int32_t g0, int32_t g1) const {
+void PoolingPolicy::write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v) {
+    AttentionPolicy::write(arena, layer, part, k, v);
+    if (spec_.pool == PoolMode::weighted) return;  // plan() pools, with the queries
+    const int32_t g1 = pooled_count(part.t0 + part.n - 1);
+    if (g1 > part.s->n_pooled) pool_groups(arena, arena.storage_of[static_cast<size_t>(layer)], part, part.s->n_pooled, g1, nullptr);
+}
+
+const AttendPlan& PoolingPolicy::plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool&) {
+    pool_weighted(arena, layer, part, q);
+    return part.token_plan;
+}
+
+void PoolingPolicy::pool_weighted(const KvArena& arena, int32_t layer, const StepPart& part, const float* q) const {
+    if (spec_.pool != PoolMode::weighted) return;
+    const int32_t g1 = pooled_count(part.t0 + part.n - 1);
+    if (g1 > part.s->n_pooled) pool_groups(arena, arena.storage_of[static_cast<size_t>(layer)], part, part.s->n_pooled, g1, q);
+}
+
+void PoolingPolicy::attention_weights(const KvArena& arena, const StepPart& part, int32_t g, int32_t h, const float* keys,
+                                      const float* q, float* w) const {
+    const int32_t m = spec_.block;
+    const int64_t hd = arena.shape.head_dim, group = arena.shape.n_head / arena.shape.n_kv_heads;
+    // Query t first reads group g pooled when P(t) = g + 1: t = (g + 1)·M + R + S − 1, a row of
+    // this part (earlier parts pooled every group their queries read).
+    const int64_t row = static_cast<int64_t>(g + 1) * m + spec_.recent + spec_.sinks - 1 - part.t0;
+    if (!q || row < 0 || row >= part.n) {
+        std::fill(w, w + m, 1.0f / static_cast<float>(m));
+        return;
+    }
+    std::fill(w, w + m, 0.0f);
+    // The model's own scale may differ (Gemma's query_pre_attn_scalar); these weights only rank
+    // the group's tokens against each other.
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    std::vector<float> sc(static_cast<size_t>(m));
+    for (int64_t gq = 0; gq < group; ++gq) {
+        const float* qh = q + (row * arena.shape.n_head + h * group + gq) * hd;
+        float mx = -INFINITY;
+        for (int32_t j = 0; j < m; ++j) {
+            float dot = 0;
+            for (int64_t d = 0; d < hd; ++d) dot += qh[d] * keys[j * hd + d];
+            sc[static_cast<size_t>(j)] = dot * scale;
+            mx = std::max(mx, sc[static_cast<size_t>(j)]);
+        }
+        float sum = 0;
+        for (float& x : sc) sum += (x = std::exp(x - mx));
+        for (int32_t j = 0; j < m; ++j) w[j] += sc[static_cast<size_t>(j)] / (sum * static_cast<float>(group));
+    }
+}
+
+void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const StepPart& part, int32_t g0, int32_t g1, const float* q) const {
     const int32_t bs = arena.block_tokens(), m = spec_.block;
     const int64_t hd = arena.shape.head_dim;
     KvStore& store = *arena.store;
-    const std::span<const BlockId> tokens = arena.token_table(s);
-    const std::span<const BlockId> pooled = arena.pooled_table(s);
-    std::vector<float> acc_k(static_cast<size_t>(hd)), acc_v(static_cast<size_t>(hd)), row(static_cast<size_t>(hd));
+    const std::span<const BlockId> tokens = arena.token_table(*part.s);
+    const std::span<const BlockId> pooled = arena.pooled_table(*part.s);
+    std::vector<float> keys(static_cast<size_t>(m * hd)), values(static_cast<size_t>(m * hd)), w(static_cast<size_t>(m));
+    std::vector<float> acc_k(static_cast<size_t>(hd)), acc_v(static_cast<size_t>(hd));
     for (int32_t g = g0; g < g1; ++g) {
         const BlockId dst = pooled[static_cast<size_t>(g / bs)];
         for (int32_t h = 0; h < arena.shape.n_kv_heads; ++h) {
@@ -50,17 +112,35 @@ void PoolingPolicy::pool_groups(KvArena& arena, int32_t storage, const KvSequenc
                 std::memcpy(dv, store.v_row(storage, src, j % bs, h), static_cast<size_t>(store.v_layout().row_bytes));
                 continue;
             }
-            // The mean of the RoPE-applied keys (and of the values) of the group's M tokens.
+            for (int32_t i = 0; i < m; ++i) {
+                const int32_t j = spec_.sinks + g * m + i;
+                const BlockId src = tokens[static_cast<size_t>(j / bs)];
+                kv_decode_row(arena.types.k, store.k_row(storage, src, j % bs, h), &keys[static_cast<size_t>(i * hd)], hd);
+                kv_decode_row(arena.types.v, store.v_row(storage, src, j % bs, h), &values[static_cast<size_t>(i * hd)], hd);
+            }
             std::fill(acc_k.begin(), acc_k.end(), 0.0f);
             std::fill(acc_v.begin(), acc_v.end(), 0.0f);
-            for (int32_t j = spec_.sinks + g * m; j < spec_.sinks + (g + 1) * m; ++j) {
-                const BlockId src = tokens[static_cast<size_t>(j / bs)];
-                kv_decode_row(arena.types.k, store.k_row(storage, src, j % bs, h), row.data(), hd);
-                for (int64_t d = 0; d < hd; ++d) acc_k[d] += row[d];
-                kv_decode_row(arena.types.v, store.v_row(storage, src, j % bs, h), row.data(), hd);
-                for (int64_t d = 0; d < hd; ++d) acc_v[d] += row[d];
+            if (spec_.pool == PoolMode::weighted) {
+                attention_weights(arena, part, g, h, keys.data(), q, w.data());
+                for (int32_t i = 0; i < m; ++i)
+                    for (int64_t d = 0; d < hd; ++d) {
+                        acc_k[d] += w[static_cast<size_t>(i)] * keys[static_cast<size_t>(i * hd + d)];
+                        acc_v[d] += w[static_cast<size_t>(i)] * values[static_cast<size_t>(i * hd + d)];
+                    }
+            } else {
+                for (int32_t i = 0; i < m; ++i)
+                    for (int64_t d = 0; d < hd; ++d) {
+                        acc_k[d] += keys[static_cast<size_t>(i * hd + d)];
+                        acc_v[d] += values[static_cast<size_t>(i * hd + d)];
+                    }
+                for (int64_t d = 0; d < hd; ++d) acc_k[d] /= static_cast<float>(m), acc_v[d] /= static_cast<float>(m);
+                if (spec_.pool == PoolMode::max)
+                    for (int64_t d = 0; d < hd; ++d) {
+                        acc_k[d] = keys[static_cast<size_t>(d)];
+                        for (int32_t i = 1; i < m; ++i)
+                            if (std::abs(keys[static_cast<size_t>(i * hd + d)]) > std::abs(acc_k[d])) acc_k[d] = keys[static_cast<size_t>(i * hd + d)];
+                    }
             }
-            for (int64_t d = 0; d < hd; ++d) acc_k[d] /= static_cast<float>(m), acc_v[d] /= static_cast<float>(m);
             kv_encode_row(arena.types.k, acc_k.data(), dk, hd);
             kv_encode_row(arena.types.v, acc_v.data(), dv, hd);
         }

@@ -4,7 +4,8 @@
 // the model's KV geometry alone. The CLI, the GUI's configuration panel and Compare rows all use
 // this one header; the engine runs exactly what it parses.
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
-//   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S] | heavy:block=M,k=K,recent=R[,sinks=S]
+//   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
+//   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
 //   | latent:rank=R
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
@@ -22,6 +23,8 @@ namespace workbench {
 enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent };
 enum class LayerMerge : uint8_t { none, mean, slerp };
 enum class TopkSelect : uint8_t { block, token };
+enum class PoolMode : uint8_t { mean, max, weighted };
+enum class PooledRead : uint8_t { pooled, tokens };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
@@ -33,6 +36,9 @@ struct AttentionSpec {
     TopkSelect select = TopkSelect::block;       // topk: Quest's blocks, or tokens by their codes
     int32_t block = 4;                           // compressed / heavy: tokens pooled into one entry
     int32_t recent = 64;                         // topk / compressed / heavy: newest tokens always read as they are
+    PoolMode pool = PoolMode::mean;              // compressed / heavy: how a group's rows become one entry
+    PooledRead read = PooledRead::pooled;        // heavy: the selected groups' pooled entries, or their tokens
+    int32_t around = 0;                          // heavy, read=tokens: tokens read beside each selected group
     int32_t rank = 96;                           // latent
 };
 

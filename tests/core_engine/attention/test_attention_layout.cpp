@@ -119,6 +119,11 @@ private slots:
         QCOMPARE(attention_layout_name(*parse_attention_layout("topk:k=64,select=block")), std::string("topk:k=64,recent=64"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("topk:select=token,k=64")), std::string("topk:k=64,recent=64,select=token"));
         QVERIFY(parse_attention_spec("topk:select=token")->select == TopkSelect::token);
+        // Pooling's defaults (mean, pooled reads, around 0) are left out of the name; others are named.
+        QCOMPARE(attention_layout_name(*parse_attention_layout("heavy:pool=mean,read=pooled")), std::string("heavy:block=16,k=32,recent=64"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("heavy:around=4,read=tokens,pool=weighted")),
+                 std::string("heavy:block=16,k=32,recent=64,pool=weighted,read=tokens,around=4"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("compressed:pool=max")), std::string("compressed:block=4,recent=256,pool=max"));
         // Every variant's defaults are what its bare name parses to.
         for (const AttentionVariant& v : attention_variants()) {
             auto bare = parse_attention_spec(v.name);
@@ -167,6 +172,7 @@ private slots:
         QTest::newRow("cross_layer as rest") << "cross_layer:group=2;full:layers=0-3" << "names its range";
         QTest::newRow("bad parameter") << "sliding:window=0,layers=1-2" << "window must be at least 1";
         QTest::newRow("bad choice") << "topk:select=tokens" << "select 'tokens': expected block or token";
+        QTest::newRow("bad pool") << "compressed:pool=median" << "pool 'median'";
     }
     void grammar_errors_name_the_fault() {
         QFETCH(QString, spec);
@@ -179,6 +185,7 @@ private slots:
 
     void load_refuses_layers_the_model_lacks() {
         for (auto [spec, named] : {std::pair{"sliding:layers=0-40", "outside this model's 0-29"},
+                                   std::pair{"heavy:around=4", "it needs read=tokens"},
                                    std::pair{"full:layers=0-5;sliding:layers=5-9", "layer 5 is named by two terms"},
                                    std::pair{"sliding:layers=0-29;topk", "is left no layer"}}) {
             EngineConfig c;
@@ -285,6 +292,7 @@ private slots:
             for (const char* a : {"full", "sliding:window=64,sinks=4", "sliding:window=1020,sinks=4", "cross_layer:group=2",
                                   "cross_layer:group=3,layers=4-20,merge=mean", "topk:k=64,recent=16", "topk", "topk:k=64,recent=16,select=token",
                                   "compressed:block=4,recent=32,sinks=4", "compressed", "heavy:block=4,k=8,recent=32", "heavy",
+                                  "compressed:block=4,recent=32,pool=weighted", "heavy:block=4,k=8,recent=32,read=tokens",
                                   "latent:rank=64", "sliding:window=64,sinks=4,layers=0-14",
                                   "topk:k=64,recent=16,layers=0-9;sliding:window=48,sinks=4,layers=20-29",
                                   "compressed:block=4,recent=32,layers=10-19;cross_layer:group=2,layers=20-29;heavy:block=4,k=8,recent=16"})

@@ -110,6 +110,8 @@ private slots:
         QTest::addColumn<QString>("spec");
         for (const char* s : {"sliding:window=4096,sinks=4", "sliding:window=1100,sinks=0", "topk:k=2048", "topk:k=2048,select=token",
                               "compressed:block=1,recent=0", "heavy:block=1,k=4096,recent=0", "heavy:block=1,k=4096,recent=64",
+                              "compressed:block=1,recent=0,pool=weighted", "heavy:block=1,k=4096,recent=0,pool=max",
+                              "heavy:block=16,k=4096,recent=64,read=tokens", "heavy:block=4,k=4096,recent=0,read=tokens,around=8,pool=weighted",
                               "cross_layer:group=1", "cross_layer:group=1,merge=mean"})
             QTest::newRow(s) << QString(s);
     }
@@ -280,6 +282,33 @@ private slots:
         // Reads: 8 pooled entries + ≤ 79 recent tokens, plus the indexer's pass over pooled keys.
         QVERIFY(r.usage.bytes_read_last_step < full_.usage.bytes_read_last_step / 5);
         QVERIFY(r.greedy != full_.greedy);
+    }
+
+    // pool= changes what a pooled entry holds, not how many there are: the same bytes, other logits.
+    void pooling_modes_change_entries_not_bytes() {
+        const Run mean = run("compressed:block=4,recent=64", true);
+        const Run max = run("compressed:block=4,recent=64,pool=max", true);
+        const Run weighted = run("compressed:block=4,recent=64,pool=weighted", true);
+        QCOMPARE(max.usage.bytes_in_use, mean.usage.bytes_in_use);
+        QCOMPARE(weighted.usage.bytes_in_use, mean.usage.bytes_in_use);
+        QCOMPARE(weighted.usage.bytes_read_last_step, mean.usage.bytes_read_last_step);
+        QVERIFY(max.logits_hash != mean.logits_hash);
+        QVERIFY(weighted.logits_hash != mean.logits_hash);
+        QVERIFY(weighted.logits_hash != max.logits_hash);
+        // Positions whose window still holds every token read no pooled entry: full's logits.
+        QCOMPARE(run("compressed:block=4,recent=200,pool=weighted", true).head_logits_hash, full_.head_logits_hash);
+    }
+
+    // read=tokens keeps the token rows (the pooled keys are the index beside them) and reads the
+    // selected groups' own tokens: a cache larger than full attention's, reads as small as heavy's.
+    void heavy_reads_selected_groups_tokens() {
+        const Run pooled = run("heavy:block=16,k=8,recent=64", true);
+        const Run tokens = run("heavy:block=16,k=8,recent=64,read=tokens", true);
+        QVERIFY(tokens.usage.bytes_in_use > full_.usage.bytes_in_use);
+        QVERIFY(tokens.usage.bytes_read_last_step < full_.usage.bytes_read_last_step / 4);
+        QVERIFY(tokens.usage.bytes_read_last_step > pooled.usage.bytes_read_last_step);
+        QVERIFY(tokens.logits_hash != full_.logits_hash);
+        QVERIFY(tokens.logits_hash != pooled.logits_hash);
     }
 
     void latent_full_rank_tracks_full_attention() {
