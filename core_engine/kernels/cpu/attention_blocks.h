@@ -155,21 +155,28 @@ inline float q8_scale(const uint8_t* block) {
     std::memcpy(&d, block, 2);
     return half_to_float(d);
 }
+// One key block loaded for every query row it meets: add_dot adds d_k · d_q · (k · q) of a query
+// block to a row's 8 float lanes.
+struct Q8KeyBlock {
+    __m256i k, k_abs;
+    float d;
+    __m256 add_dot(const uint8_t* q_block, __m256 acc) const {
+        return _mm256_fmadd_ps(_mm256_set1_ps(d * q8_scale(q_block)), q8_block_dot(k_abs, k, q_block), acc);
+    }
+};
+inline Q8KeyBlock load_q8_key(const uint8_t* block) {
+    const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+    return {k, _mm256_sign_epi8(k, k), q8_scale(block)};
+}
 template <int NR>
 void q8_0_key_rows(const uint8_t* key, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale, float bias) {
     __m256 acc[NR];
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; ++b) {
-        const uint8_t* kb = key + b * kQ8Block;
-        const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + 2));
-        const __m256i k_abs = _mm256_sign_epi8(k, k);
-        const float dk = q8_scale(kb);
+        const Q8KeyBlock kb = load_q8_key(key + b * kQ8Block);
 #pragma GCC unroll 4
-        for (int r = 0; r < NR; ++r) {
-            const uint8_t* qb = q_rows[r] + b * kQ8Block;
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dk * q8_scale(qb)), q8_block_dot(k_abs, k, qb), acc[r]);
-        }
+        for (int r = 0; r < NR; ++r) acc[r] = kb.add_dot(q_rows[r] + b * kQ8Block, acc[r]);
     }
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) out[r * out_stride] = std::fma(hsum(acc[r]), scale, bias);
@@ -186,15 +193,9 @@ void q8_0_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_bloc
     for (int64_t b = 0; b < n_blocks; ++b) {
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
-            const uint8_t* kb = static_cast<const uint8_t*>(r[c].k) + b * kQ8Block;
-            const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kb + 2));
-            const __m256i k_abs = _mm256_sign_epi8(k, k);
-            const float dk = q8_scale(kb);
+            const Q8KeyBlock kb = load_q8_key(static_cast<const uint8_t*>(r[c].k) + b * kQ8Block);
 #pragma GCC unroll 4
-            for (int q = 0; q < NR; ++q) {
-                const uint8_t* qb = q_rows[q] + b * kQ8Block;
-                acc[q][c] = _mm256_fmadd_ps(_mm256_set1_ps(dk * q8_scale(qb)), q8_block_dot(k_abs, k, qb), acc[q][c]);
-            }
+            for (int q = 0; q < NR; ++q) acc[q][c] = kb.add_dot(q_rows[q] + b * kQ8Block, acc[q][c]);
         }
     }
     const __m128 bias = _mm_setr_ps(r[0].bias, r[1].bias, r[2].bias, r[3].bias);
