@@ -55,11 +55,11 @@ const std::vector<std::string>& standard_sweep_preset() {
         "topk:k=1024,recent=64",
         "topk:k=256,recent=64,select=token",   // each token by a 2-bit code of its key instead of whole blocks
         "topk:k=512,recent=64,select=token",
-        "compressed:block=2,recent=256,sinks=4",   // sinks: without them pooling loses the attention sink
-        "compressed:block=4,recent=256,sinks=4",
+        "compressed:block=4,recent=256,sinks=4",   // sinks: without them pooling loses the attention sink
+        "compressed:block=4,recent=256,sinks=4,pool=weighted",
         "compressed:block=8,recent=512,sinks=4",
         "heavy:block=16,k=32,recent=256,sinks=4",
-        "heavy:block=8,k=64,recent=256,sinks=4",
+        "heavy:block=16,k=32,recent=256,sinks=4,read=tokens --kv-type q4_0",   // the exact window over 4-bit rows
         "cross_layer:group=2",
         "cross_layer:group=2,merge=mean",
         "cross_layer:group=2,layers=16-29",
