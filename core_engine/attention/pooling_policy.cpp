@@ -16,8 +16,7 @@ AttentionParameter pool_parameter() {
 }
 
 std::string pool_spec_part(const AttentionSpec& s) {
-    const char* names[] = {"mean", "max", "weighted"};
-    return s.pool == PoolMode::mean ? "" : std::string(",pool=") + names[static_cast<size_t>(s.pool)];
+    return s.pool == PoolMode::mean ? "" : ",pool=" + pool_parameter().choices[static_cast<size_t>(s.pool)];
 }
 
 float PoolingPolicy::pooled_score_bias() const { return std::log(static_cast<float>(std::max(1, spec_.block))); }
@@ -44,9 +43,7 @@ Status PoolingPolicy::check(const PagedKvShape&, KvTypes) const {
 
 void PoolingPolicy::write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v) {
     AttentionPolicy::write(arena, layer, part, k, v);
-    if (spec_.pool == PoolMode::weighted) return;  // plan() pools, with the queries
-    const int32_t g1 = pooled_count(part.t0 + part.n - 1);
-    if (g1 > part.s->n_pooled) pool_groups(arena, arena.storage_of[static_cast<size_t>(layer)], part, part.s->n_pooled, g1, nullptr);
+    if (spec_.pool != PoolMode::weighted) pool_new_groups(arena, layer, part, nullptr);  // weighted: plan() pools, with the queries
 }
 
 const AttendPlan& PoolingPolicy::plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool&) {
@@ -55,7 +52,10 @@ const AttendPlan& PoolingPolicy::plan(const KvArena& arena, int32_t layer, StepP
 }
 
 void PoolingPolicy::pool_weighted(const KvArena& arena, int32_t layer, const StepPart& part, const float* q) const {
-    if (spec_.pool != PoolMode::weighted) return;
+    if (spec_.pool == PoolMode::weighted) pool_new_groups(arena, layer, part, q);
+}
+
+void PoolingPolicy::pool_new_groups(const KvArena& arena, int32_t layer, const StepPart& part, const float* q) const {
     const int32_t g1 = pooled_count(part.t0 + part.n - 1);
     if (g1 > part.s->n_pooled) pool_groups(arena, arena.storage_of[static_cast<size_t>(layer)], part, part.s->n_pooled, g1, q);
 }
@@ -128,18 +128,18 @@ void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const Ste
                         acc_v[d] += w[static_cast<size_t>(i)] * values[static_cast<size_t>(i * hd + d)];
                     }
             } else {
+                const bool max_keys = spec_.pool == PoolMode::max;
                 for (int32_t i = 0; i < m; ++i)
                     for (int64_t d = 0; d < hd; ++d) {
-                        acc_k[d] += keys[static_cast<size_t>(i * hd + d)];
+                        const float key = keys[static_cast<size_t>(i * hd + d)];
+                        if (!max_keys) acc_k[d] += key;
+                        else if (i == 0 || std::abs(key) > std::abs(acc_k[d])) acc_k[d] = key;
                         acc_v[d] += values[static_cast<size_t>(i * hd + d)];
                     }
-                for (int64_t d = 0; d < hd; ++d) acc_k[d] /= static_cast<float>(m), acc_v[d] /= static_cast<float>(m);
-                if (spec_.pool == PoolMode::max)
-                    for (int64_t d = 0; d < hd; ++d) {
-                        acc_k[d] = keys[static_cast<size_t>(d)];
-                        for (int32_t i = 1; i < m; ++i)
-                            if (std::abs(keys[static_cast<size_t>(i * hd + d)]) > std::abs(acc_k[d])) acc_k[d] = keys[static_cast<size_t>(i * hd + d)];
-                    }
+                for (int64_t d = 0; d < hd; ++d) {
+                    if (!max_keys) acc_k[d] /= static_cast<float>(m);
+                    acc_v[d] /= static_cast<float>(m);
+                }
             }
             kv_encode_row(arena.types.k, acc_k.data(), dk, hd);
             kv_encode_row(arena.types.v, acc_v.data(), dv, hd);

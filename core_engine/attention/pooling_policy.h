@@ -43,6 +43,8 @@ protected:
     void pool_weighted(const KvArena& arena, int32_t layer, const StepPart& part, const float* q) const;
 
 private:
+    // Pools the groups the part's queries read pooled for the first time (q: pool=weighted).
+    void pool_new_groups(const KvArena& arena, int32_t layer, const StepPart& part, const float* q) const;
     // Groups [g0, g1) into their pooled entries; q: the part's queries (pool=weighted).
     void pool_groups(const KvArena& arena, int32_t storage, const StepPart& part, int32_t g0, int32_t g1, const float* q) const;
     // Weights of the group's tokens (m keys of hd, decoded) by the attention of the query that
