@@ -72,7 +72,8 @@ struct StepPart {
 struct KvArena {
     KvTypes types;
     PagedKvShape shape;                   // as stored (latent: one head of rank/2)
-    bool rotate_k = false;                // keys are Hadamard-rotated before storage (4-bit K)
+    bool rotate_k = false;                // keys are Hadamard-rotated before storage (4- and 2-bit K)
+    bool rotate_v = false;                // values likewise (4- and 2-bit V): KvGroup::write rotates them
     int32_t tokens_per_block = 0;         // set before the pool exists (its size depends on the policy's aux bytes)
     std::vector<int32_t> owner;           // model layer → the layer whose KV it reads
     std::vector<int32_t> storage_of;      // model layer → storage index (of its owner)
@@ -127,8 +128,8 @@ public:
     // Its plans read token rows by token index, so KvTypes::recent may serve the last ones from
     // the f16 ring (false where stored rows are not the layer's own token rows).
     virtual bool reads_token_rows() const { return true; }
-    // Whether 4-bit keys are rotated (needs a power-of-two head_dim); false where keys are not stored.
-    virtual bool rotates_4bit_keys() const { return true; }
+    // Whether 4- and 2-bit rows are rotated (needs a power-of-two head_dim); false where K/V rows are not stored.
+    virtual bool rotates_low_bit_rows() const { return true; }
     // Index bytes kept per block beside its K and V (all storage layers).
     virtual uint64_t aux_bytes_per_block(const KvArena&) const { return 0; }
     virtual void on_pool_created(const KvArena&, int32_t /*n_blocks*/) {}

@@ -31,10 +31,13 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     arena.types = types;
     arena.shape = policy.stored_shape(shape);
     arena.tokens_per_block = n_tokens_per_block;
-    if (types.k == KvDType::q4_0 && policy.rotates_4bit_keys() && !is_power_of_two(shape.head_dim))
-        return error(StatusCode::invalid_argument, "--kv-type k=q4_0 rotates keys with a Hadamard transform, which needs a "
-                                                   "power-of-two head_dim; this model's is " + std::to_string(shape.head_dim));
-    arena.rotate_k = types.k == KvDType::q4_0 && policy.rotates_4bit_keys();
+    arena.rotate_k = kv_type_rotates_rows(types.k) && policy.rotates_low_bit_rows();
+    arena.rotate_v = kv_type_rotates_rows(types.v) && policy.rotates_low_bit_rows();
+    if ((arena.rotate_k || arena.rotate_v) && !is_power_of_two(shape.head_dim))
+        return error(StatusCode::invalid_argument, "--kv-type " + kv_types_name(types) + ": " +
+                                                   std::string(kv_dtype_name(arena.rotate_k ? types.k : types.v)) +
+                                                   " rows are rotated with a Hadamard transform, which needs a power-of-two "
+                                                   "head_dim; this model's is " + std::to_string(shape.head_dim));
     WB_RETURN_IF_ERROR(check_recent_window(policy, types));
     kv->recent_ = types.recent;
     kv->ring_ = types.recent > 0 ? types.recent + kRecentRollback : 0;
@@ -187,6 +190,17 @@ void KvGroup::undo_part(StepPart& part) {
 
 void KvGroup::write(int32_t layer, const float* k, const float* v, ThreadPool&) {
     const size_t row = static_cast<size_t>(arena_.shape.n_kv_heads) * arena_.shape.head_dim;
+    if (arena_.rotate_v) {
+        // Every V row the group keeps (blocks, ring, pooled or merged rows) is stored rotated, so
+        // the step's rows turn once here; attention sums them and the backend turns the result back.
+        const int64_t hd = arena_.shape.head_dim;
+        int64_t n_rows = 0;
+        for (int32_t p = 0; p < n_parts_; ++p) n_rows = std::max<int64_t>(n_rows, parts_[static_cast<size_t>(p)].row0 + parts_[static_cast<size_t>(p)].n);
+        n_rows *= arena_.shape.n_kv_heads;
+        rotated_v_.assign(v, v + n_rows * hd);
+        for (int64_t r = 0; r < n_rows; ++r) hadamard_rotate(rotated_v_.data() + r * hd, hd);
+        v = rotated_v_.data();
+    }
     for (int32_t p = 0; p < n_parts_; ++p) {
         StepPart& part = parts_[static_cast<size_t>(p)];
         policy_->write(arena_, layer, part, k + part.row0 * row, v + part.row0 * row);

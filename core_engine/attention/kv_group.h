@@ -94,6 +94,7 @@ public:
     std::span<const int32_t> token_slots();
     // Keys are rotated before storage when K is 4-bit; queries must be rotated alike.
     bool rotates_keys() const { return arena_.rotate_k; }
+    bool rotates_values() const { return arena_.rotate_v; }
     // q: [n_rows, n_head, head_dim] (null for a policy that writes token rows only: it reads
     // none). One plan over every row of the step; its spans index streams(layer), where each
     // sequence has its own streams.
@@ -163,6 +164,7 @@ private:
     // The step in flight: parts_[0, n_parts_) (kept allocated across steps).
     std::vector<StepPart> parts_;
     int32_t n_parts_ = 0;
+    std::vector<float> rotated_v_;           // the step's V rows, rotated (arena_.rotate_v)
     std::vector<int32_t> positions_;
     AttendPlan batch_plan_;                  // the parts' plans joined, for steps of several sequences
     std::vector<KvStreamView> views_;

@@ -11,7 +11,7 @@ namespace workbench {
 const std::vector<std::string>& kv_type_names() {
     static const std::vector<std::string> names = [] {
         std::vector<std::string> out;
-        for (KvDType t : {KvDType::f32, KvDType::f16, KvDType::bf16, KvDType::q8_0, KvDType::q4_0, KvDType::fp8})
+        for (KvDType t : {KvDType::f32, KvDType::f16, KvDType::bf16, KvDType::q8_0, KvDType::q4_0, KvDType::fp8, KvDType::q2_0})
             out.emplace_back(kv_dtype_name(t));
         return out;
     }();

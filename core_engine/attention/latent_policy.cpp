@@ -24,7 +24,7 @@ public:
         s.head_dim = spec_.rank / 2;
         return s;
     }
-    bool rotates_4bit_keys() const override { return false; }
+    bool rotates_low_bit_rows() const override { return false; }
     bool can_fork() const override { return false; }
     // Its keys are rebuilt per sequence from the cached latent.
     bool one_sequence_per_step() const override { return true; }

@@ -43,6 +43,7 @@ const std::vector<std::string>& standard_sweep_preset() {
         "full --kv-type q4_0",
         "full --kv-type k=q8_0,v=q4_0",
         "full --kv-type q4_0,recent=128",   // KIVI's f16 residual: the last 128 tokens beside 4-bit blocks
+        "full --kv-type k=q4_0,v=q2_0,recent=128",   // 2-bit values (rotated) under 4-bit keys: less than plain q4_0 holds
         "full --weights q8_0",
         "sliding:window=64,sinks=4",
         "sliding:window=256,sinks=4",

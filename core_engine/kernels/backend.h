@@ -50,7 +50,10 @@ struct LayerKvStorage {
     // The layer's policy stores each row at its token slot and nothing else, and plans without
     // reading the queries (full; cross_layer without a merge).
     bool token_rows_only = false;
-    bool rotated_keys = false;   // keys are Hadamard-rotated before storage (4-bit K): so must queries be
+    bool rotated_keys = false;   // keys are Hadamard-rotated before storage (4- and 2-bit K): so must queries be
+    // Values likewise (4- and 2-bit V): the attention output comes out rotated, and the backend
+    // turns it back (unrotate_attention_rows) before the output projection.
+    bool rotated_values = false;
 };
 
 // The step's rows of a layer where the host can read and change them ([n, n_embd_q] queries,

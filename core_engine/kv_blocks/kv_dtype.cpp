@@ -11,13 +11,14 @@
 namespace workbench {
 namespace {
 
-constexpr std::array<KvDTypeLayout, 6> kLayouts = {{
+constexpr std::array<KvDTypeLayout, 7> kLayouts = {{
     {KvDType::f32, "f32", 1, 4},
     {KvDType::f16, "f16", 1, 2},
     {KvDType::bf16, "bf16", 1, 2},
     {KvDType::q8_0, "q8_0", 32, 34},
     {KvDType::q4_0, "q4_0", 32, 18},
     {KvDType::fp8, "fp8", 32, 34},
+    {KvDType::q2_0, "q2_0", 32, 10},
 }};
 
 std::string_view trim(std::string_view s) {
@@ -125,7 +126,7 @@ Result<KvTypes> parse_kv_types(std::string_view spec) {
     types.recent = recent.value_or(0);
     const auto quantized = [](KvDType t) { return kv_dtype_layout(t).block_values > 1; };
     if (types.recent > 0 && !quantized(types.k) && !quantized(types.v))
-        return spec_error(spec, "recent=N keeps the last N tokens in f16 beside a quantized cache (q8_0, q4_0, fp8); "
+        return spec_error(spec, "recent=N keeps the last N tokens in f16 beside a quantized cache (q8_0, q4_0, fp8, q2_0); "
                                 "with " + std::string(kv_dtype_name(types.k)) + " keys and values it changes nothing");
     return types;
 }

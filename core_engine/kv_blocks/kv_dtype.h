@@ -20,7 +20,10 @@ namespace workbench {
 //         nibble of byte i and value i + 16 in the high one; value = d * (nibble - 8) (ggml's)
 //   fp8   32 values in 34 bytes: fp16 scale d, then 32 e4m3 bytes (1 sign, 4 exponent bits with
 //         bias 7, 3 mantissa bits, no infinities, max 448); value = d * e4m3
-enum class KvDType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8 };
+//   q2_0  32 values in 10 bytes: fp16 step d, then 8 bytes of 2-bit codes c, value j + 8·i in
+//         bits 2i..2i+1 of byte j; value = d * (c - 1.5) (four levels, none at zero). Ours, not
+//         ggml's: d is searched per block for the least squared error.
+enum class KvDType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8, q2_0 };
 
 struct KvDTypeLayout {
     KvDType type;
@@ -41,6 +44,10 @@ struct KvTypes {
 };
 
 const KvDTypeLayout& kv_dtype_layout(KvDType type);
+// Rows of these types, keys and values, are stored Hadamard-rotated (the 4- and 2-bit ones:
+// rotation spreads a row's outlier channels, which those few levels would otherwise clip; the
+// queries turn alike, and the attention output turns back).
+constexpr bool kv_type_rotates_rows(KvDType type) { return type == KvDType::q4_0 || type == KvDType::q2_0; }
 std::string_view kv_dtype_name(KvDType type);
 
 // Bytes taken by `n_values` values stored contiguously in one type. A trailing partial block is

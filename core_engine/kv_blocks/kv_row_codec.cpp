@@ -1,7 +1,8 @@
 // Row conversions for the KV cache. Plain and quantized types reuse the tensor module's reference
-// converters (bit-exact with ggml); fp8 e4m3 is defined here because GGUF has no such type.
+// converters (bit-exact with ggml); fp8 e4m3 and q2_0 are defined here because GGUF has no such type.
 #include "kv_blocks/kv_row_codec.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,7 @@ namespace {
 
 constexpr int64_t kFp8Block = 32;
 constexpr float kE4m3Max = 448.0f;
+constexpr int64_t kQ2Block = 32;
 
 std::array<float, 256> make_e4m3_table() {
     std::array<float, 256> t{};
@@ -33,6 +35,47 @@ std::array<float, 256> make_e4m3_table() {
 const std::array<float, 256>& e4m3_table() {
     static const std::array<float, 256> table = make_e4m3_table();
     return table;
+}
+
+// q2_0: the code of x for step d, the nearest of the levels (c - 1.5) · d.
+inline int q2_code(float x, float inv_d) { return std::clamp(static_cast<int>(std::floor(x * inv_d)) + 2, 0, 3); }
+
+float q2_error(const float* x, float d) {
+    if (d <= 0) return INFINITY;
+    const float inv = 1.0f / d;
+    float e = 0;
+    for (int64_t i = 0; i < kQ2Block; ++i) {
+        const float r = x[i] - d * (static_cast<float>(q2_code(x[i], inv)) - 1.5f);
+        e += r * r;
+    }
+    return e;
+}
+
+// The step of least squared error over a block: a grid of fractions of amax / 1.5 (a Gaussian's
+// best step sits near 0.6 of it for 32 values), then least-squares refits of d to the codes it
+// gives, each kept only where the error falls.
+float q2_step(const float* x) {
+    float amax = 0;
+    for (int64_t i = 0; i < kQ2Block; ++i) amax = std::max(amax, std::fabs(x[i]));
+    if (amax == 0) return 0;
+    float best = amax / 1.5f, best_err = q2_error(x, best);
+    for (int f = 7; f < 20; ++f) {
+        const float d = amax / 1.5f * (static_cast<float>(f) * 0.05f);
+        const float e = q2_error(x, d);
+        if (e < best_err) best = d, best_err = e;
+    }
+    for (int it = 0; it < 2; ++it) {
+        const float inv = 1.0f / best;
+        float xl = 0, ll = 0;
+        for (int64_t i = 0; i < kQ2Block; ++i) {
+            const float l = static_cast<float>(q2_code(x[i], inv)) - 1.5f;
+            xl += x[i] * l, ll += l * l;
+        }
+        const float d = xl / ll, e = q2_error(x, d);
+        if (!(e < best_err)) break;
+        best = d, best_err = e;
+    }
+    return best;
 }
 
 }  // namespace
@@ -81,6 +124,20 @@ void kv_encode_row(KvDType type, const float* src, uint8_t* dst, int64_t n) {
             const float inv = d > 0 ? 1.0f / d : 0.0f;
             std::memcpy(dst, &d16, 2);
             for (int64_t i = 0; i < kFp8Block; ++i) dst[2 + i] = float_to_e4m3(src[b + i] * inv);
+        }
+        return;
+    case KvDType::q2_0:
+        for (int64_t b = 0; b < n; b += kQ2Block, dst += 10) {
+            // Codes are chosen for the step as stored (f16), so decoding meets the nearest level.
+            const uint16_t d16 = float_to_half(q2_step(src + b));
+            const float d = half_to_float(d16);
+            const float inv = d > 0 ? 1.0f / d : 0.0f;
+            std::memcpy(dst, &d16, 2);
+            for (int j = 0; j < 8; ++j) {
+                int byte = 0;
+                for (int i = 0; i < 4; ++i) byte |= q2_code(src[b + j + 8 * i], inv) << (2 * i);
+                dst[2 + j] = static_cast<uint8_t>(byte);
+            }
         }
         return;
     }
@@ -139,6 +196,19 @@ void kv_decode_row(KvDType type, const uint8_t* src, float* dst, int64_t n) {
         }
         return;
     }
+    case KvDType::q2_0:
+        for (int64_t b = 0; b < n; b += kQ2Block, src += 10) {
+            uint16_t d16;
+            std::memcpy(&d16, src, 2);
+            const __m256 d = _mm256_set1_ps(half_to_float(d16));
+            const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + 2));
+            for (int i = 0; i < 4; ++i) {
+                const __m128i c = _mm_and_si128(_mm_srli_epi16(bytes, 2 * i), _mm_set1_epi8(3));
+                const __m256 level = _mm256_sub_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(c)), _mm256_set1_ps(1.5f));
+                _mm256_storeu_ps(dst + b + 8 * i, _mm256_mul_ps(level, d));
+            }
+        }
+        return;
     }
 }
 

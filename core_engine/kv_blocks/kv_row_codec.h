@@ -1,7 +1,8 @@
 // Converts one cached row (a head's head_dim values) between f32 and each KV element type, in the
 // layouts kv_dtype.h describes. The attention kernel decodes with these; writes encode with them.
 // q8_0 and q4_0 round exactly as ggml's reference quantizers; fp8 is e4m3 with one fp16 scale per
-// 32 values (scale = amax / 448, so the largest value maps to e4m3's largest finite).
+// 32 values (scale = amax / 448, so the largest value maps to e4m3's largest finite); q2_0 searches
+// each block's step for the least squared error.
 #pragma once
 
 #include <cstdint>

@@ -229,7 +229,7 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
 
 LayerKvStorage DecoderModel::layer_kv(PagedKv& kv, int32_t layer) {
     KvGroup& group = kv.group_of(layer);
-    return {&group.store(), group.storage_of(layer), group.writes_token_rows_only(), group.rotates_keys()};
+    return {&group.store(), group.storage_of(layer), group.writes_token_rows_only(), group.rotates_keys(), group.rotates_values()};
 }
 
 Status DecoderModel::attach_kv(PagedKv& kv) {

@@ -4,8 +4,8 @@
 // eviction, so its sinks are re-rotated rows built on the host; top-k and heavy-hitter selections,
 // per KV head; compressed pooling with its score bias; a cross-layer mean merge with its staged
 // rows) besides full attention and cross-layer sharing, and on the "small" shape (heads of 32)
-// every KV type (the device writes f32/f16/bf16/q8_0 itself; the host writes q4_0, with rotated
-// keys, and fp8). Every case must attend on the device KV cache. A 40-token prompt (the GEMV or
+// every KV type (the device writes f32/f16/bf16/q8_0 itself; the host writes q4_0 and q2_0, with
+// rotated keys and values, and fp8). Every case must attend on the device KV cache. A 40-token prompt (the GEMV or
 // cuBLASLt, by the crossover the backend measured at load: printed, between 8 and 128), then 4
 // greedy decode steps the GEMV; three sequences batched (15 prompt rows: a GEMV pass and a tail,
 // then a 3-row decode step); a fork and one token on each side (copy-on-write of the shared
@@ -328,7 +328,7 @@ int main() {
     // k above the candidates: per-head lists without a selection the device's rounding could flip.
     check_model(dir, {"llama", "q4_0", "heavy:k=16,block=4,recent=8"});
     check_model(dir, {"llama", "q4_0", "topk:k=16,recent=8,layers=0;sliding:window=8,sinks=2"});
-    for (const char* kv_types : {"q8_0", "bf16", "f32", "k=q8_0,v=q4_0", "q4_0", "fp8", "k=fp8,v=f16"})
+    for (const char* kv_types : {"q8_0", "bf16", "f32", "k=q8_0,v=q4_0", "q4_0", "fp8", "k=fp8,v=f16", "k=q4_0,v=q2_0,recent=16"})
         check_model(dir, {"llama", "q4_0", "full", 40, kv_types, "small"});
     check_model(dir, {"llama", "q4_0", "topk:k=16,recent=8", 40, "q4_0", "small"});
     check_graphs(dir);

@@ -1,5 +1,5 @@
 // The device KV cache against the CPU's: rows written by kv_append into arenas laid out as the
-// host KvStore's (f32, f16, bf16, q8_0), or the CPU's own encoded arenas copied up (q4_0, fp8: the
+// host KvStore's (f32, f16, bf16, q8_0), or the CPU's own encoded arenas copied up (q4_0, fp8, q2_0: the
 // host writes those), then the split-key attention kernel over a plan, against kv_encode_row and
 // the CPU's attend_spans over the same plan — for every KV type. Two sequences with scattered
 // block tables; lists of one span (600 keys: three splits), of two spans (sinks and a window),
@@ -345,6 +345,7 @@ int main() {
     check_type(KvDType::q8_0, cuda::DeviceKvType::q8_0, true);
     check_type(KvDType::q4_0, cuda::DeviceKvType::q4_0, false);
     check_type(KvDType::fp8, cuda::DeviceKvType::fp8, false);
+    check_type(KvDType::q2_0, cuda::DeviceKvType::q2_0, false);
     for (const RopeStyle style : {RopeStyle::normal, RopeStyle::neox}) {
         check_append_rope(KvDType::f16, cuda::DeviceKvType::f16, style, kHeadDim);
         check_append_rope(KvDType::q8_0, cuda::DeviceKvType::q8_0, style, kHeadDim);

@@ -1,7 +1,8 @@
 // The CUDA backend's elementwise and per-row kernels against the CPU's on random data: RoPE
 // (normal and neox pairing, a partial rotation, the CPU's angle table), SwiGLU and GeGLU, the
 // embedding lookup (a quantized and a plain table, a scale), soft-capping, row gathering, biases
-// and the residual add. Bound: 1e-5 relative to each value (RoPE, adds, gathers: 1e-6). The
+// and the residual add, the Hadamard rows (bit for bit: the same butterflies and scale). Bound:
+// 1e-5 relative to each value (RoPE, adds, gathers: 1e-6). The
 // rows' best logits (top_logits) equal the host's selection exactly, through ties, NaN, ±inf,
 // rows with nothing or too little finite, rows narrower and wider than the block (at k > 1 the
 // rows with few equal values take the shortlist, the others overflow it and take the rounds,
@@ -21,6 +22,7 @@
 #include "kernels/cuda/device_buffer.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/top_logits.h"
+#include "kv_blocks/kv_row_codec.h"
 #include "sampling/top_logits.h"
 #include "tensor/dequantize.h"
 #include "tests/cuda/cuda_check.h"
@@ -133,6 +135,16 @@ void check_rows() {
     compare("row gather", from_device(*dg, gathered.size()), gathered, 0.0);
 }
 
+void check_hadamard(int64_t head_dim) {
+    const int64_t rows = 7;
+    const std::vector<float> x = cudacheck::random_floats(static_cast<size_t>(rows * head_dim), 3.0f, 12);
+    std::vector<float> expected = x;
+    for (int64_t r = 0; r < rows; ++r) hadamard_rotate(expected.data() + r * head_dim, head_dim);
+    cuda::DeviceBuffer dx = to_device(x);
+    CHECK(cuda::hadamard_rows(dx.as<float>(), rows, head_dim, nullptr).ok(), "Hadamard launch");
+    compare("Hadamard rows of " + std::to_string(head_dim), from_device(dx, x.size()), expected, 0.0);
+}
+
 void check_top_logits(int32_t k, size_t width) {
     const size_t rows = 40;
     const float inf = INFINITY, nan = NAN;
@@ -179,6 +191,7 @@ int main() {
     check_embed(DType::q8_0, 9.797959f);
     check_embed(DType::f16, 1.0f);
     check_rows();
+    for (int64_t head_dim : {32, 64, 128, 256}) check_hadamard(head_dim);
     // 100: narrower than the block (threads without entries); 2048: all-equal rows fill the shortlist exactly.
     for (size_t width : {size_t{5000}, size_t{100}, size_t{2048}})
         for (int32_t k : {1, 40, kMaxTopLogits}) check_top_logits(k, width);

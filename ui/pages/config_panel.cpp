@@ -118,12 +118,12 @@ QWidget* ConfigPanel::buildLoadGroup() {
     auto* kvForm = new QFormLayout();
     outer->addLayout(kvForm);
     const QString typeTip = tr("Element type of the cached %1: f32 4 bytes, f16/bf16 2, q8_0 and fp8 34 bytes per 32 "
-                               "values, q4_0 18 per 32 (block scales included).");
+                               "values, q4_0 18 per 32, q2_0 10 per 32 (block scales included).");
     m_kType = new QComboBox(this);
     m_kType->setObjectName(QStringLiteral("kTypeCombo"));
     m_kType->addItems(predictedkv::toStringList(workbench::kv_type_names()));
     m_kType->setCurrentText(QStringLiteral("f16"));
-    m_kType->setToolTip(typeTip.arg(tr("keys")) + tr(" q4_0 keys are Hadamard-rotated per head."));
+    m_kType->setToolTip(typeTip.arg(tr("keys")) + tr(" q4_0 and q2_0 keys are Hadamard-rotated per head."));
     kvForm->addRow(tr("K cache type"), m_kType);
     m_vType = new QComboBox(this);
     m_vType->setObjectName(QStringLiteral("vTypeCombo"));

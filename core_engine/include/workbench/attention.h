@@ -105,7 +105,7 @@ Result<AttentionLayout> apply_native_attention(const AttentionLayout& layout, co
 // "local layers 0-4+6-10+12-16 (window 512), global 5+11+17"; empty when every layer is global.
 std::string native_attention_name(const NativeAttention& native, int32_t n_layers);
 
-// The KV element types (--kv-type): "f32", "f16", "bf16", "q8_0", "q4_0", "fp8".
+// The KV element types (--kv-type): "f32", "f16", "bf16", "q8_0", "q4_0", "fp8", "q2_0".
 const std::vector<std::string>& kv_type_names();
 // Most tokens a --kv-type recent window keeps in f16 (longer: choose a wider type instead).
 constexpr int32_t kMaxRecentKvTokens = 4096;
@@ -119,7 +119,7 @@ struct KvTypesParts {
 Result<KvTypesParts> split_kv_types(std::string_view kv_types);
 // The canonical spec: "f16" when K and V agree, else "k=q8_0,v=q4_0"; then ",recent=N" when set.
 std::string kv_types_spec(std::string_view k_type, std::string_view v_type, int32_t recent = 0);
-// Whether a type name is block-quantized (q8_0, q4_0, fp8): a recent window applies to it.
+// Whether a type name is block-quantized (q8_0, q4_0, fp8, q2_0): a recent window applies to it.
 bool kv_type_is_quantized(std::string_view type);
 
 // The KV cache's geometry as the GGUF gives it (no weights needed).

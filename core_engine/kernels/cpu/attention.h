@@ -27,4 +27,8 @@ struct AttentionShape {
 void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
                   const AttentionShape& shape, float scale, float* out, ThreadPool& pool);
 
+// Values stored Hadamard-rotated (LayerKvStorage::rotated_values) give each head's output rotated:
+// the normalized transform is its own inverse, so one more turn per head row brings it back.
+void unrotate_attention_rows(float* out, int64_t n_tokens, const AttentionShape& shape, ThreadPool& pool);
+
 }  // namespace workbench

@@ -203,6 +203,7 @@ void CpuBackend::attend(int32_t, const LayerAttention& a) {
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_);
+    if (a.kv.rotated_values) unrotate_attention_rows(attn_.data(), n_, shape, *pool_);
 }
 
 void CpuBackend::mlp_in(int32_t il) {

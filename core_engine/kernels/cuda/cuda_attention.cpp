@@ -23,6 +23,7 @@
 #include "kernels/cuda/attention_tiles.h"
 #include "kernels/cuda/cuda_backend_impl.h"
 #include "kernels/cuda/cuda_status.h"
+#include "kernels/cuda/elementwise.h"
 #include "kv_blocks/kv_row_codec.h"
 #include "tensor/half_convert.h"
 
@@ -38,6 +39,7 @@ std::optional<cuda::DeviceKvType> device_kv_type(KvDType type) {
         case KvDType::q8_0: return cuda::DeviceKvType::q8_0;
         case KvDType::q4_0: return cuda::DeviceKvType::q4_0;
         case KvDType::fp8: return cuda::DeviceKvType::fp8;
+        case KvDType::q2_0: return cuda::DeviceKvType::q2_0;
     }
     return std::nullopt;
 }
@@ -85,6 +87,7 @@ void CudaBackend::attend_on_host(const LayerAttention& a) {
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     if (static_cast<int64_t>(attn_host_.size()) < n * hp_.n_embd_q()) attn_host_.resize(static_cast<size_t>(n * hp_.n_embd_q()));
     attend_spans(q_host_.data(), n, a.streams, *a.plan, shape, kq_scale, attn_host_.data(), *pool_);
+    if (a.kv.rotated_values) unrotate_attention_rows(attn_host_.data(), n, shape, *pool_);
     keep(cuda::check(cudaMemcpyAsync(attn_.data(), attn_host_.data(), static_cast<size_t>(n * hp_.n_embd_q()) * 4, cudaMemcpyHostToDevice, stream_),
                      "copying attention rows to the device"));
     // The host buffer must stay as it is until the copy has read it.
@@ -224,7 +227,10 @@ Status CudaBackend::attend_host_kept(const LayerAttention& a) {
     // The plan and its host-built rows differ by layer (a selection, a layer's sinks): no reuse.
     plan_store_ = nullptr;
     WB_RETURN_IF_ERROR(upload_plan(*a.plan, a.streams, {}, store, a.kv.storage));
-    return run_attention(*d, a.kv.storage);
+    WB_RETURN_IF_ERROR(run_attention(*d, a.kv.storage));
+    // Values stored rotated: the output turns back, as the CPU backend's does.
+    if (a.kv.rotated_values) return cuda::hadamard_rows(attn_.as<float>(), n * hp_.n_head, hp_.head_dim, stream_);
+    return Status::ok_status();
 }
 
 // The split-key kernel over the uploaded plan (device_plan_), into attn_.

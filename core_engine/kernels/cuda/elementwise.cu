@@ -61,6 +61,24 @@ __global__ void cap_kernel(float* x, int64_t count, float cap) {
     if (i < count) x[i] = cap * tanhf(x[i] / cap);
 }
 
+// One row a block, one value a thread, in shared memory.
+__global__ void hadamard_kernel(float* __restrict__ x, int64_t head_dim, float norm) {
+    __shared__ float s[256];
+    float* row = x + static_cast<int64_t>(blockIdx.x) * head_dim;
+    const int i = static_cast<int>(threadIdx.x);
+    s[i] = row[i];
+    __syncthreads();
+    for (int len = 1; len < head_dim; len <<= 1) {
+        float mine = 0;
+        if ((i & len) == 0) mine = __fadd_rn(s[i], s[i + len]);
+        else mine = __fsub_rn(s[i - len], s[i]);
+        __syncthreads();
+        s[i] = mine;
+        __syncthreads();
+    }
+    row[i] = __fmul_rn(s[i], norm);
+}
+
 __global__ void gather_kernel(const float* __restrict__ x, const int64_t* __restrict__ rows, int64_t n_rows, int64_t width,
                               float* __restrict__ out) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -97,6 +115,14 @@ Status rope_rows(float* x, int64_t n_tokens, int64_t width, int64_t head_dim, in
     if (items <= 0) return Status::ok_status();
     rope_kernel<<<grid_for(items), kThreads, 0, stream>>>(x, n_tokens, width, head_dim, n_rot, neox, cos, sin);
     return check_launch("RoPE launch");
+}
+
+Status hadamard_rows(float* x, int64_t n_rows, int64_t head_dim, cudaStream_t stream) {
+    if (n_rows <= 0) return Status::ok_status();
+    if (head_dim > 256 || (head_dim & (head_dim - 1)) != 0)
+        return error(StatusCode::unsupported, "the device's Hadamard transform takes power-of-two rows of at most 256 values");
+    hadamard_kernel<<<static_cast<unsigned>(n_rows), static_cast<unsigned>(head_dim), 0, stream>>>(x, head_dim, 1.0f / std::sqrt(static_cast<float>(head_dim)));
+    return check_launch("Hadamard launch");
 }
 
 Status gated_activation(float* gate, const float* up, int64_t count, bool gelu, cudaStream_t stream) {

@@ -27,6 +27,10 @@ Status rope_rows(float* x, int64_t n_tokens, int64_t width, int64_t head_dim, in
 Status gated_activation(float* gate, const float* up, int64_t count, bool gelu, cudaStream_t stream);
 // x[i] = cap · tanh(x[i] / cap).
 Status soft_cap(float* x, int64_t count, float cap, cudaStream_t stream);
+// Each of n_rows rows of head_dim (a power of two, at most 256) through the orthonormal
+// Walsh–Hadamard transform, as the CPU's hadamard_rotate does it (the same butterflies, then the
+// same scale): attention outputs over values stored rotated turn back by it.
+Status hadamard_rows(float* x, int64_t n_rows, int64_t head_dim, cudaStream_t stream);
 // out[i] = x[rows[i]] (rows of width); rows: device int64.
 Status gather_rows(const float* x, const int64_t* rows, int64_t n_rows, int64_t width, float* out, cudaStream_t stream);
 

@@ -125,7 +125,7 @@ Status kv_append(const float* k, const float* v, const int32_t* slots, int64_t n
                  uint8_t* v_arena, cudaStream_t stream, const KeyRope& rope) {
     if (n <= 0) return Status::ok_status();
     for (const DeviceKvType type : {layout.k_type, layout.v_type})
-        if (type == DeviceKvType::q4_0 || type == DeviceKvType::fp8)
+        if (type == DeviceKvType::q4_0 || type == DeviceKvType::fp8 || type == DeviceKvType::q2_0)
             return error(StatusCode::unsupported, "the device writes KV rows in f32, f16, bf16 and q8_0 only");
     const int64_t items = n * 2 * layout.n_kv_heads;
     append_kernel<<<static_cast<unsigned>(items), 32, 0, stream>>>(k, v, slots, layout, rope, k_arena, v_arena);

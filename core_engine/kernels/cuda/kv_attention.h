@@ -8,7 +8,7 @@
 // max, sum and weighted values; a second kernel merges the splits by log-sum-exp. A prompt's plan
 // may carry tiles (attention_tiles.h): rows in tiles of kAttendTileRows share the keys they all
 // read first, staged in shared memory once per tile (attention_tiles.cu). KV types read:
-// f32, f16, bf16, q8_0, q4_0, fp8 (e4m3, one f16 scale per 32); kv_append writes the first four.
+// f32, f16, bf16, q8_0, q4_0, fp8 (e4m3, one f16 scale per 32), q2_0; kv_append writes the first four.
 // Pointers are device pointers.
 #pragma once
 
@@ -22,7 +22,7 @@ namespace workbench::cuda {
 
 // The KV element types the kernels read (kv_blocks/kv_dtype.h's, which this C++17 header cannot
 // include; cuda_backend maps them).
-enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8 };
+enum class DeviceKvType : uint8_t { f32, f16, bf16, q8_0, q4_0, fp8, q2_0 };
 
 struct DeviceKvLayout {
     DeviceKvType k_type = DeviceKvType::f16, v_type = DeviceKvType::f16;

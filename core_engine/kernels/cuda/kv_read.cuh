@@ -42,6 +42,11 @@ __device__ inline float kv_element(DeviceKvType type, const uint8_t* row, int d)
             const uint8_t* b = row + (d / 32) * 34;
             return f16_scale(b) * e4m3_value(b[2 + d % 32]);
         }
+        case DeviceKvType::q2_0: {
+            const uint8_t* b = row + (d / 32) * 10;
+            const int i = d % 32;
+            return f16_scale(b) * (static_cast<float>((b[2 + i % 8] >> (2 * (i / 8))) & 3) - 1.5f);
+        }
         default: {
             const uint8_t* b = row + (d / 32) * 34;
             return f16_scale(b) * static_cast<float>(static_cast<int8_t>(b[2 + d % 32]));

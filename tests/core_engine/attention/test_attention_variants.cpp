@@ -129,6 +129,36 @@ private slots:
         QCOMPARE(r.greedy, full_.greedy);
     }
 
+    // 4- and 2-bit rows are stored Hadamard-rotated, values too, and the ring keeps them so: with a
+    // window over every position only the rotation (and f16 rounding of rotated rows) is left, so
+    // the logits stay within q8_0's distance of f16's, which they could not if the queries or the
+    // attention output were not turned to match.
+    void rotated_rows_in_a_whole_window_track_f16() {
+        auto logits = [&](const char* kv_types) {
+            EngineConfig c;
+            c.model_path = model_;
+            c.n_ctx = 2048;
+            c.n_threads = 2;
+            c.kv_types = kv_types;
+            auto e = Engine::load(c);
+            if (!e.ok()) qFatal("%s: %s", kv_types, e.status().message().c_str());
+            auto l = (*e)->logits_all(std::vector<TokenId>(prompt_.begin(), prompt_.begin() + 300));
+            if (!l.ok()) qFatal("%s", l.status().message().c_str());
+            return *l;
+        };
+        const std::vector<float> f16 = logits("f16"), q8 = logits("q8_0");
+        auto worst = [&](const std::vector<float>& x) {
+            float w = 0;
+            for (size_t i = 0; i < x.size(); ++i) w = std::max(w, std::fabs(x[i] - f16[i]));
+            return w;
+        };
+        const float q8_worst = worst(q8);
+        for (const char* kv_types : {"q4_0,recent=2048", "q2_0,recent=2048", "k=f16,v=q2_0,recent=2048"}) {
+            const float w = worst(logits(kv_types));
+            QVERIFY2(w > 0 && w < q8_worst, qPrintable(QString("%1: %2 against q8_0's %3").arg(kv_types).arg(w).arg(q8_worst)));
+        }
+    }
+
     // Positions before the window's end read only f16 rows (full attention's logits); later ones
     // read older rows quantized, so they move, and less than plain q8_0 moves them.
     void recent_window_keeps_the_last_tokens_in_f16() {
@@ -386,7 +416,7 @@ private slots:
     }
 
     void kv_types_combine_with_variants() {
-        for (const char* types : {"q8_0", "k=q8_0,v=q4_0", "fp8", "bf16", "f32", "q4_0"}) {
+        for (const char* types : {"q8_0", "k=q8_0,v=q4_0", "fp8", "bf16", "f32", "q4_0", "q2_0,recent=64"}) {
             const Run r = run("sliding:window=512,sinks=4", false, types);
             QVERIFY2(r.usage.bytes_in_use > 0, types);
             QCOMPARE(r.greedy.size(), size_t{16});

@@ -45,10 +45,11 @@ struct Rows {
 using Row = std::vector<float>;
 
 // One head's row of token t as the cache should give it: f16 inside the window, else q4_0
-// (keys Hadamard-rotated first, as q4_0 keys are stored).
+// (keys and values Hadamard-rotated first, as q4_0 rows are stored, in the window too).
 std::pair<Row, Row> expected_row(const Rows& rows, int32_t t, int32_t head, bool in_window) {
     Row k(rows.k_at(t) + head * kDim, rows.k_at(t) + (head + 1) * kDim), v(rows.v_at(t) + head * kDim, rows.v_at(t) + (head + 1) * kDim);
     hadamard_rotate(k.data(), kDim);
+    hadamard_rotate(v.data(), kDim);
     for (Row* r : {&k, &v}) {
         if (in_window) {
             for (float& x : *r) x = half_to_float(float_to_half(x));

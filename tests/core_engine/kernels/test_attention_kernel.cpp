@@ -1,5 +1,5 @@
 // The attention kernel (online softmax over key blocks) against a plain double-precision softmax on
-// random caches (f16, f32, q8_0 and q4_0 rows; GQA groups that tile and that don't; a head size the
+// random caches (f16, f32, q8_0, q4_0 and q2_0 rows; GQA groups that tile and that don't; a head size the
 // SIMD path skips), over lists that cross several key blocks, several streams with score biases,
 // per-KV-head lists and an empty list; plus the properties the variants rely on: a query's result
 // is bit-identical alone or tiled with others, and cutting a span in two changes nothing.
@@ -171,6 +171,7 @@ private slots:
         QTest::newRow("gqa3 q8_0 keys, q4_0 values") << 9 << 3 << 64 << q8 << q4;
         QTest::newRow("mha head 128") << 4 << 4 << 128 << f16 << f32;
         QTest::newRow("head 128, q4_0 keys, q8_0 values") << 4 << 4 << 128 << q4 << q8;
+        QTest::newRow("gqa3 q2_0 keys and values") << 9 << 3 << 64 << static_cast<int>(KvDType::q2_0) << static_cast<int>(KvDType::q2_0);
         QTest::newRow("gqa4 head 256, one KV head (Gemma 3 270M)") << 4 << 1 << 256 << f16 << f16;
         QTest::newRow("head 40 (scalar path)") << 4 << 2 << 40 << f16 << f16;
     }

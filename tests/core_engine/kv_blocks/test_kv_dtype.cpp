@@ -10,7 +10,7 @@ using namespace workbench;
 
 namespace {
 
-constexpr KvDType kAll[] = {KvDType::f32, KvDType::f16, KvDType::bf16, KvDType::q8_0, KvDType::q4_0, KvDType::fp8};
+constexpr KvDType kAll[] = {KvDType::f32, KvDType::f16, KvDType::bf16, KvDType::q8_0, KvDType::q4_0, KvDType::fp8, KvDType::q2_0};
 
 // Parses a spec that must fail and returns its message.
 std::string parse_error(const char* spec) {
@@ -43,7 +43,7 @@ void TestKvDType::layouts() {
         uint32_t values;
         uint32_t bytes;
     } expected[] = {{KvDType::f32, "f32", 1, 4},    {KvDType::f16, "f16", 1, 2},    {KvDType::bf16, "bf16", 1, 2},
-                    {KvDType::q8_0, "q8_0", 32, 34}, {KvDType::q4_0, "q4_0", 32, 18}, {KvDType::fp8, "fp8", 32, 34}};
+                    {KvDType::q8_0, "q8_0", 32, 34}, {KvDType::q4_0, "q4_0", 32, 18}, {KvDType::fp8, "fp8", 32, 34}, {KvDType::q2_0, "q2_0", 32, 10}};
     for (const auto& e : expected) {
         const KvDTypeLayout& layout = kv_dtype_layout(e.type);
         QCOMPARE(layout.type, e.type);
@@ -65,7 +65,7 @@ void TestKvDType::bytes_of_n_values() {
         {KvDType::q8_0, 128, 136},
         // A trailing partial block is padded to a whole one.
         {KvDType::q8_0, 1, 34},  {KvDType::q8_0, 33, 68},  {KvDType::q4_0, 31, 18},
-        {KvDType::fp8, 96, 102}, {KvDType::f16, 3, 6},
+        {KvDType::fp8, 96, 102}, {KvDType::f16, 3, 6}, {KvDType::q2_0, 64, 20}, {KvDType::q2_0, 33, 20},
     };
     for (const auto& c : cases) QCOMPARE(kv_bytes(c.type, c.n_values), c.bytes);
     for (KvDType type : kAll) QCOMPARE(kv_bytes(type, 0), uint64_t(0));
@@ -139,7 +139,7 @@ void TestKvDType::errors_name_the_bad_part() {
     } cases[] = {
         {"  ", "empty spec"},
         {"f17", "unknown type 'f17'"},
-        {"f17", "types: f32, f16, bf16, q8_0, q4_0, fp8"},
+        {"f17", "types: f32, f16, bf16, q8_0, q4_0, fp8, q2_0"},
         {"k=q8_0,v=q5_1", "'k=q8_0,v=q5_1': unknown type 'q5_1' in part 'v=q5_1'"},
         {"k=q8_0", "missing 'v=TYPE'"},
         {"v=f16", "missing 'k=TYPE'"},

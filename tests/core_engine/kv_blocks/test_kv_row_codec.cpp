@@ -1,8 +1,10 @@
 // KV row conversions: the SIMD decodes equal the reference dequantizers bit for bit, fp8 e4m3
-// round-trips every finite code and rounds within half a step, and the Hadamard rotation keeps
-// dot products (so rotated keys and queries score as before).
+// round-trips every finite code and rounds within half a step, q2_0 meets each value's nearest
+// level with a step no worse than the plain amax step, and the Hadamard rotation keeps dot
+// products (so rotated keys and queries score as before).
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -10,6 +12,7 @@
 
 #include "kv_blocks/kv_row_codec.h"
 #include "tensor/dequantize.h"
+#include "tensor/half_convert.h"
 
 using namespace workbench;
 
@@ -67,6 +70,46 @@ private slots:
                 QVERIFY(err <= std::max(std::fabs(v) / 16.0f, amax / 448.0f * std::ldexp(1.0f, -10)) * 1.01f);
             }
         }
+    }
+
+    void q2_0_rows_take_the_nearest_level_of_a_searched_step() {
+        std::mt19937 rng(5);
+        std::normal_distribution<float> nd(0, 1);
+        double searched_err = 0, amax_err = 0;
+        for (int it = 0; it < 300; ++it) {
+            std::vector<float> x(64), y(64);
+            for (auto& v : x) v = nd(rng) * static_cast<float>(1 + it % 7);
+            if (it % 10 == 0) x[static_cast<size_t>(it % 64)] *= 8;   // an outlier now and then
+            std::vector<uint8_t> enc(20);
+            kv_encode_row(KvDType::q2_0, x.data(), enc.data(), 64);
+            kv_decode_row(KvDType::q2_0, enc.data(), y.data(), 64);
+            for (int b = 0; b < 2; ++b) {
+                uint16_t d16;
+                std::memcpy(&d16, &enc[static_cast<size_t>(b) * 10], 2);
+                const float d = half_to_float(d16);
+                float amax = 0;
+                for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[static_cast<size_t>(b * 32 + i)]));
+                const float d_amax = amax / 1.5f;
+                QVERIFY(d > 0);
+                for (int i = 0; i < 32; ++i) {
+                    const float v = x[static_cast<size_t>(b * 32 + i)], got = y[static_cast<size_t>(b * 32 + i)];
+                    // The decoded value is one of the four levels, and the nearest of them to v.
+                    const float level = got / d + 1.5f;
+                    QVERIFY(std::fabs(level - std::round(level)) < 1e-4f && level > -0.5f && level < 3.5f);
+                    for (int c = 0; c < 4; ++c) QVERIFY(std::fabs(v - got) <= std::fabs(v - d * (c - 1.5f)) + 1e-5f * amax);
+                    searched_err += static_cast<double>(v - got) * (v - got);
+                    const float plain = d_amax * (std::clamp(std::floor(v / d_amax) + 2.0f, 0.0f, 3.0f) - 1.5f);
+                    amax_err += static_cast<double>(v - plain) * (v - plain);
+                }
+            }
+        }
+        // Gaussian blocks: the searched step loses far less than spanning amax with the outer levels.
+        QVERIFY2(searched_err < 0.75 * amax_err, qPrintable(QString("%1 vs %2").arg(searched_err).arg(amax_err)));
+        std::vector<float> zeros(32, 0.0f), back(32, 1.0f);
+        std::vector<uint8_t> enc(10);
+        kv_encode_row(KvDType::q2_0, zeros.data(), enc.data(), 32);
+        kv_decode_row(KvDType::q2_0, enc.data(), back.data(), 32);
+        QVERIFY(back == zeros);
     }
 
     void hadamard_keeps_dot_products() {
