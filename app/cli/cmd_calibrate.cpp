@@ -4,6 +4,7 @@
 // with --out writes an EngineConfig JSON that run/eval/bench load with --config.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -69,6 +70,13 @@ int cmd_calibrate(int argc, char** argv) {
 
     workbench::EngineConfig calibrated = ctx.config;
     calibrated.attention = result->attention;
+    {
+        std::ostringstream by;
+        by << "workbench-cli calibrate: " << workbench::attention_spec_name(*merge) << " on the pairs of layers whose merge cost "
+           << "least KL on " << std::filesystem::path(path).filename().string() << " (" << chunks << " × " << qo.n_ctx
+           << " tokens), until the KV is at most " << max_share << " of full attention's";
+        calibrated.calibrated_by = by.str();
+    }
     if (ctx.args.has("--out")) {
         const std::string out_path = ctx.args.get("--out");
         std::ofstream out(out_path, std::ios::binary | std::ios::trunc);

@@ -233,7 +233,11 @@ private slots:
         QVERIFY2(attention.startsWith("cross_layer:group=2,layers="), qPrintable(attention));
         QFile saved(config);
         QVERIFY(saved.open(QIODevice::ReadOnly));
-        QCOMPARE(QJsonDocument::fromJson(saved.readAll()).object()["attention"].toString(), attention);
+        const QJsonObject savedConfig = QJsonDocument::fromJson(saved.readAll()).object();
+        QCOMPARE(savedConfig["attention"].toString(), attention);
+        // The file says the layout came from a calibration, and on which text (the GUI shows it).
+        const QString by = savedConfig["calibrated_by"].toString();
+        QVERIFY2(by.contains("calibrate") && by.contains("text.txt") && by.contains("0.7"), qPrintable(by));
         auto r = run_cli({"run", "--config", config, "-p", "t5 t9 t12", "-n", "4", "--temp", "0", "--ignore-eos", "--json"});
         QVERIFY2(r.exit_code == 0, r.err.constData());
         QCOMPARE(QJsonDocument::fromJson(r.out).object()["attention"].toString(), attention);

@@ -88,8 +88,9 @@ private slots:
         ConfigPanel panel;
         auto* variant = child<QComboBox>(panel, "attentionCombo");
         const auto& variants = workbench::attention_variants();
-        QCOMPARE(variant->count(), static_cast<int>(variants.size()));
-        for (int i = 0; i < variant->count(); ++i) {
+        // The engine's variants, then the per-layer layout entry.
+        QCOMPARE(variant->count(), static_cast<int>(variants.size()) + 1);
+        for (int i = 0; i + 1 < variant->count(); ++i) {
             QCOMPARE(variant->itemText(i).toStdString(), variants[static_cast<size_t>(i)].name);
             QCOMPARE(variant->itemData(i, Qt::ToolTipRole).toString().toStdString(), variants[static_cast<size_t>(i)].summary);
         }
@@ -379,7 +380,9 @@ private slots:
         for (const char* spec : {"full", "sliding:window=64,sinks=4", "cross_layer:group=2,merge=none",
                                  "cross_layer:group=3,layers=2-20,merge=mean,sinks=4", "topk:k=256,recent=32",
                                  "compressed:block=8,recent=128,sinks=4", "heavy:block=16,k=32,recent=256,sinks=2",
-                                 "latent:rank=64", "sliding:window=512,sinks=4,layers=0-9+20-29", "topk:k=64,recent=16,layers=3"}) {
+                                 "latent:rank=64", "sliding:window=512,sinks=4,layers=0-9+20-29", "topk:k=64,recent=16,layers=3",
+                                 "cross_layer:group=2,layers=9-12,merge=mean,sinks=4;cross_layer:group=2,layers=15-28,merge=mean,sinks=4",
+                                 "sliding:window=512,sinks=4,layers=0-14;topk:k=512,recent=64"}) {
             QCOMPARE(workbench::attention_layout_name(*workbench::parse_attention_layout(spec)), std::string(spec));
             workbench::EngineConfig c;
             c.n_threads = 3;
@@ -404,6 +407,49 @@ private slots:
         QCOMPARE(kv->recent, 0);
     }
 
+    // A layout of several terms shows in the per-layer layout entry, whose text the user edits;
+    // a calibrated one says how it was chosen until it is edited, and latent always says that
+    // its factors come from a calibration text.
+    void calibratedAndPerLayerLayoutsShowWhatTheyDependOn() {
+        ConfigPanel panel;
+        auto* calibration = child<QLabel>(panel, "calibrationLabel");
+        auto* layout = child<QLineEdit>(panel, "attentionLayout");
+        auto* variant = child<QComboBox>(panel, "attentionCombo");
+        workbench::EngineConfig c;
+        c.attention = "cross_layer:group=2,layers=9-12,merge=mean,sinks=4;cross_layer:group=2,layers=15-28,merge=mean,sinks=4";
+        c.calibrated_by = "workbench-cli calibrate: cross_layer on paradise_lost.txt";
+        QVERIFY(panel.setEngineConfig(c));
+        QCOMPARE(variant->currentIndex(), variant->count() - 1);
+        QCOMPARE(layout->text().toStdString(), c.attention);
+        QVERIFY(!calibration->isHidden());
+        QVERIFY2(calibration->text().contains("paradise_lost.txt"), qPrintable(calibration->text()));
+        QCOMPARE(panel.engineConfig("m.gguf").calibrated_by, c.calibrated_by);
+        // Edited: no longer the calibrated layout, and the configuration no longer claims it.
+        layout->setText(QStringLiteral("cross_layer:group=2,layers=9-12,merge=mean,sinks=4"));
+        QVERIFY(calibration->isHidden());
+        QVERIFY(panel.engineConfig("m.gguf").calibrated_by.empty());
+        QCOMPARE(panel.engineConfig("m.gguf").attention, std::string("cross_layer:group=2,layers=9-12,merge=mean,sinks=4"));
+        // A layout that does not parse says why and offers no Apply.
+        layout->setText(QStringLiteral("sliding:window=32;topk:k=64"));
+        auto* error = child<QLabel>(panel, "attentionError");
+        QVERIFY(!error->isHidden() && !error->text().isEmpty());
+        QVERIFY(!child<QPushButton>(panel, "applyButton")->isEnabled());
+        // latent depends on its calibration text, the default or the one stored with it.
+        workbench::EngineConfig latent;
+        latent.attention = "latent:rank=64";
+        QVERIFY(panel.setEngineConfig(latent));
+        QVERIFY(!calibration->isHidden());
+        QVERIFY2(calibration->text().contains("paradise_lost.txt"), qPrintable(calibration->text()));
+        latent.calibration_text = "/data/my_calibration.txt";
+        QVERIFY(panel.setEngineConfig(latent));
+        QVERIFY2(calibration->text().contains("my_calibration.txt"), qPrintable(calibration->text()));
+        QCOMPARE(panel.engineConfig("m.gguf").calibration_text, latent.calibration_text);
+        workbench::EngineConfig plain;
+        plain.attention = "sliding:window=64,sinks=4";
+        QVERIFY(panel.setEngineConfig(plain));
+        QVERIFY(calibration->isHidden());
+    }
+
     // A string the form cannot show is refused with the parser's words; nothing else changes.
     void badStoredStringsAreRefusedWithAReason() {
         ConfigPanel panel;
@@ -412,7 +458,7 @@ private slots:
         good.kv_types = "f16";
         QVERIFY(panel.setEngineConfig(good));
         auto* error = child<QLabel>(panel, "attentionError");
-        for (const char* spec : {"sliding:window=abc", "nonsense", "sliding:window=32,layers=0-9;topk:k=64"}) {
+        for (const char* spec : {"sliding:window=abc", "nonsense", "sliding:window=32;topk:k=64"}) {
             workbench::EngineConfig c = good;
             c.attention = spec;
             QVERIFY2(!panel.setEngineConfig(c), spec);

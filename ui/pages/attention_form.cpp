@@ -59,6 +59,25 @@ AttentionForm::AttentionForm(QWidget* parent) : QWidget(parent) {
         m_fields.emplace_back();
         m_pages->addWidget(buildPage(v, m_fields.back()));
     }
+    // The last entry: a whole layout, each term with its layers, as --attention takes it.
+    m_variant->addItem(tr("per-layer layout"));
+    m_variant->setItemData(m_variant->count() - 1,
+                           tr("Different variants on different layers, e.g. a calibrated cross_layer layout"),
+                           Qt::ToolTipRole);
+    m_fields.emplace_back();
+    {
+        auto* page = new QWidget(m_pages);
+        auto* form = new QFormLayout(page);
+        form->setContentsMargins(12, 0, 0, 0);
+        m_layout = new QLineEdit(page);
+        m_layout->setObjectName(QStringLiteral("attentionLayout"));
+        m_layout->setPlaceholderText(QStringLiteral("sliding:window=512,layers=0-14;topk:k=512"));
+        m_layout->setToolTip(tr("Terms joined by ';', each a variant spec with its layers=A-B (one term may leave "
+                                "them out and take the rest; layers no term names run full attention)."));
+        connect(m_layout, &QLineEdit::textChanged, this, &AttentionForm::changed);
+        form->addRow(tr("Layout"), m_layout);
+        m_pages->addWidget(page);
+    }
 
     auto* bottom = new QFormLayout();
     bottom->setContentsMargins(12, 0, 0, 0);
@@ -116,6 +135,8 @@ QWidget* AttentionForm::buildPage(const AttentionVariant& variant, std::vector<F
     return page;
 }
 
+bool AttentionForm::layoutEntry() const { return m_variant->currentIndex() == m_variant->count() - 1; }
+
 const AttentionVariant& AttentionForm::currentVariant() const {
     return workbench::attention_variants()[static_cast<size_t>(std::max(0, m_variant->currentIndex()))];
 }
@@ -126,6 +147,11 @@ void AttentionForm::showVariant(int index) {
         m_pages->widget(i)->setSizePolicy(QSizePolicy::Preferred, i == index ? QSizePolicy::Preferred : QSizePolicy::Ignored);
     m_pages->setCurrentIndex(index);
     m_pages->adjustSize();
+    if (layoutEntry()) {
+        m_layers->setEnabled(false);
+        m_layers->setToolTip(tr("Each term of the layout names its own layers."));
+        return;
+    }
     const AttentionVariant& v = currentVariant();
     m_layers->setEnabled(takesLayers(v.kind));
     const AttentionParameter* range = layerRangeOf(v);
@@ -137,6 +163,7 @@ void AttentionForm::showVariant(int index) {
 }
 
 std::string AttentionForm::fieldsText() const {
+    if (layoutEntry()) return m_layout->text().trimmed().toStdString();
     const AttentionVariant& v = currentVariant();
     std::string params;
     for (const Field& f : m_fields[static_cast<size_t>(m_variant->currentIndex())]) {
@@ -155,6 +182,12 @@ std::string AttentionForm::fieldsText() const {
 }
 
 workbench::Result<workbench::AttentionLayout> AttentionForm::layout() const {
+    if (layoutEntry()) {
+        if (m_layout->text().trimmed().isEmpty())
+            return workbench::error(workbench::StatusCode::invalid_argument,
+                                    tr("Layout: write the terms, e.g. sliding:window=512,layers=0-14;topk:k=512").toStdString());
+        return workbench::parse_attention_layout(fieldsText());
+    }
     // Only ranges belong here: a ',' or ';' would add parameters or terms the fields do not show.
     const QString layers = m_layers->text();
     for (QChar c : layers)
@@ -179,12 +212,19 @@ bool AttentionForm::setSpec(const std::string& spec) {
     };
     const auto parsed = workbench::parse_attention_layout(spec.empty() ? std::string("full") : spec);
     if (!parsed.ok()) return fail(QString::fromStdString(parsed.status().message()));
-    if (parsed->size() != 1)
-        return fail(tr("'%1' gives different layers different policies; this form shows one policy and its layers "
-                       "(the CLI's --attention takes the whole layout).")
-                        .arg(QString::fromStdString(spec)));
     // The canonical name spells out every parameter, and the term's layers, as key=value.
     const std::string name = workbench::attention_layout_name(*parsed);
+    if (parsed->size() != 1) {
+        const int index = m_variant->count() - 1;
+        {
+            const QSignalBlocker blockVariant(m_variant), blockLayout(m_layout);
+            m_variant->setCurrentIndex(index);
+            m_layout->setText(QString::fromStdString(name));
+        }
+        showVariant(index);
+        emit changed();
+        return true;
+    }
     const auto& variants = workbench::attention_variants();
     int index = 0;
     while (index + 1 < static_cast<int>(variants.size()) && variants[static_cast<size_t>(index)].kind != parsed->front().spec.kind)

@@ -1,9 +1,10 @@
 // The attention part of the configuration panel, built from the engine's variant table
 // (workbench/attention.h) so that its defaults, ranges and help are the engine's own: a variant
 // combo, one page of fields per variant, and a Layers field that runs the variant on some layers
-// only (the others run full attention; for cross_layer it is the sharing range). What it gives is
-// the engine's canonical layout name, so the spec the panel emits is the one the engine runs.
-// GUI thread only.
+// only (the others run full attention; for cross_layer it is the sharing range), and a last entry,
+// "per-layer layout", whose one text field takes a whole layout of several terms (a calibrated
+// cross_layer layout, a sweep's mixed rows). What it gives is the engine's canonical layout name,
+// so the spec the panel emits is the one the engine runs. GUI thread only.
 #pragma once
 
 #include <QWidget>
@@ -26,8 +27,8 @@ public:
     workbench::Result<workbench::AttentionLayout> layout() const;
     // Its canonical name (attention_layout_name); the fields as written while layout() fails.
     std::string spec() const;
-    // Shows `spec` in the fields. False, the fields left as they were and the reason shown under
-    // them, when it does not parse or has more than one term.
+    // Shows `spec` in the fields (a layout of several terms in the per-layer layout field). False,
+    // the fields left as they were and the reason shown under them, when it does not parse.
     bool setSpec(const std::string& spec);
 
 signals:
@@ -39,7 +40,8 @@ private:
         QWidget* widget;     // QSpinBox (integer) or QComboBox (choice)
     };
     QWidget* buildPage(const workbench::AttentionVariant& variant, std::vector<Field>& fields);
-    const workbench::AttentionVariant& currentVariant() const;
+    const workbench::AttentionVariant& currentVariant() const;   // not in the layout entry
+    bool layoutEntry() const;   // the per-layer layout entry is chosen
     std::string fieldsText() const;  // "sliding:window=64,sinks=4,layers=0-9"
     void showVariant(int index);
     void showError();
@@ -48,5 +50,6 @@ private:
     QStackedWidget* m_pages = nullptr;
     std::vector<std::vector<Field>> m_fields;  // per variant, in attention_variants() order
     QLineEdit* m_layers = nullptr;
+    QLineEdit* m_layout = nullptr;   // the per-layer layout entry's whole spec
     QLabel* m_error = nullptr;
 };

@@ -17,6 +17,8 @@
 #include <QStandardItemModel>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <filesystem>
 
 #include "ui/format.h"
 #include "workbench/backends.h"
@@ -114,6 +116,13 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_attention = new AttentionForm(this);
     outer->addWidget(m_attention);
     connect(m_attention, &AttentionForm::changed, this, &ConfigPanel::refresh);
+    m_calibration = new QLabel(this);
+    m_calibration->setObjectName(QStringLiteral("calibrationLabel"));
+    m_calibration->setWordWrap(true);
+    m_calibration->setTextFormat(Qt::RichText);
+    m_calibration->setStyleSheet(QStringLiteral("color: #1a5fb4;"));
+    m_calibration->setVisible(false);
+    outer->addWidget(m_calibration);
 
     auto* kvForm = new QFormLayout();
     outer->addLayout(kvForm);
@@ -301,6 +310,8 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.kv_types = kvTypes();
     c.kv_budget_bytes = static_cast<uint64_t>(m_kvBudget->value()) << 20;
     c.backend = m_backend->currentData().toString().toStdString();
+    c.calibration_text = m_calibrationText;
+    if (c.attention == m_calibratedSpec) c.calibrated_by = m_calibratedBy;   // edited away: no longer the calibrated layout
     if (m_drafting && m_drafting->currentData().toInt() == static_cast<int>(workbench::DraftKind::model))
         c.draft_model_path = m_draftModel->text().trimmed().toStdString();
     return c;
@@ -318,6 +329,11 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     m_threads->setValue(c.n_threads);
     m_context->setValue(c.n_ctx);
     m_weights->setCurrentIndex(std::max(0, m_weights->findData(QString::fromStdString(c.weight_type))));
+    // Before the form changes: its refresh shows the calibration the configuration came with.
+    m_calibrationText = c.calibration_text;
+    m_calibratedBy = c.calibrated_by;
+    const auto calibratedLayout = workbench::parse_attention_layout(c.attention.empty() ? std::string("full") : c.attention);
+    m_calibratedSpec = calibratedLayout.ok() ? workbench::attention_layout_name(*calibratedLayout) : c.attention;
     bool expressed = m_attention->setSpec(c.attention);
     // A stored configuration on a backend this machine cannot run keeps the current one (and says
     // the form could not express it).
@@ -424,7 +440,7 @@ bool ConfigPanel::differsFromApplied() const {
     return c.n_threads != m_applied.n_threads || c.n_ctx != m_applied.n_ctx || c.weight_type != m_applied.weight_type ||
            c.attention != m_applied.attention || c.kv_types != m_applied.kv_types ||
            c.kv_budget_bytes != m_applied.kv_budget_bytes || c.draft_model_path != m_applied.draft_model_path ||
-           c.backend != m_applied.backend;
+           c.backend != m_applied.backend || c.calibration_text != m_applied.calibration_text;
 }
 
 void ConfigPanel::refresh() {
@@ -435,6 +451,7 @@ void ConfigPanel::refresh() {
     // A spec the engine would refuse is not offered for loading: its reason shows instead.
     const auto layout = m_attention->layout();
     bool runnable = layout.ok();
+    showCalibration(layout.ok() ? &*layout : nullptr, spec);
 
     if (m_info && runnable) {
         const int ctx = effectiveContext(m_context->value(), m_info);
@@ -461,6 +478,28 @@ void ConfigPanel::refresh() {
     else if (!runnable) m_apply->setText(tr("Apply (fix the attention settings first)"));
     else if (!m_info) m_apply->setText(tr("Load the model with these settings"));
     else m_apply->setText(pending ? tr("Apply (reloads the model)") : tr("Applied"));
+}
+
+void ConfigPanel::showCalibration(const workbench::AttentionLayout* layout, const std::string& spec) {
+    QStringList lines;
+    if (!m_calibratedBy.empty() && spec == m_calibratedSpec)
+        lines << tr("Calibrated layout (%1). Its figures hold for the model it was calibrated on.")
+                     .arg(QString::fromStdString(m_calibratedBy).toHtmlEscaped());
+    const bool latent = layout && std::any_of(layout->begin(), layout->end(), [](const workbench::AttentionTerm& term) {
+        return term.spec.kind == workbench::AttentionKind::latent;
+    });
+    if (latent) {
+        const QString text = m_calibrationText.empty()
+                                 ? tr("the last 512 tokens of paradise_lost.txt")
+                                 : QString::fromStdString(std::filesystem::path(m_calibrationText).filename().string()).toHtmlEscaped();
+        lines << tr("Depends on calibration: latent's factors are computed at load from the attention inputs of %1; "
+                    "another text gives other factors.")
+                     .arg(text);
+    }
+    m_calibration->setText(lines.join(QStringLiteral("<br>")));
+    m_calibration->setToolTip(tr("A calibrated configuration is measured on a calibration text, never the evaluation "
+                                 "text (workbench-cli calibrate, docs/VARIANTS.md)."));
+    m_calibration->setVisible(!lines.isEmpty());
 }
 
 void ConfigPanel::showWarnings(const workbench::KvPrediction& atContext, int ctx) {
@@ -504,7 +543,11 @@ void ConfigPanel::saveSettings(QSettings& s) const {
         if (combo != m_backend) s.setValue(combo->objectName(), combo->currentIndex());
     s.setValue(QStringLiteral("backend"), m_backend->currentData());   // by name: the list may grow
     s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
-    if (const auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers"))) s.setValue(layers->objectName(), layers->text());
+    for (const char* name : {"attentionLayers", "attentionLayout"})
+        if (const auto* field = findChild<QLineEdit*>(QLatin1String(name))) s.setValue(field->objectName(), field->text());
+    s.setValue(QStringLiteral("calibrationText"), QString::fromStdString(m_calibrationText));
+    s.setValue(QStringLiteral("calibratedBy"), QString::fromStdString(m_calibratedBy));
+    s.setValue(QStringLiteral("calibratedSpec"), QString::fromStdString(m_calibratedSpec));
     s.setValue(m_draftModel->objectName(), m_draftModel->text());
     s.endGroup();
 }
@@ -523,8 +566,12 @@ void ConfigPanel::restoreSettings(QSettings& s) {
     selectBackend(s.value(QStringLiteral("backend")).toString());
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
     m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
-    if (auto* layers = findChild<QLineEdit*>(QStringLiteral("attentionLayers")))
-        layers->setText(s.value(layers->objectName(), layers->text()).toString());
+    for (const char* name : {"attentionLayers", "attentionLayout"})
+        if (auto* field = findChild<QLineEdit*>(QLatin1String(name)))
+            field->setText(s.value(field->objectName(), field->text()).toString());
+    m_calibrationText = s.value(QStringLiteral("calibrationText")).toString().toStdString();
+    m_calibratedBy = s.value(QStringLiteral("calibratedBy")).toString().toStdString();
+    m_calibratedSpec = s.value(QStringLiteral("calibratedSpec")).toString().toStdString();
     s.endGroup();
     refresh();
 }

@@ -3,7 +3,8 @@
 // Apply button starts; sampling settings go with the next turn. Before applying, it shows the
 // KV bytes the chosen configuration will hold and read beside full attention's, as the engine
 // predicts them for the loaded model (ui/pages/predicted_kv.h); the attention fields are the
-// engine's variant table (ui/pages/attention_form.h). GUI thread only; it reads the loaded
+// engine's variant table (ui/pages/attention_form.h). It says when the configuration depends on a
+// calibration (a calibrated layout, latent's factors). GUI thread only; it reads the loaded
 // ModelInfo, never the engine.
 #pragma once
 
@@ -38,7 +39,7 @@ public:
     void noteSeedUsed(quint64 seed);
     // Sets the load-time fields to `config` (History → Continue reloads with a stored one).
     // False when the form cannot express it (a spec or KV types that do not parse, a layout of
-    // several terms, a value past a field's range): the reason is shown, nothing crashes.
+    // layers used twice, a value past a field's range): the reason is shown, nothing crashes.
     bool setEngineConfig(const workbench::EngineConfig& config);
 
     // The model the predictions are for (nullopt: none loaded) and the settings it was loaded
@@ -67,6 +68,9 @@ private:
     void refresh();  // the prediction and the Apply button, after any change
     // The context and budget warnings, from the prediction at the context the panel predicts for.
     void showWarnings(const workbench::KvPrediction& atContext, int ctx);
+    // What the configuration owes to a calibration: a calibrated layout (while the form still
+    // shows it) and latent's factors, which come from a calibration text at load.
+    void showCalibration(const workbench::AttentionLayout* layout, const std::string& spec);
     std::string kvTypes() const;
     bool differsFromApplied() const;
     // Chooses the backend named `name` when it is listed and can run here (its entry enabled).
@@ -83,6 +87,7 @@ private:
     QSpinBox* m_kvBudget = nullptr;
     QComboBox* m_backend = nullptr;
     QLabel* m_specLabel = nullptr;
+    QLabel* m_calibration = nullptr;
     QLabel* m_prediction = nullptr;
     QLabel* m_measured = nullptr;
     QLabel* m_measuredVsPredicted = nullptr;
@@ -110,5 +115,9 @@ private:
     QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
     QLabel* m_budgetWarning = nullptr;   // the KV budget holds less than the context needs
     workbench::EngineConfig m_applied;
+    // From the configuration last put into the form (History, --config, a calibrated file).
+    std::string m_calibrationText;   // latent's calibration text; empty: the default
+    std::string m_calibratedBy;      // how a calibration chose m_calibratedSpec
+    std::string m_calibratedSpec;
     bool m_loading = false;
 };

@@ -27,6 +27,9 @@ struct EngineConfig {
     std::function<void(const std::string& step, float fraction)> on_load_progress;
     std::string calibration_text;    // latent: text whose attention inputs weight the factorization;
                                      // empty: the last 512 tokens of resources/eval/paradise_lost.txt
+    // How a calibration chose `attention` (`workbench-cli calibrate` writes it), shown beside the
+    // layout wherever it is loaded; empty: chosen by hand. The engine does not read it.
+    std::string calibrated_by;
     // Speculative decoding's draft model (same vocabulary), loaded beside the model; empty: none.
     // Requests choose per request whether to draft with it (SpeculationParams).
     std::string draft_model_path;
@@ -35,7 +38,8 @@ struct EngineConfig {
 
 // EngineConfig as JSON, the one schema the CLI's --config, the GUI's --config and the session
 // database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
-// "kv_budget_bytes", "n_seq_max", "calibration_text", "draft_model_path", "backend"} (callbacks are not saved).
+// "kv_budget_bytes", "n_seq_max", "calibration_text", "calibrated_by", "draft_model_path", "backend"} (callbacks
+// are not saved).
 std::string engine_config_json(const EngineConfig& config);
 // What can be checked without the model file: the attention spec, the K/V types, the weight
 // type and the backend's name parse. invalid_argument naming the field and what is wrong; model-dependent limits (a

@@ -378,9 +378,13 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
 
 void unrotate_attention_rows(float* out, int64_t n_tokens, const AttentionShape& shape, ThreadPool& pool) {
     const int64_t hd = shape.head_dim;
-    pool.parallel_for(n_tokens * shape.n_head, [&](int64_t begin, int64_t end) {
+    const int64_t rows = n_tokens * shape.n_head;
+    auto unrotate = [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) hadamard_rotate(out + r * hd, hd);
-    });
+    };
+    // A decode step's few head rows take well under a microsecond: inline, a pool round costs more.
+    if (rows * hd <= 16384) unrotate(0, rows);
+    else pool.parallel_for(rows, unrotate);
 }
 
 }  // namespace workbench

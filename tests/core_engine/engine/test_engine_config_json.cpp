@@ -24,6 +24,7 @@ private slots:
         c.n_seq_max = 8;
         c.calibration_text = "/tmp/cal.txt";
         c.backend = "cuda";
+        c.calibrated_by = "workbench-cli calibrate: cross_layer on paradise_lost.txt";
         auto back = engine_config_from_json(engine_config_json(c));
         QVERIFY2(back.ok(), back.status().message().c_str());
         QCOMPARE(back->model_path, c.model_path);
@@ -36,8 +37,10 @@ private slots:
         QCOMPARE(back->n_seq_max, 8);
         QCOMPARE(back->calibration_text, c.calibration_text);
         QCOMPARE(back->backend, std::string("cuda"));
+        QCOMPARE(back->calibrated_by, c.calibrated_by);
         // The default backend is left out, so configurations stored before it keep their text.
         QVERIFY(engine_config_json(EngineConfig{}).find("backend") == std::string::npos);
+        QVERIFY(engine_config_json(EngineConfig{}).find("calibrated_by") == std::string::npos);
     }
 
     void absent_fields_keep_defaults() {
