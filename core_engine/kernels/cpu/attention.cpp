@@ -54,11 +54,20 @@ struct KeyCursor {
     }
 };
 
-// q8_0 keys are scored by int8 dot products in place (their blocks need whole 32-value rows).
-bool reads_q8_0_keys(const KvStreamView& st, int64_t hd) { return st.k.type == KvDType::q8_0 && hd % 32 == 0; }
+// q8_0, q4_0 and q2_0 keys are scored by int8 dot products in place (their blocks need whole
+// 32-value rows).
+Int8Key int8_keys_of(const KvStreamView& st, int64_t hd) {
+    if (hd % 32 != 0) return Int8Key::none;
+    switch (st.k.type) {
+    case KvDType::q8_0: return Int8Key::q8_0;
+    case KvDType::q4_0: return Int8Key::q4_0;
+    case KvDType::q2_0: return Int8Key::q2_0;
+    default: return Int8Key::none;
+    }
+}
 
 // Appends the cursor's next `n` keys to `refs` and moves past them; rows of types other than
-// f16/f32 (q8_0 keys apart) are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
+// f16/f32 (int8-scored keys apart) are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
 void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd,
                   std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
     while (n > 0 && c.span < c.list.size()) {
@@ -66,7 +75,7 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
         const KvStreamView& st = streams[static_cast<size_t>(sp.stream)];
         const bool k16 = st.k.type == KvDType::f16, v16 = st.v.type == KvDType::f16;
         const bool k32 = st.k.type == KvDType::f32, v32 = st.v.type == KvDType::f32;
-        const bool k8 = reads_q8_0_keys(st, hd);
+        const Int8Key k8 = int8_keys_of(st, hd);
         const int32_t end = static_cast<int32_t>(std::min<int64_t>(sp.end, c.entry + n));
         // Walk block by block: one table lookup and no division per key.
         int64_t blk = c.entry / st.block_tokens, slot = c.entry % st.block_tokens;
@@ -82,7 +91,7 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
             const uint8_t* kr = kb + slot * st.k.token_stride;
             const uint8_t* vr = vb + slot * st.v.token_stride;
             KeyRef r{kr, vr, k16, v16, k8, st.score_bias};
-            if (!k16 && !k32 && !k8) {
+            if (!k16 && !k32 && k8 == Int8Key::none) {
                 kv_decode_row(st.k.type, kr, &scratch[used], hd);
                 r.k = &scratch[used];
                 used += static_cast<size_t>(hd);
@@ -144,7 +153,8 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     // Queries are tiled so each K/V row loaded serves several of them; per (query, head, key)
     // the arithmetic is exactly the untiled one, so tiling never changes a result.
     const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;
-    const bool any_q8_keys = std::any_of(streams.begin(), streams.end(), [&](const KvStreamView& st) { return reads_q8_0_keys(st, hd); });
+    const bool any_q8_keys =
+        std::any_of(streams.begin(), streams.end(), [&](const KvStreamView& st) { return int8_keys_of(st, hd) != Int8Key::none; });
     const int64_t n_tiles = (n_tokens + tile - 1) / tile;
     const int64_t n_units = n_tiles * s.n_head_kv;  // (tile, KV head)
     auto list_of = [&](int64_t t, int64_t kvh) { return plan.list(plan.per_kv_head ? t * s.n_head_kv + kvh : t); };
@@ -242,15 +252,17 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 for (int64_t i = 0; i < hd; ++i)
                     qr[(a * group + g) * hd + i] = half_to_float(float_to_half(q[((t0 + a) * s.n_head + kvh * group + g) * hd + i]));
 
-        // The query rows as q8_0 blocks, for q8_0 keys.
-        thread_local std::vector<uint8_t> q8;
+        // The query rows as q8_0 blocks (their steps as floats), for int8-scored keys.
+        thread_local std::vector<uint8_t> q8, q8_row;
         thread_local std::vector<const uint8_t*> q8_rows;
         if (any_q8_keys) {
-            const int64_t row_bytes = hd / 32 * kQ8Block;
+            const int64_t n_blocks = hd / 32, row_bytes = n_blocks * kQueryBlockBytes;
             q8.resize(static_cast<size_t>(n_qh * row_bytes));
+            q8_row.resize(static_cast<size_t>(n_blocks * 34));
             q8_rows.resize(static_cast<size_t>(n_qh));
             for (int64_t qh = 0; qh < n_qh; ++qh) {
-                quantize_row(DType::q8_0, &qr[qh * hd], &q8[qh * row_bytes], hd);
+                quantize_row(DType::q8_0, &qr[qh * hd], q8_row.data(), hd);
+                query_blocks_from_q8_0(q8_row.data(), &q8[qh * row_bytes], n_blocks);
                 q8_rows[qh] = &q8[qh * row_bytes];
             }
         }
@@ -258,7 +270,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         // Scores of rows [r0, r1) against n keys, into columns col0.. of their score rows. Each is
         // one FMA chain over the head's dimensions, 8 lanes wide, then the same horizontal sum:
         // the order of these additions shows in the logits (tests/core_engine/model/test_model_oracle.cpp).
-        // q8_0 keys go by runs to q8_0_scores.
+        // Quantized keys go by runs of one format to int8_scores.
         auto score_f = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
             for (int64_t g0 = r0; g0 < r1; g0 += kMaxAcc) {
                 const int64_t g1 = std::min(r1, g0 + kMaxAcc);
@@ -277,10 +289,10 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         auto score = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
             if (!any_q8_keys) return score_f(keys, n, col0, r0, r1);
             for (int64_t j0 = 0; j0 < n;) {
-                const bool k8 = keys[j0].k8;
+                const Int8Key k8 = keys[j0].k8;
                 int64_t j1 = j0 + 1;
                 while (j1 < n && keys[j1].k8 == k8) ++j1;
-                if (k8) q8_0_scores(keys + j0, j1 - j0, &q8_rows[r0], r1 - r0, hd, &scores[r0 * kKeyBlock + col0 + j0], kKeyBlock, scale);
+                if (k8 != Int8Key::none) int8_scores(keys + j0, j1 - j0, &q8_rows[r0], r1 - r0, hd, &scores[r0 * kKeyBlock + col0 + j0], kKeyBlock, scale);
                 else score_f(keys + j0, j1 - j0, col0 + j0, r0, r1);
                 j0 = j1;
             }

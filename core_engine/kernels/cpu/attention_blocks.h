@@ -27,13 +27,17 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// One key's K and V rows, resolved: f16 and f32 rows are read in place, q8_0 keys too (k8: scored
-// by int8 dot products, q8_0_scores below), any other type is decoded once into the block's
-// scratch and read as f32.
+// How a key row is scored by int8 dot products in place (int8_key_scores below); none: as floats.
+enum class Int8Key : uint8_t { none, q8_0, q4_0, q2_0 };
+
+// One key's K and V rows, resolved: f16 and f32 rows are read in place, q8_0, q4_0 and q2_0 keys
+// too (k8 says which: scored by int8 dot products), any other type is decoded once into the
+// block's scratch and read as f32.
 struct KeyRef {
     const void* k;
     const void* v;
-    bool k16, v16, k8;
+    bool k16, v16;
+    Int8Key k8;
     float bias;
 };
 
@@ -139,14 +143,27 @@ void score_rows(const KeyRef* keys, int64_t n, const float* qr, int64_t hd, floa
     for (; j < n; ++j) score_one_key<NQ>(keys[j], qr, hd, out + j, out_stride, scale);
 }
 
-// q8_0 keys (blocks of 32 int8 values and an f16 scale) against query rows quantized the same way
-// (quantize_row q8_0, as llama.cpp's CPU path does when it multiplies q8_0 by q8_0): per block,
-// one int8 dot product of 32 pairs (sign trick, maddubs, madd: pair sums stay within int16 for
-// values in ±127) scaled by d_k · d_q, accumulated in 8 float lanes, then hsum's sum. Rows of one
-// call share each loaded key block; a row's score does not depend on the rows beside it.
-constexpr int64_t kQ8Block = 34;
+// Quantized keys (blocks of 32 values and an f16 step) against query rows quantized to q8_0
+// (quantize_row q8_0, as llama.cpp's CPU path does when it multiplies q8_0 or q4_0 by q8_0): per
+// block, the key's 32 codes as int8 (q8_0 as stored, q4_0 nibble − 8, q2_0 2·code − 3 at half
+// the step), one int8 dot product of 32 pairs (sign trick, maddubs, madd: pair sums stay within
+// int16 for values in ±127) scaled by d_k · d_q, accumulated in 8 float lanes, then hsum's sum.
+// The integer sums are exact, so a key scores as its decoded row would against the q8_0 query.
+// Rows of one call share each loaded key block; a row's score does not depend on the rows beside it.
+// A query block as the scores read it: q8_0's step widened to a float (converted once per step,
+// not once per key), then its 32 codes.
+constexpr int64_t kQueryBlockBytes = 36;
+inline void query_blocks_from_q8_0(const uint8_t* q8_0_row, uint8_t* out, int64_t n_blocks) {
+    for (int64_t b = 0; b < n_blocks; ++b, q8_0_row += 34, out += kQueryBlockBytes) {
+        uint16_t d16;
+        std::memcpy(&d16, q8_0_row, 2);
+        const float d = half_to_float(d16);
+        std::memcpy(out, &d, 4);
+        std::memcpy(out + 4, q8_0_row + 2, 32);
+    }
+}
 inline __m256 q8_block_dot(__m256i k_abs, __m256i k, const uint8_t* q_block) {
-    const __m256i qs = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q_block + 2)), k);
+    const __m256i qs = _mm256_sign_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(q_block + 4)), k);
     const __m256i pairs = _mm256_maddubs_epi16(k_abs, qs);
     return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
 }
@@ -161,31 +178,57 @@ struct Q8KeyBlock {
     __m256i k, k_abs;
     float d;
     __m256 add_dot(const uint8_t* q_block, __m256 acc) const {
-        return _mm256_fmadd_ps(_mm256_set1_ps(d * q8_scale(q_block)), q8_block_dot(k_abs, k, q_block), acc);
+        const __m256 step = _mm256_mul_ps(_mm256_set1_ps(d), _mm256_broadcast_ss(reinterpret_cast<const float*>(q_block)));
+        return _mm256_fmadd_ps(step, q8_block_dot(k_abs, k, q_block), acc);
     }
 };
-inline Q8KeyBlock load_q8_key(const uint8_t* block) {
-    const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
-    return {k, _mm256_sign_epi8(k, k), q8_scale(block)};
-}
-template <int NR>
-void q8_0_key_rows(const uint8_t* key, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale, float bias) {
+// Each key format: its block's bytes and its codes as int8 with their step.
+struct Q8Keys {
+    static constexpr int64_t kBlockBytes = 34;
+    static Q8KeyBlock load(const uint8_t* block) {
+        const __m256i k = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 2));
+        return {k, _mm256_sign_epi8(k, k), q8_scale(block)};
+    }
+};
+struct Q4Keys {   // byte j: value j in its low nibble, value j + 16 in its high one
+    static constexpr int64_t kBlockBytes = 18;
+    static Q8KeyBlock load(const uint8_t* block) {
+        const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+        const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(bytes, 4), bytes), _mm256_set1_epi8(0x0f));
+        const __m256i k = _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
+        return {k, _mm256_sign_epi8(k, k), q8_scale(block)};
+    }
+};
+struct Q2Keys {   // byte j: value 8i + j in bits 2i..2i+1; level (c − 1.5)·d = (2c − 3)·d/2
+    static constexpr int64_t kBlockBytes = 10;
+    static Q8KeyBlock load(const uint8_t* block) {
+        const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(block + 2));
+        const __m128i lo = _mm_unpacklo_epi64(bytes, _mm_srli_epi16(bytes, 2));
+        const __m128i hi = _mm_unpacklo_epi64(_mm_srli_epi16(bytes, 4), _mm_srli_epi16(bytes, 6));
+        const __m256i c = _mm256_and_si256(_mm256_set_m128i(hi, lo), _mm256_set1_epi8(3));
+        const __m256i k = _mm256_sub_epi8(_mm256_add_epi8(c, c), _mm256_set1_epi8(3));
+        return {k, _mm256_sign_epi8(k, k), 0.5f * q8_scale(block)};
+    }
+};
+
+template <class Fmt, int NR>
+void int8_key_rows(const uint8_t* key, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale, float bias) {
     __m256 acc[NR];
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < n_blocks; ++b) {
-        const Q8KeyBlock kb = load_q8_key(key + b * kQ8Block);
+        const Q8KeyBlock kb = Fmt::load(key + b * Fmt::kBlockBytes);
 #pragma GCC unroll 4
-        for (int r = 0; r < NR; ++r) acc[r] = kb.add_dot(q_rows[r] + b * kQ8Block, acc[r]);
+        for (int r = 0; r < NR; ++r) acc[r] = kb.add_dot(q_rows[r] + b * kQueryBlockBytes, acc[r]);
     }
 #pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) out[r * out_stride] = std::fma(hsum(acc[r]), scale, bias);
 }
 
-// NR rows × 4 q8_0 keys: each key block is loaded once for the NR rows, and each row's four sums
-// come out of one hsum4 (the same floats as q8_0_key_rows' hsum, key by key).
-template <int NR>
-void q8_0_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale) {
+// NR rows × 4 keys: each key block is loaded once for the NR rows, and each row's four sums
+// come out of one hsum4 (the same floats as int8_key_rows' hsum, key by key).
+template <class Fmt, int NR>
+void int8_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_blocks, float* out, int64_t out_stride, float scale) {
     __m256 acc[NR][4];
 #pragma GCC unroll 4
     for (int k = 0; k < NR; ++k)
@@ -193,9 +236,9 @@ void q8_0_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_bloc
     for (int64_t b = 0; b < n_blocks; ++b) {
 #pragma GCC unroll 4
         for (int c = 0; c < 4; ++c) {
-            const Q8KeyBlock kb = load_q8_key(static_cast<const uint8_t*>(r[c].k) + b * kQ8Block);
+            const Q8KeyBlock kb = Fmt::load(static_cast<const uint8_t*>(r[c].k) + b * Fmt::kBlockBytes);
 #pragma GCC unroll 4
-            for (int q = 0; q < NR; ++q) acc[q][c] = kb.add_dot(q_rows[q] + b * kQ8Block, acc[q][c]);
+            for (int q = 0; q < NR; ++q) acc[q][c] = kb.add_dot(q_rows[q] + b * kQueryBlockBytes, acc[q][c]);
         }
     }
     const __m128 bias = _mm_setr_ps(r[0].bias, r[1].bias, r[2].bias, r[3].bias);
@@ -204,24 +247,25 @@ void q8_0_key_quad(const KeyRef* r, const uint8_t* const* q_rows, int64_t n_bloc
         _mm_storeu_ps(out + q * out_stride, _mm_fmadd_ps(hsum4(acc[q][0], acc[q][1], acc[q][2], acc[q][3]), _mm_set1_ps(scale), bias));
 }
 
-// Scores of n_rows query rows (q_rows: their q8_0 blocks) against n q8_0 keys, four keys and up
-// to three rows at a time: out[r·out_stride + j].
-inline void q8_0_scores(const KeyRef* keys, int64_t n, const uint8_t* const* q_rows, int64_t n_rows, int64_t hd, float* out,
-                        int64_t out_stride, float scale) {
+// Scores of n_rows query rows (q_rows: their q8_0 blocks) against n keys of format Fmt, four keys
+// and up to three rows at a time: out[r·out_stride + j].
+template <class Fmt>
+void int8_key_scores(const KeyRef* keys, int64_t n, const uint8_t* const* q_rows, int64_t n_rows, int64_t hd, float* out,
+                     int64_t out_stride, float scale) {
     const int64_t n_blocks = hd / 32;
     int64_t j = 0;
     for (; j + 4 <= n; j += 4) {
         for (int64_t a = j + kPrefetchKeys; a < j + 4 + kPrefetchKeys && a < n; ++a) {
             const char* k_ahead = static_cast<const char*>(keys[a].k);
-            for (int64_t at = 0; at < n_blocks * kQ8Block; at += 64) _mm_prefetch(k_ahead + at, _MM_HINT_T0);
+            for (int64_t at = 0; at < n_blocks * Fmt::kBlockBytes; at += 64) _mm_prefetch(k_ahead + at, _MM_HINT_T0);
             prefetch_row(keys[a].v, keys[a].v16, hd);
         }
         for (int64_t r = 0; r < n_rows; r += 3) {
             float* o = out + r * out_stride + j;
             switch (std::min<int64_t>(3, n_rows - r)) {
-            case 1: q8_0_key_quad<1>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
-            case 2: q8_0_key_quad<2>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
-            default: q8_0_key_quad<3>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            case 1: int8_key_quad<Fmt, 1>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            case 2: int8_key_quad<Fmt, 2>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
+            default: int8_key_quad<Fmt, 3>(keys + j, q_rows + r, n_blocks, o, out_stride, scale); break;
             }
         }
     }
@@ -230,11 +274,21 @@ inline void q8_0_scores(const KeyRef* keys, int64_t n, const uint8_t* const* q_r
         for (int64_t r = 0; r < n_rows; r += 3) {
             float* o = out + r * out_stride + j;
             switch (std::min<int64_t>(3, n_rows - r)) {
-            case 1: q8_0_key_rows<1>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
-            case 2: q8_0_key_rows<2>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
-            default: q8_0_key_rows<3>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            case 1: int8_key_rows<Fmt, 1>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            case 2: int8_key_rows<Fmt, 2>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
+            default: int8_key_rows<Fmt, 3>(key, q_rows + r, n_blocks, o, out_stride, scale, keys[j].bias); break;
             }
         }
+    }
+}
+
+// The keys' run, all of one format (k8 ≠ none), by its format.
+inline void int8_scores(const KeyRef* keys, int64_t n, const uint8_t* const* q_rows, int64_t n_rows, int64_t hd, float* out,
+                        int64_t out_stride, float scale) {
+    switch (keys[0].k8) {
+    case Int8Key::q4_0: return int8_key_scores<Q4Keys>(keys, n, q_rows, n_rows, hd, out, out_stride, scale);
+    case Int8Key::q2_0: return int8_key_scores<Q2Keys>(keys, n, q_rows, n_rows, hd, out, out_stride, scale);
+    default: return int8_key_scores<Q8Keys>(keys, n, q_rows, n_rows, hd, out, out_stride, scale);
     }
 }
 

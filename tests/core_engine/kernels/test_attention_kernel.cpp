@@ -72,8 +72,8 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
 }
 
 // Softmax attention in double over the entries the kernel reads, with Q rounded to f16 as the
-// kernel's contract says, and for q8_0 keys also quantized to q8_0 blocks (they are scored by int8
-// dot products).
+// kernel's contract says, and for q8_0, q4_0 and q2_0 keys also quantized to q8_0 blocks (they are
+// scored by int8 dot products).
 std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, const std::vector<Stream>& streams, const AttendPlan& plan,
                              const AttentionShape& s, float scale) {
     const int64_t hd = s.head_dim, group = s.n_head / s.n_head_kv;
@@ -90,7 +90,8 @@ std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, cons
                     const float* kr = st.k_f32.data() + (j * s.n_head_kv + kvh) * hd;
                     std::vector<float> qh(static_cast<size_t>(hd));
                     for (int64_t i = 0; i < hd; ++i) qh[static_cast<size_t>(i)] = half_to_float(float_to_half(q[(t * s.n_head + h) * hd + i]));
-                    if (st.view.k.type == KvDType::q8_0) {
+                    const KvDType kt = st.view.k.type;
+                    if ((kt == KvDType::q8_0 || kt == KvDType::q4_0 || kt == KvDType::q2_0) && hd % 32 == 0) {
                         std::vector<uint8_t> blocks(kv_bytes(KvDType::q8_0, static_cast<uint64_t>(hd)));
                         kv_encode_row(KvDType::q8_0, qh.data(), blocks.data(), hd);
                         kv_decode_row(KvDType::q8_0, blocks.data(), qh.data(), hd);
@@ -228,9 +229,9 @@ private slots:
     }
 
     // Keys are scored four at a time when the four share an element type, one by one otherwise,
-    // and q8_0 keys by runs of int8 dot products: lists that alternate between f16, f32 and q8_0
-    // streams every few keys mix them within a block, and every key's score must still match the
-    // reference.
+    // and quantized keys by runs of int8 dot products of one format: lists that alternate between
+    // f16, f32, q8_0, q4_0 and q2_0 streams every few keys mix them within a block, and every key's
+    // score must still match the reference.
     void keys_of_mixed_types() {
         const AttentionShape s{9, 3, 64};
         std::mt19937 rng(31);
@@ -239,6 +240,8 @@ private slots:
         two.push_back(make_stream(120, s, KvTypes{KvDType::f16, KvDType::f16}, 0.0f, rng));
         two.push_back(make_stream(120, s, KvTypes{KvDType::f32, KvDType::f32}, std::log(2.0f), rng));
         two.push_back(make_stream(120, s, KvTypes{KvDType::q8_0, KvDType::f16}, 0.0f, rng));
+        two.push_back(make_stream(120, s, KvTypes{KvDType::q4_0, KvDType::f16}, 0.0f, rng));
+        two.push_back(make_stream(120, s, KvTypes{KvDType::q2_0, KvDType::q2_0}, 0.0f, rng));
         AttendPlan plan;
         for (int64_t t = 0; t < 5; ++t) {
             int32_t at = 0;
@@ -246,13 +249,15 @@ private slots:
                 plan.add({0, at, at + len});
                 plan.add({1, at, at + len + static_cast<int32_t>(t)});
                 plan.add({2, at, at + len + 1});
-                at += len + 1;
+                plan.add({3, at, at + len});
+                plan.add({4, at, at + len + 2});
+                at += len + 2;
             }
             plan.close_list();
         }
         const std::vector<float> q = random_q(5, s, rng);
         const float scale = 0.125f;
-        expect_close(run(q, 5, two, plan, s, scale, pool), reference(q, 5, two, plan, s, scale), "f16, f32 and q8_0 keys mixed");
+        expect_close(run(q, 5, two, plan, s, scale, pool), reference(q, 5, two, plan, s, scale), "f16, f32, q8_0, q4_0 and q2_0 keys mixed");
     }
 
     // A decode step has few (token, KV head) units: its long lists are cut into block ranges
@@ -285,6 +290,8 @@ private slots:
         QTest::addColumn<int>("k_type");
         QTest::newRow("f16 keys") << static_cast<int>(KvDType::f16);
         QTest::newRow("q8_0 keys") << static_cast<int>(KvDType::q8_0);
+        QTest::newRow("q4_0 keys") << static_cast<int>(KvDType::q4_0);
+        QTest::newRow("q2_0 keys") << static_cast<int>(KvDType::q2_0);
     }
     void batch_and_split_invariant() {
         QFETCH(int, k_type);
