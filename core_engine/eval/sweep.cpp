@@ -138,15 +138,21 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
     if (!q.ok()) return failed(q.status());
     done = q->n_windows;
     if (cancel && cancel->load()) return failed(error(StatusCode::cancelled, "cancelled"));
+    // The reference measured again just before the row's own decode: this VM's bandwidth drifts
+    // by a fifth within minutes, and a row compared with a reference taken an hour earlier shows
+    // the drift instead of the variant. The run's first reference stands in if this one fails.
+    double reference_gb_s = s.reference_gb_s;
+    if (s.reference_gb_s > 0)
+        if (auto ref = measure_decode_reference(baseline.engine(), text, s); ref.ok()) reference_gb_s = ref->gb_s;
     auto timed = run_after_window(engine, text, q->n_windows, s.ctx, s.n_decode);
     if (!timed.ok()) return failed(timed.status());
     step(++done);
     const GenerationMetrics& m = *timed;
     if (m.decode_tok_s && *m.decode_tok_s > 0) row["decode_ms"] = json_rounded(1000.0 / *m.decode_tok_s);
-    if (s.reference_gb_s > 0) {
+    if (reference_gb_s > 0) {
         const double bytes = static_cast<double>(info.decode_weight_bytes + m.kv_bytes_read_per_token);
-        row["decode_ms_predicted"] = json_rounded(bytes / (s.reference_gb_s * 1e9) * 1000.0);
-        row["reference_gb_s"] = json_rounded(s.reference_gb_s);
+        row["decode_ms_predicted"] = json_rounded(bytes / (reference_gb_s * 1e9) * 1000.0);
+        row["reference_gb_s"] = json_rounded(reference_gb_s);
     }
     if (const auto step = engine.last_step_roofline().decode) {
         row["decode_step_ms"] = {{"matmul", json_rounded(step->matmul.seconds * 1000.0)},

@@ -42,8 +42,9 @@ struct SweepSettings {
     // --retrieval runs four) keep the standard sweep with retrieval within 90 minutes on 2 cores.
     RetrievalOptions retrieval_options = {.trials = 2};
     // The read bandwidth full attention achieves decoding at 512 tokens of context, measured on
-    // the baseline once per run (measure_decode_reference): each row's decode time is predicted
-    // from its bytes at that speed. 0: rows carry no prediction.
+    // the baseline at the start of a run (measure_decode_reference). Nonzero asks each row for its
+    // decode time predicted from its bytes at the bandwidth measured again just before that row's
+    // decode (this one when that fails). 0: rows carry no prediction.
     double reference_gb_s = 0;
 };
 
@@ -68,8 +69,8 @@ EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& 
 EngineConfig sweep_baseline_config(const EngineConfig& base, const SweepSettings& settings);
 
 // One configuration, loaded, measured and freed. With settings.reference_gb_s, the row also has
-// its decode time predicted from the bytes a step reads (weights + KV, indexer included) at that
-// bandwidth beside the measured one, and the last decode step split into matmuls, attention and
+// its decode time predicted from the bytes a step reads (weights + KV, indexer included) at the
+// reference bandwidth measured on the baseline just before it (reference_gb_s) beside the measured one, and the last decode step split into matmuls, attention and
 // the indexer. The row always comes back: "status" is "ok", or
 // "failed" with "error" (a configuration that does not load, say) — the sweep goes on — or, when
 // `cancel` was set, "cancelled" (not a result: drop it). `text` must hold ctx · windows tokens.
