@@ -49,8 +49,9 @@ struct SweepSettings {
 };
 
 // The baseline (full attention, f16 KV) decoding n_decode tokens after the text's first 512 (or
-// ctx, when smaller), best of three runs: weight bytes plus the KV its last step read, times its
-// decode rate. Errors: the engine's, or invalid_argument for a text shorter than that window.
+// ctx, when smaller), the median of three runs after one that touches the pages: weight bytes
+// plus the KV its last step read, times its decode rate. Errors: the engine's, or
+// invalid_argument for a text shorter than that window.
 struct DecodeReference {
     int32_t ctx = 512;
     uint64_t bytes_per_token = 0;
