@@ -34,22 +34,28 @@ def name(r):
 
 
 def speed_table(rows):
-    """Measured decode time beside what the row's bytes predict at the run's reference bandwidth
-    (rows written since the sweep measured one), and the last decode step's split."""
+    """Measured decode time beside what the row's bytes predict at the reference bandwidth (rows
+    written since the sweep measured one; since 2026-12-06 measured again before each row, so a
+    column of its own), and the last decode step's split."""
     timed = [r for r in rows if r.get("status") == "ok" and "decode_ms_predicted" in r and "decode_ms" in r]
     if not timed:
         return
+    per_row = len({r["reference_gb_s"] for r in timed}) > 1
     print()
-    print(f"Decode at the window's end against full attention's {timed[0]['reference_gb_s']:.1f} GB/s at 512 tokens:")
+    if per_row:
+        print("Decode at the window's end against full attention's bandwidth at 512 tokens, measured before each row:")
+    else:
+        print(f"Decode at the window's end against full attention's {timed[0]['reference_gb_s']:.1f} GB/s at 512 tokens:")
     print()
-    print("| configuration | KV type | read/token MiB | indexer MiB | predicted ms | measured ms | ÷ predicted "
-          "| last step: matmuls / attention / indexer ms |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
+    print("| configuration | KV type | read/token MiB | indexer MiB |" + (" reference GB/s |" if per_row else "") +
+          " predicted ms | measured ms | ÷ predicted | last step: matmuls / attention / indexer ms |")
+    print("|---|---|---:|---:|" + ("---:|" if per_row else "") + "---:|---:|---:|---|")
     for r in timed:
         split = r.get("decode_step_ms", {})
         parts = " / ".join(f"{split[k]:.2f}" for k in ("matmul", "attention", "index")) if split else "—"
-        print(f"| {name(r)} | {r['kv_type']} | {mib(r['kv_bytes_read_per_token'])} | {mib(r.get('index_bytes_read_per_token', 0))} "
-              f"| {r['decode_ms_predicted']:.2f} | {r['decode_ms']:.2f} | {r['decode_ms'] / r['decode_ms_predicted']:.2f} | {parts} |")
+        ref = f" {r['reference_gb_s']:.1f} |" if per_row else ""
+        print(f"| {name(r)} | {r['kv_type']} | {mib(r['kv_bytes_read_per_token'])} | {mib(r.get('index_bytes_read_per_token', 0))} |{ref}"
+              f" {r['decode_ms_predicted']:.2f} | {r['decode_ms']:.2f} | {r['decode_ms'] / r['decode_ms_predicted']:.2f} | {parts} |")
 
 
 def main(path, prefill=True, model=None):

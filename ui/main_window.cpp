@@ -133,6 +133,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         if (!info || m_modelPath.isEmpty()) return;
         workbench::EngineConfig config = m_client->config();
         config.attention = QStringLiteral("sliding:window=%1,sinks=4").arg(std::max(64, info->n_ctx / 2 / 16 * 16)).toStdString();
+        config.calibrated_by.clear();   // another layout than the one a calibration chose
         m_chat->configPanel()->setEngineConfig(config);
         m_reloading = true;
         // The button that asked for the reload turns off while it runs, and Qt would hand its focus
@@ -146,6 +147,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         config.attention = attention.toStdString();
         config.kv_types = kv.toStdString();
         config.weight_type = weights.toStdString();
+        config.calibrated_by.clear();   // another layout than the one a calibration chose
         m_chat->configPanel()->setEngineConfig(config);
         showPage(QStringLiteral("Chat"));
         if (!m_modelPath.isEmpty()) m_reloading = true, loadModel(m_modelPath);
@@ -168,6 +170,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         }
         workbench::EngineConfig config = m_client->config();
         config.attention = attention.toStdString();
+        config.calibrated_by.clear();   // another layout than the one a calibration chose
         m_chat->configPanel()->setEngineConfig(config);
         m_pendingPrompt = prompt;
         m_reloading = true;

@@ -144,6 +144,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
     double reference_gb_s = s.reference_gb_s;
     if (s.reference_gb_s > 0)
         if (auto ref = measure_decode_reference(baseline.engine(), text, s); ref.ok()) reference_gb_s = ref->gb_s;
+    if (cancel && cancel->load()) return failed(error(StatusCode::cancelled, "cancelled"));
     auto timed = run_after_window(engine, text, q->n_windows, s.ctx, s.n_decode);
     if (!timed.ok()) return failed(timed.status());
     step(++done);

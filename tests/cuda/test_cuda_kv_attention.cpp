@@ -76,12 +76,12 @@ void check_type(KvDType type, cuda::DeviceKvType device_type, bool device_writes
             kv_encode_row(type, v.data() + i * row + h * kHeadDim, v_host.data() + at, kHeadDim);
         }
     }
-    // The CPU scores q8_0 keys by int8 dot products, the query quantized to q8_0 too; the device
-    // dequantizes the keys and keeps the query as it does for every type, so its expected result is
-    // the CPU's over the decoded rows, read as f32.
+    // The CPU scores q8_0, q4_0 and q2_0 keys by int8 dot products, the query quantized to q8_0
+    // too; the device dequantizes the keys and keeps the query as it does for every type, so its
+    // expected result is the CPU's over the decoded rows, read as f32.
     KvRowLayout ref_layout = layout;
     std::vector<uint8_t> k_ref = k_host, v_ref = v_host;
-    if (type == KvDType::q8_0) {
+    if (type == KvDType::q8_0 || type == KvDType::q4_0 || type == KvDType::q2_0) {
         ref_layout.type = KvDType::f32;
         ref_layout.row_bytes = 4 * kHeadDim;
         ref_layout.token_stride = ref_layout.row_bytes;

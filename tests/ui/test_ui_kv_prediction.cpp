@@ -6,10 +6,12 @@
 // On the real default model, every built-in Compare preset's prediction equals the bytes the
 // engine holds after a greedy reply.
 #include <QComboBox>
+#include <QDir>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTest>
@@ -448,6 +450,38 @@ private slots:
         plain.attention = "sliding:window=64,sinks=4";
         QVERIFY(panel.setEngineConfig(plain));
         QVERIFY(calibration->isHidden());
+    }
+
+    // Chosen by hand, the layout entry starts from what the fields showed; a layout and its
+    // calibration survive the settings that reopen the panel next time.
+    void layoutEntryStartsFromTheFieldsAndIsSaved() {
+        const QString path = QDir(QDir::tempPath()).filePath(QStringLiteral("wb_config_panel_settings.ini"));
+        QFile::remove(path);
+        const std::string calibrated = "cross_layer:group=2,layers=9-12,merge=mean,sinks=4;cross_layer:group=2,layers=15-28,merge=mean,sinks=4";
+        {
+            ConfigPanel panel;
+            auto* variant = child<QComboBox>(panel, "attentionCombo");
+            variant->setCurrentText(QStringLiteral("sliding"));
+            child<QLineEdit>(panel, "attentionLayers")->setText(QStringLiteral("0-9"));
+            const std::string fields = panel.engineConfig("m.gguf").attention;
+            variant->setCurrentIndex(variant->count() - 1);
+            QCOMPARE(child<QLineEdit>(panel, "attentionLayout")->text().toStdString(), fields);
+            QCOMPARE(panel.engineConfig("m.gguf").attention, fields);
+            workbench::EngineConfig c;
+            c.attention = calibrated;
+            c.calibrated_by = "workbench-cli calibrate: on paradise_lost.txt";
+            QVERIFY(panel.setEngineConfig(c));
+            QSettings settings(path, QSettings::IniFormat);
+            panel.saveSettings(settings);
+        }
+        ConfigPanel reopened;
+        QSettings settings(path, QSettings::IniFormat);
+        reopened.restoreSettings(settings);
+        QCOMPARE(reopened.engineConfig("m.gguf").attention, calibrated);
+        QCOMPARE(reopened.engineConfig("m.gguf").calibrated_by, std::string("workbench-cli calibrate: on paradise_lost.txt"));
+        QVERIFY(!child<QLabel>(reopened, "calibrationLabel")->isHidden());
+        QVERIFY(child<QLabel>(reopened, "attentionError")->isHidden());
+        QFile::remove(path);
     }
 
     // A string the form cannot show is refused with the parser's words; nothing else changes.

@@ -95,7 +95,14 @@ AttentionForm::AttentionForm(QWidget* parent) : QWidget(parent) {
     outer->addWidget(m_error);
 
     connect(this, &AttentionForm::changed, this, &AttentionForm::showError);
+    connect(this, &AttentionForm::changed, this, [this] {
+        if (!layoutEntry() && layout().ok()) m_lastSpec = spec();
+    });
     connect(m_variant, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (layoutEntry() && m_layout->text().trimmed().isEmpty()) {
+            const QSignalBlocker block(m_layout);   // the layout starts as what the fields showed
+            m_layout->setText(QString::fromStdString(m_lastSpec));
+        }
         showVariant(index);
         emit changed();
     });

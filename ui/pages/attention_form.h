@@ -51,5 +51,6 @@ private:
     std::vector<std::vector<Field>> m_fields;  // per variant, in attention_variants() order
     QLineEdit* m_layers = nullptr;
     QLineEdit* m_layout = nullptr;   // the per-layer layout entry's whole spec
+    std::string m_lastSpec = "full";  // the fields' last spec, the layout's first text when it is empty
     QLabel* m_error = nullptr;
 };

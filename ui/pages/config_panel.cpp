@@ -329,12 +329,19 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     m_threads->setValue(c.n_threads);
     m_context->setValue(c.n_ctx);
     m_weights->setCurrentIndex(std::max(0, m_weights->findData(QString::fromStdString(c.weight_type))));
-    // Before the form changes: its refresh shows the calibration the configuration came with.
+    // Before the form changes: its refresh shows the calibration the configuration came with
+    // (and the previous one comes back when the form refuses the spec).
+    const std::string previous[] = {m_calibrationText, m_calibratedBy, m_calibratedSpec};
     m_calibrationText = c.calibration_text;
     m_calibratedBy = c.calibrated_by;
     const auto calibratedLayout = workbench::parse_attention_layout(c.attention.empty() ? std::string("full") : c.attention);
     m_calibratedSpec = calibratedLayout.ok() ? workbench::attention_layout_name(*calibratedLayout) : c.attention;
     bool expressed = m_attention->setSpec(c.attention);
+    if (!expressed) {
+        m_calibrationText = previous[0];
+        m_calibratedBy = previous[1];
+        m_calibratedSpec = previous[2];
+    }
     // A stored configuration on a backend this machine cannot run keeps the current one (and says
     // the form could not express it).
     if (!selectBackend(QString::fromStdString(c.backend))) expressed = false;
@@ -558,6 +565,10 @@ void ConfigPanel::restoreSettings(QSettings& s) {
         if (s.contains(spin->objectName())) spin->setValue(s.value(spin->objectName()).toInt());
     for (QDoubleSpinBox* spin : findChildren<QDoubleSpinBox*>())
         if (s.contains(spin->objectName())) spin->setValue(s.value(spin->objectName()).toDouble());
+    // The attention's text fields before its combo, so the entry they belong to shows them at once.
+    for (const char* name : {"attentionLayers", "attentionLayout"})
+        if (auto* field = findChild<QLineEdit*>(QLatin1String(name)))
+            field->setText(s.value(field->objectName(), field->text()).toString());
     for (QComboBox* combo : findChildren<QComboBox*>()) {
         const int i = s.value(combo->objectName(), combo->currentIndex()).toInt();
         if (combo != m_backend && i >= 0 && i < combo->count()) combo->setCurrentIndex(i);
@@ -566,9 +577,6 @@ void ConfigPanel::restoreSettings(QSettings& s) {
     selectBackend(s.value(QStringLiteral("backend")).toString());
     m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
     m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
-    for (const char* name : {"attentionLayers", "attentionLayout"})
-        if (auto* field = findChild<QLineEdit*>(QLatin1String(name)))
-            field->setText(s.value(field->objectName(), field->text()).toString());
     m_calibrationText = s.value(QStringLiteral("calibrationText")).toString().toStdString();
     m_calibratedBy = s.value(QStringLiteral("calibratedBy")).toString().toStdString();
     m_calibratedSpec = s.value(QStringLiteral("calibratedSpec")).toString().toStdString();

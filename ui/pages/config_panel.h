@@ -38,8 +38,9 @@ public:
     // A reply finished with `seed`: shown in the seed field while the seed is not fixed.
     void noteSeedUsed(quint64 seed);
     // Sets the load-time fields to `config` (History → Continue reloads with a stored one).
-    // False when the form cannot express it (a spec or KV types that do not parse, a layout of
-    // layers used twice, a value past a field's range): the reason is shown, nothing crashes.
+    // False when the form cannot express it (a spec or KV types that do not parse, a value past
+    // a field's range): the reason is shown, nothing crashes. A layout's layers are checked
+    // against the model at load.
     bool setEngineConfig(const workbench::EngineConfig& config);
 
     // The model the predictions are for (nullopt: none loaded) and the settings it was loaded

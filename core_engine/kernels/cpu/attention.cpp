@@ -258,7 +258,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         if (any_q8_keys) {
             const int64_t n_blocks = hd / 32, row_bytes = n_blocks * kQueryBlockBytes;
             q8.resize(static_cast<size_t>(n_qh * row_bytes));
-            q8_row.resize(static_cast<size_t>(n_blocks * 34));
+            q8_row.resize(static_cast<size_t>(n_blocks * Q8Keys::kBlockBytes));   // quantize_row's q8_0 blocks
             q8_rows.resize(static_cast<size_t>(n_qh));
             for (int64_t qh = 0; qh < n_qh; ++qh) {
                 quantize_row(DType::q8_0, &qr[qh * hd], q8_row.data(), hd);
