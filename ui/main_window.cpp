@@ -131,9 +131,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         // Half the context as the window (whole blocks), 4 sinks: the same turns go on past n_ctx.
         const auto& info = m_client->modelInfo();
         if (!info || m_modelPath.isEmpty()) return;
-        workbench::EngineConfig config = m_client->config();
-        config.attention = QStringLiteral("sliding:window=%1,sinks=4").arg(std::max(64, info->n_ctx / 2 / 16 * 16)).toStdString();
-        config.calibrated_by.clear();   // another layout than the one a calibration chose
+        const workbench::EngineConfig config =
+            loadedConfigWith(QStringLiteral("sliding:window=%1,sinks=4").arg(std::max(64, info->n_ctx / 2 / 16 * 16)).toStdString());
         m_chat->configPanel()->setEngineConfig(config);
         m_reloading = true;
         // The button that asked for the reload turns off while it runs, and Qt would hand its focus
@@ -143,11 +142,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     // A configuration picked on the Variants map: reload the chat with it, or put it in a Compare row.
     connect(m_variants, &VariantsMapPage::loadInChatRequested, this, [this](const QString& attention, const QString& kv, const QString& weights) {
-        workbench::EngineConfig config = m_client->config();
-        config.attention = attention.toStdString();
+        workbench::EngineConfig config = loadedConfigWith(attention.toStdString());
         config.kv_types = kv.toStdString();
         config.weight_type = weights.toStdString();
-        config.calibrated_by.clear();   // another layout than the one a calibration chose
         m_chat->configPanel()->setEngineConfig(config);
         showPage(QStringLiteral("Chat"));
         if (!m_modelPath.isEmpty()) m_reloading = true, loadModel(m_modelPath);
@@ -168,9 +165,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             openModel();
             return;
         }
-        workbench::EngineConfig config = m_client->config();
-        config.attention = attention.toStdString();
-        config.calibrated_by.clear();   // another layout than the one a calibration chose
+        const workbench::EngineConfig config = loadedConfigWith(attention.toStdString());
         m_chat->configPanel()->setEngineConfig(config);
         m_pendingPrompt = prompt;
         m_reloading = true;
@@ -429,6 +424,13 @@ void MainWindow::fetchDefaultModel() {
     }
     m_chat->showBanner(tr("Fetching the default model into %1…").arg(ModelFetcher::destinationDir()), false);
     m_chat->showFetchOffer(true, true);
+}
+
+workbench::EngineConfig MainWindow::loadedConfigWith(const std::string& attention) const {
+    workbench::EngineConfig config = m_client->config();
+    config.attention = attention;
+    config.calibrated_by.clear();
+    return config;
 }
 
 void MainWindow::loadModel(const QString& path) {

@@ -102,6 +102,8 @@ protected:
     void dropEvent(QDropEvent* event) override;
 
 private:
+    // The loaded configuration with another attention layout: no longer one a calibration chose.
+    workbench::EngineConfig loadedConfigWith(const std::string& attention) const;
     void buildSidebar();
     void buildActions();
     void buildStatusBar();
