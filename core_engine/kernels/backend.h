@@ -78,15 +78,11 @@ struct LayerAttention {
     bool queries_changed = false;   // host_rows' queries were changed there (rotated)
 };
 
-// The step's latents from Backend::latent_in: its n rows of each half of c, rank/2 floats a row.
+// Rows of each half of the latents c, rank/2 floats a row: the step's from Backend::latent_in,
+// or every cached one of the sequence as the model read them back for attend_latent.
 struct LatentRows {
     const float* k = nullptr;
     const float* v = nullptr;
-};
-// Where the model puts every cached latent of the sequence (n_all rows of each half).
-struct LatentCacheRows {
-    float* k = nullptr;
-    float* v = nullptr;
 };
 
 // What the architecture decides for every backend.
@@ -129,13 +125,12 @@ public:
     virtual HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) = 0;
     virtual void attend(int32_t layer, const LayerAttention& attention) = 0;
     // The latent variant (CPU only), around the cache: latent_in computes Q and the step's
-    // latents c = A·x from the normed rows; the model stores them and reads back every cached
-    // one into latent_cache_rows(n_all); attend_latent rebuilds K for the whole sequence, and the
-    // last `n_generated` rows sum over the latents while the others attend over rebuilt V (the
-    // same result, computed the cheaper way for each kind).
+    // latents c = A·x from the normed rows; the model stores them and hands back every cached
+    // one (`cached`, n_all rows in its own buffers); attend_latent rebuilds K for the whole
+    // sequence, and the last `n_generated` rows sum over the latents while the others attend
+    // over rebuilt V (the same result, computed the cheaper way for each kind).
     virtual LatentRows latent_in(int32_t layer, const LatentLayer& latent) = 0;
-    virtual LatentCacheRows latent_cache_rows(int32_t n_all) = 0;
-    virtual void attend_latent(int32_t layer, const LatentLayer& latent, int32_t n_all, int64_t n_generated) = 0;
+    virtual void attend_latent(int32_t layer, const LatentLayer& latent, LatentRows cached, int32_t n_all, int64_t n_generated) = 0;
     // The final norm, the output head and soft-capping for `rows` (ascending) into `logits`.
     virtual void output_head(std::span<const int64_t> rows, float* logits) = 0;
     // As output_head, but only each row's best `k` logits (sampling/top_logits.h) into `top`

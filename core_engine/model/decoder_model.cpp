@@ -281,11 +281,14 @@ void DecoderModel::attend_latent(int32_t il, PagedKv& kv, ThreadPool& pool) {
     if (!step.k) return;   // a backend without the operation (its end_step reports it)
     kv.write(il, step.k, step.v, pool);
     const int32_t n_all = kv.positions().back() + 1;
-    const LatentCacheRows all = b.latent_cache_rows(n_all);
-    if (!all.k) return;
-    kv.read_rows(il, n_all, all.k, all.v);
+    const size_t cached_floats = static_cast<size_t>(n_all) * static_cast<size_t>(latent.down_m.n_out / 2);
+    if (lat_cached_k_.size() < cached_floats) {
+        lat_cached_k_.resize(cached_floats);
+        lat_cached_v_.resize(cached_floats);
+    }
+    kv.read_rows(il, n_all, lat_cached_k_.data(), lat_cached_v_.data());
     (void)kv.plan(il, nullptr, pool);   // keeps the cache's read accounting: the latent rows
-    b.attend_latent(il, latent, n_all, lat_generated_);
+    b.attend_latent(il, latent, {lat_cached_k_.data(), lat_cached_v_.data()}, n_all, lat_generated_);
 }
 
 void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {

@@ -122,8 +122,8 @@ private:
     // One layer's attention: the cache writes (or tells the backend where to write) the layer's
     // K/V and plans, the backend attends.
     void attend(int32_t layer, PagedKv& kv, ThreadPool& pool);
-    // The latent variant's: the backend computes the latents, the cache keeps them and hands
-    // back every cached one, the backend rebuilds K and attends.
+    // The latent variant's: the backend computes the latents, the cache keeps them, the model
+    // reads every cached one back into its own rows, the backend rebuilds K and attends.
     void attend_latent(int32_t layer, PagedKv& kv, ThreadPool& pool);
     static LayerKvStorage layer_kv(PagedKv& kv, int32_t layer);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
@@ -139,6 +139,7 @@ private:
     // The latent variant's factors.
     std::vector<LatentLayer> latent_;
     int64_t lat_generated_ = 0;   // this step's generated rows (BatchSequence::n_generated), at the end
+    std::vector<float> lat_cached_k_, lat_cached_v_;   // every cached latent of the layer in flight, read back from the cache
     // Set while enable_latent captures each layer's attention inputs.
     std::vector<std::vector<float>>* capture_ = nullptr;
 };

@@ -260,7 +260,6 @@ LatentRows CpuBackend::latent_in(int32_t il, const LatentLayer& lat) {
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
     const int64_t rank = lat.down_m.n_out, half = rank / 2;
-    lat_half_ = half;
     fit(lat_c_, n * rank);
     fit(lat_k_, n * half);
     fit(lat_v_, n * half);
@@ -279,13 +278,7 @@ LatentRows CpuBackend::latent_in(int32_t il, const LatentLayer& lat) {
     return {lat_k_.data(), lat_v_.data()};
 }
 
-LatentCacheRows CpuBackend::latent_cache_rows(int32_t n_all) {
-    fit(lat_k_, n_all * lat_half_);
-    fit(lat_v_, n_all * lat_half_);
-    return {lat_k_.data(), lat_v_.data()};
-}
-
-void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, int32_t n_all, int64_t n_generated) {
+void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, LatentRows cached, int32_t n_all, int64_t n_generated) {
     const int64_t n = n_;
     ThreadPool& pool = *pool_;
     const std::span<const int32_t> pos = pos_;
@@ -294,8 +287,8 @@ void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, int32_t n_all
     fit(lat_all_, n_all * rank);
     fit(lat_kfull_, n_all * n_kv);
     for (int32_t j = 0; j < n_all; ++j) {
-        std::copy(lat_k_.data() + j * half, lat_k_.data() + (j + 1) * half, lat_all_.data() + j * rank);
-        std::copy(lat_v_.data() + j * half, lat_v_.data() + (j + 1) * half, lat_all_.data() + j * rank + half);
+        std::copy(cached.k + j * half, cached.k + (j + 1) * half, lat_all_.data() + j * rank);
+        std::copy(cached.v + j * half, cached.v + (j + 1) * half, lat_all_.data() + j * rank + half);
     }
     // Keys must be rebuilt for every cached entry (RoPE sits between the projection and the
     // score, so U_k cannot be folded into the query).

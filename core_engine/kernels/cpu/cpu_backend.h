@@ -36,8 +36,7 @@ public:
     HostRows host_rows(int32_t layer, const LayerKvStorage& kv, bool with_kv) override;
     void attend(int32_t layer, const LayerAttention& attention) override;
     LatentRows latent_in(int32_t layer, const LatentLayer& latent) override;
-    LatentCacheRows latent_cache_rows(int32_t n_all) override;
-    void attend_latent(int32_t layer, const LatentLayer& latent, int32_t n_all, int64_t n_generated) override;
+    void attend_latent(int32_t layer, const LatentLayer& latent, LatentRows cached, int32_t n_all, int64_t n_generated) override;
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     void append_normed_rows(std::vector<float>& out) const override;
@@ -87,7 +86,6 @@ private:
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
     AttendPlan lat_plan_;
     std::vector<int32_t> lat_pos_;
-    int64_t lat_half_ = 0;   // rank / 2 of the layer latent_in ran last
 };
 
 }  // namespace workbench

@@ -57,8 +57,7 @@ public:
         keep(error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)"));
         return {};
     }
-    LatentCacheRows latent_cache_rows(int32_t) override { return {}; }
-    void attend_latent(int32_t, const LatentLayer&, int32_t, int64_t) override {}
+    void attend_latent(int32_t, const LatentLayer&, LatentRows, int32_t, int64_t) override {}
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     Status end_step() override;
