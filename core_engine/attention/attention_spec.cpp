@@ -32,6 +32,7 @@ int32_t* integer_field(AttentionSpec& spec, std::string_view key) {
     if (key == "block") return &spec.block;
     if (key == "recent") return &spec.recent;
     if (key == "rank") return &spec.rank;
+    if (key == "rope") return &spec.rope_pairs;
     if (key == "around") return &spec.around;
     return nullptr;
 }

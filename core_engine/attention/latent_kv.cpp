@@ -3,9 +3,12 @@
 #include "attention/latent_kv.h"
 
 #include "attention/latent_factorization.h"
+#include "kernels/cpu/dot_f32.h"
 #include "tensor/dequantize.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace workbench {
 namespace {
@@ -24,27 +27,130 @@ bool pack_f32(std::vector<float>& data, int64_t n_out, int64_t n_in, PackedMatri
     return pack_matrix(t, out);
 }
 
+// A bias as f32 (empty when the layer has none).
+std::vector<float> bias_values(const WeightTensor& t) {
+    if (!t.present()) return {};
+    std::vector<float> out(static_cast<size_t>(t.n_in * t.n_out));
+    dequantize_matrix(t, out.data());
+    return out;
+}
+
+// The two dimensions of RoPE pair i in a head of hd (rope_feature_align's pairing).
+std::pair<int32_t, int32_t> pair_dims(RopeStyle style, int32_t hd, int32_t i) {
+    if (style == RopeStyle::neox) return {i, i + hd / 2};
+    return {2 * i, 2 * i + 1};
+}
+
+// Σ over the samples of each (head, pair)'s norm of w·x + b, [n_heads, hd / 2].
+std::vector<double> pair_norm_sums(const float* w, const float* b, const float* x, int32_t n_samples, int64_t n_embd,
+                                   int32_t n_heads, int32_t hd, RopeStyle style) {
+    const int32_t half = hd / 2;
+    std::vector<double> sums(static_cast<size_t>(n_heads * half), 0.0);
+    std::vector<float> row(static_cast<size_t>(hd));
+    for (int32_t t = 0; t < n_samples; ++t) {
+        const float* xt = x + static_cast<int64_t>(t) * n_embd;
+        for (int32_t h = 0; h < n_heads; ++h) {
+            for (int32_t d = 0; d < hd; ++d) {
+                const int64_t r = static_cast<int64_t>(h) * hd + d;
+                row[static_cast<size_t>(d)] = dot_f32(w + r * n_embd, xt, n_embd) + (b ? b[r] : 0.0f);
+            }
+            for (int32_t i = 0; i < half; ++i) {
+                const auto [a, c] = pair_dims(style, hd, i);
+                sums[static_cast<size_t>(h * half + i)] += std::hypot(static_cast<double>(row[static_cast<size_t>(a)]),
+                                                                      static_cast<double>(row[static_cast<size_t>(c)]));
+            }
+        }
+    }
+    return sums;
+}
+
+// fn(r, i) for each key row r the latent rebuilds (every row but the kept `rope_dims`,
+// ascending), i its index among them.
+template <typename Fn>
+void for_each_rebuilt_row(const std::vector<int32_t>& rope_dims, int64_t n_rows, Fn&& fn) {
+    size_t next_kept = 0;
+    for (int64_t r = 0, i = 0; r < n_rows; ++r) {
+        if (next_kept < rope_dims.size() && rope_dims[next_kept] == r) {
+            ++next_kept;
+            continue;
+        }
+        fn(r, i++);
+    }
+}
+
 }  // namespace
+
+std::vector<int32_t> select_rope_dims(const float* wq, const float* bq, const float* wk, const float* bk, const float* x,
+                                      int32_t n_samples, const ModelHparams& hp, int32_t rope_pairs) {
+    const int32_t hd = static_cast<int32_t>(hp.head_dim), half = hd / 2;
+    const int32_t n_head = static_cast<int32_t>(hp.n_head), n_kv_heads = static_cast<int32_t>(hp.n_head_kv);
+    const int32_t group = n_head / n_kv_heads;
+    const std::vector<double> q = pair_norm_sums(wq, bq, x, n_samples, hp.n_embd, n_head, hd, hp.rope_style);
+    const std::vector<double> k = pair_norm_sums(wk, bk, x, n_samples, hp.n_embd, n_kv_heads, hd, hp.rope_style);
+    std::vector<int32_t> dims;
+    std::vector<double> score(static_cast<size_t>(half));
+    std::vector<int32_t> order(static_cast<size_t>(half));
+    for (int32_t g = 0; g < n_kv_heads; ++g) {
+        for (int32_t i = 0; i < half; ++i) {
+            double s = 0;
+            for (int32_t h = g * group; h < (g + 1) * group; ++h) s += q[static_cast<size_t>(h * half + i)];
+            score[static_cast<size_t>(i)] = s * k[static_cast<size_t>(g * half + i)];
+        }
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return score[static_cast<size_t>(a)] > score[static_cast<size_t>(b)]; });
+        std::vector<int32_t> head_dims;
+        for (int32_t j = 0; j < std::min(rope_pairs, half); ++j) {
+            const auto [a, c] = pair_dims(hp.rope_style, hd, order[static_cast<size_t>(j)]);
+            head_dims.push_back(g * hd + a);
+            head_dims.push_back(g * hd + c);
+        }
+        std::sort(head_dims.begin(), head_dims.end());
+        dims.insert(dims.end(), head_dims.begin(), head_dims.end());
+    }
+    return dims;
+}
 
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     int32_t rank, const std::function<void(int, int)>& progress) {
+                                                     int32_t rank, int32_t rope_pairs, const std::function<void(int, int)>& progress) {
     const int64_t n_kv = hp.n_embd_kv(), n_embd = hp.n_embd;
-    if (rank < 1 || rank > std::min<int64_t>(2 * n_kv, n_embd))
-        return error(StatusCode::invalid_argument, "--attention latent:rank=" + std::to_string(rank) + ": expected 1.." +
-                                                       std::to_string(std::min<int64_t>(2 * n_kv, n_embd)) +
-                                                       " (the stacked K/V projection is " + std::to_string(2 * n_kv) + " × " +
-                                                       std::to_string(n_embd) + ")");
+    const std::string spec = "--attention latent:rank=" + std::to_string(rank) + (rope_pairs ? ",rope=" + std::to_string(rope_pairs) : "");
+    if (rope_pairs < 0 || rope_pairs > hp.head_dim / 2)
+        return error(StatusCode::invalid_argument, spec + ": rope expected 0.." +
+                                                       std::to_string(hp.head_dim / 2) + " (the RoPE pairs of a head)");
+    const int64_t n_rope_dims = 2 * static_cast<int64_t>(rope_pairs) * hp.n_head_kv, n_factored = 2 * n_kv - n_rope_dims;
+    if (rank < 1 || rank > std::min<int64_t>(n_factored, n_embd))
+        return error(StatusCode::invalid_argument, spec + ": rank expected 1.." +
+                                                       std::to_string(std::min<int64_t>(n_factored, n_embd)) +
+                                                       " (the stacked K/V projection is " + std::to_string(n_factored) + " × " +
+                                                       std::to_string(n_embd) + (rope_pairs > 0 ? " without its kept RoPE rows)" : ")"));
     std::vector<LatentLayer> layers(static_cast<size_t>(hp.n_layer));
-    std::vector<float> stacked(static_cast<size_t>(2 * n_kv * n_embd));
+    std::vector<float> stacked(static_cast<size_t>(n_factored * n_embd)), wk, wq;
+    if (rope_pairs > 0) {
+        wk.resize(static_cast<size_t>(n_kv * n_embd));
+        wq.resize(static_cast<size_t>(hp.n_embd_q() * n_embd));
+    }
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& lw = w.layers[static_cast<size_t>(il)];
-        dequantize_matrix(lw.wk, stacked.data());
-        dequantize_matrix(lw.wv, stacked.data() + n_kv * n_embd);
-        WB_ASSIGN_OR_RETURN(LatentFactors f, factorize_low_rank(stacked, static_cast<int32_t>(2 * n_kv), static_cast<int32_t>(n_embd),
-                                                                inputs[static_cast<size_t>(il)], n_samples, rank));
         LatentLayer& l = layers[static_cast<size_t>(il)];
-        // Σ of the dropped σ² over all of them: the relative output error on the calibration inputs.
+        if (rope_pairs > 0) {
+            dequantize_matrix(lw.wk, wk.data());
+            dequantize_matrix(lw.wq, wq.data());
+            const std::vector<float> bq = bias_values(lw.bq), bk = bias_values(lw.bk);
+            l.rope_dims = select_rope_dims(wq.data(), bq.empty() ? nullptr : bq.data(), wk.data(), bk.empty() ? nullptr : bk.data(),
+                                           inputs[static_cast<size_t>(il)].data(), n_samples, hp, rope_pairs);
+            for_each_rebuilt_row(l.rope_dims, n_kv, [&](int64_t r, int64_t i) {
+                std::copy(wk.begin() + r * n_embd, wk.begin() + (r + 1) * n_embd, stacked.begin() + i * n_embd);
+            });
+        } else {
+            dequantize_matrix(lw.wk, stacked.data());
+        }
+        const int64_t n_k_rows = n_kv - n_rope_dims;
+        dequantize_matrix(lw.wv, stacked.data() + n_k_rows * n_embd);
+        WB_ASSIGN_OR_RETURN(LatentFactors f, factorize_low_rank(stacked, static_cast<int32_t>(n_factored), static_cast<int32_t>(n_embd),
+                                                                inputs[static_cast<size_t>(il)], n_samples, rank));
+        // Σ of the dropped σ² over all of them: the relative output error on the calibration
+        // inputs (of the factored rows; kept RoPE dimensions are exact).
         double kept = 0, all = 0;
         for (size_t i = 0; i < f.singular_values.size(); ++i) {
             const double s2 = f.singular_values[i] * f.singular_values[i];
@@ -53,8 +159,17 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
         }
         l.output_error = all > 0 ? std::sqrt(std::max(0.0, all - kept) / all) : 0;
         l.down = std::move(f.down);
-        l.up_k.assign(f.up.begin(), f.up.begin() + n_kv * rank);
-        l.up_v.assign(f.up.begin() + n_kv * rank, f.up.end());
+        if (l.rope_dims.empty()) {
+            l.up_k.assign(f.up.begin(), f.up.begin() + n_kv * rank);
+        } else {
+            // U_k over the whole key row: zero rows where the cache keeps the dimension itself.
+            l.up_k.assign(static_cast<size_t>(n_kv * rank), 0.0f);
+            for_each_rebuilt_row(l.rope_dims, n_kv, [&](int64_t r, int64_t i) {
+                std::copy(f.up.begin() + i * rank, f.up.begin() + (i + 1) * rank, l.up_k.begin() + r * rank);
+            });
+        }
+        l.up_v.assign(f.up.begin() + n_k_rows * rank, f.up.end());
+        l.stored_half = (rank + n_rope_dims) / 2;
         if (!pack_f32(l.down, rank, n_embd, l.down_m) || !pack_f32(l.up_k, n_kv, rank, l.up_k_m) || !pack_f32(l.up_v, n_kv, rank, l.up_v_m))
             return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");
         if (progress) progress(il + 1, hp.n_layer);

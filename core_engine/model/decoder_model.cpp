@@ -169,8 +169,8 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     return Status::ok_status();
 }
 
-Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<const TokenId> calibration, ThreadPool& pool,
-                                                      const std::function<void(int, int)>& progress) {
+Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, int32_t rope_pairs, std::span<const TokenId> calibration, ThreadPool& pool,
+                                                        const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     if (!w_.layers.empty() && w_.layers.front().q_norm.present())
         return error(StatusCode::unsupported, "latent: " + hp_.arch + " normalizes each key head before RoPE, which the latent "
@@ -182,7 +182,7 @@ Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, std::span<
     const Status s = forward(calibration, 0, *kv, false, logits, pool);
     capture_ = nullptr;
     WB_RETURN_IF_ERROR(s);
-    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank, progress));
+    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank, rope_pairs, progress));
     std::vector<double> errors;
     for (const auto& l : latent_) errors.push_back(l.output_error);
     return errors;
@@ -281,7 +281,7 @@ void DecoderModel::attend_latent(int32_t il, PagedKv& kv, ThreadPool& pool) {
     if (!step.k) return;   // a backend without the operation (its end_step reports it)
     kv.write(il, step.k, step.v, pool);
     const int32_t n_all = kv.positions().back() + 1;
-    const size_t cached_floats = static_cast<size_t>(n_all) * static_cast<size_t>(latent.down_m.n_out / 2);
+    const size_t cached_floats = static_cast<size_t>(n_all) * static_cast<size_t>(latent.stored_half);
     if (lat_cached_k_.size() < cached_floats) {
         lat_cached_k_.resize(cached_floats);
         lat_cached_v_.resize(cached_floats);

@@ -6,7 +6,7 @@
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
-//   | latent:rank=R
+//   | latent:rank=R[,rope=P]
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
 
@@ -40,6 +40,7 @@ struct AttentionSpec {
     PooledRead read = PooledRead::pooled;        // heavy: the selected groups' pooled entries, or their tokens
     int32_t around = 0;                          // heavy, read=tokens: tokens read beside each selected group
     int32_t rank = 96;                           // latent
+    int32_t rope_pairs = 0;                      // latent: RoPE pairs per KV head kept exact beside the latent
 };
 
 // One parameter of a variant, as a form shows it.

@@ -259,21 +259,33 @@ LatentRows CpuBackend::latent_in(int32_t il, const LatentLayer& lat) {
     ThreadPool& pool = *pool_;
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
-    const int64_t rank = lat.down_m.n_out, half = rank / 2;
+    const int64_t rank = lat.down_m.n_out, half = lat.stored_half, n_kv = hp_.n_embd_kv();
+    const int64_t n_rope = static_cast<int64_t>(lat.rope_dims.size());
     fit(lat_c_, n * rank);
     fit(lat_k_, n * half);
     fit(lat_v_, n * half);
     {
-        const PackedMatrix* ws[2] = {&pl.wq, &lat.down_m};
-        float* ys[2] = {q_.data(), lat_c_.data()};
-        matmul_shared_input(ws, xn_.data(), ys, n, pool, mm_);
+        // With kept RoPE dimensions the layer's K rows are computed too, for those dimensions.
+        const PackedMatrix* ws[3] = {&pl.wq, &lat.down_m, &pl.wk};
+        float* ys[3] = {q_.data(), lat_c_.data(), k_.data()};
+        const size_t count = n_rope > 0 ? 3 : 2;
+        matmul_shared_input({ws, count}, xn_.data(), {ys, count}, n, pool, mm_);
     }
     add_bias(q_.data(), l.bq, n);
     const RopeParams& rp = options_.rope;
     rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_, 0, n);
+    if (n_rope > 0) {
+        add_bias(k_.data(), l.bk, n);
+        rope_features(k_.data(), n_kv, hp_.head_dim, 0, n_kv, rp, angles_, 0, n);
+    }
+    // The stored row [kept dimensions after RoPE, c], cut into its K and V halves.
+    fit(lat_row_, 2 * half);
     for (int64_t t = 0; t < n; ++t) {
-        std::copy(lat_c_.data() + t * rank, lat_c_.data() + t * rank + half, lat_k_.data() + t * half);
-        std::copy(lat_c_.data() + t * rank + half, lat_c_.data() + (t + 1) * rank, lat_v_.data() + t * half);
+        const float* k = k_.data() + t * n_kv;
+        for (int64_t i = 0; i < n_rope; ++i) lat_row_[static_cast<size_t>(i)] = k[lat.rope_dims[static_cast<size_t>(i)]];
+        std::copy(lat_c_.data() + t * rank, lat_c_.data() + (t + 1) * rank, lat_row_.data() + n_rope);
+        std::copy(lat_row_.data(), lat_row_.data() + half, lat_k_.data() + t * half);
+        std::copy(lat_row_.data() + half, lat_row_.data() + 2 * half, lat_v_.data() + t * half);
     }
     return {lat_k_.data(), lat_v_.data()};
 }
@@ -283,12 +295,18 @@ void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, LatentRows ca
     ThreadPool& pool = *pool_;
     const std::span<const int32_t> pos = pos_;
     const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
-    const int64_t rank = lat.down_m.n_out, half = rank / 2, n_kv = hp_.n_embd_kv();
+    const int64_t rank = lat.down_m.n_out, half = lat.stored_half, n_kv = hp_.n_embd_kv();
+    const int64_t n_rope = static_cast<int64_t>(lat.rope_dims.size());
     fit(lat_all_, n_all * rank);
     fit(lat_kfull_, n_all * n_kv);
+    fit(lat_rope_, n_all * n_rope);
+    // Each cached row back into [kept dimensions] and c.
+    fit(lat_row_, 2 * half);
     for (int32_t j = 0; j < n_all; ++j) {
-        std::copy(cached.k + j * half, cached.k + (j + 1) * half, lat_all_.data() + j * rank);
-        std::copy(cached.v + j * half, cached.v + (j + 1) * half, lat_all_.data() + j * rank + half);
+        std::copy(cached.k + j * half, cached.k + (j + 1) * half, lat_row_.data());
+        std::copy(cached.v + j * half, cached.v + (j + 1) * half, lat_row_.data() + half);
+        std::copy(lat_row_.data(), lat_row_.data() + n_rope, lat_rope_.data() + j * n_rope);
+        std::copy(lat_row_.data() + n_rope, lat_row_.data() + n_rope + rank, lat_all_.data() + j * rank);
     }
     // Keys must be rebuilt for every cached entry (RoPE sits between the projection and the
     // score, so U_k cannot be folded into the query).
@@ -299,6 +317,10 @@ void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, LatentRows ca
         for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
     }
     rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, options_.rope);
+    // Kept dimensions were cached after RoPE: U_k's zero rows left only the bias there, rotated.
+    for (int32_t j = 0; j < n_all; ++j)
+        for (int64_t i = 0; i < n_rope; ++i)
+            lat_kfull_[static_cast<size_t>(j * n_kv + lat.rope_dims[static_cast<size_t>(i)])] = lat_rope_[static_cast<size_t>(j * n_rope + i)];
 
     // Values are never rebuilt: a head attends over the latents (z = Σ p_j c_j) and projects once
     // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).

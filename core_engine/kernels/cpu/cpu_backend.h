@@ -84,6 +84,8 @@ private:
     std::vector<float> up_;     // [n, n_ff]
     // The latent variant: the rebuilt K and V of the whole sequence per layer.
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
+    std::vector<float> lat_rope_;   // the cached kept RoPE dimensions, [n_all, rope_dims]
+    std::vector<float> lat_row_;    // one stored row, both halves: [kept dimensions, c]
     AttendPlan lat_plan_;
     std::vector<int32_t> lat_pos_;
 };

@@ -1,9 +1,11 @@
 // Latent factorization tests on seeded random weights and correlated activations (never zeros):
 // full rank rebuilds W, the error never grows with rank, the kept error equals the dropped singular
 // values (Eckart–Young, in the plain and the activation-weighted norm), activation-aware beats the
-// plain SVD on the activations' output, a 2×2 case worked by hand, and the argument errors.
+// plain SVD on the activations' output, a 2×2 case worked by hand, the argument errors, and which
+// RoPE pairs rope=P keeps (query and key norms, summed over a KV head's query group).
 #include <QTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "attention/latent_factorization.h"
+#include "attention/latent_kv.h"
 
 using namespace workbench;
 
@@ -87,6 +90,7 @@ private slots:
     void two_by_two_by_hand();
     void same_input_same_bits();
     void rejects_bad_arguments();
+    void rope_pairs_by_query_and_key_norms();
     void output_error_rejects_bad_arguments();
 };
 
@@ -265,6 +269,42 @@ void TestLatentFactorization::same_input_same_bits() {
     const LatentFactors b = factor(w, 20, 30, x, 64, 7);
     QVERIFY(a.up == b.up);
     QVERIFY(a.down == b.down);
+}
+
+void TestLatentFactorization::rope_pairs_by_query_and_key_norms() {
+    // One KV head of 4 dimensions (2 RoPE pairs) read by two query heads; k = x. Query head 0
+    // leans to pair 1 (scales 1 against 2), head 1 to pair 0 (5 against 1): summed over the group
+    // pair 0 wins (6 against 3), though head 0 alone would keep pair 1.
+    ModelHparams hp;
+    hp.n_embd = 4;
+    hp.n_head = 2;
+    hp.n_head_kv = 1;
+    hp.head_dim = 4;
+    const int32_t n = 256;
+    const std::vector<float> x = gaussian(static_cast<size_t>(n) * 4, 11);
+    std::vector<float> wk(16, 0.0f), wq(32, 0.0f);
+    for (int d = 0; d < 4; ++d) wk[static_cast<size_t>(d * 4 + d)] = 1.0f;
+    auto set_q = [&](RopeStyle style, int h, float pair0, float pair1) {
+        for (int d = 0; d < 4; ++d) {
+            const bool in_pair0 = style == RopeStyle::normal ? d < 2 : d % 2 == 0;
+            wq[static_cast<size_t>((h * 4 + d) * 4 + d)] = in_pair0 ? pair0 : pair1;
+        }
+    };
+    for (RopeStyle style : {RopeStyle::normal, RopeStyle::neox}) {
+        hp.rope_style = style;
+        std::fill(wq.begin(), wq.end(), 0.0f);
+        set_q(style, 0, 1.0f, 2.0f);
+        set_q(style, 1, 5.0f, 1.0f);
+        // normal pairs (2i, 2i+1); neox pairs (i, i + head_dim/2)
+        const std::vector<int32_t> pair0 = style == RopeStyle::normal ? std::vector<int32_t>{0, 1} : std::vector<int32_t>{0, 2};
+        const std::vector<int32_t> pair1 = style == RopeStyle::normal ? std::vector<int32_t>{2, 3} : std::vector<int32_t>{1, 3};
+        QCOMPARE(select_rope_dims(wq.data(), nullptr, wk.data(), nullptr, x.data(), n, hp, 1), pair0);
+        // Both pairs: every dimension, ascending.
+        QCOMPARE(select_rope_dims(wq.data(), nullptr, wk.data(), nullptr, x.data(), n, hp, 2), (std::vector<int32_t>{0, 1, 2, 3}));
+        // Head 0 alone (the other query head silent) keeps pair 1.
+        set_q(style, 1, 0.0f, 0.0f);
+        QCOMPARE(select_rope_dims(wq.data(), nullptr, wk.data(), nullptr, x.data(), n, hp, 1), pair1);
+    }
 }
 
 void TestLatentFactorization::rejects_bad_arguments() {
