@@ -78,8 +78,9 @@ struct LayerAttention {
     bool queries_changed = false;   // host_rows' queries were changed there (rotated)
 };
 
-// Rows of each half of the latents c, rank/2 floats a row: the step's from Backend::latent_in,
-// or every cached one of the sequence as the model read them back for attend_latent.
+// Rows of each half of what a latent layer stores per token (LatentLayer::stored_half floats a
+// row: kept RoPE dimensions, then c): the step's from Backend::latent_in, or every cached one of
+// the sequence as the model read them back for attend_latent.
 struct LatentRows {
     const float* k = nullptr;
     const float* v = nullptr;

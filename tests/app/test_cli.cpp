@@ -5,6 +5,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 #include <cmath>
@@ -596,6 +597,14 @@ private slots:
         auto table = run_cli({"bench", "-p", "0", "-n", "2", "-d", "40", "-r", "1", "-t", "2"});
         QCOMPARE(table.exit_code, 0);
         QVERIFY(table.out.contains("tg2 @ d40"));
+        // Beside the table: the decode time the bytes read predict at the probed bandwidth, and
+        // the measured one with their ratio.
+        const QRegularExpression line(R"(decode per token: predicted ([0-9.]+) ms .* measured ([0-9.]+) ms \(([0-9.]+)× predicted\))");
+        const QRegularExpressionMatch m = line.match(QString::fromUtf8(table.err));
+        QVERIFY2(m.hasMatch(), table.err.constData());
+        const double predicted = m.captured(1).toDouble(), measured = m.captured(2).toDouble(), ratio = m.captured(3).toDouble();
+        QVERIFY(predicted > 0 && measured > 0);
+        QVERIFY(std::abs(ratio - measured / predicted) < 0.02 * ratio + 0.01);
         auto sweep = run_cli({"bench", "-b", "1,2", "-d", "8"});
         QCOMPARE(sweep.exit_code, 2);
         QVERIFY(sweep.err.contains("--n-depth"));
