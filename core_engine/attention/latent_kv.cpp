@@ -110,11 +110,22 @@ std::vector<int32_t> select_rope_dims(const float* wq, const float* bq, const fl
     return dims;
 }
 
+double kv_balance_scale(const float* stacked, int64_t n_k_rows, int64_t n_rows, const float* x, int32_t n_samples, int64_t n_embd) {
+    double energy_k = 0, energy_v = 0;
+    for (int32_t t = 0; t < n_samples; ++t)
+        for (int64_t r = 0; r < n_rows; ++r) {
+            const double y = dot_f32(stacked + r * n_embd, x + static_cast<int64_t>(t) * n_embd, n_embd);
+            (r < n_k_rows ? energy_k : energy_v) += y * y;
+        }
+    return energy_k > 0 && energy_v > 0 ? std::sqrt(energy_v / energy_k) : 1.0;
+}
+
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     int32_t rank, int32_t rope_pairs, const std::function<void(int, int)>& progress) {
+                                                     const AttentionSpec& latent, const std::function<void(int, int)>& progress) {
     const int64_t n_kv = hp.n_embd_kv(), n_embd = hp.n_embd;
-    const std::string spec = "--attention latent:rank=" + std::to_string(rank) + (rope_pairs ? ",rope=" + std::to_string(rope_pairs) : "");
+    const int32_t rank = latent.rank, rope_pairs = latent.rope_pairs;
+    const std::string spec = "--attention " + attention_spec_name(latent);
     if (rope_pairs < 0 || rope_pairs > hp.head_dim / 2)
         return error(StatusCode::invalid_argument, spec + ": rope expected 0.." +
                                                        std::to_string(hp.head_dim / 2) + " (the RoPE pairs of a head)");
@@ -147,10 +158,16 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
         }
         const int64_t n_k_rows = n_kv - n_rope_dims;
         dequantize_matrix(lw.wv, stacked.data() + n_k_rows * n_embd);
+        // K enters the SVD scaled by s and U_k takes 1/s back, so K = U_k·c is unchanged in form.
+        const float* x = inputs[static_cast<size_t>(il)].data();
+        const double k_scale = latent.balance == LatentBalance::energy
+                                   ? kv_balance_scale(stacked.data(), n_k_rows, n_factored, x, n_samples, n_embd) : 1.0;
+        for (int64_t i = 0; i < n_k_rows * n_embd; ++i) stacked[static_cast<size_t>(i)] *= static_cast<float>(k_scale);
         WB_ASSIGN_OR_RETURN(LatentFactors f, factorize_low_rank(stacked, static_cast<int32_t>(n_factored), static_cast<int32_t>(n_embd),
                                                                 inputs[static_cast<size_t>(il)], n_samples, rank));
         // Σ of the dropped σ² over all of them: the relative output error on the calibration
-        // inputs (of the factored rows; kept RoPE dimensions are exact).
+        // inputs (of the factored rows, K as scaled: with balance=energy K and V weigh alike; kept
+        // RoPE dimensions are exact).
         double kept = 0, all = 0;
         for (size_t i = 0; i < f.singular_values.size(); ++i) {
             const double s2 = f.singular_values[i] * f.singular_values[i];
@@ -169,6 +186,7 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
             });
         }
         l.up_v.assign(f.up.begin() + n_k_rows * rank, f.up.end());
+        for (float& u : l.up_k) u = static_cast<float>(u / k_scale);
         l.stored_half = (rank + n_rope_dims) / 2;
         if (!pack_f32(l.down, rank, n_embd, l.down_m) || !pack_f32(l.up_k, n_kv, rank, l.up_k_m) || !pack_f32(l.up_v, n_kv, rank, l.up_v_m))
             return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");

@@ -1,10 +1,12 @@
-// The `latent:rank=R[,rope=P]` variant's weights: per layer, a down-projection A [R × n_embd]
+// The `latent:rank=R[,rope=P][,balance=none]` variant's weights: per layer, a down-projection A [R × n_embd]
 // whose output c = A·x is what the cache keeps per token, and up-projections U_k, U_v [n_kv × R]
 // rebuilding K (before RoPE) and V from it. Built at load from the layer's K/V projections and
 // the attention inputs of a calibration text (activation-aware SVD, latent_factorization.h).
 // With P > 0 each KV head's P RoPE pairs of largest mean |q|·|k| on that text (MHA2MLA's 2-norm
 // score, summed over the head's query group) are cached exact instead, and the SVD factors the
-// rest of K with V. Owned by the model.
+// rest of K with V. With balance=energy (the default) each layer's K rows are scaled before the
+// SVD so that K and V carry the same energy on those inputs (TransMLA's balancing); otherwise the
+// SVD spends its rank where K's larger values are and V's error dominates. Owned by the model.
 #pragma once
 
 #include <cstdint>
@@ -14,17 +16,22 @@
 #include "kernels/cpu/latent_layer.h"
 #include "model_data/model_hparams.h"
 #include "model_data/weight_tensors.h"
+#include "workbench/attention.h"
 #include "workbench/status.h"
 
 namespace workbench {
 
-// `inputs[il]` holds the normed attention inputs of layer il for `n_samples` calibration tokens.
-// invalid_argument when the rank does not fit the layer (1..min(2·n_kv − 2·P·n_kv_heads, n_embd))
-// or P exceeds head_dim / 2.
+// `inputs[il]` holds the normed attention inputs of layer il for `n_samples` calibration tokens;
+// `spec` is a latent spec (rank, rope, balance). invalid_argument when the rank does not fit the
+// layer (1..min(2·n_kv − 2·P·n_kv_heads, n_embd)) or P exceeds head_dim / 2.
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     int32_t rank, int32_t rope_pairs = 0,
-                                                     const std::function<void(int, int)>& progress = {});
+                                                     const AttentionSpec& spec, const std::function<void(int, int)>& progress = {});
+
+// The scale of layer K rows that gives them V's energy on the inputs x [n_samples, n_embd]:
+// sqrt(Σ‖W_v x‖² / Σ‖W_k x‖²) over the stacked rows [W_k (n_k_rows); W_v] (row-major f32).
+// 1 when K carries no energy.
+double kv_balance_scale(const float* stacked, int64_t n_k_rows, int64_t n_rows, const float* x, int32_t n_samples, int64_t n_embd);
 
 // The kept key dimensions of one layer for rope=P (LatentLayer::rope_dims): per KV head, the P
 // pairs with the largest Σ_h mean‖q_h pair‖ · mean‖k pair‖ over the calibration inputs x

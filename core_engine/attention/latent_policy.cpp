@@ -52,11 +52,14 @@ private:
 AttentionVariant describe() {
     return {AttentionKind::latent, "latent", "each layer caches a rank-R latent and rebuilds K and V from it (factored at load, calibrated on paradise_lost.txt)",
             {integer_parameter("rank", "Rank (values per token)", 96, 1, 4096, "Values stored per layer and token instead of 2 · n_kv_heads · head_dim (a load-time SVD of each layer's K/V projection, weighted by a calibration text). Even; with a quantized KV type, a multiple of 64."),
-             integer_parameter("rope", "Exact RoPE pairs per KV head", 0, 0, 256, "Each KV head's RoPE pairs that carry the most of the calibration text's scores, cached as they are beside the latent (2 values a pair and KV head per token); the latent then spends its rank on the rest of K and on V.")}};
+             integer_parameter("rope", "Exact RoPE pairs per KV head", 0, 0, 256, "Each KV head's RoPE pairs that carry the most of the calibration text's scores, cached as they are beside the latent (2 values a pair and KV head per token); the latent then spends its rank on the rest of K and on V."),
+             choice_parameter("balance", "K/V balance", {"energy", "none"},
+                              "energy: each layer's K is scaled to V's energy on the calibration text before the joint SVD (TransMLA's balancing), so the rank is not spent on K alone. none: the SVD of K and V as they are.")}};
 }
 
 std::string spec_parameters(const AttentionSpec& s) {
-    return ":rank=" + std::to_string(s.rank) + (s.rope_pairs ? ",rope=" + std::to_string(s.rope_pairs) : "");
+    return ":rank=" + std::to_string(s.rank) + (s.rope_pairs ? ",rope=" + std::to_string(s.rope_pairs) : "") +
+           (s.balance == LatentBalance::none ? ",balance=none" : "");
 }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) { return std::make_unique<LatentPolicy>(spec); }

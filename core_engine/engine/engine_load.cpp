@@ -199,7 +199,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (impl->kv->latent()) {
         const AttentionSpec& spec = layout.front().spec;
         WB_ASSIGN_OR_RETURN(const std::vector<TokenId> calibration, calibration_tokens(config, *impl->tokenizer));
-        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec.rank, spec.rope_pairs, calibration, *impl->pool, [&](int done, int total) {
+        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec, calibration, *impl->pool, [&](int done, int total) {
             if (config.on_load_progress) config.on_load_progress("latent factors", static_cast<float>(done) / static_cast<float>(total));
         }));
     }

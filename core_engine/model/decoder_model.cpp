@@ -169,7 +169,7 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     return Status::ok_status();
 }
 
-Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, int32_t rope_pairs, std::span<const TokenId> calibration, ThreadPool& pool,
+Result<std::vector<double>> DecoderModel::enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration, ThreadPool& pool,
                                                         const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     if (!w_.layers.empty() && w_.layers.front().q_norm.present())
@@ -182,7 +182,7 @@ Result<std::vector<double>> DecoderModel::enable_latent(int32_t rank, int32_t ro
     const Status s = forward(calibration, 0, *kv, false, logits, pool);
     capture_ = nullptr;
     WB_RETURN_IF_ERROR(s);
-    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), rank, rope_pairs, progress));
+    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), latent, progress));
     std::vector<double> errors;
     for (const auto& l : latent_) errors.push_back(l.output_error);
     return errors;

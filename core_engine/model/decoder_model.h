@@ -92,12 +92,12 @@ public:
     Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool,
                          std::vector<TopLogit>* top = nullptr, bool* no_kv_room = nullptr);
 
-    // Builds the latent variant's factors of rank `rank` (and `rope_pairs` exact RoPE pairs per
-    // KV head) from the attention inputs of `calibration` (run once with full attention). After
+    // Builds the factors of the latent spec `latent` (its rank, exact RoPE pairs per KV head and
+    // K/V balance) from the attention inputs of `calibration` (run once with full attention). After
     // this, a cache created with a latent spec runs through them. Errors: invalid_argument for a
     // rank or a number of pairs that does not fit; the decomposition's errors. Returns each
     // layer's relative output error on the calibration.
-    Result<std::vector<double>> enable_latent(int32_t rank, int32_t rope_pairs, std::span<const TokenId> calibration, ThreadPool& pool,
+    Result<std::vector<double>> enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration, ThreadPool& pool,
                                               const std::function<void(int, int)>& progress = {});
 
     // The last step's work for the roofline picture (latent steps count their matmuls only).

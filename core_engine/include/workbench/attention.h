@@ -25,6 +25,7 @@ enum class LayerMerge : uint8_t { none, mean, slerp };
 enum class TopkSelect : uint8_t { block, token };
 enum class PoolMode : uint8_t { mean, max, weighted };
 enum class PooledRead : uint8_t { pooled, tokens };
+enum class LatentBalance : uint8_t { energy, none };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
@@ -41,6 +42,7 @@ struct AttentionSpec {
     int32_t around = 0;                          // heavy, read=tokens: tokens read beside each selected group
     int32_t rank = 96;                           // latent
     int32_t rope_pairs = 0;                      // latent: RoPE pairs per KV head kept exact beside the latent
+    LatentBalance balance = LatentBalance::energy;  // latent: K scaled to V's energy before the joint SVD
 };
 
 // One parameter of a variant, as a form shows it.

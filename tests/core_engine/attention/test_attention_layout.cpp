@@ -124,6 +124,10 @@ private slots:
         QCOMPARE(attention_layout_name(*parse_attention_layout("heavy:around=4,read=tokens,pool=weighted")),
                  std::string("heavy:block=16,k=32,recent=64,pool=weighted,read=tokens,around=4"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("compressed:pool=max")), std::string("compressed:block=4,recent=256,pool=max"));
+        // Latent's balance=energy (the default) is left out of the name; none is named.
+        QCOMPARE(attention_layout_name(*parse_attention_layout("latent:rank=192,balance=energy")), std::string("latent:rank=192"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("latent:balance=none,rank=192")), std::string("latent:rank=192,balance=none"));
+        QVERIFY(parse_attention_spec("latent:balance=none")->balance == LatentBalance::none);
         // Every variant's defaults are what its bare name parses to.
         for (const AttentionVariant& v : attention_variants()) {
             auto bare = parse_attention_spec(v.name);

@@ -91,6 +91,7 @@ private slots:
     void same_input_same_bits();
     void rejects_bad_arguments();
     void rope_pairs_by_query_and_key_norms();
+    void kv_balance_scale_gives_k_the_energy_of_v();
     void output_error_rejects_bad_arguments();
 };
 
@@ -305,6 +306,23 @@ void TestLatentFactorization::rope_pairs_by_query_and_key_norms() {
         set_q(style, 1, 0.0f, 0.0f);
         QCOMPARE(select_rope_dims(wq.data(), nullptr, wk.data(), nullptr, x.data(), n, hp, 1), pair1);
     }
+}
+
+void TestLatentFactorization::kv_balance_scale_gives_k_the_energy_of_v() {
+    // Two K rows and one V row over 3 inputs: K rows are 3x and 4x input 0, V is 2x input 1, so
+    // Σ‖k‖² = 25 Σx0² and Σ‖v‖² = 4 Σx1²; with x0 and x1 of equal energy the scale is 2/5.
+    const int32_t n = 64;
+    std::vector<float> x(static_cast<size_t>(n) * 3, 0.0f);
+    for (int32_t t = 0; t < n; ++t) {
+        x[static_cast<size_t>(t * 3)] = (t % 2 ? 1.0f : -1.0f);
+        x[static_cast<size_t>(t * 3 + 1)] = (t % 3 ? 1.0f : -1.0f);
+        x[static_cast<size_t>(t * 3 + 2)] = 7.0f;   // a channel neither reads
+    }
+    const std::vector<float> stacked = {3, 0, 0, 4, 0, 0, 0, 2, 0};
+    QVERIFY(std::abs(kv_balance_scale(stacked.data(), 2, 3, x.data(), n, 3) - 0.4) < 1e-12);
+    // K silent: nothing to balance, the scale stays 1.
+    const std::vector<float> silent_k = {0, 0, 0, 0, 0, 0, 0, 2, 0};
+    QCOMPARE(kv_balance_scale(silent_k.data(), 2, 3, x.data(), n, 3), 1.0);
 }
 
 void TestLatentFactorization::rejects_bad_arguments() {
