@@ -14,8 +14,8 @@ KvStreamView KvArena::token_stream(int32_t storage, const KvSequence& s) const {
     v.v_base = store->v_base(storage);
     v.blocks = manager->block_table(s.token_id).data();
     v.block_tokens = manager->n_tokens_per_block();
-    v.k = store->k_layout();
-    v.v = store->v_layout();
+    v.k = store->k_layout(storage);
+    v.v = store->v_layout(storage);
     return v;
 }
 
@@ -27,7 +27,7 @@ KvStreamView KvArena::pooled_stream(int32_t storage, const KvSequence& s, float 
 }
 
 KvStreamView KvArena::f32_stream(const float* k, const float* v, int32_t n_rows) const {
-    return flat_f32_stream(k, v, n_rows, shape.n_kv_heads, shape.head_dim);
+    return flat_f32_stream(k, v, n_rows, shape.n_kv_heads, shape.head_dim);   // policies with per-layer widths build none
 }
 
 void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int32_t first_token, const float* k,
@@ -38,7 +38,7 @@ void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int3
 void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table, int32_t first, const float* k, const float* v,
                 int64_t n, bool rotate, KeyRowObserver* observer) {
     const int32_t bs = arena.block_tokens();
-    const int64_t hd = arena.shape.head_dim, n_kv = arena.shape.n_kv_heads;
+    const int64_t hd = arena.shape.head_dim_of(storage), n_kv = arena.shape.n_kv_heads;
     std::vector<float> rot(static_cast<size_t>(hd));
     for (int64_t i = 0; i < n; ++i) {
         const int64_t idx = first + i;

@@ -32,6 +32,12 @@ constexpr int32_t kMaxStepTokens = 256;
 struct PagedKvShape {
     int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0, n_head = 0;
     RopeParams rope;
+    // As stored, where the row width differs by storage layer (the widest is head_dim); empty:
+    // head_dim everywhere.
+    std::vector<int32_t> layer_head_dim;
+    int32_t head_dim_of(int32_t storage) const {
+        return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(storage)];
+    }
 };
 
 // One sequence's cache state, shared by the mechanism and its policy.

@@ -33,7 +33,7 @@ public:
         auto n_cand = [&](int64_t pair) { return pooled_count(part.t0 + static_cast<int32_t>(pair / n_kv)); };
         auto score = [&](int64_t pair, int32_t c) {
             const int64_t h = pair % n_kv;
-            if (c + kPrefetchAhead < n_cand(pair)) prefetch_row(key_of(c + kPrefetchAhead, h), store.k_layout().row_bytes);
+            if (c + kPrefetchAhead < n_cand(pair)) prefetch_row(key_of(c + kPrefetchAhead, h), store.k_layout(storage).row_bytes);
             const float* qh = q + (pair / n_kv * arena.shape.n_head + h * group) * hd;
             if (arena.types.k == KvDType::f16) return group_dot_f16(qh, group, reinterpret_cast<const uint16_t*>(key_of(c, h)), hd);
             thread_local std::vector<float> row;
@@ -49,7 +49,7 @@ public:
             p.add({kTokenStream, 0, std::min(spec_.sinks, t + 1)});
             if (spec_.k < nc) {
                 part.index_ops += 2.0 * static_cast<double>(nc) * static_cast<double>(group * hd);   // a multiply-add each
-                if (pair / n_kv == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(nc) * static_cast<uint64_t>(store.k_layout().row_bytes);
+                if (pair / n_kv == part.n - 1) part.index_bytes_last += static_cast<uint64_t>(nc) * static_cast<uint64_t>(store.k_layout(storage).row_bytes);
             }
             if (reads_tokens()) add_group_tokens(selection_.of(pair), t, p);
             else add_kept_spans(selection_.of(pair), 1, kPooledStream, p);

@@ -59,12 +59,14 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     config.n_layers = static_cast<int32_t>(arena.members.size());
     config.n_kv_heads = arena.shape.n_kv_heads;
     config.head_dim = arena.shape.head_dim;
+    config.layer_head_dim = arena.shape.layer_head_dim;
     config.n_tokens_per_block = n_tokens_per_block;
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     KvCacheConfig full_config = config;
     full_config.n_layers = n_layers;
     full_config.n_kv_heads = shape.n_kv_heads;
     full_config.head_dim = shape.head_dim;
+    full_config.layer_head_dim.clear();
     kv->full_bytes_per_token_ = kv_bytes_per_token(full_config);
     kv->aux_block_bytes_ = policy.aux_bytes_per_block(arena);
 
@@ -189,7 +191,7 @@ void KvGroup::undo_part(StepPart& part) {
 }
 
 void KvGroup::write(int32_t layer, const float* k, const float* v, ThreadPool&) {
-    const size_t row = static_cast<size_t>(arena_.shape.n_kv_heads) * arena_.shape.head_dim;
+    const size_t row = static_cast<size_t>(arena_.shape.n_kv_heads) * arena_.shape.head_dim_of(arena_.storage_of[static_cast<size_t>(layer)]);
     if (arena_.rotate_v) {
         // Every V row the group keeps (blocks, ring, pooled or merged rows) is stored rotated, so
         // the step's rows turn once here; attention sums them and the backend turns the result back.
@@ -307,7 +309,7 @@ void KvGroup::read_rows(int32_t layer, int32_t n, float* k_out, float* v_out) co
     const KvSequence& s = *parts_.front().s;
     const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
     const int32_t bs = n_tokens_per_block();
-    const int32_t n_kv = arena_.shape.n_kv_heads, hd = arena_.shape.head_dim;
+    const int32_t n_kv = arena_.shape.n_kv_heads, hd = arena_.shape.head_dim_of(storage);
     const int64_t row = static_cast<int64_t>(n_kv) * hd;
     const std::span<const BlockId> table = arena_.token_table(s);
     for (int32_t j = 0; j < n; ++j) {
@@ -371,7 +373,8 @@ const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float*
     // Bytes the part's last query reads in this layer: its entries' K and V rows in every KV head
     // (f16 rows from the recent ring).
     const int64_t n_kv = arena_.shape.n_kv_heads;
-    const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->k_layout().row_bytes + arena_.store->v_layout().row_bytes);
+    const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
+    const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->k_layout(storage).row_bytes + arena_.store->v_layout(storage).row_bytes);
     const uint64_t f16_row_bytes = 4 * static_cast<uint64_t>(arena_.shape.head_dim);
     const int32_t first_recent_stream = recent_ > 0 ? recent_stream(layer, part) : INT32_MAX;
     const int64_t last = part.n - 1;
@@ -574,11 +577,15 @@ std::vector<uint64_t> KvGroup::layer_bytes(SeqId seq) const {
     std::vector<uint64_t> out(static_cast<size_t>(arena_.shape.n_layers), 0);
     const auto it = seqs_.find(seq);
     if (it == seqs_.end()) return out;
-    const uint64_t per_layer_block = block_bytes() / arena_.members.size();
+    const uint64_t aux_per_layer = aux_block_bytes_ / arena_.members.size();
     const uint64_t blocks = static_cast<uint64_t>(arena_.manager->n_live_blocks(it->second->token_id) +
                                                   arena_.manager->n_live_blocks(it->second->pooled_id));
     const uint64_t ring_per_layer = recent_bytes(*it->second) / arena_.members.size();
-    for (const auto& group : arena_.members) out[static_cast<size_t>(group.front())] = blocks * per_layer_block + ring_per_layer;
+    for (size_t storage = 0; storage < arena_.members.size(); ++storage) {
+        const int32_t st = static_cast<int32_t>(storage);
+        const uint64_t layer_block = static_cast<uint64_t>(arena_.store->k_layout(st).block_stride + arena_.store->v_layout(st).block_stride) + aux_per_layer;
+        out[static_cast<size_t>(arena_.members[storage].front())] = blocks * layer_block + ring_per_layer;
+    }
     return out;
 }
 

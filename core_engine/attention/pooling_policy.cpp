@@ -108,8 +108,8 @@ void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const Ste
                 // One token pooled is that token: copy its bytes, no re-rounding.
                 const int32_t j = spec_.sinks + g;
                 const BlockId src = tokens[static_cast<size_t>(j / bs)];
-                std::memcpy(dk, store.k_row(storage, src, j % bs, h), static_cast<size_t>(store.k_layout().row_bytes));
-                std::memcpy(dv, store.v_row(storage, src, j % bs, h), static_cast<size_t>(store.v_layout().row_bytes));
+                std::memcpy(dk, store.k_row(storage, src, j % bs, h), static_cast<size_t>(store.k_layout(storage).row_bytes));
+                std::memcpy(dv, store.v_row(storage, src, j % bs, h), static_cast<size_t>(store.v_layout(storage).row_bytes));
                 continue;
             }
             for (int32_t i = 0; i < m; ++i) {

@@ -77,7 +77,7 @@ public:
         const std::span<const BlockId> table = arena.token_table(s);
         const int32_t bs = arena.block_tokens();
         ps.scratch.resize(ps.rotations.size() * 2);
-        std::vector<uint8_t> enc(static_cast<size_t>(arena.store->k_layout().row_bytes));
+        std::vector<uint8_t> enc(static_cast<size_t>(arena.store->k_layout(storage).row_bytes));
         for (size_t r = 0; r < ps.rotations.size(); ++r) {
             std::vector<float>& ks = ps.scratch[2 * r];
             std::vector<float>& vs = ps.scratch[2 * r + 1];

@@ -26,11 +26,17 @@ Status unknown_sequence(SeqId seq_id) { return error(StatusCode::not_found, "KV 
 
 // Bytes of one block, or nullopt on overflow (only absurd configs get there).
 std::optional<uint64_t> checked_block_bytes(const KvCacheConfig& c) {
-    uint64_t per_head = kv_bytes(c.types.k, static_cast<uint64_t>(c.head_dim)) +
-                        kv_bytes(c.types.v, static_cast<uint64_t>(c.head_dim));
+    const auto row_pair_bytes = [&](int32_t dim) {
+        return kv_bytes(c.types.k, static_cast<uint64_t>(dim)) + kv_bytes(c.types.v, static_cast<uint64_t>(dim));
+    };
+    uint64_t per_head = 0;   // one token's K and V rows of one head, summed over the layers
+    if (c.layer_head_dim.empty()) {
+        if (!checked_mul(row_pair_bytes(c.head_dim), static_cast<uint64_t>(c.n_layers), per_head)) return std::nullopt;
+    } else {
+        for (int32_t dim : c.layer_head_dim) per_head += row_pair_bytes(dim);
+    }
     uint64_t bytes = 0;
     if (!checked_mul(per_head, static_cast<uint64_t>(c.n_kv_heads), bytes) ||
-        !checked_mul(bytes, static_cast<uint64_t>(c.n_layers), bytes) ||
         !checked_mul(bytes, static_cast<uint64_t>(c.n_tokens_per_block), bytes))
         return std::nullopt;
     return bytes;
@@ -47,13 +53,22 @@ Status validate_kv_cache_config(const KvCacheConfig& c) {
         if (value < 1)
             return error(StatusCode::invalid_argument,
                          std::string("KV cache: ") + name + " is " + std::to_string(value) + ", expected at least 1");
-    for (KvDType type : {c.types.k, c.types.v}) {
-        const KvDTypeLayout& layout = kv_dtype_layout(type);
-        if (c.head_dim % static_cast<int32_t>(layout.block_values) != 0)
-            return error(StatusCode::invalid_argument,
-                         "KV cache: head_dim " + std::to_string(c.head_dim) + " is not a multiple of " +
-                             std::to_string(layout.block_values) + ", the block of KV type " +
-                             std::string(layout.name) + "; choose f16 or bf16 for this model");
+    if (!c.layer_head_dim.empty() && c.layer_head_dim.size() != static_cast<size_t>(c.n_layers))
+        return error(StatusCode::invalid_argument, "KV cache: " + std::to_string(c.layer_head_dim.size()) +
+                                                       " per-layer row widths for " + std::to_string(c.n_layers) + " layers");
+    for (int32_t layer = 0; layer < (c.layer_head_dim.empty() ? 1 : c.n_layers); ++layer) {
+        const int32_t dim = c.head_dim_of(layer);
+        if (dim < 1 || dim > c.head_dim)
+            return error(StatusCode::invalid_argument, "KV cache: layer " + std::to_string(layer) + "'s row width " +
+                                                           std::to_string(dim) + " is outside 1.." + std::to_string(c.head_dim));
+        for (KvDType type : {c.types.k, c.types.v}) {
+            const KvDTypeLayout& layout = kv_dtype_layout(type);
+            if (dim % static_cast<int32_t>(layout.block_values) != 0)
+                return error(StatusCode::invalid_argument,
+                             "KV cache: head_dim " + std::to_string(dim) + " is not a multiple of " +
+                                 std::to_string(layout.block_values) + ", the block of KV type " +
+                                 std::string(layout.name) + "; choose f16 or bf16 for this model");
+        }
     }
     if (!checked_block_bytes(c)) return error(StatusCode::invalid_argument, "KV cache: bytes per block overflow");
     return Status::ok_status();

@@ -26,6 +26,12 @@ struct KvCacheConfig {
     int32_t n_kv_heads = 0;
     int32_t head_dim = 0;              // quantized types need a multiple of their block (32)
     int32_t n_tokens_per_block = 16;
+    // Per layer where the row width differs by layer (latent ranks per layer; head_dim is then the
+    // widest); empty: head_dim in every layer.
+    std::vector<int32_t> layer_head_dim;
+    int32_t head_dim_of(int32_t layer) const {
+        return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(layer)];
+    }
 };
 
 // invalid_argument naming the field when a count is < 1, head_dim does not split into whole

@@ -19,21 +19,24 @@ KvStore::~KvStore() {
 Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, int32_t n_blocks) {
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     auto store = std::make_unique<KvStore>();
-    auto layout = [&](KvDType type) {
+    auto layout = [&](KvDType type, int32_t dim) {
         KvRowLayout l;
         l.type = type;
-        l.row_bytes = static_cast<int64_t>(kv_bytes(type, static_cast<uint64_t>(config.head_dim)));
+        l.row_bytes = static_cast<int64_t>(kv_bytes(type, static_cast<uint64_t>(dim)));
         l.token_stride = l.row_bytes;
         l.head_stride = l.row_bytes * config.n_tokens_per_block;
         l.block_stride = l.head_stride * config.n_kv_heads;
         return l;
     };
-    store->k_layout_ = layout(config.types.k);
-    store->v_layout_ = layout(config.types.v);
     store->n_tokens_per_block_ = config.n_tokens_per_block;
     store->n_blocks_ = n_blocks;
+    for (int32_t il = 0; il < config.n_layers; ++il) {
+        store->k_layouts_.push_back(layout(config.types.k, config.head_dim_of(il)));
+        store->v_layouts_.push_back(layout(config.types.v, config.head_dim_of(il)));
+        store->uniform_rows_ = store->uniform_rows_ && config.head_dim_of(il) == config.head_dim_of(0);
+    }
     for (int32_t il = 0; il < config.n_layers; ++il)
-        for (auto [arena, l] : {std::pair{&store->k_, &store->k_layout_}, {&store->v_, &store->v_layout_}}) {
+        for (auto [arena, l] : {std::pair{&store->k_, &store->k_layouts_[static_cast<size_t>(il)]}, {&store->v_, &store->v_layouts_[static_cast<size_t>(il)]}}) {
             const uint64_t bytes = static_cast<uint64_t>(l->block_stride) * static_cast<uint64_t>(n_blocks);
             uint8_t* p = new (std::nothrow) uint8_t[bytes];
             if (!p)
@@ -47,10 +50,9 @@ Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, in
 
 void KvStore::copy_block(BlockId src, BlockId dst) {
     for (int32_t il = 0; il < n_layers(); ++il) {
-        std::memcpy(k_base(il) + dst * k_layout_.block_stride, k_base(il) + src * k_layout_.block_stride,
-                    static_cast<size_t>(k_layout_.block_stride));
-        std::memcpy(v_base(il) + dst * v_layout_.block_stride, v_base(il) + src * v_layout_.block_stride,
-                    static_cast<size_t>(v_layout_.block_stride));
+        const int64_t k_stride = k_layout(il).block_stride, v_stride = v_layout(il).block_stride;
+        std::memcpy(k_base(il) + dst * k_stride, k_base(il) + src * k_stride, static_cast<size_t>(k_stride));
+        std::memcpy(v_base(il) + dst * v_stride, v_base(il) + src * v_stride, static_cast<size_t>(v_stride));
     }
     if (mirror_) mirror_->block_copied(id_, src, dst);
 }

@@ -1,5 +1,6 @@
 // The KV cache's bytes: for each stored layer, a K arena and a V arena of n_blocks blocks laid out
-// [block][kv head][token slot][row], rows in the layer's K or V element type: one head's rows of a
+// [block][kv head][token slot][row], rows in the layer's K or V element type and width (the same
+// in every layer unless the config gives widths per layer): one head's rows of a
 // block are contiguous, so attention (one KV head at a time) streams whole cache lines of its own. Block ids come from
 // the KvBlockManager over the same config; this class only maps (block, slot, head) to bytes.
 // Arenas are allocated uninitialised, so pages become resident only as blocks are first written.
@@ -53,18 +54,22 @@ public:
     void set_mirror(KvStoreMirror* mirror) { mirror_ = mirror; }
     KvStoreMirror* mirror() const { return mirror_; }
 
-    const KvRowLayout& k_layout() const { return k_layout_; }
-    const KvRowLayout& v_layout() const { return v_layout_; }
+    const KvRowLayout& k_layout(int32_t layer) const { return k_layouts_[static_cast<size_t>(layer)]; }
+    const KvRowLayout& v_layout(int32_t layer) const { return v_layouts_[static_cast<size_t>(layer)]; }
+    // Whether every layer's rows have one width.
+    bool uniform_rows() const { return uniform_rows_; }
     int32_t n_layers() const { return static_cast<int32_t>(k_.size()); }
     int32_t n_tokens_per_block() const { return n_tokens_per_block_; }
 
     uint8_t* k_base(int32_t layer) { return k_[static_cast<size_t>(layer)].get(); }
     uint8_t* v_base(int32_t layer) { return v_[static_cast<size_t>(layer)].get(); }
     uint8_t* k_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
-        return k_base(layer) + block * k_layout_.block_stride + slot * k_layout_.token_stride + head * k_layout_.head_stride;
+        const KvRowLayout& l = k_layout(layer);
+        return k_base(layer) + block * l.block_stride + slot * l.token_stride + head * l.head_stride;
     }
     uint8_t* v_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
-        return v_base(layer) + block * v_layout_.block_stride + slot * v_layout_.token_stride + head * v_layout_.head_stride;
+        const KvRowLayout& l = v_layout(layer);
+        return v_base(layer) + block * l.block_stride + slot * l.token_stride + head * l.head_stride;
     }
 
     // Copies one block's K and V in every layer (copy-on-write).
@@ -76,7 +81,8 @@ public:
     }
 
 private:
-    KvRowLayout k_layout_, v_layout_;
+    std::vector<KvRowLayout> k_layouts_, v_layouts_;   // per layer
+    bool uniform_rows_ = true;
     int32_t n_tokens_per_block_ = 0, n_blocks_ = 0;
     uint64_t id_ = 0;
     KvStoreMirror* mirror_ = nullptr;

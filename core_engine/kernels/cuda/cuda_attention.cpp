@@ -96,7 +96,7 @@ void CudaBackend::attend_on_host(const LayerAttention& a) {
 
 CudaBackend::AttendPath CudaBackend::attend_path(const LayerKvStorage& kv) const {
     if (hp_.head_dim > 256) return AttendPath::host;
-    if (kv.token_rows_only && device_writes(kv.store->k_layout().type) && device_writes(kv.store->v_layout().type) && !kv.rotated_keys)
+    if (kv.token_rows_only && device_writes(kv.store->k_layout(0).type) && device_writes(kv.store->v_layout(0).type) && !kv.rotated_keys)
         return AttendPath::device_written;
     return AttendPath::host_kept;
 }
@@ -107,10 +107,12 @@ Result<CudaBackend::DeviceKv*> CudaBackend::device_kv(KvStore& store) {
     // would be read half from each.
     if (store.mirror() != nullptr)
         return error(StatusCode::unsupported, "this KV cache is already kept by another CUDA model: a KV cache serves one model");
+    if (!store.uniform_rows())
+        return error(StatusCode::unsupported, "this KV cache's rows differ in width by layer, which the CUDA cache does not hold");
     DeviceKv d;
     d.store = &store;
-    const KvRowLayout& k = store.k_layout();
-    const KvRowLayout& v = store.v_layout();
+    const KvRowLayout& k = store.k_layout(0);
+    const KvRowLayout& v = store.v_layout(0);
     d.layout = {*device_kv_type(k.type), *device_kv_type(v.type), k.row_bytes, k.token_stride, k.block_stride, v.row_bytes, v.token_stride, v.block_stride,
                 store.n_tokens_per_block(), hp_.n_head_kv, hp_.head_dim, k.head_stride, v.head_stride};
     d.k_storage_bytes = k.block_stride * store.n_blocks();

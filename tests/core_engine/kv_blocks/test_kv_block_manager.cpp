@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kv_blocks/kv_block_manager.h"
+#include "kv_blocks/kv_store.h"
 
 using namespace workbench;
 
@@ -102,6 +103,7 @@ private slots:
     void bytes_for_real_models();
     void budget_sizes_the_pool();
     void config_errors_name_the_field();
+    void per_layer_row_widths();
 };
 
 void TestKvBlockManager::allocation_grows_block_by_block() {
@@ -444,6 +446,35 @@ void TestKvBlockManager::config_errors_name_the_field() {
     QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "overflow"));
     QVERIFY(has(KvBlockManager::create(kSmol, 1).status(), StatusCode::invalid_argument, "expected at least 2"));
     QCOMPARE(KvBlockManager::create(c, 4).status().code(), StatusCode::invalid_argument);
+}
+
+void TestKvBlockManager::per_layer_row_widths() {
+    // Three layers, one KV head, rows of 64, 32 and 64 f16 values: a block of 16 tokens holds
+    // 16 · 2 · 2 · (64 + 32 + 64) bytes, and the store lays out each layer at its own width.
+    KvCacheConfig c{{KvDType::f16, KvDType::f16}, 3, 1, 64, 16};
+    c.layer_head_dim = {64, 32, 64};
+    QVERIFY(validate_kv_cache_config(c).ok());
+    QCOMPARE(kv_bytes_per_block(c), uint64_t{16 * 2 * 2 * 160});
+    QCOMPARE(kv_bytes_per_token(c), uint64_t{2 * 2 * 160});
+    auto store = KvStore::create(c, 4);
+    QVERIFY(store.ok());
+    QVERIFY(!(*store)->uniform_rows());
+    QCOMPARE((*store)->k_layout(0).row_bytes, int64_t{128});
+    QCOMPARE((*store)->k_layout(1).row_bytes, int64_t{64});
+    QCOMPARE((*store)->v_layout(1).block_stride, int64_t{64 * 16});
+    QCOMPARE((*store)->k_row(1, 2, 3, 0) - (*store)->k_base(1), std::ptrdiff_t{2 * 64 * 16 + 3 * 64});
+    c.layer_head_dim = {64, 32};
+    QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "2 per-layer row widths for 3 layers"));
+    c.layer_head_dim = {64, 96, 64};
+    QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "layer 1's row width 96 is outside 1..64"));
+    c.layer_head_dim = {64, 48, 64};
+    c.types.k = KvDType::q8_0;
+    QVERIFY(has(validate_kv_cache_config(c), StatusCode::invalid_argument, "head_dim 48 is not a multiple of 32"));
+    // One width everywhere, given per layer: the same bytes as none given.
+    KvCacheConfig same = kSmol;
+    same.layer_head_dim.assign(30, 64);
+    QCOMPARE(kv_bytes_per_block(same), kv_bytes_per_block(kSmol));
+    QVERIFY((*KvStore::create(same, 2))->uniform_rows());
 }
 
 QTEST_APPLESS_MAIN(TestKvBlockManager)

@@ -55,13 +55,13 @@ private slots:
         Recorder r;
         (*a)->set_mirror(&r);
         QCOMPARE((*a)->mirror(), static_cast<KvStoreMirror*>(&r));
-        for (int32_t layer = 0; layer < 2; ++layer) std::memset((*a)->k_base(layer) + 3 * (*a)->k_layout().block_stride, 0x5a, (*a)->k_layout().block_stride);
+        for (int32_t layer = 0; layer < 2; ++layer) std::memset((*a)->k_base(layer) + 3 * (*a)->k_layout(0).block_stride, 0x5a, (*a)->k_layout(0).block_stride);
         (*a)->copy_block(3, 6);
         QCOMPARE(r.copies.size(), size_t{1});
         QCOMPARE(r.copies[0].store, (*a)->id());
         QCOMPARE(r.copies[0].src, BlockId{3});
         QCOMPARE(r.copies[0].dst, BlockId{6});
-        QCOMPARE((*a)->k_base(1)[6 * (*a)->k_layout().block_stride], uint8_t{0x5a});
+        QCOMPARE((*a)->k_base(1)[6 * (*a)->k_layout(0).block_stride], uint8_t{0x5a});
         (*b)->copy_block(1, 2);   // no mirror there
         QCOMPARE(r.copies.size(), size_t{1});
         const uint64_t id = (*a)->id();
