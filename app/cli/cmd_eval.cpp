@@ -128,6 +128,11 @@ int cmd_eval(int argc, char** argv) {
     }
     std::printf("%s  kv %s  weights %s  ctx %d  windows %zu  scored %lld tokens\n", info.attention.c_str(), info.kv_types.c_str(),
                 info.weight_type.c_str(), n_ctx, n_windows, static_cast<long long>(q.n_tokens_scored));
+    if (info.attention.find("ranks=measured") != std::string::npos) {
+        std::printf("latent ranks per layer (measured at load):");
+        for (int32_t r : info.latent_ranks) std::printf(" %d", r);
+        std::printf("\n");
+    }
     std::printf("PPL %.4f  baseline %.4f  dPPL %+.3f%%  KL %.5f  top-1 %.2f%%\n", ppl, ppl_base, dppl, q.kl_mean, 100.0 * q.top1_agreement);
     std::printf("KV peak %s (full attention %s)  read/token %s (full %s)  decode %s\n", format_bytes(kv_peak).c_str(),
                 format_bytes(kv_full).c_str(), format_bytes(read_per_token).c_str(), format_bytes(read_full).c_str(),

@@ -35,6 +35,9 @@ struct PagedKvShape {
     // As stored, where the row width differs by storage layer (the widest is head_dim); empty:
     // head_dim everywhere.
     std::vector<int32_t> layer_head_dim;
+    // The model's latent rank per layer once its factors exist (latent:ranks=measured gives them
+    // per layer); empty: the spec's rank.
+    std::vector<int32_t> latent_ranks;
     int32_t head_dim_of(int32_t storage) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(storage)];
     }

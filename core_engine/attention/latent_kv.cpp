@@ -122,7 +122,8 @@ double kv_balance_scale(const float* stacked, int64_t n_k_rows, int64_t n_rows, 
 
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     const AttentionSpec& latent, const std::function<void(int, int)>& progress) {
+                                                     const AttentionSpec& latent, const std::function<void(int, int)>& progress,
+                                                     std::vector<std::vector<double>>* singular_values) {
     const int64_t n_kv = hp.n_embd_kv(), n_embd = hp.n_embd;
     const int32_t rank = latent.rank, rope_pairs = latent.rope_pairs;
     const std::string spec = "--attention " + attention_spec_name(latent);
@@ -175,6 +176,7 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
             if (i < static_cast<size_t>(rank)) kept += s2;
         }
         l.output_error = all > 0 ? std::sqrt(std::max(0.0, all - kept) / all) : 0;
+        if (singular_values) singular_values->push_back(f.singular_values);
         l.down = std::move(f.down);
         if (l.rope_dims.empty()) {
             l.up_k.assign(f.up.begin(), f.up.begin() + n_kv * rank);
@@ -188,11 +190,84 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
         l.up_v.assign(f.up.begin() + n_k_rows * rank, f.up.end());
         for (float& u : l.up_k) u = static_cast<float>(u / k_scale);
         l.stored_half = (rank + n_rope_dims) / 2;
-        if (!pack_f32(l.down, rank, n_embd, l.down_m) || !pack_f32(l.up_k, n_kv, rank, l.up_k_m) || !pack_f32(l.up_v, n_kv, rank, l.up_v_m))
+        if (!pack_latent_layer(l, rank, n_embd))
             return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");
         if (progress) progress(il + 1, hp.n_layer);
     }
     return layers;
+}
+
+bool pack_latent_layer(LatentLayer& l, int64_t rank, int64_t n_embd) {
+    const int64_t n_kv = static_cast<int64_t>(l.up_k.size()) / rank;
+    return pack_f32(l.down, rank, n_embd, l.down_m) && pack_f32(l.up_k, n_kv, rank, l.up_k_m) && pack_f32(l.up_v, n_kv, rank, l.up_v_m);
+}
+
+int32_t max_latent_rank(const ModelHparams& hp, int32_t rope_pairs) {
+    const int64_t n_factored = 2 * hp.n_embd_kv() - 2 * static_cast<int64_t>(rope_pairs) * hp.n_head_kv;
+    return static_cast<int32_t>(std::min<int64_t>(n_factored, hp.n_embd));
+}
+
+Status truncate_latent_layer(LatentLayer& l, int32_t rank, int64_t n_embd, const std::vector<double>& singular_values) {
+    const int64_t old_rank = l.down_m.n_out;
+    if (rank < 1 || rank > old_rank)
+        return error(StatusCode::invalid_argument, "latent: rank " + std::to_string(rank) + " is outside 1.." + std::to_string(old_rank));
+    const int64_t n_kv = static_cast<int64_t>(l.up_k.size()) / old_rank;
+    const int64_t n_rope = static_cast<int64_t>(l.rope_dims.size());
+    l.down.resize(static_cast<size_t>(rank * n_embd));
+    auto first_columns = [&](std::vector<float>& up) {
+        for (int64_t r = 0; r < n_kv; ++r) std::copy_n(up.begin() + r * old_rank, rank, up.begin() + r * rank);
+        up.resize(static_cast<size_t>(n_kv * rank));
+        up.shrink_to_fit();
+    };
+    l.down.shrink_to_fit();
+    first_columns(l.up_k);
+    first_columns(l.up_v);
+    double kept = 0, all = 0;
+    for (size_t i = 0; i < singular_values.size(); ++i) {
+        all += singular_values[i] * singular_values[i];
+        if (i < static_cast<size_t>(rank)) kept += singular_values[i] * singular_values[i];
+    }
+    l.output_error = all > 0 ? std::sqrt(std::max(0.0, all - kept) / all) : 0;
+    l.stored_half = (rank + n_rope) / 2;
+    if (!pack_latent_layer(l, rank, n_embd))
+        return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");
+    return Status::ok_status();
+}
+
+std::vector<int32_t> allocate_latent_ranks(const std::vector<std::vector<double>>& singular_values, const std::vector<double>& sensitivity,
+                                           int32_t probe_rank, int32_t start, int32_t step, int32_t max_rank) {
+    const size_t n_layers = singular_values.size();
+    // σ² dropped at rank r, for r = 0..n: suffix sums.
+    std::vector<std::vector<double>> dropped(n_layers);
+    std::vector<double> weight(n_layers);
+    for (size_t l = 0; l < n_layers; ++l) {
+        const std::vector<double>& s = singular_values[l];
+        dropped[l].assign(s.size() + 1, 0.0);
+        for (size_t i = s.size(); i-- > 0;) dropped[l][i] = dropped[l][i + 1] + s[i] * s[i];
+        const double at_probe = dropped[l][std::min(static_cast<size_t>(std::max(probe_rank, 0)), s.size())];
+        weight[l] = at_probe > 0 ? std::max(sensitivity[l], 0.0) / at_probe : 0.0;
+    }
+    auto loss = [&](size_t l, int32_t r) { return weight[l] * dropped[l][std::min(static_cast<size_t>(r), dropped[l].size() - 1)]; };
+    std::vector<int32_t> ranks(n_layers, start);
+    for (;;) {
+        // The layer gaining most from `step` more, the one losing least from `step` less.
+        size_t to = n_layers, from = n_layers;
+        double best_gain = 0, least_cost = 0;
+        for (size_t l = 0; l < n_layers; ++l) {
+            if (ranks[l] + step <= max_rank) {
+                const double gain = loss(l, ranks[l]) - loss(l, ranks[l] + step);
+                if (to == n_layers || gain > best_gain) to = l, best_gain = gain;
+            }
+            if (ranks[l] - step >= step) {
+                const double cost = loss(l, ranks[l] - step) - loss(l, ranks[l]);
+                if (from == n_layers || cost < least_cost) from = l, least_cost = cost;
+            }
+        }
+        if (to == n_layers || from == n_layers || to == from || best_gain <= least_cost) break;
+        ranks[to] += step;
+        ranks[from] -= step;
+    }
+    return ranks;
 }
 
 }  // namespace workbench

@@ -24,9 +24,33 @@ namespace workbench {
 // `inputs[il]` holds the normed attention inputs of layer il for `n_samples` calibration tokens;
 // `spec` is a latent spec (rank, rope, balance). invalid_argument when the rank does not fit the
 // layer (1..min(2·n_kv − 2·P·n_kv_heads, n_embd)) or P exceeds head_dim / 2.
+// `singular_values`, when given, receives each layer's singular values of the (whitened,
+// balanced) stacked projection, descending: the σ² past a rank are what that rank drops.
 Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, const ModelHparams& hp,
                                                      const std::vector<std::vector<float>>& inputs, int32_t n_samples,
-                                                     const AttentionSpec& spec, const std::function<void(int, int)>& progress = {});
+                                                     const AttentionSpec& spec, const std::function<void(int, int)>& progress = {},
+                                                     std::vector<std::vector<double>>* singular_values = nullptr);
+
+// Points the layer's matmul operands at its f32 factors (used in place) after they change;
+// false when out of memory.
+bool pack_latent_layer(LatentLayer& layer, int64_t rank, int64_t n_embd);
+
+// The largest rank a layer takes: min(2·n_kv − 2·P·n_kv_heads, n_embd).
+int32_t max_latent_rank(const ModelHparams& hp, int32_t rope_pairs);
+
+// Cuts the layer to its first `rank` latent directions. Its factors come from an SVD, ordered by
+// singular value, so this is the rank-`rank` factorization itself; the output error is
+// recomputed from the layer's `singular_values`. invalid_argument outside 1..its rank.
+Status truncate_latent_layer(LatentLayer& layer, int32_t rank, int64_t n_embd, const std::vector<double>& singular_values);
+
+// Ranks per layer for latent:ranks=measured: `start` in every layer to begin with (the same
+// total at the end), then pieces of `step` move from the layer where they cost least to the one
+// where they gain most while that lowers Σ_l w_l · Σ_{i ≥ r_l} σ_l,i², with w_l =
+// sensitivity_l / (the σ² layer l drops at `probe_rank`): the KL that layer alone cut to
+// `probe_rank` caused, spread over the energy it dropped. The loss is convex in each r_l, so no single move improves
+// the result. Ranks stay in [step, max_rank] and congruent to `start` modulo `step`.
+std::vector<int32_t> allocate_latent_ranks(const std::vector<std::vector<double>>& singular_values, const std::vector<double>& sensitivity,
+                                           int32_t probe_rank, int32_t start, int32_t step, int32_t max_rank);
 
 // The scale of layer K rows that gives them V's energy on the inputs x [n_samples, n_embd]:
 // sqrt(Σ‖W_v x‖² / Σ‖W_k x‖²) over the stacked rows [W_k (n_k_rows); W_v] (row-major f32).

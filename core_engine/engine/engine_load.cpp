@@ -102,10 +102,20 @@ static Result<std::vector<TokenId>> calibration_tokens(const EngineConfig& confi
     std::stringstream text;
     text << in.rdbuf();
     std::vector<TokenId> tokens = tokenizer.encode(text.str(), false, false);
-    constexpr size_t kCalibrationTokens = 512;
-    if (tokens.size() > kCalibrationTokens) tokens.erase(tokens.begin(), tokens.end() - kCalibrationTokens);
     if (tokens.size() < 64) return error(StatusCode::invalid_argument, "latent: the calibration text " + path + " has under 64 tokens");
     return tokens;
+}
+
+// The factors see the text's last 512 tokens; latent:ranks=measured scores its layers on the 512
+// before them (fewer when the text is shorter; under 16, the load says so).
+struct CalibrationSplit {
+    std::span<const TokenId> factors, held_out;
+};
+static CalibrationSplit split_calibration(std::span<const TokenId> tokens) {
+    constexpr size_t kFactorTokens = 512, kHeldOutTokens = 512;
+    const size_t n_factors = std::min(tokens.size(), kFactorTokens);
+    const size_t n_held = std::min(tokens.size() - n_factors, kHeldOutTokens);
+    return {tokens.last(n_factors), tokens.subspan(tokens.size() - n_factors - n_held, n_held)};
 }
 
 // The draft model for speculative decoding: full attention, f16 KV, the target's context and
@@ -199,12 +209,26 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     if (impl->kv->latent()) {
         const AttentionSpec& spec = layout.front().spec;
         WB_ASSIGN_OR_RETURN(const std::vector<TokenId> calibration, calibration_tokens(config, *impl->tokenizer));
-        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec, calibration, *impl->pool, [&](int done, int total) {
-            if (config.on_load_progress) config.on_load_progress("latent factors", static_cast<float>(done) / static_cast<float>(total));
+        const CalibrationSplit split = split_calibration(calibration);
+        // Steps of rank that keep each layer's row (rank + kept RoPE values, halved) in whole blocks.
+        const int32_t rank_step = 2 * static_cast<int32_t>(std::max(kv_dtype_layout(kv_types.k).block_values, kv_dtype_layout(kv_types.v).block_values));
+        WB_ASSIGN_OR_RETURN(latent_error, impl->model->enable_latent(spec, split.factors, split.held_out, rank_step, *impl->pool,
+                                                                     [&](int done, int total) {
+            if (config.on_load_progress)
+                config.on_load_progress(spec.ranks == LatentRanks::measured ? "latent factors and rank search" : "latent factors",
+                                        static_cast<float>(done) / static_cast<float>(total));
         }));
+        if (spec.ranks == LatentRanks::measured) {
+            // The cache made above took the spec's rank everywhere; the layers now have their own.
+            impl->kv.reset();
+            WB_ASSIGN_OR_RETURN(impl->kv, PagedKv::create(runs, kv_types, impl->model->kv_shape(), config.kv_budget_bytes, n_ctx,
+                                                          config.n_seq_max));
+            WB_RETURN_IF_ERROR(impl->model->attach_kv(*impl->kv));
+        }
     }
     impl->info = describe(*impl);
     impl->info.latent_error = std::move(latent_error);
+    impl->info.latent_ranks = impl->model->latent_ranks();
     if (!config.draft_model_path.empty()) {
         WB_ASSIGN_OR_RETURN(impl->draft_engine, load_draft_model(config, *impl));
     }

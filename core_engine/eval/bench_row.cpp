@@ -123,7 +123,7 @@ Json bench_row_json(const BenchRow& row, const ModelInfo& info) {
 }
 
 Json evaluation_row_json(const QualityReport& report, const ModelInfo& info, int32_t n_ctx) {
-    return {{"ctx", n_ctx},
+    Json row = {{"ctx", n_ctx},
             {"windows", report.n_windows},
             {"tokens_scored", report.n_tokens_scored},
             {"attention", info.attention},
@@ -136,6 +136,9 @@ Json evaluation_row_json(const QualityReport& report, const ModelInfo& info, int
             {"top1_agreement", json_rounded(report.top1_agreement)},
             {"kv_bytes_peak", report.kv_bytes_peak},
             {"kv_bytes_full", report.kv_bytes_full}};
+    // Ranks the load measured per layer: what a rerun should find again.
+    if (info.attention.find("ranks=measured") != std::string::npos) row["latent_ranks"] = info.latent_ranks;
+    return row;
 }
 
 }  // namespace workbench

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
+#include "attention/latent_kv.h"
 #include "kernels/cpu/cpu_backend.h"
 #ifdef WB_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
@@ -169,7 +171,67 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     return Status::ok_status();
 }
 
-Result<std::vector<double>> DecoderModel::enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration, ThreadPool& pool,
+PagedKvShape DecoderModel::kv_shape() const {
+    PagedKvShape shape{hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params(), {}, latent_ranks()};
+    return shape;
+}
+
+std::vector<int32_t> DecoderModel::latent_ranks() const {
+    std::vector<int32_t> ranks;
+    for (const LatentLayer& l : latent_) ranks.push_back(static_cast<int32_t>(l.down_m.n_out));
+    return ranks;
+}
+
+Result<std::vector<double>> DecoderModel::latent_sensitivity(const AttentionSpec& latent, std::span<const TokenId> held_out, int32_t rank,
+                                                             ThreadPool& pool, const std::function<void(int, int)>& progress) {
+    const int64_t n = static_cast<int64_t>(held_out.size()), n_vocab = hp_.n_vocab, first = n / 2;
+    auto run = [&](std::vector<float>& logits) -> Status {
+        WB_ASSIGN_OR_RETURN(auto kv, PagedKv::create(latent, KvTypes{}, kv_shape(), 0, static_cast<int32_t>(n)));
+        return forward(held_out, 0, *kv, true, logits, pool);
+    };
+    // The reference's log-probabilities over the scored half.
+    std::vector<float> logits;
+    WB_RETURN_IF_ERROR(run(logits));
+    std::vector<double> ref_logp(static_cast<size_t>((n - first) * n_vocab));
+    auto log_softmax = [&](const float* row, double* out) {
+        const double mx = *std::max_element(row, row + n_vocab);
+        double sum = 0;
+        for (int64_t v = 0; v < n_vocab; ++v) sum += std::exp(row[v] - mx);
+        const double lse = mx + std::log(sum);
+        for (int64_t v = 0; v < n_vocab; ++v) out[v] = row[v] - lse;
+    };
+    for (int64_t t = first; t < n; ++t) log_softmax(logits.data() + t * n_vocab, ref_logp.data() + (t - first) * n_vocab);
+    std::vector<double> kl(static_cast<size_t>(hp_.n_layer), 0.0), logp(static_cast<size_t>(n_vocab));
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        // Zeroing the directions past `rank` (the matmuls read the f32 factors in place) is that
+        // rank's factorization inside a cache of the full width; the copies put them back.
+        LatentLayer& l = latent_[static_cast<size_t>(il)];
+        const int64_t full = l.down_m.n_out, n_kv = static_cast<int64_t>(l.up_k.size()) / full;
+        const std::vector<float> down = l.down, up_k = l.up_k, up_v = l.up_v;
+        std::fill(l.down.begin() + rank * hp_.n_embd, l.down.end(), 0.0f);
+        for (int64_t r = 0; r < n_kv; ++r) {
+            std::fill(l.up_k.begin() + r * full + rank, l.up_k.begin() + (r + 1) * full, 0.0f);
+            std::fill(l.up_v.begin() + r * full + rank, l.up_v.begin() + (r + 1) * full, 0.0f);
+        }
+        const Status s = run(logits);
+        std::copy(down.begin(), down.end(), l.down.begin());
+        std::copy(up_k.begin(), up_k.end(), l.up_k.begin());
+        std::copy(up_v.begin(), up_v.end(), l.up_v.begin());
+        WB_RETURN_IF_ERROR(s);
+        double sum = 0;
+        for (int64_t t = first; t < n; ++t) {
+            log_softmax(logits.data() + t * n_vocab, logp.data());
+            const double* ref = ref_logp.data() + (t - first) * n_vocab;
+            for (int64_t v = 0; v < n_vocab; ++v) sum += std::exp(ref[v]) * (ref[v] - logp[static_cast<size_t>(v)]);
+        }
+        kl[static_cast<size_t>(il)] = sum / static_cast<double>(n - first);
+        if (progress) progress(il + 1, hp_.n_layer);
+    }
+    return kl;
+}
+
+Result<std::vector<double>> DecoderModel::enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration,
+                                                        std::span<const TokenId> held_out, int32_t rank_step, ThreadPool& pool,
                                                         const std::function<void(int, int)>& progress) {
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     if (!w_.layers.empty() && w_.layers.front().q_norm.present())
@@ -182,7 +244,41 @@ Result<std::vector<double>> DecoderModel::enable_latent(const AttentionSpec& lat
     const Status s = forward(calibration, 0, *kv, false, logits, pool);
     capture_ = nullptr;
     WB_RETURN_IF_ERROR(s);
-    WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), latent, progress));
+    if (latent.ranks == LatentRanks::uniform) {
+        WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), latent, progress));
+    } else {
+        if (held_out.size() < 16)
+            return error(StatusCode::invalid_argument, "latent:ranks=measured: the held-out calibration text has " +
+                                                           std::to_string(held_out.size()) + " tokens, at least 16 are needed");
+        const int32_t max_rank = max_latent_rank(hp_, latent.rope_pairs);
+        if (latent.rank < 1 || latent.rank > max_rank)   // build_latent_layers names the range
+            return build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), latent).status();
+        AttentionSpec full = latent;
+        full.rank = max_rank;
+        full.ranks = LatentRanks::uniform;
+        std::vector<std::vector<double>> singular_values;
+        // Progress: the factors, then one probe per layer.
+        const auto half_progress = [&](int offset) {
+            return [&progress, offset, this](int done, int) { if (progress) progress(offset + done, 2 * hp_.n_layer); };
+        };
+        WB_ASSIGN_OR_RETURN(latent_, build_latent_layers(w_, hp_, inputs, static_cast<int32_t>(calibration.size()), full,
+                                                         half_progress(0), &singular_values));
+        // Probed below the target, where one layer's cut moves the output clearly above rounding.
+        const int32_t probe_rank = std::max(1, 2 * latent.rank / 3);
+        auto sensitivity = latent_sensitivity(full, held_out, probe_rank, pool, half_progress(hp_.n_layer));
+        if (!sensitivity.ok()) {
+            latent_.clear();
+            return sensitivity.status();
+        }
+        const std::vector<int32_t> ranks = allocate_latent_ranks(singular_values, *sensitivity, probe_rank, latent.rank, std::max(rank_step, 2), max_rank);
+        for (int32_t il = 0; il < hp_.n_layer; ++il)
+            if (Status s = truncate_latent_layer(latent_[static_cast<size_t>(il)], ranks[static_cast<size_t>(il)], hp_.n_embd,
+                                                 singular_values[static_cast<size_t>(il)]);
+                !s.ok()) {
+                latent_.clear();
+                return s;
+            }
+    }
     std::vector<double> errors;
     for (const auto& l : latent_) errors.push_back(l.output_error);
     return errors;

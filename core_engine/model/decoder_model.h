@@ -69,7 +69,8 @@ public:
     // The RoPE of the global layers, or of the trained local ones (their own base and scale).
     RopeParams rope_params(bool local_layer = false) const;
     // The KV cache geometry this model needs (PagedKv::create).
-    PagedKvShape kv_shape() const { return {hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params()}; }
+    // With latent factors built, their rank per layer too (a latent cache takes its widths from it).
+    PagedKvShape kv_shape() const;
 
     // Appends `tokens` to sequence `seq` of `kv` (its attention variant decides what is stored
     // and read). Logits go to `logits`: every position's ([n, n_vocab]) when all_logits, else
@@ -92,13 +93,21 @@ public:
     Status forward_batch(std::span<const BatchSequence> batch, PagedKv& kv, std::vector<float>& logits, ThreadPool& pool,
                          std::vector<TopLogit>* top = nullptr, bool* no_kv_room = nullptr);
 
-    // Builds the factors of the latent spec `latent` (its rank, exact RoPE pairs per KV head and
-    // K/V balance) from the attention inputs of `calibration` (run once with full attention). After
-    // this, a cache created with a latent spec runs through them. Errors: invalid_argument for a
-    // rank or a number of pairs that does not fit; the decomposition's errors. Returns each
-    // layer's relative output error on the calibration.
-    Result<std::vector<double>> enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration, ThreadPool& pool,
+    // Builds the factors of the latent spec `latent` (its rank, exact RoPE pairs per KV head,
+    // K/V balance) from the attention inputs of `calibration` (run once with full attention). With
+    // ranks=measured it factors at full rank, measures on `held_out` (text the factors never saw)
+    // how far each layer alone cut to 2/3 of the spec's rank moves the output (KL against the full-rank
+    // latent path, over the second half of its tokens), and cuts each layer to its rank from
+    // allocate_latent_ranks (steps of `rank_step`, which keeps every row width a whole number of
+    // the KV type's blocks). After this, a cache created with a latent spec and kv_shape() runs
+    // through them. Errors: invalid_argument for a rank or a number of pairs that does not fit, or
+    // a held-out text under 16 tokens with ranks=measured; the decomposition's errors. Returns
+    // each layer's relative output error on the calibration.
+    Result<std::vector<double>> enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration,
+                                              std::span<const TokenId> held_out, int32_t rank_step, ThreadPool& pool,
                                               const std::function<void(int, int)>& progress = {});
+    // Each layer's latent rank (empty before enable_latent).
+    std::vector<int32_t> latent_ranks() const;
 
     // The last step's work for the roofline picture (latent steps count their matmuls only).
     const StepRoofline& last_step_roofline() const { return last_step_; }
@@ -141,6 +150,9 @@ private:
     std::vector<LatentLayer> latent_;
     int64_t lat_generated_ = 0;   // this step's generated rows (BatchSequence::n_generated), at the end
     std::vector<float> lat_cached_k_, lat_cached_v_;   // every cached latent of the layer in flight, read back from the cache
+    // KL of the output with each layer alone cut to `rank`, against the latent path as it is.
+    Result<std::vector<double>> latent_sensitivity(const AttentionSpec& latent, std::span<const TokenId> held_out, int32_t rank,
+                                                   ThreadPool& pool, const std::function<void(int, int)>& progress);
     // Set while enable_latent captures each layer's attention inputs.
     std::vector<std::vector<float>>* capture_ = nullptr;
 };

@@ -26,6 +26,7 @@ enum class TopkSelect : uint8_t { block, token };
 enum class PoolMode : uint8_t { mean, max, weighted };
 enum class PooledRead : uint8_t { pooled, tokens };
 enum class LatentBalance : uint8_t { energy, none };
+enum class LatentRanks : uint8_t { uniform, measured };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
@@ -43,6 +44,7 @@ struct AttentionSpec {
     int32_t rank = 96;                           // latent
     int32_t rope_pairs = 0;                      // latent: RoPE pairs per KV head kept exact beside the latent
     LatentBalance balance = LatentBalance::energy;  // latent: K scaled to V's energy before the joint SVD
+    LatentRanks ranks = LatentRanks::uniform;    // latent: R in every layer, or per layer by measured sensitivity (R on average)
 };
 
 // One parameter of a variant, as a form shows it.

@@ -51,6 +51,7 @@ struct ModelInfo {
     std::string kv_types;              // "f16", "k=q8_0,v=q4_0"
     uint64_t kv_bytes_allocated = 0;   // the KV pool
     std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
+    std::vector<int32_t> latent_ranks; // latent: per layer (ranks=measured chooses them at load)
     uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
     int32_t n_threads = 0;
     std::string backend = "cpu";       // where it runs (EngineConfig::backend)

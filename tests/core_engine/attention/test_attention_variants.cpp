@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
@@ -348,9 +349,11 @@ private slots:
         // is left is the rounding of K = U·(A·x) against W·x.
         // rope=32 keeps every RoPE pair of K exact in the cache and factors V alone at its full
         // rank (192): the same bound holds with K read from the kept dimensions.
-        std::vector<float> ref, lat, lat_rope;
+        // ranks=measured at full rank has no rank to move: the same factors, the same logits.
+        std::vector<float> ref, lat, lat_rope, lat_measured;
         const std::vector<TokenId> prompt(prompt_.begin(), prompt_.begin() + 200);
-        for (auto [spec, out] : {std::pair{"full", &ref}, {"latent:rank=384", &lat}, {"latent:rank=192,rope=32", &lat_rope}}) {
+        for (auto [spec, out] : {std::pair{"full", &ref}, {"latent:rank=384", &lat}, {"latent:rank=192,rope=32", &lat_rope},
+                                 {"latent:rank=384,ranks=measured", &lat_measured}}) {
             EngineConfig c;
             c.model_path = model_;
             c.n_ctx = 512;
@@ -382,6 +385,7 @@ private slots:
             QVERIFY2(mean_max < kLatentMeanBound, name);
         }
         QVERIFY(lat != lat_rope);   // K comes from another place: the rounding differs
+        QVERIFY(lat_measured == lat);
     }
 
     void latent_prompt_and_decode_paths_agree_data() {
@@ -453,6 +457,47 @@ private slots:
         // Kept RoPE pairs are stored beside the latent: 144 + 2 · 8 · 3 KV heads = 192 values too.
         const Run kept = run("latent:rank=144,rope=8", false);
         QCOMPARE(kept.usage.bytes_in_use, full_.usage.bytes_in_use / 2);
+    }
+
+    void latent_measured_ranks_move_rank_between_layers() {
+        // ranks=measured gives each layer its own rank at the same total, so the cache holds what
+        // rank 192 everywhere holds, layer by layer in proportion; each layer's row stays a whole
+        // number of the KV type's blocks.
+        for (const char* types : {"f16", "q8_0"}) {
+            auto load = [&](const char* attention) {
+                EngineConfig c;
+                c.model_path = model_;
+                c.n_ctx = 512;
+                c.n_threads = 2;
+                c.attention = attention;
+                c.kv_types = types;
+                auto e = Engine::load(c);
+                if (!e.ok()) qFatal("%s: %s", attention, e.status().message().c_str());
+                return std::move(e).value();
+            };
+            auto measured = load("latent:rank=192,ranks=measured");
+            auto uniform = load("latent:rank=192");
+            const std::vector<int32_t>& ranks = measured->model_info().latent_ranks;
+            QCOMPARE(ranks.size(), size_t{30});
+            QCOMPARE(uniform->model_info().latent_ranks, std::vector<int32_t>(30, 192));
+            QCOMPARE(std::accumulate(ranks.begin(), ranks.end(), 0), 30 * 192);
+            QVERIFY(*std::min_element(ranks.begin(), ranks.end()) < *std::max_element(ranks.begin(), ranks.end()));
+            const int32_t step = std::string(types) == "f16" ? 2 : 64;
+            for (int32_t r : ranks) {
+                QVERIFY2(r % step == 192 % step && r >= step && r <= 384, qPrintable(QString::number(r)));
+            }
+            GenerationRequest req;
+            req.max_tokens = 8;
+            req.ignore_eos = true;
+            req.sampling.temperature = 0;
+            const std::vector<TokenId> prompt(prompt_.begin(), prompt_.begin() + 200);
+            QVERIFY(measured->generate_tokens(prompt, req).ok());
+            QVERIFY(uniform->generate_tokens(prompt, req).ok());
+            const KvUsageReport m = measured->kv_usage(), u = uniform->kv_usage();
+            QCOMPARE(m.bytes_in_use, u.bytes_in_use);
+            for (size_t il = 0; il < ranks.size(); ++il)
+                QCOMPARE(m.layer_bytes[il] * 192, u.layer_bytes[il] * static_cast<uint64_t>(ranks[il]));
+        }
     }
 
     void kv_types_combine_with_variants() {

@@ -92,6 +92,8 @@ private slots:
     void rejects_bad_arguments();
     void rope_pairs_by_query_and_key_norms();
     void kv_balance_scale_gives_k_the_energy_of_v();
+    void ranks_go_where_the_measured_loss_is();
+    void truncation_keeps_the_leading_directions();
     void output_error_rejects_bad_arguments();
 };
 
@@ -323,6 +325,49 @@ void TestLatentFactorization::kv_balance_scale_gives_k_the_energy_of_v() {
     // K silent: nothing to balance, the scale stays 1.
     const std::vector<float> silent_k = {0, 0, 0, 0, 0, 0, 0, 2, 0};
     QCOMPARE(kv_balance_scale(silent_k.data(), 2, 3, x.data(), n, 3), 1.0);
+}
+
+void TestLatentFactorization::ranks_go_where_the_measured_loss_is() {
+    // Two layers with the same spectrum (σ_i = 1 / (i + 1), 8 values): equal sensitivity keeps
+    // the ranks equal; a layer 9 times as sensitive takes rank from the other while its gain
+    // w_0 σ² beats the other's loss w_1 σ², at the same total and parity.
+    std::vector<double> s;
+    for (int i = 0; i < 8; ++i) s.push_back(1.0 / (i + 1));
+    const std::vector<std::vector<double>> sv = {s, s};
+    QCOMPARE(allocate_latent_ranks(sv, {1.0, 1.0}, 2, 4, 2, 8), (std::vector<int32_t>{4, 4}));
+    // w_0 = 9 w_1: moving 2 from layer 1 to layer 0 pays while 9 (σ_r² + σ_{r+1}²) of layer 0
+    // exceeds layer 1's (σ_{r'-2}² + σ_{r'-1}²): at (6, 2) the next move would take layer 1 below 2.
+    const std::vector<int32_t> moved = allocate_latent_ranks(sv, {9.0, 1.0}, 2, 4, 2, 8);
+    QCOMPARE(moved, (std::vector<int32_t>{6, 2}));
+    // By hand: from (4, 4), layer 0's gain 9 (1/25 + 1/36) = 0.61 against layer 1's cost
+    // 1/9 + 1/16 = 0.17: the move pays. From (6, 2) the only move left would take layer 1 to 0.
+    // Ranks never pass max_rank: a capped layer gives its surplus nowhere.
+    QCOMPARE(allocate_latent_ranks(sv, {9.0, 1.0}, 2, 6, 2, 6), (std::vector<int32_t>{6, 6}));
+    // Steps of 4 keep each rank congruent to the start and at least one step: from 8, 4 and 12.
+    std::vector<double> s12;
+    for (int i = 0; i < 12; ++i) s12.push_back(1.0 / (i + 1));
+    QCOMPARE(allocate_latent_ranks({s12, s12}, {100.0, 1.0}, 2, 8, 4, 12), (std::vector<int32_t>{12, 4}));
+}
+
+void TestLatentFactorization::truncation_keeps_the_leading_directions() {
+    // A layer of rank 4 over n_embd 3 with 2 rows of K and V: cut to 2, the first 2 rows of the
+    // down-projection and the first 2 columns of each up-projection stay, and the error is the
+    // dropped σ² over all of them.
+    LatentLayer l;
+    const int64_t n_embd = 3;
+    for (int i = 0; i < 12; ++i) l.down.push_back(static_cast<float>(i));
+    for (int i = 0; i < 8; ++i) l.up_k.push_back(static_cast<float>(10 + i)), l.up_v.push_back(static_cast<float>(20 + i));
+    QVERIFY(pack_latent_layer(l, 4, n_embd));
+    const std::vector<double> sv = {4, 3, 2, 1};
+    QVERIFY(truncate_latent_layer(l, 2, n_embd, sv).ok());
+    QCOMPARE(l.down, (std::vector<float>{0, 1, 2, 3, 4, 5}));
+    QCOMPARE(l.up_k, (std::vector<float>{10, 11, 14, 15}));
+    QCOMPARE(l.up_v, (std::vector<float>{20, 21, 24, 25}));
+    QCOMPARE(l.down_m.n_out, int64_t{2});
+    QCOMPARE(l.stored_half, int64_t{1});
+    QVERIFY(std::abs(l.output_error - std::sqrt(5.0 / 30.0)) < 1e-12);
+    QVERIFY(names(truncate_latent_layer(l, 3, n_embd, sv), "rank 3 is outside 1..2"));
+    QVERIFY(names(truncate_latent_layer(l, 0, n_embd, sv), "rank 0 is outside 1..2"));
 }
 
 void TestLatentFactorization::rejects_bad_arguments() {

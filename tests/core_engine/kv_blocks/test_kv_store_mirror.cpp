@@ -70,7 +70,7 @@ private slots:
     }
 
     void a_forks_first_write_into_the_shared_block_is_one_reported_copy() {
-        const PagedKvShape shape{2, 2, 32, 4, {}};
+        const PagedKvShape shape{2, 2, 32, 4, {}, {}, {}};
         auto kv = PagedKv::create(AttentionSpec{}, KvTypes{}, shape, 0, 64, 2, 4);
         QVERIFY2(kv.ok(), kv.status().message().c_str());
         Recorder r;
@@ -98,7 +98,7 @@ private slots:
     // A device backend that leaves a policy's state on the host uploads exactly the blocks the
     // host wrote: every row written must be reported, in the storage layer it went to.
     void host_writes_report_their_blocks() {
-        const PagedKvShape shape{2, 2, 32, 4, {}};
+        const PagedKvShape shape{2, 2, 32, 4, {}, {}, {}};
         AttentionSpec spec;
         spec.kind = AttentionKind::compressed;
         spec.block = 2;

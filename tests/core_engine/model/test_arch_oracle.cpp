@@ -141,7 +141,7 @@ private slots:
         QVERIFY(model.ok());
         ThreadPool pool(1);
         std::vector<TokenId> calibration(80, 5);
-        auto r = (*model)->enable_latent(*parse_attention_spec("latent:rank=16"), calibration, pool);
+        auto r = (*model)->enable_latent(*parse_attention_spec("latent:rank=16"), calibration, {}, 2, pool);
         QVERIFY(!r.ok());
         QCOMPARE(r.status().code(), StatusCode::unsupported);
         QVERIFY2(r.status().message().find("qwen3 normalizes each key head") != std::string::npos, r.status().message().c_str());
