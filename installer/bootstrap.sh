@@ -33,10 +33,11 @@ OPENAI_VERSION="1.109.1"
 #   python3 python3-pip ca-certificates           fetching the default model from PyPI over TLS
 #   python3-venv                                  tests only: the official `openai` client in a virtual environment
 #   libsimde-dev                                  tests only: runs the AVX-512/VNNI kernels on CPUs without them
+#   libboost-dev                                  Boost.Math's normal and binomial distributions (intervals and paired tests; header-only)
 PACKAGES=(build-essential cmake ninja-build pkg-config libpcre2-dev liblapack-dev libsqlite3-dev libssl-dev libcli11-dev libcpp-httplib-dev
           nlohmann-json3-dev libcmark-gfm-dev libcmark-gfm-extensions-dev libsource-highlight-dev
           qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-qpa-plugins libxkbcommon-x11-0 xkb-data libxkbcommon-dev
-          fonts-dejavu-core fontconfig python3 python3-pip python3-venv ca-certificates libsimde-dev)
+          fonts-dejavu-core fontconfig python3 python3-pip python3-venv ca-certificates libsimde-dev libboost-dev)
 
 stage() { printf '\n==> [%s] %s\n' "$1" "$2"; }
 

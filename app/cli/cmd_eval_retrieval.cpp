@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "history_recorder.h"
+#include "workbench/paired_stats.h"
 #include "workbench/retrieval.h"
 
 namespace wbcli {
@@ -131,6 +132,18 @@ int eval_retrieval(int argc, char** argv) {
     j["trials"] = options.trials;
     j["seed"] = options.seed;
     j["baseline"] = workbench::retrieval_report_json(base_report);
+    // The same seeded prompts on both sides: the difference is paired prompt by prompt.
+    const std::vector<uint8_t> mine = report->outcomes(), theirs = base_report.outcomes();
+    const workbench::PairedCounts pairs = workbench::paired_counts(mine, theirs);
+    const workbench::Interval diff = workbench::paired_bootstrap_difference(mine, theirs, 2000, options.seed);
+    const workbench::Interval wilson = workbench::wilson_interval(pairs.both + pairs.a_only, static_cast<int64_t>(mine.size()));
+    const double p_value = workbench::mcnemar_exact_p(pairs.a_only, pairs.b_only);
+    j["vs_baseline"] = {{"difference", workbench::json_rounded(report->accuracy - base_report.accuracy, 4)},
+                        {"interval", workbench::Json::array({workbench::json_rounded(diff.low, 4), workbench::json_rounded(diff.high, 4)})},
+                        {"only_this", pairs.a_only},
+                        {"only_baseline", pairs.b_only},
+                        {"mcnemar_p", workbench::json_rounded(p_value, 4)},
+                        {"smallest_resolvable", workbench::json_rounded(workbench::smallest_resolvable_difference(static_cast<int64_t>(mine.size())), 4)}};
     j["baseline_reliable_up_to"] = reliable_json;
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
         workbench::EvaluationRecord e;
@@ -163,9 +176,14 @@ int eval_retrieval(int argc, char** argv) {
         }
         std::printf("\n");
     }
-    std::printf("retrieval_accuracy %.3f (passkey %.3f, multi-key %.3f); full attention %.3f\n", report->accuracy,
-                report->kind_accuracy(workbench::RetrievalKind::passkey), report->kind_accuracy(workbench::RetrievalKind::multi_key),
-                base_report.accuracy);
+    std::printf("retrieval_accuracy %.3f (95 %% interval %.3f-%.3f, n %zu; passkey %.3f, multi-key %.3f); full attention %.3f\n",
+                report->accuracy, wilson.low, wilson.high, mine.size(), report->kind_accuracy(workbench::RetrievalKind::passkey),
+                report->kind_accuracy(workbench::RetrievalKind::multi_key), base_report.accuracy);
+    std::printf("against full attention on the same prompts: %+.3f (paired bootstrap 95 %% %+.3f to %+.3f); %lld found only here, "
+                "%lld only there, McNemar p = %.3g; %zu prompts resolve differences of %.3f at best\n",
+                report->accuracy - base_report.accuracy, diff.low, diff.high, static_cast<long long>(pairs.a_only),
+                static_cast<long long>(pairs.b_only), p_value, mine.size(),
+                workbench::smallest_resolvable_difference(static_cast<int64_t>(mine.size())));
     std::printf("the model retrieves reliably (>= %.0f %% at full attention): %s. Where it does not, its own misses count "
                 "against every variant: read a variant's figures against the baseline's.\n",
                 kReliable * 100, reliable_text.c_str());

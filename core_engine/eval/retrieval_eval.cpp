@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <random>
 
+#include "workbench/paired_stats.h"
 #include "workbench/retrieval.h"
 
 namespace workbench {
@@ -57,6 +58,12 @@ std::string fact_text(RetrievalKind kind, const std::string& key, const std::str
 }  // namespace
 
 const char* retrieval_kind_name(RetrievalKind kind) { return kind == RetrievalKind::passkey ? "passkey" : "multi_key"; }
+
+std::vector<uint8_t> RetrievalReport::outcomes() const {
+    std::vector<uint8_t> all;
+    for (const RetrievalCell& c : cells) all.insert(all.end(), c.outcomes.begin(), c.outcomes.end());
+    return all;
+}
 
 double RetrievalReport::kind_accuracy(RetrievalKind kind) const {
     int n = 0, ok = 0;
@@ -118,7 +125,7 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
     RetrievalReport report;
     for (RetrievalKind kind : options.kinds)
         for (int32_t length : options.lengths)
-            for (int32_t depth : options.depths_pct) report.cells.push_back({kind, length, depth, 0, 0});
+            for (int32_t depth : options.depths_pct) report.cells.push_back({kind, length, depth, 0, 0, {}});
     auto cell = [&](RetrievalKind kind, int32_t length, int32_t depth) -> RetrievalCell& {
         for (RetrievalCell& c : report.cells)
             if (c.kind == kind && c.length == length && c.depth_pct == depth) return c;
@@ -145,6 +152,7 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
                     ++c.n_trials;
                     const bool found = out->text.find(p.answer) != std::string::npos;
                     c.n_correct += found;
+                    c.outcomes.push_back(found ? 1 : 0);
                     correct += found;
                     if (progress) progress(++done, total);
                 }
@@ -155,10 +163,20 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
 
 Json retrieval_report_json(const RetrievalReport& r) {
     Json cells = Json::array();
-    for (const RetrievalCell& c : r.cells)
+    int64_t n = 0, k = 0;
+    for (const RetrievalCell& c : r.cells) {
+        std::string outcomes;
+        for (uint8_t o : c.outcomes) outcomes += o ? '1' : '0';
         cells.push_back({{"kind", retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
-                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", json_rounded(c.accuracy(), 4)}});
+                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", json_rounded(c.accuracy(), 4)},
+                         {"outcomes", outcomes}});
+        n += c.n_trials;
+        k += c.n_correct;
+    }
+    const Interval w = wilson_interval(k, n);
     return {{"retrieval_accuracy", json_rounded(r.accuracy, 4)},
+            {"retrieval_trials", n},
+            {"retrieval_interval", Json::array({json_rounded(w.low, 4), json_rounded(w.high, 4)})},
             {"passkey_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::passkey), 4)},
             {"multi_key_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::multi_key), 4)},
             {"cells", cells}};

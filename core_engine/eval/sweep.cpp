@@ -168,6 +168,8 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         if (!r.ok()) return failed(r.status());
         const Json figures = retrieval_report_json(*r);
         row["retrieval_accuracy"] = figures["retrieval_accuracy"];
+        row["retrieval_trials"] = figures["retrieval_trials"];
+        row["retrieval_interval"] = figures["retrieval_interval"];
         row["retrieval_cells"] = figures["cells"];
     }
     row["ctx"] = s.ctx;

@@ -401,6 +401,11 @@ private slots:
         const double mine = j["retrieval_accuracy"].toDouble(), base = j["baseline"].toObject()["retrieval_accuracy"].toDouble();
         QVERIFY2(base > mine, o.out.constData());
         QVERIFY(j["baseline_reliable_up_to"].toObject().contains("passkey"));
+        // Paired against the baseline on the same 4 prompts: found only there is what separates them.
+        const QJsonObject vs = j["vs_baseline"].toObject();
+        QCOMPARE(vs["only_baseline"].toInt() - vs["only_this"].toInt(), static_cast<int>(std::lround((base - mine) * 4)));
+        QVERIFY(vs["mcnemar_p"].toDouble() > 0.05);   // 4 prompts cannot show any difference
+        QCOMPARE(vs["smallest_resolvable"].toDouble(), 1.0);
         o = run_cli({"eval", "--retrieval", "--depths", "0,200"});
         QCOMPARE(o.exit_code, 2);
         QVERIFY2(o.err.contains("--depths"), o.err.constData());

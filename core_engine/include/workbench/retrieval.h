@@ -32,6 +32,7 @@ struct RetrievalCell {
     RetrievalKind kind = RetrievalKind::passkey;
     int32_t length = 0, depth_pct = 0;
     int32_t n_trials = 0, n_correct = 0;
+    std::vector<uint8_t> outcomes;      // per trial in trial order: 1 found, 0 not
     double accuracy() const { return n_trials > 0 ? static_cast<double>(n_correct) / n_trials : 0.0; }
 };
 
@@ -40,6 +41,8 @@ struct RetrievalReport {
     double accuracy = 0;                // every trial of every cell
     // Mean over one kind's cells (every length and depth).
     double kind_accuracy(RetrievalKind kind) const;
+    // Every trial's outcome, cell by cell: two reports of the same options pair prompt by prompt.
+    std::vector<uint8_t> outcomes() const;
 };
 
 // One trial's prompt: token ids of about `length` tokens (never more), the fact's value, and the
@@ -59,8 +62,9 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
                                            const std::atomic<bool>* cancel = nullptr);
 
 // The report as JSON, the shape of `eval --retrieval` and of a sweep row's figures:
-// {"retrieval_accuracy", "passkey_accuracy", "multi_key_accuracy", "cells": [{"kind", "length",
-// "depth", "trials", "correct", "accuracy"}]}.
+// {"retrieval_accuracy", "retrieval_trials", "retrieval_interval": [low, high] (Wilson, 95 %),
+// "passkey_accuracy", "multi_key_accuracy", "cells": [{"kind", "length", "depth", "trials",
+// "correct", "accuracy", "outcomes": "0110" (per trial)}]}.
 Json retrieval_report_json(const RetrievalReport& report);
 
 }  // namespace workbench

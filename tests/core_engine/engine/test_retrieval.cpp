@@ -80,10 +80,22 @@ private slots:
         // Every fact sits hundreds of tokens before the question: the window has let it go (a
         // lucky guess of a 5-digit number aside, none is found).
         QVERIFY(sliding->accuracy <= 0.125);
-        // Counting adds up.
+        // Counting adds up, and each trial's outcome is kept in order for pairing.
         int trials = 0;
-        for (const RetrievalCell& c : full->cells) trials += c.n_trials;
+        for (const RetrievalCell& c : full->cells) {
+            trials += c.n_trials;
+            QCOMPARE(c.outcomes.size(), size_t(c.n_trials));
+            QCOMPARE(static_cast<int>(std::count(c.outcomes.begin(), c.outcomes.end(), uint8_t{1})), c.n_correct);
+        }
         QCOMPARE(trials, 16);
+        QCOMPARE(full->outcomes().size(), size_t(16));
+        QCOMPARE(sliding->outcomes().size(), size_t(16));
+        // The JSON states n and the Wilson interval around the accuracy.
+        const Json j = retrieval_report_json(*full);
+        QCOMPARE(j["retrieval_trials"].get<int64_t>(), int64_t{16});
+        const double low = j["retrieval_interval"][0].get<double>(), high = j["retrieval_interval"][1].get<double>();
+        QVERIFY(low <= full->accuracy && full->accuracy <= high && high - low > 0.2);
+        QCOMPARE(j["cells"][0]["outcomes"].get<std::string>().size(), size_t(2));
     }
 
     void aLengthPastTheContextIsNamed() {
