@@ -1,15 +1,17 @@
-// `eval --retrieval`: passkey and multi-key retrieval over a grid of lengths × depths
-// (workbench/retrieval.h) for the configured variant, KV types and weights, and for full
-// attention with f16 KV in the same run, so the output says what the variant forgot and whether
-// the model itself retrieves at those lengths.
+// `eval --retrieval`: the long-context tasks (workbench/retrieval.h; passkey and multi-key unless
+// --tasks names others) over a grid of lengths × depths for the configured variant, KV types and
+// weights, and for full attention with f16 KV in the same run, so the output says what the
+// variant forgot and whether the model itself retrieves at those lengths.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "commands.h"
 #include "history_recorder.h"
+#include "retrieval_heatmap.h"
 #include "workbench/paired_stats.h"
 #include "workbench/retrieval.h"
 
@@ -55,15 +57,19 @@ int32_t reliable_up_to(const workbench::RetrievalReport& base, workbench::Retrie
 
 int eval_retrieval(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
-        {"--retrieval", "", false, "passkey and multi-key retrieval instead of perplexity"},
+        {"--retrieval", "", false, "long-context retrieval tasks instead of perplexity"},
+        {"--tasks", "", true, "LIST  passkey, multi_key, multi_value, multi_query, variable_tracking, common_words, "
+                              "frequent_words, or all (default passkey,multi_key)"},
         {"--lengths", "", true, "N,N,..  prompt lengths in tokens (default 512,1024,2048,4096, those within --ctx)"},
         {"--depths", "", true, "P,P,..  where the fact sits, % of the filler (default 0,25,50,75,100)"},
         {"--trials", "", true, "N  trials per cell and kind, each with its own numbers (default 4)"},
         {"--seed", "", true, "S  the trials' numbers and keys (default 1234): runs with one seed see the same prompts"},
+        {"--heatmap", "", true, "PATH  accuracy by length and depth as SVG, this configuration beside full attention"},
         {"--json", "", false, "print one JSON object with the figures"},
         db_flag(),
     };
-    const std::string synopsis = "--retrieval [--ctx N] [--lengths 512,1024,...] [--depths 0,25,50,75,100] [--attention SPEC] [--json]";
+    const std::string synopsis =
+        "--retrieval [--tasks LIST|all] [--ctx N] [--lengths 512,1024,...] [--depths 0,25,50,75,100] [--attention SPEC] [--json]";
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "eval", synopsis, flags, ctx, false); rc >= 0) return rc;
@@ -72,6 +78,11 @@ int eval_retrieval(int argc, char** argv) {
     options.trials = ctx.args.get_int("--trials", options.trials, 1, 1000, err);
     options.seed = ctx.args.get_u64("--seed", options.seed, err);
     if (ctx.args.has("--depths") && err.empty()) options.depths_pct = parse_list("--depths", ctx.args.get("--depths"), 0, 100, err);
+    if (ctx.args.has("--tasks") && err.empty()) {
+        auto kinds = workbench::parse_retrieval_kinds(ctx.args.get("--tasks"));
+        if (kinds.ok()) options.kinds = *kinds;
+        else err = "--tasks: " + kinds.status().message();
+    }
     const int32_t max_length = ctx.config.n_ctx > 0 ? ctx.config.n_ctx : 4096;
     if (ctx.args.has("--lengths") && err.empty()) {
         options.lengths = parse_list("--lengths", ctx.args.get("--lengths"), 64, 1 << 20, err);
@@ -86,7 +97,7 @@ int eval_retrieval(int argc, char** argv) {
     const int32_t longest = options.lengths.back();
     workbench::EngineConfig base_config;
     auto adjust = [&](workbench::EngineConfig& c) {
-        c.n_ctx = longest + 16;   // the prompt and its answer tokens
+        c.n_ctx = longest + workbench::retrieval_answer_tokens(options.kinds) + 8;   // the prompt and its answer tokens
         base_config.model_path = c.model_path;
         base_config.n_threads = c.n_threads;
         base_config.n_ctx = c.n_ctx;
@@ -127,10 +138,14 @@ int eval_retrieval(int argc, char** argv) {
                          (up_to > 0 ? " up to " + std::to_string(up_to) + " tokens" : " at no length tested");
     }
 
+    std::string kind_names;
+    for (workbench::RetrievalKind kind : options.kinds) kind_names += (kind_names.empty() ? "" : ", ") + std::string(workbench::retrieval_kind_name(kind));
     workbench::Json j = {{"attention", info.attention}, {"kv_type", info.kv_types}, {"weights", info.weight_type}};
     j.update(workbench::retrieval_report_json(*report));
     j["trials"] = options.trials;
     j["seed"] = options.seed;
+    j["tasks"] = workbench::Json::array();
+    for (workbench::RetrievalKind kind : options.kinds) j["tasks"].push_back(workbench::retrieval_kind_name(kind));
     j["baseline"] = workbench::retrieval_report_json(base_report);
     // The same seeded prompts on both sides: the difference is paired prompt by prompt.
     const std::vector<uint8_t> mine = report->outcomes(), theirs = base_report.outcomes();
@@ -145,10 +160,20 @@ int eval_retrieval(int argc, char** argv) {
                         {"mcnemar_p", workbench::json_rounded(p_value, 4)},
                         {"smallest_resolvable", workbench::json_rounded(workbench::smallest_resolvable_difference(static_cast<int64_t>(mine.size())), 4)}};
     j["baseline_reliable_up_to"] = reliable_json;
+    if (ctx.args.has("--heatmap")) {
+        const std::string path = ctx.args.get("--heatmap");
+        const std::string label = info.attention + " · KV " + info.kv_types;
+        std::vector<HeatmapPanel> panels = {{label, workbench::retrieval_grid(j["cells"])}};
+        if (!same_as_base) panels.push_back({"full · KV f16 (baseline)", workbench::retrieval_grid(j["baseline"]["cells"])});
+        std::ofstream svg(path);
+        svg << retrieval_heatmap_svg(panels, "Retrieval (" + kind_names + "): " + info.name);
+        if (!svg.flush()) return runtime_error(path + ": cannot write the heatmap");
+        if (!json) std::cerr << "wrote " << path << "\n";
+    }
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
         workbench::EvaluationRecord e;
         e.configuration_id = recorder->configuration_id();
-        e.text_name = "retrieval (passkey + multi-key)";
+        e.text_name = "retrieval (" + kind_names + ")";
         e.n_tokens = longest;
         e.retrieval_accuracy = report->accuracy;
         e.json = workbench::dump_json(j);
@@ -159,26 +184,40 @@ int eval_retrieval(int argc, char** argv) {
         print_json_line(j);
         return 0;
     }
-    std::printf("%s  kv %s  weights %s  (passkey + multi-key, %d trials per cell, seed %llu)\n", info.attention.c_str(),
-                info.kv_types.c_str(), info.weight_type.c_str(), options.trials, static_cast<unsigned long long>(options.seed));
-    std::printf("accuracy by length and depth: this configuration / full attention with f16 KV\n%-8s", "length");
+    std::printf("%s  kv %s  weights %s  (%s; %d trials per cell, seed %llu)\n", info.attention.c_str(), info.kv_types.c_str(),
+                info.weight_type.c_str(), kind_names.c_str(), options.trials, static_cast<unsigned long long>(options.seed));
+    // accuracy where `keep` holds over a report's cells, as "0.50"
+    auto accuracy = [](const workbench::RetrievalReport& r, auto keep) {
+        int n = 0, ok = 0;
+        for (const auto& c : r.cells)
+            if (keep(c)) n += c.n_trials, ok += c.n_correct;
+        return n ? static_cast<double>(ok) / n : 0.0;
+    };
+    std::printf("accuracy by task and length: this configuration / full attention with f16 KV\n%-18s", "task");
+    for (int32_t length : options.lengths) std::printf("  %9d", length);
+    std::printf("  %9s\n", "score");
+    for (workbench::RetrievalKind kind : options.kinds) {
+        std::printf("%-18s", workbench::retrieval_kind_name(kind));
+        for (int32_t length : options.lengths) {
+            auto here = [&](const workbench::RetrievalCell& c) { return c.kind == kind && c.length == length; };
+            std::printf("  %4.2f/%4.2f", accuracy(*report, here), accuracy(base_report, here));
+        }
+        std::printf("  %4.2f/%4.2f\n", report->kind_score(kind), base_report.kind_score(kind));
+    }
+    std::printf("accuracy by length and depth, tasks with a depth: this configuration / full attention with f16 KV\n%-8s", "length");
     for (int32_t d : options.depths_pct) std::printf("  %9d%%", d);
     std::printf("\n");
     for (int32_t length : options.lengths) {
         std::printf("%-8d", length);
         for (int32_t d : options.depths_pct) {
-            int n = 0, ok = 0, bn = 0, bok = 0;
-            for (const auto& c : report->cells)
-                if (c.length == length && c.depth_pct == d) n += c.n_trials, ok += c.n_correct;
-            for (const auto& c : base_report.cells)
-                if (c.length == length && c.depth_pct == d) bn += c.n_trials, bok += c.n_correct;
-            std::printf("  %4.2f/%4.2f", n ? double(ok) / n : 0.0, bn ? double(bok) / bn : 0.0);
+            auto here = [&](const workbench::RetrievalCell& c) { return c.length == length && c.depth_pct == d; };
+            std::printf("  %4.2f/%4.2f", accuracy(*report, here), accuracy(base_report, here));
         }
         std::printf("\n");
     }
-    std::printf("retrieval_accuracy %.3f (95 %% interval %.3f-%.3f, n %zu; passkey %.3f, multi-key %.3f); full attention %.3f\n",
-                report->accuracy, wilson.low, wilson.high, mine.size(), report->kind_accuracy(workbench::RetrievalKind::passkey),
-                report->kind_accuracy(workbench::RetrievalKind::multi_key), base_report.accuracy);
+    std::printf("retrieval_accuracy %.3f (95 %% interval %.3f-%.3f, n %zu; score %.3f as RULER counts partial answers); "
+                "full attention %.3f (score %.3f)\n",
+                report->accuracy, wilson.low, wilson.high, mine.size(), report->score, base_report.accuracy, base_report.score);
     std::printf("against full attention on the same prompts: %+.3f (paired bootstrap 95 %% %+.3f to %+.3f); %lld found only here, "
                 "%lld only there, McNemar p = %.3g; %zu prompts resolve differences of %.3f at best\n",
                 report->accuracy - base_report.accuracy, diff.low, diff.high, static_cast<long long>(pairs.a_only),

@@ -15,8 +15,10 @@
 
 #include "commands.h"
 #include "history_recorder.h"
+#include "retrieval_heatmap.h"
 #include "sweep_plot.h"
 #include "workbench/measure.h"
+#include "workbench/paired_stats.h"
 #include "workbench/retrieval.h"
 #include "workbench/sweep.h"
 
@@ -48,6 +50,40 @@ std::set<std::string> rows_done(const std::string& path, const std::string& mode
         done.insert((*row)["config"].get<std::string>());
     }
     return done;
+}
+
+// Every trial's retrieval outcome of a row, cell by cell; empty when it kept none.
+std::vector<uint8_t> retrieval_outcomes(const workbench::Json& row) {
+    std::vector<uint8_t> all;
+    if (!row.contains("retrieval_cells") || !row["retrieval_cells"].is_array()) return all;
+    for (const workbench::Json& c : row["retrieval_cells"]) {
+        if (!c.is_object() || !c.contains("outcomes") || !c["outcomes"].is_string()) return {};
+        for (char o : c["outcomes"].get<std::string>()) all.push_back(o == '1' ? 1 : 0);
+    }
+    return all;
+}
+
+// Full attention's outcomes from a row of the -o file already measured (a resumed sweep).
+std::vector<uint8_t> full_outcomes_in(const std::string& path, const std::string& model) {
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        auto row = workbench::parse_json(line);
+        if (row.ok() && row->is_object() && row->value("config", "") == "full" && row->value("status", "") == "ok" &&
+            row->value("model", model) == model)
+            return retrieval_outcomes(*row);
+    }
+    return {};
+}
+
+// " (-0.050 vs full: 2 found only here, 6 only there, McNemar p 0.29)" on the same prompts.
+std::string versus_full(const std::vector<uint8_t>& mine, const std::vector<uint8_t>& full) {
+    if (mine.empty() || mine.size() != full.size()) return {};
+    const workbench::PairedCounts pairs = workbench::paired_counts(mine, full);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, " (%+.3f vs full: %lld found only here, %lld only there, McNemar p %.2g)",
+                  static_cast<double>(pairs.a_only - pairs.b_only) / static_cast<double>(mine.size()), static_cast<long long>(pairs.a_only),
+                  static_cast<long long>(pairs.b_only), workbench::mcnemar_exact_p(pairs.a_only, pairs.b_only));
+    return buf;
 }
 
 // --db: the sweep's record — when the -o file has rows already, the one the run that wrote them
@@ -82,7 +118,7 @@ const QualityAxis kQualityAxes[] = {
     {"dppl", "delta_ppl_pct", {"ΔPPL vs full attention (%)", false}},
     {"kl", "kl", {"KL vs full attention", false}},
     {"top1", "top1", {"top-1 agreement with full attention", true}},
-    {"retrieval", "retrieval_accuracy", {"retrieval accuracy (passkey + multi-key)", true}},
+    {"retrieval", "retrieval_accuracy", {"retrieval accuracy (every task the sweep ran)", true}},
 };
 
 const QualityAxis* quality_axis(const std::string& flag) {
@@ -112,6 +148,22 @@ int write_plot(const std::string& out_path, const std::string& plot_path, const 
     return 0;
 }
 
+// Every measured row with retrieval cells in `out_path`, as heatmap panels.
+int write_heatmap(const std::string& out_path, const std::string& heatmap_path, const std::string& model) {
+    std::vector<HeatmapPanel> panels;
+    std::ifstream in(out_path);
+    for (std::string line; std::getline(in, line);) {
+        auto row = workbench::parse_json(line);
+        if (!row.ok() || !row->is_object() || row->value("status", "") != "ok" || !row->contains("retrieval_cells")) continue;
+        panels.push_back({workbench::sweep_row_label(*row), workbench::retrieval_grid((*row)["retrieval_cells"])});
+    }
+    std::ofstream svg(heatmap_path);
+    svg << retrieval_heatmap_svg(panels, "Retrieval by length and depth: " + model);
+    if (!svg.flush()) return runtime_error(heatmap_path + ": cannot write the heatmap");
+    std::cerr << "wrote " << heatmap_path << " (" << panels.size() << " configurations)\n";
+    return 0;
+}
+
 }  // namespace
 
 int cmd_sweep(int argc, char** argv) {
@@ -119,12 +171,14 @@ int cmd_sweep(int argc, char** argv) {
         {"--preset", "", true, "standard  the built-in presets and a spread of each variant's main parameter (the default)"},
         {"--file", "-f", true, "CONFIGS  one configuration a line: an attention spec, then optionally --kv-type T --weights W; # comments"},
         {"--windows", "", true, "N  --ctx-long windows of the text scored per row (default 1)"},
-        {"--retrieval", "", false, "also passkey + multi-key retrieval per row (lengths up to --ctx, 5 depths, --trials each)"},
+        {"--retrieval", "", false, "also long-context retrieval per row (lengths up to --ctx, 5 depths, --trials each)"},
+        {"--tasks", "", true, "LIST  the retrieval tasks, as eval --retrieval names them, or all (default passkey,multi_key)"},
         {"--trials", "", true, "N  retrieval trials per cell and kind (default 2; eval --retrieval's is 4)"},
         {"--text", "", true, "PATH  the scored text (default resources/eval/alice_wonderland.txt)"},
         {"--out", "-o", true, "PATH  the rows as JSON lines (default sweep.jsonl); a rerun skips rows already there"},
         {"--plot", "", true, "PATH  the variants map as SVG: KV bytes (log) against --plot-y, colour = decode tok/s"},
         {"--plot-y", "", true, "dppl|kl|top1|retrieval  the map's quality axis (default dppl)"},
+        {"--heatmap", "", true, "PATH  retrieval accuracy by length and depth as SVG, a panel per row (with --retrieval)"},
         db_flag(),
     };
     const std::string synopsis = "[--preset standard | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] [--plot map.svg]";
@@ -137,6 +191,11 @@ int cmd_sweep(int argc, char** argv) {
     s.windows = ctx.args.get_int("--windows", 1, 1, 1 << 16, err);
     s.retrieval = ctx.args.has("--retrieval");
     s.retrieval_options.trials = ctx.args.get_int("--trials", s.retrieval_options.trials, 1, 1000, err);
+    if (ctx.args.has("--tasks")) {
+        auto kinds = workbench::parse_retrieval_kinds(ctx.args.get("--tasks"));
+        if (kinds.ok()) s.retrieval_options.kinds = *kinds;
+        else err = "--tasks: " + kinds.status().message();
+    }
     if (ctx.args.has("--preset") && ctx.args.get("--preset") != "standard") err = "--preset: 'standard' is the one preset";
     if (ctx.args.has("--preset") && ctx.args.has("--file")) err = "--preset and --file: give one list";
     const QualityAxis* plot_y = quality_axis(ctx.args.get("--plot-y", "dppl"));
@@ -171,6 +230,7 @@ int cmd_sweep(int argc, char** argv) {
     const std::string model = std::filesystem::path(ctx.config.model_path).filename().string();
     const std::string text_name = std::filesystem::path(text_path).filename().string();
     const std::set<std::string> done = rows_done(out_path, model);
+    std::vector<uint8_t> full_outcomes = full_outcomes_in(out_path, model);
     std::unique_ptr<HistoryRecorder> recorder = HistoryRecorder::open_if_asked(ctx.args, baseline, ctx.config);
     workbench::RowId sweep_id = 0;
     if (recorder) {
@@ -209,6 +269,8 @@ int cmd_sweep(int argc, char** argv) {
                 recorder->warn(st);
         ++measured;
         if (row["status"] != "ok") ++failed;
+        const std::vector<uint8_t> outcomes = retrieval_outcomes(row);
+        if (c.line == "full") full_outcomes = outcomes;
         if (tty) std::fprintf(stderr, "\r%*s\r", 110, "");
         if (row["status"] != "ok") {
             std::printf("%2d/%d  %-50s  failed: %s\n", i + 1, total, c.line.c_str(), row["error"].get<std::string>().c_str());
@@ -219,14 +281,21 @@ int cmd_sweep(int argc, char** argv) {
             std::printf("%2d/%d  %-50s  KV %-10s  dPPL %+7.2f%%  KL %.4f  top-1 %5.1f%%  decode %6.1f tok/s%s%s\n", i + 1, total, c.line.c_str(),
                         format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["delta_ppl_pct"].get<double>(), row["kl"].get<double>(),
                         100 * row["top1"].get<double>(), row["decode_tok_s"].is_number() ? row["decode_tok_s"].get<double>() : 0.0, vs_predicted.c_str(),
-                        row.contains("retrieval_accuracy") ? ("  retrieval " + std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5)).c_str() : "");
+                        row.contains("retrieval_accuracy") ? ("  retrieval " + std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5) +
+                                                              (c.line == "full" ? std::string() : versus_full(outcomes, full_outcomes))).c_str() : "");
         }
         std::fflush(stdout);
     }
     if (recorder) recorder->finish();
     std::fprintf(stderr, "sweep: %d measured (%d failed), %d already in %s\n", measured, failed, skipped, out_path.c_str());
+    if (!full_outcomes.empty())
+        std::fprintf(stderr, "retrieval: %zu paired prompts a row, the same for every row; McNemar's test at 5 %% resolves differences of %.3f "
+                             "and more (bench/sweep_table.py pairs each row with full attention)\n",
+                     full_outcomes.size(), workbench::smallest_resolvable_difference(static_cast<int64_t>(full_outcomes.size())));
     if (ctx.args.has("--plot"))
         if (int rc = write_plot(out_path, ctx.args.get("--plot"), *plot_y, model); rc != 0) return rc;
+    if (ctx.args.has("--heatmap"))
+        if (int rc = write_heatmap(out_path, ctx.args.get("--heatmap"), model); rc != 0) return rc;
     return failed > 0 ? 1 : 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "svg_text.h"
 #include "workbench/pareto.h"
 
 namespace wbcli {
@@ -13,25 +14,8 @@ namespace {
 
 constexpr double kWidth = 960, kHeight = 600, kLeft = 90, kRight = 200, kTop = 50, kBottom = 70;
 
-std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
-std::string num(double v, int digits = 1) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
+std::string escape(const std::string& s) { return svg_escape(s); }
+std::string num(double v, int digits = 1) { return svg_num(v, digits); }
 
 // The axis's decades, in SI units (10 MB, not 9.5 MiB).
 std::string bytes_label(double b) {

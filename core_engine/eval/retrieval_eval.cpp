@@ -1,63 +1,12 @@
-// Passkey and multi-key retrieval. A prompt is built from token pieces (header, filler sentences,
-// the facts, the question) so its length is exact to the token; one trial's numbers, keys and
-// distractor positions are the same at every length and depth, so prompts differ only by where
-// the asked fact sits and consecutive prompts share their filler up to it (the conversation path
-// reuses that prefix). Filler and question follow the passkey test of Mohtashami & Jaggi (2023).
+// Running the long-context tasks (prompts in retrieval_tasks.cpp) over their grid, and their
+// figures as JSON. Trials of a needle kind run deepest fact first so each prompt shares its
+// filler up to the fact with the one before (the conversation path reuses that prefix).
 #include <algorithm>
-#include <random>
 
 #include "workbench/paired_stats.h"
 #include "workbench/retrieval.h"
 
 namespace workbench {
-namespace {
-
-constexpr const char* kHeader =
-    "There is an important piece of information hidden inside a lot of irrelevant text. Find it and memorize it. "
-    "I will quiz you about it.\n";
-constexpr const char* kFiller[] = {" The grass is green.", " The sky is blue.", " The sun is yellow.", " Here we go.",
-                                   " There and back again."};
-constexpr const char* kKeys[] = {"apple", "river", "candle", "falcon", "marble", "violet",
-                                 "copper", "meadow", "harbor", "lantern", "pepper", "glacier"};
-constexpr int kMultiKeyPairs = 4;      // the asked one and three distractors
-constexpr int32_t kAnswerTokens = 8;   // greedy tokens read for the answer
-
-std::vector<TokenId> tokens_of(const Engine& engine, const std::string& text) { return engine.tokenize(text, false, false); }
-
-// What one trial hides: its numbers, keys and where the distractors sit (fractions of the filler).
-struct TrialFacts {
-    std::string value;                 // the asked fact's number
-    std::string key;                   // multi-key: the asked key
-    std::vector<std::pair<std::string, std::string>> distractors;   // (key, value)
-    std::vector<double> distractor_at;
-};
-
-TrialFacts trial_facts(RetrievalKind kind, int32_t trial, uint64_t seed) {
-    std::mt19937_64 rng(seed * 1000003u + static_cast<uint64_t>(trial) * 7919u + (kind == RetrievalKind::multi_key ? 17u : 0u));
-    auto number = [&] { return std::to_string(10000 + rng() % 90000); };
-    TrialFacts f;
-    f.value = number();
-    if (kind == RetrievalKind::multi_key) {
-        std::vector<int> order(std::size(kKeys));
-        for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-        for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng() % (i + 1)]);
-        f.key = kKeys[order[0]];
-        for (int i = 1; i < kMultiKeyPairs; ++i) {
-            f.distractors.emplace_back(kKeys[order[static_cast<size_t>(i)]], number());
-            f.distractor_at.push_back(static_cast<double>(rng() % 1000) / 1000.0);
-        }
-    }
-    return f;
-}
-
-std::string fact_text(RetrievalKind kind, const std::string& key, const std::string& value) {
-    if (kind == RetrievalKind::passkey) return " The pass key is " + value + ". Remember it. " + value + " is the pass key.";
-    return " The value of key " + key + " is " + value + ".";
-}
-
-}  // namespace
-
-const char* retrieval_kind_name(RetrievalKind kind) { return kind == RetrievalKind::passkey ? "passkey" : "multi_key"; }
 
 std::vector<uint8_t> RetrievalReport::outcomes() const {
     std::vector<uint8_t> all;
@@ -72,44 +21,12 @@ double RetrievalReport::kind_accuracy(RetrievalKind kind) const {
     return n > 0 ? static_cast<double>(ok) / n : 0.0;
 }
 
-RetrievalPrompt make_retrieval_prompt(const Engine& engine, RetrievalKind kind, int32_t length, int32_t depth_pct, int32_t trial,
-                                      uint64_t seed) {
-    const TrialFacts f = trial_facts(kind, trial, seed);
-    const std::vector<TokenId> header = engine.tokenize(kHeader, true, false);
-    const std::string question = kind == RetrievalKind::passkey
-                                     ? std::string("\nWhat is the pass key? The pass key is")
-                                     : "\nWhat is the value of key " + f.key + "? The value of key " + f.key + " is";
-    const std::vector<TokenId> asked = tokens_of(engine, fact_text(kind, f.key, f.value)), tail = tokens_of(engine, question);
-    std::vector<std::vector<TokenId>> distractors;
-    size_t fixed = header.size() + asked.size() + tail.size();
-    for (const auto& [key, value] : f.distractors) {
-        distractors.push_back(tokens_of(engine, fact_text(kind, key, value)));
-        fixed += distractors.back().size();
-    }
-    // Filler sentences, in their fixed cycle, as many as fit.
-    std::vector<std::vector<TokenId>> filler;
-    size_t total = fixed;
-    for (size_t i = 0;; ++i) {
-        std::vector<TokenId> s = tokens_of(engine, kFiller[i % std::size(kFiller)]);
-        if (total + s.size() > static_cast<size_t>(std::max(0, length))) break;
-        total += s.size();
-        filler.push_back(std::move(s));
-    }
-    // Facts go between sentences: sentence index → the facts before it (distractors first).
-    const size_t n = filler.size();
-    std::vector<std::vector<const std::vector<TokenId>*>> before(n + 1);
-    for (size_t i = 0; i < distractors.size(); ++i)
-        before[std::min(n, static_cast<size_t>(f.distractor_at[i] * static_cast<double>(n) + 0.5))].push_back(&distractors[i]);
-    before[std::min(n, static_cast<size_t>(std::clamp(depth_pct, 0, 100) / 100.0 * static_cast<double>(n) + 0.5))].push_back(&asked);
-    RetrievalPrompt p;
-    p.answer = f.value;
-    p.tokens = header;
-    for (size_t i = 0; i <= n; ++i) {
-        for (const std::vector<TokenId>* fact : before[i]) p.tokens.insert(p.tokens.end(), fact->begin(), fact->end());
-        if (i < n) p.tokens.insert(p.tokens.end(), filler[i].begin(), filler[i].end());
-    }
-    p.tokens.insert(p.tokens.end(), tail.begin(), tail.end());
-    return p;
+double RetrievalReport::kind_score(RetrievalKind kind) const {
+    int n = 0;
+    double sum = 0;
+    for (const RetrievalCell& c : cells)
+        if (c.kind == kind) n += c.n_trials, sum += c.recall_sum;
+    return n > 0 ? sum / n : 0.0;
 }
 
 Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress,
@@ -117,69 +34,132 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
     if (options.lengths.empty() || options.depths_pct.empty() || options.kinds.empty() || options.trials < 1)
         return error(StatusCode::invalid_argument, "retrieval: the grid is empty (lengths, depths, kinds and trials ≥ 1 are needed)");
     const ModelInfo& info = engine.model_info();
+    const int32_t answer_tokens = retrieval_answer_tokens(options.kinds);
     for (int32_t length : options.lengths)
-        if (length < 64 || (info.context_bounded && length + kAnswerTokens > info.n_ctx))
+        if (length < 64 || (info.context_bounded && length + answer_tokens > info.n_ctx))
             return error(StatusCode::invalid_argument, "retrieval: a prompt of " + std::to_string(length) + " tokens (+" +
-                                                           std::to_string(kAnswerTokens) + " answer tokens) does not fit the context of " +
+                                                           std::to_string(answer_tokens) + " answer tokens) does not fit the context of " +
                                                            std::to_string(info.n_ctx) + " (lengths run from 64 to the context)");
+    const int32_t shortest = *std::min_element(options.lengths.begin(), options.lengths.end());
+    for (RetrievalKind kind : options.kinds)
+        if (!make_retrieval_prompt(engine, kind, shortest, 0, 0, options.seed).fits)
+            return error(StatusCode::invalid_argument, std::string("retrieval: ") + retrieval_kind_name(kind) + " does not fit in " +
+                                                           std::to_string(shortest) + " tokens (its facts or words alone are longer): give longer lengths");
     RetrievalReport report;
     for (RetrievalKind kind : options.kinds)
-        for (int32_t length : options.lengths)
-            for (int32_t depth : options.depths_pct) report.cells.push_back({kind, length, depth, 0, 0, {}});
+        for (int32_t length : options.lengths) {
+            if (!retrieval_kind_has_depth(kind)) report.cells.push_back({kind, length, -1, 0, 0, {}, 0});
+            else
+                for (int32_t depth : options.depths_pct) report.cells.push_back({kind, length, depth, 0, 0, {}, 0});
+        }
     auto cell = [&](RetrievalKind kind, int32_t length, int32_t depth) -> RetrievalCell& {
         for (RetrievalCell& c : report.cells)
             if (c.kind == kind && c.length == length && c.depth_pct == depth) return c;
         return report.cells.front();   // unreachable: every cell was made above
     };
-    GenerationRequest request;
-    request.max_tokens = kAnswerTokens;
-    request.sampling.temperature = 0;
     // Deepest fact first: each next prompt shares the filler up to its own fact with the last.
     std::vector<int32_t> depths = options.depths_pct;
     std::sort(depths.begin(), depths.end(), std::greater<>());
-    const int64_t total = static_cast<int64_t>(report.cells.size()) * options.trials;
+    const auto n_depths = static_cast<int32_t>(depths.size());
+    const int64_t total = static_cast<int64_t>(options.kinds.size() * options.lengths.size() * depths.size()) * options.trials;
     int64_t done = 0, correct = 0;
+    double recall = 0;
     engine.reset();
+    auto run = [&](RetrievalKind kind, int32_t length, int32_t depth, int32_t trial) -> Status {
+        if (cancel && cancel->load()) return error(StatusCode::cancelled, "retrieval: cancelled");
+        const RetrievalPrompt p = make_retrieval_prompt(engine, kind, length, depth, trial, options.seed);
+        GenerationRequest request;
+        request.max_tokens = retrieval_answer_tokens(kind);
+        request.sampling.temperature = 0;
+        auto out = engine.generate_tokens(p.tokens, request);
+        if (!out.ok()) return out.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
+        RetrievalCell& c = cell(kind, length, depth);
+        const double found = answer_recall(out->text, p.answers);
+        const bool all = found >= 1.0;
+        ++c.n_trials;
+        c.n_correct += all;
+        c.recall_sum += found;
+        c.outcomes.push_back(all ? 1 : 0);
+        correct += all;
+        recall += found;
+        if (progress) progress(++done, total);
+        return Status::ok_status();
+    };
     for (RetrievalKind kind : options.kinds)
         for (int32_t trial = 0; trial < options.trials; ++trial)
             for (int32_t length : options.lengths)
-                for (int32_t depth : depths) {
-                    if (cancel && cancel->load()) return error(StatusCode::cancelled, "retrieval: cancelled");
-                    const RetrievalPrompt p = make_retrieval_prompt(engine, kind, length, depth, trial, options.seed);
-                    auto out = engine.generate_tokens(p.tokens, request);
-                    if (!out.ok()) return out.status().with_context("retrieval, " + std::to_string(length) + " tokens: ");
-                    RetrievalCell& c = cell(kind, length, depth);
-                    ++c.n_trials;
-                    const bool found = out->text.find(p.answer) != std::string::npos;
-                    c.n_correct += found;
-                    c.outcomes.push_back(found ? 1 : 0);
-                    correct += found;
-                    if (progress) progress(++done, total);
+                for (int32_t d = 0; d < n_depths; ++d) {
+                    // Without a depth, each of the grid's depths is one more trial of the length's cell.
+                    const bool deep = retrieval_kind_has_depth(kind);
+                    const Status st = run(kind, length, deep ? depths[static_cast<size_t>(d)] : -1, deep ? trial : trial * n_depths + d);
+                    if (!st.ok()) return st;
                 }
     engine.reset();
     report.accuracy = total > 0 ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+    report.score = total > 0 ? recall / static_cast<double>(total) : 0.0;
     return report;
 }
 
 Json retrieval_report_json(const RetrievalReport& r) {
     Json cells = Json::array();
     int64_t n = 0, k = 0;
+    std::vector<RetrievalKind> kinds;
     for (const RetrievalCell& c : r.cells) {
         std::string outcomes;
         for (uint8_t o : c.outcomes) outcomes += o ? '1' : '0';
-        cells.push_back({{"kind", retrieval_kind_name(c.kind)}, {"length", c.length}, {"depth", c.depth_pct},
-                         {"trials", c.n_trials}, {"correct", c.n_correct}, {"accuracy", json_rounded(c.accuracy(), 4)},
+        cells.push_back({{"kind", retrieval_kind_name(c.kind)}, {"length", c.length},
+                         {"depth", c.depth_pct >= 0 ? Json(c.depth_pct) : Json(nullptr)}, {"trials", c.n_trials},
+                         {"correct", c.n_correct}, {"accuracy", json_rounded(c.accuracy(), 4)}, {"score", json_rounded(c.score(), 4)},
                          {"outcomes", outcomes}});
         n += c.n_trials;
         k += c.n_correct;
+        if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) kinds.push_back(c.kind);
     }
     const Interval w = wilson_interval(k, n);
-    return {{"retrieval_accuracy", json_rounded(r.accuracy, 4)},
-            {"retrieval_trials", n},
-            {"retrieval_interval", Json::array({json_rounded(w.low, 4), json_rounded(w.high, 4)})},
-            {"passkey_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::passkey), 4)},
-            {"multi_key_accuracy", json_rounded(r.kind_accuracy(RetrievalKind::multi_key), 4)},
-            {"cells", cells}};
+    Json j = {{"retrieval_accuracy", json_rounded(r.accuracy, 4)},
+              {"retrieval_trials", n},
+              {"retrieval_interval", Json::array({json_rounded(w.low, 4), json_rounded(w.high, 4)})},
+              {"retrieval_score", json_rounded(r.score, 4)}};
+    for (RetrievalKind kind : kinds) {
+        j[std::string(retrieval_kind_name(kind)) + "_accuracy"] = json_rounded(r.kind_accuracy(kind), 4);
+        j[std::string(retrieval_kind_name(kind)) + "_score"] = json_rounded(r.kind_score(kind), 4);
+    }
+    j["cells"] = cells;
+    return j;
+}
+
+double RetrievalGrid::accuracy(size_t li, size_t di) const {
+    const size_t at = li * depths.size() + di;
+    return at < trials.size() && trials[at] > 0 ? static_cast<double>(correct[at]) / trials[at] : -1.0;
+}
+
+RetrievalGrid retrieval_grid(const Json& cells) {
+    RetrievalGrid g;
+    struct Entry {
+        int32_t length, depth, trials, correct;
+    };
+    std::vector<Entry> entries;
+    if (cells.is_array())
+        for (const Json& c : cells) {
+            if (!c.is_object() || !c.contains("length") || !c["length"].is_number_integer() || !c.contains("trials") ||
+                !c["trials"].is_number_integer() || !c.contains("correct") || !c["correct"].is_number_integer())
+                continue;
+            const int32_t depth = c.contains("depth") && c["depth"].is_number_integer() ? c["depth"].get<int32_t>() : -1;
+            entries.push_back({c["length"].get<int32_t>(), depth, c["trials"].get<int32_t>(), c["correct"].get<int32_t>()});
+            if (std::find(g.lengths.begin(), g.lengths.end(), entries.back().length) == g.lengths.end()) g.lengths.push_back(entries.back().length);
+            if (std::find(g.depths.begin(), g.depths.end(), depth) == g.depths.end()) g.depths.push_back(depth);
+        }
+    std::sort(g.lengths.begin(), g.lengths.end());
+    std::sort(g.depths.begin(), g.depths.end(), [](int32_t a, int32_t b) { return a >= 0 && (b < 0 || a < b); });
+    g.trials.assign(g.lengths.size() * g.depths.size(), 0);
+    g.correct.assign(g.trials.size(), 0);
+    for (const Entry& e : entries) {
+        const auto li = static_cast<size_t>(std::find(g.lengths.begin(), g.lengths.end(), e.length) - g.lengths.begin());
+        const auto di = static_cast<size_t>(std::find(g.depths.begin(), g.depths.end(), e.depth) - g.depths.begin());
+        g.trials[li * g.depths.size() + di] += e.trials;
+        g.correct[li * g.depths.size() + di] += e.correct;
+    }
+    return g;
 }
 
 }  // namespace workbench

@@ -81,7 +81,7 @@ EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& 
     c.attention = config.attention;
     c.kv_types = config.kv_types;
     c.weight_type = config.weights;
-    c.n_ctx = settings.ctx + settings.n_decode + 16;
+    c.n_ctx = settings.ctx + std::max(settings.n_decode, retrieval_answer_tokens(settings.retrieval_options.kinds)) + 16;
     c.kv_budget_bytes = 0;
     c.n_seq_max = 1;
     c.draft_model_path.clear();
@@ -170,6 +170,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         row["retrieval_accuracy"] = figures["retrieval_accuracy"];
         row["retrieval_trials"] = figures["retrieval_trials"];
         row["retrieval_interval"] = figures["retrieval_interval"];
+        row["retrieval_score"] = figures["retrieval_score"];
         row["retrieval_cells"] = figures["cells"];
     }
     row["ctx"] = s.ctx;

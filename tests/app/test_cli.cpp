@@ -409,6 +409,22 @@ private slots:
         o = run_cli({"eval", "--retrieval", "--depths", "0,200"});
         QCOMPARE(o.exit_code, 2);
         QVERIFY2(o.err.contains("--depths"), o.err.constData());
+        o = run_cli({"eval", "--retrieval", "--tasks", "passkey,needle"});
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY2(o.err.contains("'needle'") && o.err.contains("frequent_words"), o.err.constData());
+        // Tasks by name; a task without depth takes a column of its own in the heatmap.
+        QTemporaryDir dir;
+        const QString svg = dir.filePath("heat.svg");
+        o = run_cli({"eval", "--retrieval", "--ctx", "512", "--lengths", "256,512", "--depths", "0,100", "--trials", "1", "--tasks",
+                     "variable_tracking,frequent_words", "--attention", "sliding:window=32,sinks=4", "--heatmap", svg, "-t", "2"});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        QVERIFY2(o.out.contains("variable_tracking") && o.out.contains("frequent_words") && o.out.contains("score"), o.out.constData());
+        QFile heat(svg);
+        QVERIFY(heat.open(QIODevice::ReadOnly));
+        const QByteArray picture = heat.readAll();
+        // Two panels (the window, full attention) of 2 lengths x (2 depths + "whole").
+        QCOMPARE(picture.count("<title>"), 12);
+        QVERIFY(picture.contains(">whole<") && picture.contains("sliding:window=32,sinks=4") && picture.contains("baseline"));
     }
 
     void run_json_has_the_roofline_split() {

@@ -35,6 +35,7 @@
 #include "ui/history/history_page.h"
 #include "ui/main_window.h"
 #include "ui/models/session_table_model.h"
+#include "widgets/accuracy_heatmap.h"
 #include "widgets/overlay_chart.h"
 #include "widgets/token_stream_view.h"
 
@@ -170,6 +171,17 @@ private slots:
         QVERIFY2(table->item(CompareTable::Retrieval, 1)->text().endsWith('%'), qPrintable(table->item(CompareTable::Retrieval, 1)->text()));
         QVERIFY2(percent(1) < percent(0), qPrintable(QString("%1 vs %2").arg(percent(1)).arg(percent(0))));
         QVERIFY(page()->statusText().contains("saved"));
+        // Each evaluated column's retrieval as a length × depth heatmap, the same figures as the table's.
+        AccuracyHeatmap* heat = page()->heatmap();
+        QVERIFY(heat->isVisible());
+        QCOMPARE(heat->panelCount(), 2);
+        for (int column = 0; column < 2; ++column) {
+            const HeatmapGrid& g = heat->panel(column);
+            QVERIFY2(g.title.startsWith(table->horizontalHeaderItem(column)->text() + " · "), qPrintable(g.title));
+            int n = 0, ok = 0;
+            for (int i = 0; i < g.trials.size(); ++i) n += g.trials[i], ok += g.correct[i];
+            QCOMPARE(QString::number(100.0 * ok / n, 'f', 1) + '%', table->item(CompareTable::Retrieval, column)->text());
+        }
     }
 
     // A row that drafts (prompt lookup) beside one that does not: the same greedy output, and the

@@ -27,15 +27,16 @@
 #include "ui/main_window.h"
 #include "ui/pages/sweep_panel.h"
 #include "ui/pages/variants_map_page.h"
+#include "widgets/accuracy_heatmap.h"
 #include "widgets/variants_scatter.h"
 
 namespace {
 // Five rows: full (big, exact), a small window (small, worse), top-k (bigger than full and
 // worse: off the front), q8_0 KV (half of full, nearly exact), and one that failed.
 const char* const kRows =
-    R"({"config":"full","attention":"full","kv_type":"f16","weights":"q4_1","kv_bytes":95000000,"delta_ppl_pct":0,"kl":0,"top1":1,"decode_tok_s":116,"retrieval_accuracy":0.75,"status":"ok"})"
+    R"({"config":"full","attention":"full","kv_type":"f16","weights":"q4_1","kv_bytes":95000000,"delta_ppl_pct":0,"kl":0,"top1":1,"decode_tok_s":116,"retrieval_accuracy":0.75,"retrieval_cells":[{"kind":"passkey","length":512,"depth":0,"trials":2,"correct":2},{"kind":"frequent_words","length":512,"depth":null,"trials":2,"correct":1}],"status":"ok"})"
     "\n"
-    R"({"config":"sliding:window=64,sinks=4","attention":"sliding:window=64,sinks=4","kv_type":"f16","weights":"q4_1","kv_bytes":2200000,"delta_ppl_pct":46.7,"kl":0.36,"top1":0.67,"decode_tok_s":375,"retrieval_accuracy":0.1,"status":"ok"})"
+    R"({"config":"sliding:window=64,sinks=4","attention":"sliding:window=64,sinks=4","kv_type":"f16","weights":"q4_1","kv_bytes":2200000,"delta_ppl_pct":46.7,"kl":0.36,"top1":0.67,"decode_tok_s":375,"retrieval_accuracy":0.1,"retrieval_cells":[{"kind":"passkey","length":512,"depth":0,"trials":2,"correct":0},{"kind":"frequent_words","length":512,"depth":null,"trials":2,"correct":0}],"status":"ok"})"
     "\n"
     R"({"config":"topk:k=256,recent=64","attention":"topk:k=256,recent=64","kv_type":"f16","weights":"q4_1","kv_bytes":101000000,"delta_ppl_pct":10.7,"kl":0.09,"top1":0.81,"decode_tok_s":114,"retrieval_accuracy":0.7,"status":"ok"})"
     "\n"
@@ -103,6 +104,19 @@ private slots:
         QCOMPARE(toCompare.count(), 1);
         QCOMPARE(toCompare.at(0).at(0).toString(), QStringLiteral("sliding:window=64,sinks=4"));
         QCOMPARE(toCompare.at(0).at(2).toString(), QString());   // as stored
+        // The selection's retrieval heatmap beside full attention's; none for a row without cells.
+        AccuracyHeatmap* heat = page.heatmap();
+        QVERIFY(!heat->isHidden());
+        QCOMPARE(heat->panelCount(), 2);
+        QCOMPARE(heat->panel(0).title, QStringLiteral("sliding:window=64,sinks=4"));
+        QCOMPARE(heat->panel(1).title, QStringLiteral("full"));
+        QCOMPARE(heat->panel(0).columns, QStringList({"0 %", "whole"}));
+        QCOMPARE(heat->panel(0).accuracy(0, 1), 0.0);
+        QCOMPARE(heat->panel(1).accuracy(0, 1), 0.5);
+        page.selectRow(2);
+        QVERIFY(heat->isHidden());
+        page.selectRow(0);
+        QCOMPARE(heat->panelCount(), 1);
     }
 
     void badFilesAreNamed() {

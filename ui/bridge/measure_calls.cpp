@@ -55,6 +55,7 @@ workbench::Result<QualityFigures> evaluateQuality(workbench::Engine& engine, wor
     // The row `workbench-cli eval --json` prints, less its file and decode figures, with retrieval's.
     workbench::Json row = workbench::evaluation_row_json(*report, engine.model_info(), nCtx);
     row["retrieval_accuracy"] = workbench::json_rounded(retrieval->accuracy, 4);
+    row["retrieval_cells"] = workbench::retrieval_report_json(*retrieval)["cells"];
     f.json = QString::fromStdString(workbench::dump_json(row));
     return f;
 }

@@ -8,10 +8,14 @@
 #include <QGroupBox>
 #include <QLineEdit>
 #include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -26,6 +30,8 @@
 #include "ui/compare/prompt_set.h"
 #include "ui/format.h"
 #include "ui/history/history_recorder.h"
+#include "ui/pages/retrieval_heatmap_grid.h"
+#include "widgets/accuracy_heatmap.h"
 #include "widgets/overlay_chart.h"
 #include "widgets/token_stream_view.h"
 #include "workbench/measure.h"
@@ -114,8 +120,10 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     connect(m_outputs, &CompareOutputs::shownPromptChanged, this, &ComparePage::redrawCharts);
 
     auto* bottom = new QWidget(split);
-    auto* bottomRow = new QHBoxLayout(bottom);
-    bottomRow->setContentsMargins(0, 0, 0, 0);
+    auto* bottomCol = new QVBoxLayout(bottom);
+    bottomCol->setContentsMargins(0, 0, 0, 0);
+    auto* bottomRow = new QHBoxLayout();
+    bottomCol->addLayout(bottomRow, 1);
     m_table = new CompareTable(bottom);
     m_kvChart = new OverlayChart(tr("KV cache vs tokens in context"), tr("tokens"), tr("MiB"), bottom);
     m_kvChart->setObjectName(QStringLiteral("compareKvChart"));
@@ -124,6 +132,16 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
     bottomRow->addWidget(m_table, 3);
     bottomRow->addWidget(m_kvChart, 2);
     bottomRow->addWidget(m_rateChart, 2);
+    // Evaluate quality's retrieval, column by column, as length × depth heatmaps.
+    // In a strip that scrolls sideways: four columns' panels may be wider than the page.
+    m_heatmapArea = new QScrollArea(bottom);
+    m_heatmapArea->setFrameShape(QFrame::NoFrame);
+    m_heatmapArea->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_heatmap = new AccuracyHeatmap();
+    m_heatmap->setObjectName(QStringLiteral("compareHeatmap"));
+    m_heatmapArea->setWidget(m_heatmap);
+    m_heatmapArea->hide();
+    bottomCol->addWidget(m_heatmapArea);
     split->addWidget(top);
     split->addWidget(m_outputs);
     split->addWidget(bottom);
@@ -171,6 +189,15 @@ ComparePage::ComparePage(EngineClient* chat, StoreClient* store, QWidget* parent
         c.retrieval = f.retrieval;
         if (f.baselinePerplexity > 0) c.deltaPplPct = (f.perplexity / f.baselinePerplexity - 1.0) * 100.0;
         refreshTable();
+        const QJsonObject row = QJsonDocument::fromJson(f.json.toUtf8()).object();
+        const HeatmapGrid grid = retrievalHeatmapGrid(QStringLiteral("#%1 · %2").arg(f.index + 1).arg(c.name), row.value(QStringLiteral("retrieval_cells")));
+        if (!grid.rows.isEmpty()) {
+            m_retrievalGrids.append(grid);
+            m_heatmap->setPanels(m_retrievalGrids);
+            m_heatmap->resize(m_heatmap->sizeHint());
+            m_heatmapArea->setFixedHeight(m_heatmap->sizeHint().height() + m_heatmapArea->horizontalScrollBar()->sizeHint().height());
+            m_heatmapArea->show();
+        }
     });
     connect(m_measure, &MeasureClient::failed, this, [this](int index, const QString& message) {
         setStatus(index >= 0 ? tr("Configuration %1: %2").arg(m_evalColumns.value(index, index) + 1).arg(message) : message);
@@ -273,6 +300,7 @@ void ComparePage::run() {
     m_cells = QList<QList<Cell>>(m_configs.size(), QList<Cell>(m_prompts.size()));
     m_figures.clear();
     m_quality.clear();
+    clearHeatmap();
     m_saved = {};
     m_kvChart->clear();
     m_rateChart->clear();
@@ -475,6 +503,12 @@ void ComparePage::finishRun() {
 
 void ComparePage::refreshTable() { m_table->setFigures(m_figures); }
 
+void ComparePage::clearHeatmap() {
+    m_retrievalGrids.clear();
+    m_heatmap->setPanels({});
+    m_heatmapArea->hide();
+}
+
 QString ComparePage::columnName(int column) const {
     return isRemoteColumn(column) ? compareremote::shortName(*m_remotes[column]) : CompareConfigForm::shortName(m_configs.value(column), m_drafting.value(column));
 }
@@ -513,6 +547,7 @@ void ComparePage::evaluateQuality() {
         return;
     }
     m_quality.clear();
+    clearHeatmap();
     m_progress->setVisible(true);
     m_progress->setRange(0, 100);
     m_progress->setValue(0);

@@ -7,7 +7,7 @@
 // that prompt's figure — ITL percentiles too are per-prompt percentiles averaged, not percentiles
 // of pooled gaps — so History, which has only the runs, shows the same numbers; the best of each
 // row is highlighted. On request a quality evaluation of each configuration against full attention
-// with f16 KV (PPL, ΔPPL, KL, top-1). Rows start from presets and can be saved as named ones
+// with f16 KV (PPL, ΔPPL, KL, top-1, retrieval, its length × depth heatmap per column). Rows start from presets and can be saved as named ones
 // (compare_config_form.h). Runs and evaluations are saved (History → Comparisons reopens them).
 // The page has its own EngineClient, so the chat's model stays loaded; the evaluation runs on a
 // MeasureClient. A row can be a remote OpenAI-compatible server instead (compare_remote.h): its
@@ -23,6 +23,7 @@
 #include "ui/bridge/remote_chat_client.h"
 #include "ui/compare/compare_table.h"
 #include "ui/compare/comparison_store.h"
+#include "widgets/accuracy_heatmap.h"
 
 class CompareConfigForm;
 class CompareOutputs;
@@ -33,6 +34,7 @@ class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QDoubleSpinBox;
 class RemoteChatClient;
@@ -49,6 +51,7 @@ public:
     QSpinBox* maxTokens() const { return m_maxTokens; }
     QSpinBox* evalWindows() const { return m_evalWindows; }
     CompareTable* table() const { return m_table; }
+    AccuracyHeatmap* heatmap() const { return m_heatmap; }
     CompareOutputs* outputs() const { return m_outputs; }
     TokenStreamView* output(int column) const;  // the column's view of the shown prompt
     OverlayChart* kvChart() const { return m_kvChart; }
@@ -101,6 +104,7 @@ private:
     // Plots samples[from..] of a reply on the column's lines.
     void appendChartPoints(int column, const QList<TokenSample>& samples, int from);
     void refreshTable();
+    void clearHeatmap();
     void setStatus(const QString& text);
     void updateButtons();
     void chooseAndLoadPromptSet();
@@ -140,6 +144,9 @@ private:
     QList<QList<Cell>> m_cells;                // [configuration][prompt]
     QList<CompareFigures> m_figures;
     std::vector<QualityFigures> m_quality;
+    QList<HeatmapGrid> m_retrievalGrids;   // the evaluated columns' retrieval, in the order they finished
+    AccuracyHeatmap* m_heatmap = nullptr;
+    QScrollArea* m_heatmapArea = nullptr;
     int m_current = -1;        // the configuration running
     int m_currentPrompt = -1;  // its prompt running
     bool m_running = false;

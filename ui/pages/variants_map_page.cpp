@@ -13,7 +13,9 @@
 #include <QVBoxLayout>
 
 #include "ui/format.h"
+#include "ui/pages/retrieval_heatmap_grid.h"
 #include "ui/pages/sweep_panel.h"
+#include "widgets/accuracy_heatmap.h"
 #include "widgets/variants_scatter.h"
 #include "workbench/pareto.h"
 
@@ -91,6 +93,11 @@ VariantsMapPage::VariantsMapPage(EngineClient* chat, StoreClient* store, QWidget
         if (m_selected >= 0) emit addToCompareRequested(m_rows[m_selected].attention, m_rows[m_selected].kvTypes, m_rows[m_selected].weights);
     });
     layout->addLayout(selected);
+    m_heatmap = new AccuracyHeatmap(this);
+    m_heatmap->setObjectName(QStringLiteral("variantsHeatmap"));
+    m_heatmap->setToolTip(tr("Retrieval accuracy by prompt length and depth, beside full attention's on the same prompts"));
+    m_heatmap->hide();
+    layout->addWidget(m_heatmap);
     connect(m_scatter, &VariantsScatter::pointClicked, this, [this](int point) { selectRow(m_drawn.value(point, -1)); });
 }
 
@@ -163,6 +170,7 @@ std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject&
     r.prefillTokS = number(o, "prefill_tok_s");
     r.decodeMs = number(o, "decode_ms");
     r.decodeMsPredicted = number(o, "decode_ms_predicted");
+    r.retrievalGrid = retrievalHeatmapGrid(r.config.isEmpty() ? r.attention : r.config, o.value(QStringLiteral("retrieval_cells")));
     return r;
 }
 
@@ -240,9 +248,22 @@ void VariantsMapPage::selectRow(int index) {
     m_scatter->setSelected(static_cast<int>(m_drawn.indexOf(m_selected)));
     if (m_selected < 0) {
         m_details->setText(tr("Click a point to select its configuration."));
+        m_heatmap->hide();
         return;
     }
     const Row& r = m_rows[m_selected];
+    // The selection's retrieval beside full attention's (the sweep's first "full" row).
+    QList<HeatmapGrid> panels;
+    if (!r.retrievalGrid.rows.isEmpty()) {
+        panels.append(r.retrievalGrid);
+        for (const Row& other : m_rows)
+            if (&other != &r && other.config == QStringLiteral("full") && !other.retrievalGrid.rows.isEmpty()) {
+                panels.append(other.retrievalGrid);
+                break;
+            }
+    }
+    m_heatmap->setPanels(panels);
+    m_heatmap->setVisible(!panels.isEmpty());
     m_details->setText(tr("<b>%1</b> · KV %2 · weights %3").arg((r.config.isEmpty() ? r.attention : r.config).toHtmlEscaped(),
                                                                  fmt::bytes(r.kvBytes), r.weightsShown.toHtmlEscaped()));
 }

@@ -1,7 +1,8 @@
 // The Variants map page: a sweep's rows (`workbench-cli sweep -o FILE`, one JSON line per
 // configuration) on one picture — KV bytes held (log) against a chosen quality measure (ΔPPL,
 // KL, top-1, retrieval), colour for decode speed, the Pareto front drawn. Hover a point for its
-// figures; click to select it, then load it in the Chat or add it to Compare. A sweep also runs
+// figures; click to select it (its retrieval heatmap shows beside full attention's), then load
+// it in the Chat or add it to Compare. A sweep also runs
 // from here (SweepPanel: on its own measuring thread with the chat's model, cancellable), its
 // points filling in as rows finish; History's Sweeps tab reopens stored ones. GUI thread only.
 #pragma once
@@ -9,7 +10,10 @@
 #include <QWidget>
 #include <optional>
 
+#include "widgets/accuracy_heatmap.h"
+
 class EngineClient;
+class AccuracyHeatmap;
 class QComboBox;
 class QJsonObject;
 class QLabel;
@@ -33,6 +37,7 @@ public:
     void selectRow(int index);
     QString statusText() const;
     VariantsScatter* scatter() const { return m_scatter; }
+    AccuracyHeatmap* heatmap() const { return m_heatmap; }
     QComboBox* qualityMenu() const { return m_quality; }
     SweepPanel* sweepPanel() const { return m_sweep; }   // null without a chat
 
@@ -47,6 +52,7 @@ private:
         double kvBytes = 0;
         std::optional<double> deltaPpl, kl, top1, retrieval, decodeTokS, prefillTokS;
         std::optional<double> decodeMs, decodeMsPredicted;   // a step's time, and its bytes at the run's reference bandwidth
+        HeatmapGrid retrievalGrid;                            // no rows: no retrieval measured
     };
     // Replaces the rows; false (the message shown) when none was measured or a line is no row.
     bool setRows(const QString& title, const QList<QByteArray>& lines);
@@ -67,6 +73,7 @@ private:
     QComboBox* m_quality = nullptr;
     QLabel* m_status = nullptr;
     QLabel* m_details = nullptr;
+    AccuracyHeatmap* m_heatmap = nullptr;
     QPushButton* m_loadInChat = nullptr;
     QPushButton* m_addToCompare = nullptr;
 };

@@ -1,9 +1,13 @@
-// Retrieval on the real default model: prompts are exact to the token, deterministic per seed and
-// trial, and put the fact where the depth says; full attention finds the fact where a 64-token
-// sliding window, which keeps only the last 64 tokens and 4 sinks, has forgotten it.
+// Retrieval on the real default model: prompts of every task are exact to the token,
+// deterministic per seed and trial, put the fact where the depth says and hold the answers the
+// task asks for (word counts checked by counting); scoring matches answers as RULER does; full
+// attention finds the fact where a 64-token sliding window, which keeps only the last 64 tokens
+// and 4 sinks, has forgotten it.
 #include <QTest>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 
 #include "tests/skip_missing.h"
 #include "workbench/retrieval.h"
@@ -20,6 +24,27 @@ std::unique_ptr<Engine> load(const std::string& attention) {
     auto e = Engine::load(c);
     if (!e.ok()) qFatal("%s", e.status().message().c_str());
     return std::move(e).value();
+}
+
+// Occurrences of each space-separated word (trailing '.' or ':' dropped) in `text`.
+std::map<std::string, int> word_counts(const std::string& text) {
+    std::map<std::string, int> counts;
+    std::istringstream in(text);
+    std::string w;
+    while (in >> w) {
+        while (!w.empty() && (w.back() == '.' || w.back() == ':' || w.back() == '?')) w.pop_back();
+        ++counts[w];
+    }
+    return counts;
+}
+
+// A coined word of the word tasks: three consonant-vowel syllables.
+bool coined(const std::string& w) {
+    static const std::string consonants = "bdfgklmnprstvz", vowels = "aeiou";
+    if (w.size() != 6) return false;
+    for (size_t i = 0; i < 6; ++i)
+        if ((i % 2 ? vowels : consonants).find(w[i]) == std::string::npos) return false;
+    return true;
 }
 
 // Where `needle` starts in `text`, as a fraction of the text's length (-1 when absent).
@@ -50,10 +75,11 @@ private slots:
                 QVERIFY(shallow.tokens.size() <= static_cast<size_t>(length) && shallow.tokens.size() + 12 >= static_cast<size_t>(length));
                 QCOMPARE(shallow.tokens.size(), deep.tokens.size());
                 QCOMPARE(again.tokens, deep.tokens);        // deterministic
-                QVERIFY(other.answer != deep.answer);       // each trial its own number
-                QCOMPARE(shallow.answer.size(), size_t(5));
+                QVERIFY(other.answers != deep.answers);     // each trial its own number
+                QCOMPARE(shallow.answers.size(), size_t(1));
+                QCOMPARE(shallow.answers[0].size(), size_t(5));
                 const std::string a = full_->detokenize(shallow.tokens), b = full_->detokenize(deep.tokens);
-                const std::string fact = kind == RetrievalKind::passkey ? "pass key is " + shallow.answer : " is " + shallow.answer;
+                const std::string fact = kind == RetrievalKind::passkey ? "pass key is " + shallow.answers[0] : " is " + shallow.answers[0];
                 QVERIFY2(where(a, fact) > 0 && where(a, fact) < 0.2, a.c_str());
                 QVERIFY2(where(b, fact) > 0.8, b.c_str());
                 // Prompts of one trial share everything before the shallower fact (the cache reuses it).
@@ -62,6 +88,106 @@ private slots:
                 while (common < middle.tokens.size() && middle.tokens[common] == deep.tokens[common]) ++common;
                 QVERIFY2(common > middle.tokens.size() * 4 / 10, qPrintable(QString("%1 of %2").arg(common).arg(middle.tokens.size())));
             }
+    }
+
+    void everyTaskHoldsItsAnswers() {
+        for (RetrievalKind kind : all_retrieval_kinds())
+            for (int32_t length : {512, 2048}) {
+                const RetrievalPrompt p = make_retrieval_prompt(*full_, kind, length, 0, 3, 99);
+                const RetrievalPrompt again = make_retrieval_prompt(*full_, kind, length, 0, 3, 99);
+                const RetrievalPrompt other = make_retrieval_prompt(*full_, kind, length, 0, 4, 99);
+                const QString what = QString("%1 at %2: %3 tokens").arg(retrieval_kind_name(kind)).arg(length).arg(p.tokens.size());
+                // Within a rare word's entries of the length (word counts come in whole words).
+                const size_t slack = kind == RetrievalKind::common_words ? 40 : 24;
+                QVERIFY2(p.fits && p.tokens.size() <= size_t(length) && p.tokens.size() + slack >= size_t(length), qPrintable(what));
+                QCOMPARE(again.tokens, p.tokens);
+                QVERIFY(other.answers != p.answers);
+                const std::string text = full_->detokenize(p.tokens);
+                const std::map<std::string, int> counts = word_counts(text);
+                auto count = [&](const std::string& w) { return counts.count(w) ? counts.at(w) : 0; };
+                switch (kind) {
+                case RetrievalKind::multi_value:
+                case RetrievalKind::multi_query:
+                    QCOMPARE(p.answers.size(), size_t(4));
+                    for (const std::string& v : p.answers) QVERIFY2(count(v) == 1, qPrintable(what + " " + QString::fromStdString(v)));
+                    break;
+                case RetrievalKind::variable_tracking:
+                    // Five names: the first assigned the number, each next one the one before it.
+                    QCOMPARE(p.answers.size(), size_t(5));
+                    for (size_t i = 1; i < p.answers.size(); ++i)
+                        QVERIFY2(text.find("VAR " + p.answers[i] + " = VAR " + p.answers[i - 1] + ".") != std::string::npos, qPrintable(what));
+                    break;
+                case RetrievalKind::common_words: {
+                    // The ten answers each appear more often than any other word of the list.
+                    QCOMPARE(p.answers.size(), size_t(10));
+                    int least_common = 1 << 30, most_rare = 0, rare_words = 0;
+                    for (const std::string& w : p.answers) least_common = std::min(least_common, count(w));
+                    for (const auto& [w, n] : counts)
+                        if (coined(w) && std::find(p.answers.begin(), p.answers.end(), w) == p.answers.end())
+                            most_rare = std::max(most_rare, n), ++rare_words;
+                    QVERIFY2(least_common > most_rare && rare_words > 10,
+                             qPrintable(what + QString(" common %1, rare %2 (%3 words)").arg(least_common).arg(most_rare).arg(rare_words)));
+                    break;
+                }
+                case RetrievalKind::frequent_words: {
+                    // The three answers are the three most frequent words, in order, apart.
+                    QCOMPARE(p.answers.size(), size_t(3));
+                    int fourth = 0;
+                    for (const auto& [w, n] : counts)
+                        if (coined(w) && std::find(p.answers.begin(), p.answers.end(), w) == p.answers.end()) fourth = std::max(fourth, n);
+                    QVERIFY2(count(p.answers[0]) > count(p.answers[1]) && count(p.answers[1]) > count(p.answers[2]) &&
+                                 count(p.answers[2]) > fourth,
+                             qPrintable(what + QString(" %1 %2 %3 > %4").arg(count(p.answers[0])).arg(count(p.answers[1])).arg(count(p.answers[2])).arg(fourth)));
+                    break;
+                }
+                default:
+                    QCOMPARE(p.answers.size(), size_t(1));
+                    QCOMPARE(count(p.answers[0]) >= 1, true);
+                }
+                if (retrieval_kind_has_depth(kind)) {
+                    // The asked fact (the first answer) sits where the depth says.
+                    const std::string deep = full_->detokenize(make_retrieval_prompt(*full_, kind, length, 100, 3, 99).tokens);
+                    QVERIFY2(where(text, p.answers[0]) < 0.2 && where(deep, p.answers[0]) > 0.8, qPrintable(what));
+                }
+            }
+    }
+
+    void answersMatchAsRulerScoresThem() {
+        QCOMPARE(answer_recall(" 12345 and 67890", {"12345"}), 1.0);
+        QCOMPARE(answer_recall(" The values are 12345, 6789", {"12345", "67890"}), 0.5);   // a cut number is not found
+        QCOMPARE(answer_recall(" QWERT, asdfg", {"qwert", "ASDFG", "ZXCVB", "POIUY"}), 0.5);   // case does not matter
+        QCOMPARE(answer_recall("", {"1"}), 0.0);
+        QCOMPARE(answer_recall("anything", {}), 0.0);
+        auto all = parse_retrieval_kinds("all");
+        QVERIFY(all.ok() && all->size() == 7);
+        auto two = parse_retrieval_kinds("frequent_words,passkey,passkey");
+        QVERIFY(two.ok() && two->size() == 2 && (*two)[0] == RetrievalKind::frequent_words);
+        auto bad = parse_retrieval_kinds("passkey,needle");
+        QVERIFY(!bad.ok() && bad.status().message().find("'needle'") != std::string::npos &&
+                bad.status().message().find("variable_tracking") != std::string::npos);
+        QCOMPARE(retrieval_answer_tokens({RetrievalKind::passkey, RetrievalKind::common_words}), retrieval_answer_tokens(RetrievalKind::common_words));
+    }
+
+    void tasksWithoutDepthTakeTheDepthsAsTrials() {
+        RetrievalOptions options;
+        options.lengths = {512};
+        options.depths_pct = {0, 100};
+        options.trials = 1;
+        options.kinds = {RetrievalKind::frequent_words, RetrievalKind::multi_value};
+        auto r = evaluate_retrieval(*full_, options);
+        QVERIFY2(r.ok(), r.status().message().c_str());
+        QCOMPARE(r->cells.size(), size_t(3));
+        QCOMPARE(r->cells[0].depth_pct, -1);
+        QCOMPARE(r->cells[0].n_trials, 2);
+        QCOMPARE(r->cells[1].n_trials, 1);
+        QCOMPARE(r->outcomes().size(), size_t(4));
+        QVERIFY(r->score >= r->accuracy);   // partial answers count towards the score only
+        const Json j = retrieval_report_json(*r);
+        QVERIFY(j["cells"][0]["depth"].is_null());
+        QVERIFY(j.contains("frequent_words_score") && j.contains("multi_value_accuracy") && !j.contains("passkey_accuracy"));
+        qInfo("full attention at 512: frequent words %.2f (score %.2f), multi-value %.2f (score %.2f)",
+              r->kind_accuracy(RetrievalKind::frequent_words), r->kind_score(RetrievalKind::frequent_words),
+              r->kind_accuracy(RetrievalKind::multi_value), r->kind_score(RetrievalKind::multi_value));
     }
 
     void aSmallSlidingWindowForgetsWhatFullAttentionFinds() {
@@ -96,6 +222,18 @@ private slots:
         const double low = j["retrieval_interval"][0].get<double>(), high = j["retrieval_interval"][1].get<double>();
         QVERIFY(low <= full->accuracy && full->accuracy <= high && high - low > 0.2);
         QCOMPARE(j["cells"][0]["outcomes"].get<std::string>().size(), size_t(2));
+    }
+
+    void aLengthTooShortForATaskIsNamed() {
+        QVERIFY(!make_retrieval_prompt(*full_, RetrievalKind::variable_tracking, 64, 0, 0, 1234).fits);
+        QVERIFY(!make_retrieval_prompt(*full_, RetrievalKind::common_words, 100, 0, 0, 1234).fits);
+        RetrievalOptions options;
+        options.lengths = {64, 512};
+        options.kinds = {RetrievalKind::variable_tracking};
+        auto out = evaluate_retrieval(*full_, options);
+        QVERIFY(!out.ok());
+        QVERIFY2(out.status().message().find("variable_tracking") != std::string::npos && out.status().message().find("64") != std::string::npos,
+                 out.status().message().c_str());
     }
 
     void aLengthPastTheContextIsNamed() {
