@@ -27,7 +27,7 @@ int cmd_eval(int argc, char** argv) {
         {"--chunks", "", true, "N  score at most N windows (default: all)"},
         {"--decode", "", true, "N  after the last window, generate N tokens to time decode at that context (default 32; 0 = off)"},
         {"--json", "", false, "print one JSON object with the figures"},
-        {"--retrieval", "", false, "passkey and multi-key retrieval instead (eval --retrieval --help lists its flags)"},
+        {"--retrieval", "", false, "long-context retrieval tasks instead (eval --retrieval --help lists its flags)"},
         db_flag(),
     };
     const std::string synopsis = "-f TEXT [--ctx N] [--attention SPEC] [--kv-type T] [--weights Q] [--json]";

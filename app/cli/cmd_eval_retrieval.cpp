@@ -160,16 +160,19 @@ int eval_retrieval(int argc, char** argv) {
                         {"mcnemar_p", workbench::json_rounded(p_value, 4)},
                         {"smallest_resolvable", workbench::json_rounded(workbench::smallest_resolvable_difference(static_cast<int64_t>(mine.size())), 4)}};
     j["baseline_reliable_up_to"] = reliable_json;
-    if (ctx.args.has("--heatmap")) {
+    // Written after the figures are printed: a path that cannot be written loses nothing.
+    auto write_heatmap = [&]() -> int {
+        if (!ctx.args.has("--heatmap")) return 0;
         const std::string path = ctx.args.get("--heatmap");
         const std::string label = info.attention + " · KV " + info.kv_types;
         std::vector<HeatmapPanel> panels = {{label, workbench::retrieval_grid(j["cells"])}};
         if (!same_as_base) panels.push_back({"full · KV f16 (baseline)", workbench::retrieval_grid(j["baseline"]["cells"])});
         std::ofstream svg(path);
         svg << retrieval_heatmap_svg(panels, "Retrieval (" + kind_names + "): " + info.name);
-        if (!svg.flush()) return runtime_error(path + ": cannot write the heatmap");
+        if (!svg.flush()) return runtime_error(path + ": cannot write the heatmap (the figures above are complete)");
         if (!json) std::cerr << "wrote " << path << "\n";
-    }
+        return 0;
+    };
     if (auto recorder = HistoryRecorder::open_if_asked(ctx.args, engine, ctx.config)) {
         workbench::EvaluationRecord e;
         e.configuration_id = recorder->configuration_id();
@@ -182,7 +185,7 @@ int eval_retrieval(int argc, char** argv) {
     }
     if (json) {
         print_json_line(j);
-        return 0;
+        return write_heatmap();
     }
     std::printf("%s  kv %s  weights %s  (%s; %d trials per cell, seed %llu)\n", info.attention.c_str(), info.kv_types.c_str(),
                 info.weight_type.c_str(), kind_names.c_str(), options.trials, static_cast<unsigned long long>(options.seed));
@@ -226,7 +229,7 @@ int eval_retrieval(int argc, char** argv) {
     std::printf("the model retrieves reliably (>= %.0f %% at full attention): %s. Where it does not, its own misses count "
                 "against every variant: read a variant's figures against the baseline's.\n",
                 kReliable * 100, reliable_text.c_str());
-    return 0;
+    return write_heatmap();
 }
 
 }  // namespace wbcli

@@ -425,6 +425,11 @@ private slots:
         // Two panels (the window, full attention) of 2 lengths x (2 depths + "whole").
         QCOMPARE(picture.count("<title>"), 12);
         QVERIFY(picture.contains(">whole<") && picture.contains("sliding:window=32,sinks=4") && picture.contains("baseline"));
+        // A heatmap path that cannot be written is named after the figures are out: nothing lost.
+        o = run_cli({"eval", "--retrieval", "--ctx", "512", "--lengths", "256", "--depths", "0", "--trials", "1", "--heatmap",
+                     dir.filePath("no/such/dir/heat.svg"), "-t", "2"});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.out.contains("retrieval_accuracy") && o.err.contains("no/such/dir/heat.svg"), o.err.constData());
     }
 
     void run_json_has_the_roofline_split() {
