@@ -126,6 +126,7 @@ std::string attention_help() {
             params += params.empty() ? ":" : ",";
             if (p.type == workbench::AttentionParameter::Type::integer) params += p.key + "=" + std::to_string(p.default_value);
             else if (p.type == workbench::AttentionParameter::Type::layer_range) params += "[" + p.key + "=A-B]";
+            else if (p.type == workbench::AttentionParameter::Type::fraction) params += p.key + "=" + workbench::fraction_text(p.fraction_default);
             else params += p.key + "=" + p.choices[static_cast<size_t>(p.default_value)];
         }
         out += params + ",";

@@ -43,6 +43,11 @@ struct PagedKvShape {
     }
 };
 
+// What a policy keeps per sequence beyond the fields below (a press's kept rows); its own type.
+struct PolicySequenceState {
+    virtual ~PolicySequenceState() = default;
+};
+
 // One sequence's cache state, shared by the mechanism and its policy.
 struct KvSequence {
     SeqId token_id = 0, pooled_id = 0;   // the manager's ids of the two streams
@@ -56,6 +61,8 @@ struct KvSequence {
     // KvTypes::recent: the f16 ring of its last tokens' rows, [storage][ring slot][kv head][head_dim]
     // (keys as stored: rotated with the quantized ones), token j in slot j % ring size.
     std::vector<uint16_t> recent_k, recent_v;
+    // The policy's own state (shared by a fork's copy: policies that keep one refuse forks).
+    std::shared_ptr<PolicySequenceState> policy_state;
 };
 
 // One sequence's part of the step in flight.
@@ -64,6 +71,7 @@ struct StepPart {
     SeqId id = 0;
     int32_t index = 0;                   // its place in the step
     int32_t t0 = 0, n = 0, row0 = 0;     // first new token index, new tokens, first row in the step
+    bool ends_prompt = false;            // its tokens end a request's prompt (StepSequence::ends_prompt)
     AttendPlan token_plan;               // built by begin_part
     uint64_t read_bytes = 0;
     uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer
@@ -175,6 +183,12 @@ public:
     // Builds part.token_plan and anything else the part needs before its layers run.
     virtual void begin_part(const KvArena& arena, StepPart& part);
     virtual void on_block_copied(const KvArena&, BlockId /*src*/, BlockId /*dst*/) {}
+    // Pooled-table entries the step allocates beside the tokens for what on_committed() will
+    // write there (a press's kept rows), so a step without room fails before it runs.
+    virtual int32_t reserved_pooled_entries(const KvArena&, const KvSequence&, int32_t /*t0*/, int32_t /*n*/,
+                                            bool /*ends_prompt*/) const {
+        return 0;
+    }
     virtual void write(KvArena& arena, int32_t layer, StepPart& part, const float* k, const float* v);
     virtual int32_t n_extra_streams(const KvArena&, int32_t /*layer*/, const StepPart&) const { return 0; }
     virtual void add_extra_streams(const KvArena&, int32_t /*layer*/, StepPart&, std::vector<KvStreamView>&) {}
@@ -183,6 +197,8 @@ public:
     virtual const AttendPlan& plan(const KvArena&, int32_t /*layer*/, StepPart& part, const float* /*q*/, ThreadPool& /*pool*/) {
         return part.token_plan;
     }
+    // The part's step is committed, before releasable() is asked (a press moves the rows it keeps).
+    virtual void on_committed(KvArena&, StepPart&) {}
     // Token-table blocks [first, end) no future query reads, once the step is committed.
     virtual void releasable(const KvArena&, const KvSequence&, int32_t& /*first*/, int32_t& /*end*/) const {}
     virtual void on_truncate(KvArena&, KvSequence&, int32_t /*n_tokens*/) {}
@@ -225,6 +241,20 @@ inline AttentionParameter choice_parameter(std::string key, std::string label, s
     p.help = std::move(help);
     p.type = AttentionParameter::Type::choice;
     p.choices = std::move(choices);
+    return p;
+}
+
+// A fraction parameter (a share of something, e.g. of a prompt's tokens kept) for a variant's describe().
+inline AttentionParameter fraction_parameter(std::string key, std::string label, double default_value, double min_value,
+                                             double max_value, std::string help) {
+    AttentionParameter p;
+    p.key = std::move(key);
+    p.label = std::move(label);
+    p.type = AttentionParameter::Type::fraction;
+    p.fraction_default = default_value;
+    p.fraction_min = min_value;
+    p.fraction_max = max_value;
+    p.help = std::move(help);
     return p;
 }
 

@@ -2,6 +2,7 @@
 // variant's registration. Errors quote the spec and the part at fault.
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "attention/attention_policy.h"
 
@@ -23,6 +24,13 @@ bool parse_int(std::string_view text, int32_t& out) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc() && end == text.data() + text.size();
 }
+
+bool parse_fraction(std::string_view text, double& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && end == text.data() + text.size() && std::isfinite(out);
+}
+
+double* fraction_field(AttentionSpec& spec, std::string_view key) { return key == "keep" ? &spec.keep : nullptr; }
 
 int32_t* integer_field(AttentionSpec& spec, std::string_view key) {
     if (key == "window") return &spec.window;
@@ -62,6 +70,7 @@ AttentionSpec default_attention_spec(AttentionKind kind) {
     for (const AttentionParameter& p : attention_variant(kind).parameters) {
         if (p.type == AttentionParameter::Type::integer) *integer_field(spec, p.key) = p.default_value;
         if (p.type == AttentionParameter::Type::choice) set_choice(spec, p.key, p.default_value);
+        if (p.type == AttentionParameter::Type::fraction) *fraction_field(spec, p.key) = p.fraction_default;
     }
     return spec;
 }
@@ -118,6 +127,15 @@ Result<AttentionSpec> parse_attention_spec(std::string_view raw) {
                 return bad(raw, param->key + " '" + std::string(value) + "': expected A-B with 0 <= A <= B");
             continue;
         }
+        if (param->type == AttentionParameter::Type::fraction) {
+            double f = 0;
+            if (!parse_fraction(value, f)) return bad(raw, std::string(key) + " '" + std::string(value) + "' is not a number");
+            if (f < param->fraction_min || f > param->fraction_max)
+                return bad(raw, std::string(key) + " must be in [" + fraction_text(param->fraction_min) + ", " +
+                                    fraction_text(param->fraction_max) + "], got " + std::string(value));
+            *fraction_field(spec, key) = f;
+            continue;
+        }
         int32_t v = 0;
         if (!parse_int(value, v)) return bad(raw, std::string(key) + " '" + std::string(value) + "' is not an integer");
         if (v < param->min_value)
@@ -125,6 +143,23 @@ Result<AttentionSpec> parse_attention_spec(std::string_view raw) {
         *integer_field(spec, key) = v;
     }
     return spec;
+}
+
+bool is_eviction_press(AttentionKind kind) {
+    switch (kind) {
+    case AttentionKind::snapkv:
+    case AttentionKind::pyramidkv:
+    case AttentionKind::adakv:
+    case AttentionKind::tova:
+    case AttentionKind::knorm: return true;
+    default: return false;
+    }
+}
+
+std::string fraction_text(double value) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    return ec == std::errc() ? std::string(buf, end) : std::to_string(value);
 }
 
 std::string attention_spec_name(const AttentionSpec& spec) {

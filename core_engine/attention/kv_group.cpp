@@ -119,7 +119,7 @@ Status KvGroup::begin_step(std::span<const StepSequence> batch) {
     int32_t row = 0;
     for (const StepSequence& b : batch) {
         StepPart& part = parts_[static_cast<size_t>(n_parts_)];
-        if (Status st = begin_part(part, b.seq, b.tokens); !st.ok()) {
+        if (Status st = begin_part(part, b); !st.ok()) {
             // Everything allocated for the earlier parts goes back.
             while (n_parts_ > 0) undo_part(parts_[static_cast<size_t>(--n_parts_)]);
             return st;
@@ -141,7 +141,9 @@ Status KvGroup::begin_step(std::span<const StepSequence> batch) {
     return Status::ok_status();
 }
 
-Status KvGroup::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens) {
+Status KvGroup::begin_part(StepPart& part, const StepSequence& step) {
+    const SeqId seq = step.seq;
+    const std::span<const TokenId> tokens = step.tokens;
     if (seq < 0) return error(StatusCode::invalid_argument, "KV cache: sequence ids are non-negative");
     if (tokens.empty()) return error(StatusCode::invalid_argument, "KV cache: a step needs at least one token per sequence");
     KvBlockManager& manager = *arena_.manager;
@@ -157,9 +159,10 @@ Status KvGroup::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> t
     Result<SlotAllocation> slots = manager.allocate_slots(s.token_id, n, s.tokens);
     if (!slots.ok()) return undo(slots.status());
     const int32_t t1 = t0 + n - 1;
-    const int32_t n_pool_new = policy_->pooled_count(t1) - s.n_pooled;
+    const int32_t n_pool_new = policy_->pooled_count(t1) - s.n_pooled +
+                               policy_->reserved_pooled_entries(arena_, s, t0, n, step.ends_prompt);
     if (n_pool_new > 0) {
-        std::vector<TokenId> ids(static_cast<size_t>(s.n_pooled + n_pool_new));
+        std::vector<TokenId> ids(static_cast<size_t>(manager.n_tokens(s.pooled_id) + n_pool_new));
         // Pooled entries are not tokens: negative ids keep them out of every real prompt's hash.
         for (size_t g = 0; g < ids.size(); ++g) ids[g] = -1 - static_cast<TokenId>(g);
         Result<SlotAllocation> pooled = manager.allocate_slots(s.pooled_id, n_pool_new, ids);
@@ -178,6 +181,7 @@ Status KvGroup::begin_part(StepPart& part, SeqId seq, std::span<const TokenId> t
     part.id = seq;
     part.t0 = t0;
     part.n = n;
+    part.ends_prompt = step.ends_prompt;
     return Status::ok_status();
 }
 
@@ -421,6 +425,7 @@ void KvGroup::finish_step() {
         if (g1 > s.n_pooled) s.n_pooled = g1, s.lossy = true;
         (void)arena_.manager->commit(s.token_id);
         if (arena_.manager->has_sequence(s.pooled_id)) (void)arena_.manager->commit(s.pooled_id);
+        policy_->on_committed(arena_, part);
         release_unreachable(s);
         s.read_bytes_last_step = part.read_bytes;
         part.s = nullptr;

@@ -30,6 +30,7 @@ enum class KvBlockUse : uint8_t {
 struct StepSequence {
     SeqId seq = 0;
     std::span<const TokenId> tokens;
+    bool ends_prompt = false;   // the last of a request's prompt: what follows is generated (a press compresses here)
 };
 
 // Byte figures of one sequence, or of the whole cache.
@@ -144,7 +145,7 @@ public:
 private:
     KvGroup() = default;
     KvSequence& seq_state(SeqId seq);
-    Status begin_part(StepPart& part, SeqId seq, std::span<const TokenId> tokens);
+    Status begin_part(StepPart& part, const StepSequence& step);
     void undo_part(StepPart& part);
     const AttendPlan& part_plan(int32_t layer, StepPart& part, const float* q, ThreadPool& pool);
     void release_unreachable(KvSequence& s);

@@ -4,12 +4,13 @@
 namespace workbench {
 
 extern const PolicyRegistration kFullPolicy, kSlidingPolicy, kCrossLayerPolicy, kTopkPolicy, kCompressedPolicy,
-    kHeavyPolicy, kLatentPolicy;
+    kHeavyPolicy, kLatentPolicy, kSnapkvPolicy, kPyramidkvPolicy, kAdakvPolicy, kTovaPolicy, kKnormPolicy;
 
 namespace {
 
 const PolicyRegistration* const kRegistry[] = {
     &kFullPolicy, &kSlidingPolicy, &kCrossLayerPolicy, &kTopkPolicy, &kCompressedPolicy, &kHeavyPolicy, &kLatentPolicy,
+    &kSnapkvPolicy, &kPyramidkvPolicy, &kAdakvPolicy, &kTovaPolicy, &kKnormPolicy,
 };
 
 }  // namespace

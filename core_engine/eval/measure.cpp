@@ -57,16 +57,19 @@ Result<QualityReport> score_windows(Engine& engine, Engine* live, const float* k
         const size_t first = w * window;
         engine.reset();
         if (live && !same) live->reset();
-        for (size_t c0 = 0; c0 < window; c0 += kChunk) {
+        // The whole chunks before the scored half in one call, without the output head: the step
+        // loop cuts it into the same steps, and a press reads it as one context.
+        const size_t unscored = window / 2 / kChunk * kChunk;
+        if (unscored > 0) {
+            const std::vector<TokenId> context(tokens.begin() + static_cast<std::ptrdiff_t>(first),
+                                               tokens.begin() + static_cast<std::ptrdiff_t>(first + unscored));
+            WB_RETURN_IF_ERROR(engine.eval(context));
+            if (live && !same) WB_RETURN_IF_ERROR(live->eval(context));
+        }
+        for (size_t c0 = unscored; c0 < window; c0 += kChunk) {
             const size_t cn = std::min(kChunk, window - c0);
             const std::vector<TokenId> chunk(tokens.begin() + static_cast<std::ptrdiff_t>(first + c0),
                                              tokens.begin() + static_cast<std::ptrdiff_t>(first + c0 + cn));
-            if (c0 + cn <= window / 2) {
-                // Nothing scored here: run the chunk without the output head.
-                WB_RETURN_IF_ERROR(engine.eval(chunk));
-                if (live && !same) WB_RETURN_IF_ERROR(live->eval(chunk));
-                continue;
-            }
             WB_ASSIGN_OR_RETURN(const std::vector<float> logits, engine.eval_logits(chunk));
             std::vector<float> base_logits;
             if (live && !same) {

@@ -147,6 +147,12 @@ private slots:
                     QCOMPARE(spin->minimum(), p.min_value);
                     QCOMPARE(spin->maximum(), p.max_value);
                     QCOMPARE(spin->toolTip().toStdString(), p.help);
+                } else if (p.type == AttentionParameter::Type::fraction) {
+                    auto* spin = child<QDoubleSpinBox>(panel, name);
+                    QCOMPARE(spin->value(), p.fraction_default);
+                    QCOMPARE(spin->minimum(), p.fraction_min);
+                    QCOMPARE(spin->maximum(), p.fraction_max);
+                    QCOMPARE(spin->toolTip().toStdString(), p.help);
                 } else if (p.type == AttentionParameter::Type::choice) {
                     auto* combo = child<QComboBox>(panel, name);
                     QCOMPARE(combo->count(), static_cast<int>(p.choices.size()));

@@ -1,6 +1,7 @@
 #include "ui/pages/attention_form.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -121,6 +122,14 @@ QWidget* AttentionForm::buildPage(const AttentionVariant& variant, std::vector<F
             spin->setValue(p.default_value);
             connect(spin, &QSpinBox::valueChanged, this, &AttentionForm::changed);
             fields.push_back({p.key, spin});
+        } else if (p.type == AttentionParameter::Type::fraction) {
+            auto* spin = new QDoubleSpinBox(page);
+            spin->setDecimals(3);
+            spin->setSingleStep(0.05);
+            spin->setRange(p.fraction_min, p.fraction_max);
+            spin->setValue(p.fraction_default);
+            connect(spin, &QDoubleSpinBox::valueChanged, this, &AttentionForm::changed);
+            fields.push_back({p.key, spin});
         } else if (p.type == AttentionParameter::Type::choice) {
             auto* combo = new QComboBox(page);
             for (const std::string& choice : p.choices) combo->addItem(QString::fromStdString(choice));
@@ -175,8 +184,10 @@ std::string AttentionForm::fieldsText() const {
     std::string params;
     for (const Field& f : m_fields[static_cast<size_t>(m_variant->currentIndex())]) {
         const auto* spin = qobject_cast<const QSpinBox*>(f.widget);
-        const std::string value = spin ? std::to_string(spin->value())
-                                       : qobject_cast<const QComboBox*>(f.widget)->currentText().toStdString();
+        const auto* share = qobject_cast<const QDoubleSpinBox*>(f.widget);
+        const std::string value = spin    ? std::to_string(spin->value())
+                                  : share ? workbench::fraction_text(share->value())
+                                          : qobject_cast<const QComboBox*>(f.widget)->currentText().toStdString();
         if (!params.empty()) params += ',';
         params.append(f.key).append("=").append(value);
     }
@@ -251,6 +262,7 @@ bool AttentionForm::setSpec(const std::string& spec) {
                 if (f.key != key) continue;
                 const QSignalBlocker blockField(f.widget);
                 if (auto* spin = qobject_cast<QSpinBox*>(f.widget)) spin->setValue(value.toInt());
+                else if (auto* share = qobject_cast<QDoubleSpinBox*>(f.widget)) share->setValue(value.toDouble());
                 else qobject_cast<QComboBox*>(f.widget)->setCurrentText(value);
             }
         }

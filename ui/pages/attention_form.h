@@ -37,7 +37,7 @@ signals:
 private:
     struct Field {
         std::string key;     // as the grammar spells it
-        QWidget* widget;     // QSpinBox (integer) or QComboBox (choice)
+        QWidget* widget;     // QSpinBox (integer), QDoubleSpinBox (fraction) or QComboBox (choice)
     };
     QWidget* buildPage(const workbench::AttentionVariant& variant, std::vector<Field>& fields);
     const workbench::AttentionVariant& currentVariant() const;   // not in the layout entry

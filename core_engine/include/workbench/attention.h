@@ -7,6 +7,7 @@
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
 //   | latent:rank=R[,rope=P]
+//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova:keep=F | knorm:keep=F   (eviction presses: F of a prompt's tokens kept)
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace workbench {
 
-enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent };
+enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent, snapkv, pyramidkv, adakv, tova, knorm };
 enum class LayerMerge : uint8_t { none, mean, slerp };
 enum class TopkSelect : uint8_t { block, token };
 enum class PoolMode : uint8_t { mean, max, weighted };
@@ -30,7 +31,7 @@ enum class LatentRanks : uint8_t { uniform, measured };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
-    int32_t window = 1020, sinks = 4;            // sliding; compressed/heavy: first tokens never pooled
+    int32_t window = 1020, sinks = 4;            // sliding; compressed/heavy: first tokens never pooled; presses: observed queries
     int32_t group = 2;                           // cross_layer
     int32_t first_layer = 0, last_layer = -1;    // cross_layer range, inclusive; -1: the last layer
     LayerMerge merge = LayerMerge::none;         // cross_layer
@@ -45,11 +46,12 @@ struct AttentionSpec {
     int32_t rope_pairs = 0;                      // latent: RoPE pairs per KV head kept exact beside the latent
     LatentBalance balance = LatentBalance::energy;  // latent: K scaled to V's energy before the joint SVD
     LatentRanks ranks = LatentRanks::uniform;    // latent: R in every layer, or per layer by measured sensitivity (R on average)
+    double keep = 1.0;                           // presses: the fraction of a prompt's tokens kept once it is read
 };
 
 // One parameter of a variant, as a form shows it.
 struct AttentionParameter {
-    enum class Type : uint8_t { integer, layer_range, choice };
+    enum class Type : uint8_t { integer, layer_range, choice, fraction };
     std::string key;          // as the grammar spells it: "window"
     std::string label;        // "Window (tokens)"
     int32_t default_value = 0;               // integer; choice: index into choices
@@ -58,6 +60,7 @@ struct AttentionParameter {
     std::string help;         // one sentence: what it trades
     Type type = Type::integer;
     std::vector<std::string> choices;        // choice
+    double fraction_default = 0, fraction_min = 0, fraction_max = 1;  // fraction: the parser refuses values outside
 };
 
 struct AttentionVariant {
@@ -67,7 +70,7 @@ struct AttentionVariant {
     std::vector<AttentionParameter> parameters;  // in the order the canonical spec names them
 };
 
-// The seven variants, in the order the engine lists them.
+// The variants, in the order the engine lists them (AttentionKind's).
 const std::vector<AttentionVariant>& attention_variants();
 const AttentionVariant& attention_variant(AttentionKind kind);
 // The spec with `kind`'s defaults.
@@ -78,6 +81,11 @@ Result<AttentionSpec> parse_attention_spec(std::string_view spec);
 // Every parameter of the kind, so the string parses back to the same spec.
 std::string attention_spec_name(const AttentionSpec& spec);
 const char* attention_kind_name(AttentionKind kind);
+// The eviction presses (snapkv, pyramidkv, adakv, tova, knorm): full attention while a prompt is
+// read, then the tokens they rank lowest are evicted from the cache.
+bool is_eviction_press(AttentionKind kind);
+// A fraction parameter as a spec writes it: the shortest text that reads back as `value` ("0.25").
+std::string fraction_text(double value);
 
 // Policies chosen per layer: terms joined by ';', each naming its layers with `layers=` (ranges
 // A-B or single layers joined by '+'); at most one term leaves them out and takes every layer

@@ -284,7 +284,8 @@ Status CudaBackend::upload_plan(const AttendPlan& plan, std::span<const KvStream
         StreamUse& u = use[si];
         if (u.entries == 0) continue;
         const KvStreamView& view = streams[si];
-        if (view.k_base == store.k_base(storage) && view.v_base == store.v_base(storage)) {
+        if (view.k_base == store.k_base(storage) && view.v_base == store.v_base(storage) && view.block_tokens == bt &&
+            view.k.head_stride == store.k_layout(storage).head_stride && view.v.head_stride == store.v_layout(storage).head_stride) {
             // From the first block read: blocks released before it are never sent.
             u.table_at = static_cast<int32_t>(meta.size()) - u.first / bt;
             for (int32_t b = u.first / bt; b <= (u.entries - 1) / bt; ++b) meta.push_back(view.blocks[b]);

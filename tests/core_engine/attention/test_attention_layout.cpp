@@ -322,6 +322,32 @@ private slots:
         QCOMPARE(p->bytes_full, u.bytes_full);
         QVERIFY(p->bytes_full_read >= p->bytes_read || attention.startsWith("topk"));
     }
+
+    // A press's formula is one prompt pressed at its end: what the cache holds once the prompt's
+    // last step is committed (the first token sampled, none fed back yet), for every budget rule.
+    void press_prediction_equals_measured_bytes_data() {
+        QTest::addColumn<QString>("attention");
+        QTest::addColumn<QString>("kv");
+        for (const char* kv : {"f16", "q4_0"})
+            for (const char* a : {"snapkv:keep=0.25", "snapkv:keep=1", "adakv:keep=0.3,window=16", "tova:keep=0.5", "knorm:keep=0.1",
+                                  "pyramidkv:keep=0.25,window=8", "knorm:keep=0.2,layers=0-9"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
+    }
+    void press_prediction_equals_measured_bytes() {
+        QFETCH(QString, attention);
+        QFETCH(QString, kv);
+        auto e = load(attention.toStdString(), kv.toStdString());
+        GenerationRequest one = greedy();
+        one.max_tokens = 1;
+        QVERIFY(e->generate_tokens(prompt_, one).ok());
+        const KvUsageReport u = e->kv_usage();
+        QCOMPARE(u.n_tokens, static_cast<int32_t>(kPromptTokens));
+        auto p = predict_kv(*parse_attention_layout(attention.toStdString()), kv.toStdString(), geometry_, u.n_tokens);
+        QVERIFY2(p.ok(), p.status().message().c_str());
+        QCOMPARE(p->bytes_held, u.bytes_in_use);
+        QCOMPARE(p->bytes_full, u.bytes_full);
+        if (!attention.startsWith("snapkv:keep=1")) QVERIFY(u.bytes_in_use < u.bytes_full);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAttentionLayout)

@@ -113,7 +113,9 @@ private slots:
                               "compressed:block=1,recent=0", "heavy:block=1,k=4096,recent=0", "heavy:block=1,k=4096,recent=64",
                               "compressed:block=1,recent=0,pool=weighted", "heavy:block=1,k=4096,recent=0,pool=max",
                               "heavy:block=16,k=4096,recent=64,read=tokens", "heavy:block=4,k=4096,recent=0,read=tokens,around=8,pool=weighted",
-                              "cross_layer:group=1", "cross_layer:group=1,merge=mean"})
+                              "cross_layer:group=1", "cross_layer:group=1,merge=mean",
+                              // Presses at keep=1 move every row into their lanes and read them from there.
+                              "snapkv:keep=1", "pyramidkv:keep=1", "adakv:keep=1,window=8", "tova:keep=1", "knorm:keep=1"})
             QTest::newRow(s) << QString(s);
     }
     void degenerate_settings_equal_full_attention() {
@@ -196,6 +198,28 @@ private slots:
         // so their logits move.
         QCOMPARE(r.head_logits_hash, full_.head_logits_hash);
         QVERIFY(r.logits_hash != full_.logits_hash);
+    }
+
+    // A press keeps `keep` of the prompt per layer and head, in blocks it packs: the token blocks
+    // are released, so the bytes held fall to the kept rows' blocks and the tokens fed back since.
+    void presses_free_what_they_evict_data() {
+        QTest::addColumn<QString>("spec");
+        for (const char* s : {"snapkv:keep=0.25", "adakv:keep=0.25", "tova:keep=0.25", "knorm:keep=0.25", "pyramidkv:keep=0.25"})
+            QTest::newRow(s) << QString(s);
+    }
+    void presses_free_what_they_evict() {
+        QFETCH(QString, spec);
+        const Run r = run(spec.toStdString(), false);
+        static_assert(kPromptTokens % kBlock == 0);
+        const uint64_t kept = kPromptTokens / 4;   // rows per (layer, KV head)
+        const uint64_t packed_blocks = (kept + kBlock - 1) / kBlock, fed_back_blocks = (15 + kBlock - 1) / kBlock;
+        QCOMPARE(r.usage.bytes_in_use, (packed_blocks + fed_back_blocks) * full_block_bytes_);
+        QCOMPARE(r.usage.bytes_full, full_.usage.bytes_full);
+        QCOMPARE(r.usage.n_tokens, full_.usage.n_tokens);
+        // The last query read the kept rows and the tokens fed back: a quarter of the prompt's bytes.
+        const uint64_t per_token = full_block_bytes_ / kBlock;
+        QCOMPARE(r.usage.bytes_read_last_step, (kept + 15) * per_token);
+        QCOMPARE(r.greedy.size(), full_.greedy.size());
     }
 
     void cross_layer_sharing_halves_the_cache() {

@@ -1,0 +1,23 @@
+// KNorm (Devoto et al. 2024): keys with small L2 norms draw the most attention, so each layer and KV head keeps the `keep` share of
+// prompt tokens with the smallest key norms. It needs no attention scores at all.
+// The mechanism (lanes, freed blocks, plans) is press_policy.cpp's.
+#include "attention/press_policy.h"
+
+namespace workbench {
+namespace {
+
+AttentionVariant describe() {
+    return {AttentionKind::knorm, "knorm", "each layer and KV head keeps the prompt tokens with the smallest key norms (no attention scores needed)", {press_keep_parameter()}};
+}
+
+std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, false); }
+
+std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) {
+    return make_press_policy(spec, {PressScore::key_norm, PressBudget::uniform});
+}
+
+}  // namespace
+
+extern const PolicyRegistration kKnormPolicy{describe, spec_parameters, make};
+
+}  // namespace workbench

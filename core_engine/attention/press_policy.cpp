@@ -1,0 +1,354 @@
+// The presses' mechanism: the queries they observe, the choice at the end of a prompt (scored in
+// the plan of the prompt's last step, on the engine's threads, where the queries are), the rows
+// moved into packed lanes once that step is committed, and the plans that read lanes first and
+// the token blocks after them.
+//
+// Packed rows: a block of the pooled table offers, in each storage layer's arena, n_kv_heads ·
+// block_tokens rows one after another (KvStore lays a block out [head][slot][row]); call that a
+// cell. Cell c is block c / n_storage of the table in arena c % n_storage, and lanes are laid out
+// end to end over the cells in (round, storage layer, head) order, so lanes of any lengths waste
+// at most the last block. Each cell a layer's lanes touch is one stream of the plan.
+#include "attention/press_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "attention/press_scores.h"
+#include "attention/top_selection.h"
+#include "kv_blocks/kv_row_codec.h"
+
+namespace workbench {
+namespace {
+
+constexpr int32_t kPoolKernel = 5;      // SnapKV's neighbours averaged around each score
+constexpr double kHeadFloor = 0.2;      // AdaKV: the share of a head's count it keeps by its own ranking
+
+struct PressState final : PolicySequenceState {
+    std::vector<float> queries;   // [storage][window slot][n_head][head_dim]: query at position p in slot p % window
+    int32_t pressed_end = 0;      // tokens before it were pressed: kept in lanes or evicted (a whole number of blocks)
+    int64_t rows_used = 0;        // packed rows written
+    struct Round {
+        int64_t first_row = 0;
+        std::vector<int64_t> offsets;   // lane (storage · n_kv + head) → its rows [offsets[l], offsets[l + 1]) past first_row
+    };
+    std::vector<Round> rounds;
+    // The press in flight (the prompt's last step): the cut and each lane's kept tokens, ascending.
+    int32_t cut = 0;
+    std::vector<std::vector<int32_t>> chosen;
+};
+
+PressState* press_state(const KvSequence& s) { return static_cast<PressState*>(s.policy_state.get()); }
+
+// Where a press splits a prompt: tokens [pressed_end, cut) are candidates; [cut, n_end) stay.
+struct PressCut {
+    int32_t first = 0, cut = 0, n_end = 0;
+    int32_t candidates() const { return cut - first; }
+};
+
+class PressPolicy final : public AttentionPolicy {
+public:
+    PressPolicy(const AttentionSpec& spec, PressMethod method) : AttentionPolicy(spec), method_(method) {}
+
+    Status check(const PagedKvShape& model, KvTypes types) const override {
+        WB_RETURN_IF_ERROR(AttentionPolicy::check(model, types));
+        if (!model.layer_head_dim.empty())
+            return error(StatusCode::invalid_argument, std::string(attention_kind_name(spec_.kind)) +
+                                                           ": the cache's rows differ in width by layer; a press packs rows of every layer together");
+        if (model.n_kv_heads <= 0 || model.n_head % model.n_kv_heads != 0)
+            return error(StatusCode::invalid_argument, std::string(attention_kind_name(spec_.kind)) + ": query heads must group evenly over KV heads");
+        return Status::ok_status();
+    }
+    bool reads_token_rows() const override { return false; }   // pressed rows are read from lanes, never the f16 ring
+    uint64_t pooled_blocks(uint64_t token_blocks) const override {
+        // The lanes of one press, held beside the prompt's blocks until the step that fills them is committed.
+        return static_cast<uint64_t>(std::ceil(spec_.keep * static_cast<double>(token_blocks))) + 1;
+    }
+    bool can_fork() const override { return false; }
+    bool can_adopt_prefix() const override { return false; }
+    bool can_truncate() const override { return false; }
+
+    int32_t reserved_pooled_entries(const KvArena& arena, const KvSequence& s, int32_t t0, int32_t n, bool ends_prompt) const override {
+        if (!ends_prompt) return 0;
+        const PressState* st = press_state(s);
+        const PressCut c = cut_of(arena, st ? st->pressed_end : 0, t0 + n);
+        if (c.candidates() <= 0) return 0;
+        int64_t rows = 0;
+        const std::vector<int32_t> counts = layer_counts(arena, c);
+        for (int32_t m : counts) rows += static_cast<int64_t>(m) * arena.shape.n_kv_heads;
+        const int64_t per_block = rows_per_block(arena);
+        const int64_t blocks_needed = ((st ? st->rows_used : 0) + rows + per_block - 1) / per_block;
+        const int64_t blocks_held = static_cast<int64_t>(arena.pooled_table(s).size());
+        return static_cast<int32_t>(std::max<int64_t>(0, blocks_needed - blocks_held) * arena.block_tokens());
+    }
+
+    void begin_part(const KvArena&, StepPart&) override {}
+
+    const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
+        KvSequence& s = *part.s;
+        if (!s.policy_state) s.policy_state = std::make_shared<PressState>();
+        PressState& st = *press_state(s);
+        const int32_t storage = arena.storage_of[static_cast<size_t>(layer)];
+        if (q && observed_queries() > 0) observe(arena, storage, part, q, st);
+        const PressCut c = cut_of(arena, st.pressed_end, part.t0 + part.n);
+        if (part.ends_prompt && c.candidates() > 0 && arena.owner[static_cast<size_t>(layer)] == layer) choose(arena, storage, part, c, st, pool);
+        return build_plan(arena, storage, part, st);
+    }
+
+    int32_t n_extra_streams(const KvArena&, int32_t, const StepPart& part) const override {
+        return static_cast<int32_t>(cells_of(part).size());
+    }
+
+    void add_extra_streams(const KvArena& arena, int32_t, StepPart& part, std::vector<KvStreamView>& views) override {
+        const std::span<const BlockId> table = arena.pooled_table(*part.s);
+        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
+        for (int64_t cell : cells_of(part)) {
+            const int32_t in = static_cast<int32_t>(cell % n_storage);
+            KvStreamView v;
+            v.k_base = arena.store->k_base(in);
+            v.v_base = arena.store->v_base(in);
+            v.blocks = table.data() + cell / n_storage;
+            v.block_tokens = rows_per_cell(arena);
+            v.k = arena.store->k_layout(in);
+            v.v = arena.store->v_layout(in);
+            v.k.head_stride = v.v.head_stride = 0;   // a lane's rows run on through the cell, whatever head they are
+            views.push_back(v);
+        }
+    }
+
+    void on_committed(KvArena& arena, StepPart& part) override {
+        PressState* st = press_state(*part.s);
+        if (!st || st->chosen.empty()) return;
+        KvSequence& s = *part.s;
+        const int32_t n_kv = arena.shape.n_kv_heads, bs = arena.block_tokens();
+        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
+        PressState::Round round;
+        round.first_row = st->rows_used;
+        round.offsets.assign(1, 0);
+        for (const std::vector<int32_t>& lane : st->chosen) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
+        const std::span<const BlockId> tokens = arena.token_table(s), packed = arena.pooled_table(s);
+        const int64_t cell_rows = rows_per_cell(arena);
+        for (int32_t storage = 0; storage < n_storage; ++storage)
+            for (int32_t h = 0; h < n_kv; ++h) {
+                const size_t lane = static_cast<size_t>(storage * n_kv + h);
+                int64_t row = round.first_row + round.offsets[lane];
+                for (int32_t j : st->chosen[lane]) {
+                    const int64_t cell = row / cell_rows, r = row % cell_rows;
+                    const int32_t in = static_cast<int32_t>(cell % n_storage);
+                    const BlockId dst = packed[static_cast<size_t>(cell / n_storage)];
+                    const BlockId src = tokens[static_cast<size_t>(j / bs)];
+                    // Rows as stored (quantized, rotated): the lane reads exactly what the token block held.
+                    for (const bool is_k : {true, false}) {
+                        const KvRowLayout& from = is_k ? arena.store->k_layout(storage) : arena.store->v_layout(storage);
+                        const KvRowLayout& to = is_k ? arena.store->k_layout(in) : arena.store->v_layout(in);
+                        const uint8_t* src_row = (is_k ? arena.store->k_row(storage, src, j % bs, h) : arena.store->v_row(storage, src, j % bs, h));
+                        uint8_t* dst_row = (is_k ? arena.store->k_base(in) : arena.store->v_base(in)) + dst * to.block_stride + r * to.token_stride;
+                        std::memcpy(dst_row, src_row, static_cast<size_t>(from.row_bytes));
+                    }
+                    arena.store->note_written(in, dst);
+                    ++row;
+                }
+            }
+        st->rows_used += round.offsets.back();
+        st->rounds.push_back(std::move(round));
+        st->pressed_end = st->cut;
+        st->chosen.clear();
+        std::vector<float>().swap(st->queries);   // the next prompt observes its own
+    }
+
+    void releasable(const KvArena& arena, const KvSequence& s, int32_t& /*first*/, int32_t& end) const override {
+        if (const PressState* st = press_state(s)) end = std::max(end, st->pressed_end / arena.block_tokens());
+    }
+
+    Footprint footprint(int64_t n, int32_t bs) const override {
+        // One prompt of n tokens, pressed at its end.
+        Footprint f;
+        const int64_t cut = n / bs * bs, tail = n - cut;
+        const int64_t kept = static_cast<int64_t>(std::floor(spec_.keep * static_cast<double>(n)));
+        const int64_t m = std::clamp<int64_t>(kept - tail, 0, cut);
+        f.token_blocks = (tail + bs - 1) / bs;
+        f.pooled_blocks = (m + bs - 1) / bs;
+        f.entries_read = m + tail;
+        f.note = "after the prompt is pressed; until that step is committed its blocks and the kept rows are held together";
+        if (method_.budget == PressBudget::pyramid) f.note += "; per-layer counts are rounded, so the blocks may differ by one";
+        return f;
+    }
+
+private:
+    PressMethod method_;
+    struct PartCells {
+        std::vector<int64_t> cells;   // ascending: the cells this layer's lanes use, stream kFirstExtraStream + i
+    };
+    std::vector<PartCells> parts_;
+
+    int32_t observed_queries() const { return method_.score == PressScore::key_norm ? 0 : method_.score == PressScore::last_query ? 1 : spec_.window; }
+    // The newest tokens of a prompt always kept (they hold the question).
+    int32_t always_kept() const { return method_.score == PressScore::key_norm ? 0 : observed_queries(); }
+
+    static int32_t rows_per_cell(const KvArena& arena) { return arena.shape.n_kv_heads * arena.block_tokens(); }
+    static int64_t rows_per_block(const KvArena& arena) { return static_cast<int64_t>(rows_per_cell(arena)) * static_cast<int64_t>(arena.members.size()); }
+
+    PressCut cut_of(const KvArena& arena, int32_t first, int32_t n_end) const {
+        const int32_t bs = arena.block_tokens();
+        return {first, std::max(first, n_end / bs * bs), n_end};
+    }
+
+    // Kept rows per lane in each storage layer: `keep` of the round's tokens, less those after the cut.
+    std::vector<int32_t> layer_counts(const KvArena& arena, const PressCut& c) const {
+        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
+        const int32_t n_round = c.n_end - c.first;
+        const int32_t kept = static_cast<int32_t>(std::floor(spec_.keep * n_round));
+        std::vector<int32_t> counts = method_.budget == PressBudget::pyramid
+                                          ? pyramid_layer_counts(n_storage, n_round, kept, std::min(always_kept(), n_round))
+                                          : std::vector<int32_t>(static_cast<size_t>(n_storage), kept);
+        for (int32_t& m : counts) m = std::clamp(m - (c.n_end - c.cut), 0, c.candidates());
+        return counts;
+    }
+
+    PartCells& part_cells(const StepPart& part) {
+        if (parts_.size() <= static_cast<size_t>(part.index)) parts_.resize(static_cast<size_t>(part.index) + 1);
+        return parts_[static_cast<size_t>(part.index)];
+    }
+    const std::vector<int64_t>& cells_of(const StepPart& part) const { return const_cast<PressPolicy*>(this)->part_cells(part).cells; }
+
+    void observe(const KvArena& arena, int32_t storage, const StepPart& part, const float* q, PressState& st) const {
+        const int32_t w = observed_queries();
+        const int64_t q_row = static_cast<int64_t>(arena.shape.n_head) * arena.shape.head_dim;
+        st.queries.resize(arena.members.size() * static_cast<size_t>(w * q_row));
+        float* ring = st.queries.data() + static_cast<int64_t>(storage) * w * q_row;
+        for (int32_t i = std::max(0, part.n - w); i < part.n; ++i)
+            std::copy_n(q + i * q_row, q_row, ring + ((part.t0 + i) % w) * q_row);
+    }
+
+    // Scores the round's candidates in one storage layer and keeps each lane's best.
+    void choose(const KvArena& arena, int32_t storage, const StepPart& part, const PressCut& c, PressState& st, ThreadPool& pool) {
+        const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
+        const int64_t n_keys = c.n_end - c.first;
+        std::vector<float> keys(static_cast<size_t>(n_keys * n_kv * hd));
+        const std::span<const BlockId> table = arena.token_table(*part.s);
+        for (int64_t j = 0; j < n_keys; ++j) {
+            const int32_t t = c.first + static_cast<int32_t>(j);
+            for (int32_t h = 0; h < n_kv; ++h)
+                kv_decode_row(arena.types.k, arena.store->k_row(storage, table[static_cast<size_t>(t / bs)], t % bs, h), keys.data() + (j * n_kv + h) * hd, hd);
+        }
+        PressRows rows;
+        rows.keys = keys.data();
+        rows.n_keys = n_keys;
+        rows.key_pos0 = c.first;
+        rows.n_head = arena.shape.n_head;
+        rows.n_kv_heads = n_kv;
+        rows.head_dim = hd;
+        rows.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        // The observed queries, oldest first.
+        const int32_t w = std::min<int32_t>(observed_queries(), c.n_end - c.first);
+        const int64_t q_row = static_cast<int64_t>(arena.shape.n_head) * hd;
+        std::vector<float> queries(static_cast<size_t>(w * q_row));
+        std::vector<int32_t> positions(static_cast<size_t>(w));
+        const float* ring = st.queries.empty() ? nullptr : st.queries.data() + static_cast<int64_t>(storage) * observed_queries() * q_row;
+        for (int32_t i = 0; i < w && ring; ++i) {
+            positions[static_cast<size_t>(i)] = c.n_end - w + i;
+            std::copy_n(ring + (positions[static_cast<size_t>(i)] % observed_queries()) * q_row, q_row, queries.data() + i * q_row);
+        }
+        rows.queries = queries.data();
+        rows.query_pos = positions;
+        std::vector<float> scores;
+        switch (method_.score) {
+        case PressScore::window_attention: window_attention_scores(rows, kPoolKernel, scores, pool); break;
+        case PressScore::last_query: last_query_scores(rows, scores, pool); break;
+        case PressScore::key_norm: key_norm_scores(rows, scores); break;
+        }
+        // Only the candidates compete; the newest tokens (the question) are always among the kept.
+        const int32_t nc = c.candidates();
+        std::vector<float> cand(static_cast<size_t>(n_kv * nc));
+        const int32_t forced_from = c.n_end - always_kept();
+        for (int32_t h = 0; h < n_kv; ++h)
+            for (int32_t j = 0; j < nc; ++j)
+                cand[static_cast<size_t>(h * nc + j)] = c.first + j >= forced_from ? INFINITY : scores[static_cast<size_t>(h * n_keys + j)];
+        const int32_t m = layer_counts(arena, c)[static_cast<size_t>(storage)];
+        if (st.chosen.empty()) st.chosen.assign(arena.members.size() * static_cast<size_t>(n_kv), {});
+        st.cut = c.cut;
+        std::vector<std::vector<int32_t>> kept;
+        if (method_.budget == PressBudget::adaptive) {
+            adaptive_head_selection(cand, n_kv, nc, m, kHeadFloor, kept);
+        } else {
+            kept.resize(static_cast<size_t>(n_kv));
+            for (int32_t h = 0; h < n_kv; ++h) keep_best(std::span(cand).subspan(static_cast<size_t>(h * nc), static_cast<size_t>(nc)), m, kept[static_cast<size_t>(h)]);
+        }
+        for (int32_t h = 0; h < n_kv; ++h) {
+            std::vector<int32_t>& lane = st.chosen[static_cast<size_t>(storage * n_kv + h)];
+            lane.clear();
+            for (int32_t j : kept[static_cast<size_t>(h)]) lane.push_back(c.first + j);
+        }
+        // Its cost, as the indexers report theirs: a dot product and a weighted add per query head and key.
+        part_index_ops_ += 4.0 * static_cast<double>(w) * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
+    }
+
+    const AttendPlan& build_plan(const KvArena& arena, int32_t storage, StepPart& part, const PressState& st) {
+        AttendPlan& p = part.token_plan;
+        p.clear();
+        part.index_ops = part_index_ops_;
+        part_index_ops_ = 0;
+        std::vector<int64_t>& cells = part_cells(part).cells;
+        cells.clear();
+        if (st.rounds.empty()) {
+            for (int32_t i = 0; i < part.n; ++i) {
+                p.add({kTokenStream, 0, part.t0 + i + 1});
+                p.close_list();
+            }
+            return p;
+        }
+        // The cells this layer's lanes use, ascending (rounds, then heads, lie in row order).
+        const int32_t n_kv = arena.shape.n_kv_heads;
+        const int64_t cell_rows = rows_per_cell(arena);
+        for (const PressState::Round& r : st.rounds)
+            for (int32_t h = 0; h < n_kv; ++h) {
+                const size_t lane = static_cast<size_t>(storage * n_kv + h);
+                const int64_t a = r.first_row + r.offsets[lane], b = r.first_row + r.offsets[lane + 1];
+                for (int64_t cell = a / cell_rows; a < b && cell <= (b - 1) / cell_rows; ++cell)
+                    if (cells.empty() || cells.back() != cell) cells.push_back(cell);
+            }
+        p.per_kv_head = true;
+        for (int32_t i = 0; i < part.n; ++i)
+            for (int32_t h = 0; h < n_kv; ++h) {
+                for (const PressState::Round& r : st.rounds) {
+                    const size_t lane = static_cast<size_t>(storage * n_kv + h);
+                    for (int64_t row = r.first_row + r.offsets[lane], end = r.first_row + r.offsets[lane + 1]; row < end;) {
+                        const int64_t cell = row / cell_rows, stop = std::min(end, (cell + 1) * cell_rows);
+                        const auto at = std::lower_bound(cells.begin(), cells.end(), cell);
+                        p.add({kFirstExtraStream + static_cast<int32_t>(at - cells.begin()), static_cast<int32_t>(row - cell * cell_rows),
+                               static_cast<int32_t>(stop - cell * cell_rows)});
+                        row = stop;
+                    }
+                }
+                p.add({kTokenStream, st.pressed_end, part.t0 + i + 1});
+                p.close_list();
+            }
+        return p;
+    }
+
+    double part_index_ops_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, PressMethod method) {
+    return std::make_unique<PressPolicy>(spec, method);
+}
+
+AttentionParameter press_keep_parameter() {
+    return fraction_parameter("keep", "Keep (share of the prompt)", 0.25, 0.001, 1.0,
+                              "The share of a prompt's tokens each layer and KV head keeps once the prompt is read; the rest are "
+                              "evicted and their blocks freed. keep=1 is full attention.");
+}
+
+AttentionParameter press_window_parameter() {
+    return integer_parameter("window", "Observed queries", 64, 1, 4096,
+                             "The prompt's last queries, whose attention ranks the tokens (and which are always kept): where the "
+                             "question is.");
+}
+
+std::string press_spec_parameters(const AttentionSpec& spec, bool with_window) {
+    return ":keep=" + fraction_text(spec.keep) + (with_window ? ",window=" + std::to_string(spec.window) : "");
+}
+
+}  // namespace workbench

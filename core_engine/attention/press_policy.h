@@ -1,0 +1,43 @@
+// Eviction presses (SnapKV, PyramidKV, AdaKV, TOVA, KNorm; one file each names its method and
+// parameters): full attention until a request's prompt has been read; then each layer and KV head
+// keeps the prompt tokens its method ranks highest (`keep` of them, the newest `window` always),
+// and the others are evicted. The kept rows are copied, as stored, into the sequence's pooled
+// blocks, where each (layer, KV head) is a lane of its own length packed end to end with the
+// others (a block's rows in any layer's arena take any lane's rows), and the token blocks they
+// came from are released: the bytes held fall by what was evicted. Tokens after the prompt's last
+// whole block stay where they are. A follow-up prompt on the same sequence (the next chat turn)
+// is read over what was kept and pressed in its turn. Question-aware: the pressing step's
+// queries (the end of the prompt, where the question is) choose what stays.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "attention/attention_policy.h"
+
+namespace workbench {
+
+enum class PressScore : uint8_t {
+    window_attention,   // SnapKV: the last `window` queries' attention, pooled over neighbours
+    last_query,         // TOVA: the last query's attention, averaged over every head
+    key_norm,           // KNorm: small key norms first (no queries needed)
+};
+enum class PressBudget : uint8_t {
+    uniform,    // every layer and head keeps the same count
+    pyramid,    // PyramidKV: more in the first layers, fewer in the last
+    adaptive,   // AdaKV: a layer's heads share its count by score
+};
+struct PressMethod {
+    PressScore score = PressScore::window_attention;
+    PressBudget budget = PressBudget::uniform;
+};
+
+std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, PressMethod method);
+
+// The parameters the presses share, for their describe().
+AttentionParameter press_keep_parameter();
+AttentionParameter press_window_parameter();
+// ":keep=F" and, where the press observes a window of queries, ",window=W".
+std::string press_spec_parameters(const AttentionSpec& spec, bool with_window);
+
+}  // namespace workbench
