@@ -65,6 +65,8 @@ int eval_retrieval(int argc, char** argv) {
         {"--trials", "", true, "N  trials per cell and kind, each with its own numbers (default 4)"},
         {"--seed", "", true, "S  the trials' numbers and keys (default 1234): runs with one seed see the same prompts"},
         {"--heatmap", "", true, "PATH  accuracy by length and depth as SVG, this configuration beside full attention"},
+        {"--question-agnostic", "", false, "read each prompt's context as a request before its question: an eviction press "
+                                           "compresses without knowing the question (default: the whole prompt, question-aware)"},
         {"--json", "", false, "print one JSON object with the figures"},
         db_flag(),
     };
@@ -77,6 +79,7 @@ int eval_retrieval(int argc, char** argv) {
     workbench::RetrievalOptions options;
     options.trials = ctx.args.get_int("--trials", options.trials, 1, 1000, err);
     options.seed = ctx.args.get_u64("--seed", options.seed, err);
+    options.question_agnostic = ctx.args.has("--question-agnostic");
     if (ctx.args.has("--depths") && err.empty()) options.depths_pct = parse_list("--depths", ctx.args.get("--depths"), 0, 100, err);
     if (ctx.args.has("--tasks") && err.empty()) {
         auto kinds = workbench::parse_retrieval_kinds(ctx.args.get("--tasks"));
@@ -144,6 +147,7 @@ int eval_retrieval(int argc, char** argv) {
     j.update(workbench::retrieval_report_json(*report));
     j["trials"] = options.trials;
     j["seed"] = options.seed;
+    j["question"] = options.question_agnostic ? "agnostic" : "aware";
     j["tasks"] = workbench::Json::array();
     for (workbench::RetrievalKind kind : options.kinds) j["tasks"].push_back(workbench::retrieval_kind_name(kind));
     j["baseline"] = workbench::retrieval_report_json(base_report);

@@ -69,8 +69,15 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
         if (cancel && cancel->load()) return error(StatusCode::cancelled, "retrieval: cancelled");
         const RetrievalPrompt p = make_retrieval_prompt(engine, kind, length, depth, trial, options.seed);
         GenerationRequest request;
-        request.max_tokens = retrieval_answer_tokens(kind);
         request.sampling.temperature = 0;
+        if (options.question_agnostic) {
+            // The context alone first: a press compresses it before the question exists.
+            request.max_tokens = 0;
+            const std::vector<TokenId> context(p.tokens.begin(), p.tokens.begin() + p.question_at);
+            if (auto read = engine.generate_tokens(context, request); !read.ok())
+                return read.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
+        }
+        request.max_tokens = retrieval_answer_tokens(kind);
         auto out = engine.generate_tokens(p.tokens, request);
         if (!out.ok()) return out.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
         RetrievalCell& c = cell(kind, length, depth);

@@ -107,7 +107,7 @@ struct Placed {
 // (in list order where two fall together), the question. `fits` false: header, facts and
 // question alone are longer than `length`.
 std::vector<TokenId> haystack(const Engine& engine, const char* header, const std::vector<Placed>& facts, const std::string& question,
-                              int32_t length, bool& fits) {
+                              int32_t length, bool& fits, int32_t& question_at) {
     std::vector<TokenId> out = engine.tokenize(header, true, false);
     const std::vector<TokenId> tail = tokens_of(engine, question);
     std::vector<std::vector<TokenId>> fact_tokens;
@@ -132,6 +132,7 @@ std::vector<TokenId> haystack(const Engine& engine, const char* header, const st
         for (size_t f : before[i]) out.insert(out.end(), fact_tokens[f].begin(), fact_tokens[f].end());
         if (i < n) out.insert(out.end(), filler[i].begin(), filler[i].end());
     }
+    question_at = static_cast<int32_t>(out.size());
     out.insert(out.end(), tail.begin(), tail.end());
     return out;
 }
@@ -207,7 +208,7 @@ RetrievalPrompt needle_prompt(const Engine& engine, RetrievalKind kind, int32_t 
     default:
         break;
     }
-    p.tokens = haystack(engine, header, facts, question, length, p.fits);
+    p.tokens = haystack(engine, header, facts, question, length, p.fits, p.question_at);
     return p;
 }
 
@@ -263,6 +264,7 @@ RetrievalPrompt common_words_prompt(const Engine& engine, int32_t length, std::m
         p.tokens.insert(p.tokens.end(), word_piece[w].begin(), word_piece[w].end());
         ++number;
     }
+    p.question_at = static_cast<int32_t>(p.tokens.size());
     p.tokens.insert(p.tokens.end(), tail.begin(), tail.end());
     p.answers.assign(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(kCommonWords));
     return p;
@@ -310,6 +312,7 @@ RetrievalPrompt frequent_words_prompt(const Engine& engine, int32_t length, std:
         }
         p.tokens.insert(p.tokens.end(), pieces[r].begin(), pieces[r].end());
     }
+    p.question_at = static_cast<int32_t>(p.tokens.size());
     p.tokens.insert(p.tokens.end(), tail.begin(), tail.end());
     p.answers.assign(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(kFrequentWords));
     return p;

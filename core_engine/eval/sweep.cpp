@@ -34,6 +34,12 @@ Result<SweepConfig> parse_line(const std::string& line, size_t number) {
     return c;
 }
 
+// Whether a layout runs an eviction press on some layers.
+bool layout_presses(const std::string& attention) {
+    const auto layout = parse_attention_layout(attention);
+    return layout.ok() && std::any_of(layout->begin(), layout->end(), [](const AttentionTerm& t) { return is_eviction_press(t.spec.kind); });
+}
+
 }  // namespace
 
 const std::vector<std::string>& standard_sweep_preset() {
@@ -153,7 +159,10 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
                                  {"index", json_rounded(step->index.seconds * 1000.0)}};
         row["index_bytes_read_per_token"] = static_cast<uint64_t>(step->index.bytes);
     }
-    row["kv_bytes"] = std::max(q->kv_bytes_peak, m.kv_bytes_peak);
+    // A press holds its prompt whole until the prompt's last step is committed; what it keeps is
+    // what it holds while it decodes.
+    row["kv_bytes_peak"] = std::max(q->kv_bytes_peak, m.kv_bytes_peak);
+    row["kv_bytes"] = layout_presses(info.attention) ? m.kv_bytes : std::max(q->kv_bytes_peak, m.kv_bytes_peak);
     row["kv_bytes_full"] = std::max(q->kv_bytes_full, m.kv_bytes_full);
     row["kv_bytes_read_per_token"] = m.kv_bytes_read_per_token;
     row["prefill_tok_s"] = json_rounded(m.prefill_tok_s);
@@ -172,6 +181,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         row["retrieval_interval"] = figures["retrieval_interval"];
         row["retrieval_score"] = figures["retrieval_score"];
         row["retrieval_cells"] = figures["cells"];
+        row["question"] = ro.question_agnostic ? "agnostic" : "aware";
     }
     row["ctx"] = s.ctx;
     row["windows"] = q->n_windows;
@@ -231,6 +241,11 @@ Json sweep_settings_json(const SweepSettings& settings, size_t configurations) {
     Json j = {{"ctx", settings.ctx}, {"windows", settings.windows}, {"retrieval", settings.retrieval},
               {"trials", settings.retrieval_options.trials}, {"configurations", configurations}};
     if (settings.reference_gb_s > 0) j["reference_gb_s"] = json_rounded(settings.reference_gb_s);
+    if (settings.retrieval) {
+        j["tasks"] = Json::array();
+        for (RetrievalKind kind : settings.retrieval_options.kinds) j["tasks"].push_back(retrieval_kind_name(kind));
+        j["question"] = settings.retrieval_options.question_agnostic ? "agnostic" : "aware";
+    }
     return j;
 }
 

@@ -406,6 +406,14 @@ private slots:
         QCOMPARE(vs["only_baseline"].toInt() - vs["only_this"].toInt(), static_cast<int>(std::lround((base - mine) * 4)));
         QVERIFY(vs["mcnemar_p"].toDouble() > 0.05);   // 4 prompts cannot show any difference
         QCOMPARE(vs["smallest_resolvable"].toDouble(), 1.0);
+        QCOMPARE(j["question"].toString(), QStringLiteral("aware"));
+        // A press at keep=1 reading each context before its question finds what full attention finds.
+        o = run_cli({"eval", "--retrieval", "--ctx", "512", "--lengths", "512", "--depths", "0,50", "--trials", "1",
+                     "--attention", "knorm:keep=1", "--question-agnostic", "--json", "-t", "2"});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        const QJsonObject press = QJsonDocument::fromJson(o.out).object();
+        QCOMPARE(press["question"].toString(), QStringLiteral("agnostic"));
+        QCOMPARE(press["retrieval_accuracy"].toDouble(), base);
         o = run_cli({"eval", "--retrieval", "--depths", "0,200"});
         QCOMPARE(o.exit_code, 2);
         QVERIFY2(o.err.contains("--depths"), o.err.constData());

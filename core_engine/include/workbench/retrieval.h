@@ -42,6 +42,10 @@ struct RetrievalOptions {
     int32_t trials = 4;                                       // per cell and kind, each its own numbers
     std::vector<RetrievalKind> kinds = {RetrievalKind::passkey, RetrievalKind::multi_key};
     uint64_t seed = 1234;
+    // Question-agnostic: each prompt's context is read as a request of its own (an eviction press
+    // compresses it then) and its question follows as the conversation's next prompt; otherwise
+    // the prompt is read whole and a press sees the question (question-aware).
+    bool question_agnostic = false;
 };
 
 struct RetrievalCell {
@@ -74,6 +78,7 @@ struct RetrievalPrompt {
     std::vector<TokenId> tokens;
     std::vector<std::string> answers;
     bool fits = true;   // false: `length` is too short for the task (its facts, or its asked words, do not all fit)
+    int32_t question_at = 0;   // tokens [question_at, end) ask the question; those before are the context
 };
 RetrievalPrompt make_retrieval_prompt(const Engine& engine, RetrievalKind kind, int32_t length, int32_t depth_pct, int32_t trial,
                                       uint64_t seed);

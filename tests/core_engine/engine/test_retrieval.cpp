@@ -224,6 +224,44 @@ private slots:
         QCOMPARE(j["cells"][0]["outcomes"].get<std::string>().size(), size_t(2));
     }
 
+    // Every prompt says where its question begins: after it, only the question and its lead-in.
+    void theQuestionFollowsTheContext() {
+        for (RetrievalKind kind : all_retrieval_kinds()) {
+            const RetrievalPrompt p = make_retrieval_prompt(*full_, kind, 1024, 50, 1, 7);
+            QVERIFY(p.question_at > 900 && p.question_at < static_cast<int32_t>(p.tokens.size()));
+            const std::vector<TokenId> tail(p.tokens.begin() + p.question_at, p.tokens.end());
+            const std::string question = full_->detokenize(tail);
+            QVERIFY2(question.rfind("\nWhat", 0) == 0 || question.rfind("\nQuestion", 0) == 0, question.c_str());
+            for (const std::string& a : p.answers) QVERIFY2(question.find(a) == std::string::npos || kind == RetrievalKind::variable_tracking, a.c_str());
+        }
+    }
+
+    // Read context first, question after: full attention keeps everything either way, so every
+    // prompt's outcome is the same; a press that cannot see the question keeps other tokens.
+    void questionAgnosticReadsTheContextFirst() {
+        RetrievalOptions options;
+        options.lengths = {512};
+        options.depths_pct = {0, 50};
+        options.trials = 2;
+        auto aware = evaluate_retrieval(*full_, options);
+        options.question_agnostic = true;
+        auto agnostic = evaluate_retrieval(*full_, options);
+        QVERIFY(aware.ok() && agnostic.ok());
+        QCOMPARE(agnostic->outcomes(), aware->outcomes());
+        auto press = load("snapkv:keep=0.25,window=16");
+        auto pressed = evaluate_retrieval(*press, options);
+        QVERIFY2(pressed.ok(), pressed.status().message().c_str());
+        QCOMPARE(pressed->outcomes().size(), aware->outcomes().size());
+        // The context alone, as a request of its own, is pressed when it ends: a quarter kept.
+        const RetrievalPrompt p = make_retrieval_prompt(*press, RetrievalKind::passkey, 512, 50, 0, 7);
+        GenerationRequest read;
+        read.max_tokens = 0;
+        QVERIFY(press->generate_tokens(std::vector<TokenId>(p.tokens.begin(), p.tokens.begin() + p.question_at), read).ok());
+        const KvUsageReport u = press->kv_usage();
+        QVERIFY2(u.bytes_in_use * 3 < u.bytes_full, qPrintable(QString("%1 of %2 bytes").arg(u.bytes_in_use).arg(u.bytes_full)));
+        qInfo("full attention %.2f; snapkv keep 0.25, question-agnostic %.2f", aware->accuracy, pressed->accuracy);
+    }
+
     void aLengthTooShortForATaskIsNamed() {
         QVERIFY(!make_retrieval_prompt(*full_, RetrievalKind::variable_tracking, 64, 0, 0, 1234).fits);
         QVERIFY(!make_retrieval_prompt(*full_, RetrievalKind::common_words, 100, 0, 0, 1234).fits);
