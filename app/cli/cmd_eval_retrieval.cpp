@@ -65,6 +65,8 @@ int eval_retrieval(int argc, char** argv) {
         {"--trials", "", true, "N  trials per cell and kind, each with its own numbers (default 4)"},
         {"--seed", "", true, "S  the trials' numbers and keys (default 1234): runs with one seed see the same prompts"},
         {"--heatmap", "", true, "PATH  accuracy by length and depth as SVG, this configuration beside full attention"},
+        {"--follow-up", "", false, "after each answer ask a second question on the same context and score that one "
+                                   "(multi_key: another key's value; SCBench's multi-turn follow-up)"},
         {"--question-agnostic", "", false, "read each prompt's context as a request before its question: an eviction press "
                                            "compresses without knowing the question (default: the whole prompt, question-aware)"},
         {"--json", "", false, "print one JSON object with the figures"},
@@ -80,6 +82,7 @@ int eval_retrieval(int argc, char** argv) {
     options.trials = ctx.args.get_int("--trials", options.trials, 1, 1000, err);
     options.seed = ctx.args.get_u64("--seed", options.seed, err);
     options.question_agnostic = ctx.args.has("--question-agnostic");
+    options.follow_up = ctx.args.has("--follow-up");
     if (ctx.args.has("--depths") && err.empty()) options.depths_pct = parse_list("--depths", ctx.args.get("--depths"), 0, 100, err);
     if (ctx.args.has("--tasks") && err.empty()) {
         auto kinds = workbench::parse_retrieval_kinds(ctx.args.get("--tasks"));
@@ -100,7 +103,7 @@ int eval_retrieval(int argc, char** argv) {
     const int32_t longest = options.lengths.back();
     workbench::EngineConfig base_config;
     auto adjust = [&](workbench::EngineConfig& c) {
-        c.n_ctx = longest + workbench::retrieval_answer_tokens(options.kinds) + 8;   // the prompt and its answer tokens
+        c.n_ctx = longest + workbench::retrieval_tokens_after_prompt(options) + 8;   // the prompt and its answer tokens
         base_config.model_path = c.model_path;
         base_config.n_threads = c.n_threads;
         base_config.n_ctx = c.n_ctx;
@@ -148,6 +151,7 @@ int eval_retrieval(int argc, char** argv) {
     j["trials"] = options.trials;
     j["seed"] = options.seed;
     j["question"] = options.question_agnostic ? "agnostic" : "aware";
+    j["follow_up"] = options.follow_up;
     j["tasks"] = workbench::Json::array();
     for (workbench::RetrievalKind kind : options.kinds) j["tasks"].push_back(workbench::retrieval_kind_name(kind));
     j["baseline"] = workbench::retrieval_report_json(base_report);

@@ -174,6 +174,7 @@ int cmd_sweep(int argc, char** argv) {
         {"--retrieval", "", false, "also long-context retrieval per row (lengths up to --ctx, 5 depths, --trials each)"},
         {"--tasks", "", true, "LIST  the retrieval tasks, as eval --retrieval names them, or all (default passkey,multi_key)"},
         {"--trials", "", true, "N  retrieval trials per cell and kind (default 2; eval --retrieval's is 4)"},
+        {"--follow-up", "", false, "retrieval scores a second question asked after each answer (multi_key only; --tasks multi_key)"},
         {"--question-agnostic", "", false, "retrieval prompts' context read before their question (eviction presses compress without it)"},
         {"--text", "", true, "PATH  the scored text (default resources/eval/alice_wonderland.txt)"},
         {"--out", "-o", true, "PATH  the rows as JSON lines (default sweep.jsonl); a rerun skips rows already there"},
@@ -193,6 +194,7 @@ int cmd_sweep(int argc, char** argv) {
     s.retrieval = ctx.args.has("--retrieval");
     s.retrieval_options.trials = ctx.args.get_int("--trials", s.retrieval_options.trials, 1, 1000, err);
     s.retrieval_options.question_agnostic = ctx.args.has("--question-agnostic");
+    s.retrieval_options.follow_up = ctx.args.has("--follow-up");
     if (ctx.args.has("--tasks")) {
         auto kinds = workbench::parse_retrieval_kinds(ctx.args.get("--tasks"));
         if (kinds.ok()) s.retrieval_options.kinds = *kinds;

@@ -29,17 +29,28 @@ double RetrievalReport::kind_score(RetrievalKind kind) const {
     return n > 0 ? sum / n : 0.0;
 }
 
+int32_t retrieval_tokens_after_prompt(const RetrievalOptions& options) {
+    constexpr int32_t kFollowUpQuestion = 32;   // "What is the value of key …? The value of key … is", with room
+    const int32_t answer = retrieval_answer_tokens(options.kinds);
+    return options.follow_up ? 2 * answer + kFollowUpQuestion : answer;
+}
+
 Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress,
                                            const std::atomic<bool>* cancel) {
     if (options.lengths.empty() || options.depths_pct.empty() || options.kinds.empty() || options.trials < 1)
         return error(StatusCode::invalid_argument, "retrieval: the grid is empty (lengths, depths, kinds and trials ≥ 1 are needed)");
     const ModelInfo& info = engine.model_info();
-    const int32_t answer_tokens = retrieval_answer_tokens(options.kinds);
+    const int32_t answer_tokens = retrieval_tokens_after_prompt(options);
     for (int32_t length : options.lengths)
         if (length < 64 || (info.context_bounded && length + answer_tokens > info.n_ctx))
             return error(StatusCode::invalid_argument, "retrieval: a prompt of " + std::to_string(length) + " tokens (+" +
                                                            std::to_string(answer_tokens) + " answer tokens) does not fit the context of " +
                                                            std::to_string(info.n_ctx) + " (lengths run from 64 to the context)");
+    if (options.follow_up)
+        for (RetrievalKind kind : options.kinds)
+            if (kind != RetrievalKind::multi_key)
+                return error(StatusCode::invalid_argument, std::string("retrieval: a follow-up question is asked of multi_key only (another key's value); ") +
+                                                               retrieval_kind_name(kind) + " has none");
     const int32_t shortest = *std::min_element(options.lengths.begin(), options.lengths.end());
     for (RetrievalKind kind : options.kinds)
         if (!make_retrieval_prompt(engine, kind, shortest, 0, 0, options.seed).fits)
@@ -79,9 +90,16 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
         }
         request.max_tokens = retrieval_answer_tokens(kind);
         auto out = engine.generate_tokens(p.tokens, request);
+        if (out.ok() && options.follow_up) {
+            // The same conversation goes on: its answer, then the second question.
+            std::vector<TokenId> next = p.tokens;
+            next.insert(next.end(), out->tokens.begin(), out->tokens.end());
+            next.insert(next.end(), p.follow_up.begin(), p.follow_up.end());
+            out = engine.generate_tokens(next, request);
+        }
         if (!out.ok()) return out.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
         RetrievalCell& c = cell(kind, length, depth);
-        const double found = answer_recall(out->text, p.answers);
+        const double found = answer_recall(out->text, options.follow_up ? p.follow_up_answers : p.answers);
         const bool all = found >= 1.0;
         ++c.n_trials;
         c.n_correct += all;

@@ -163,9 +163,11 @@ RetrievalPrompt needle_prompt(const Engine& engine, RetrievalKind kind, int32_t 
         for (int i = 1; i < kMultiKeyPairs; ++i) {
             const std::string other = five_digits(rng);
             facts.push_back({value_of(keys[static_cast<size_t>(i)], other), fraction(rng)});
+            if (i == 1) p.follow_up_answers = {other};
         }
         facts.push_back({value_of(keys[0], v), depth});
         question = "\nWhat is the value of key " + keys[0] + "? The value of key " + keys[0] + " is";
+        p.follow_up = tokens_of(engine, "\nWhat is the value of key " + keys[1] + "? The value of key " + keys[1] + " is");
         p.answers = {v};
         break;
     }

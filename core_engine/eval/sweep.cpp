@@ -87,7 +87,7 @@ EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& 
     c.attention = config.attention;
     c.kv_types = config.kv_types;
     c.weight_type = config.weights;
-    c.n_ctx = settings.ctx + std::max(settings.n_decode, retrieval_answer_tokens(settings.retrieval_options.kinds)) + 16;
+    c.n_ctx = settings.ctx + std::max(settings.n_decode, retrieval_tokens_after_prompt(settings.retrieval_options)) + 16;
     c.kv_budget_bytes = 0;
     c.n_seq_max = 1;
     c.draft_model_path.clear();
@@ -182,6 +182,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         row["retrieval_score"] = figures["retrieval_score"];
         row["retrieval_cells"] = figures["cells"];
         row["question"] = ro.question_agnostic ? "agnostic" : "aware";
+        if (ro.follow_up) row["follow_up"] = true;
     }
     row["ctx"] = s.ctx;
     row["windows"] = q->n_windows;
@@ -245,6 +246,7 @@ Json sweep_settings_json(const SweepSettings& settings, size_t configurations) {
         j["tasks"] = Json::array();
         for (RetrievalKind kind : settings.retrieval_options.kinds) j["tasks"].push_back(retrieval_kind_name(kind));
         j["question"] = settings.retrieval_options.question_agnostic ? "agnostic" : "aware";
+        if (settings.retrieval_options.follow_up) j["follow_up"] = true;
     }
     return j;
 }

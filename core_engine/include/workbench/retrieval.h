@@ -35,6 +35,9 @@ bool retrieval_kind_has_depth(RetrievalKind kind);
 int32_t retrieval_answer_tokens(RetrievalKind kind);
 // The most any of `kinds` reads: what a context must hold past the longest prompt.
 int32_t retrieval_answer_tokens(const std::vector<RetrievalKind>& kinds);
+struct RetrievalOptions;
+// Tokens past its prompt one trial may hold: its answer, and with a follow-up the second question and answer.
+int32_t retrieval_tokens_after_prompt(const RetrievalOptions& options);
 
 struct RetrievalOptions {
     std::vector<int32_t> lengths = {512, 1024, 2048, 4096};   // prompt lengths in tokens
@@ -46,6 +49,10 @@ struct RetrievalOptions {
     // compresses it then) and its question follows as the conversation's next prompt; otherwise
     // the prompt is read whole and a press sees the question (question-aware).
     bool question_agnostic = false;
+    // Multi-turn (SCBench's follow-up): after each answer the conversation asks a second question
+    // on the same context, and the second answer is scored: what a press that kept the first
+    // question's tokens lost. Only multi_key asks one (another key's value).
+    bool follow_up = false;
 };
 
 struct RetrievalCell {
@@ -79,6 +86,10 @@ struct RetrievalPrompt {
     std::vector<std::string> answers;
     bool fits = true;   // false: `length` is too short for the task (its facts, or its asked words, do not all fit)
     int32_t question_at = 0;   // tokens [question_at, end) ask the question; those before are the context
+    // A second question on the same context, asked after the first answer (multi_key: another
+    // key's value), and its answers; empty for kinds without one.
+    std::vector<TokenId> follow_up;
+    std::vector<std::string> follow_up_answers;
 };
 RetrievalPrompt make_retrieval_prompt(const Engine& engine, RetrievalKind kind, int32_t length, int32_t depth_pct, int32_t trial,
                                       uint64_t seed);
