@@ -26,7 +26,8 @@ namespace wbcli {
 namespace {
 
 std::vector<std::string> read_lines(const Args& args, std::string& err) {
-    if (!args.has("--file")) return workbench::standard_sweep_preset();
+    if (!args.has("--file"))
+        return args.has("--preset") && args.get("--preset") == "presses" ? workbench::presses_sweep_preset() : workbench::standard_sweep_preset();
     std::ifstream in(args.get("--file"));
     if (!in) {
         err = args.get("--file") + ": cannot read the configuration list";
@@ -168,7 +169,8 @@ int write_heatmap(const std::string& out_path, const std::string& heatmap_path, 
 
 int cmd_sweep(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
-        {"--preset", "", true, "standard  the built-in presets and a spread of each variant's main parameter (the default)"},
+        {"--preset", "", true, "standard|presses  the built-in presets and a spread of each variant's main parameter (the default), or "
+                              "the eviction presses at keep 0.25 and 0.5 beside full attention"},
         {"--file", "-f", true, "CONFIGS  one configuration a line: an attention spec, then optionally --kv-type T --weights W; # comments"},
         {"--windows", "", true, "N  --ctx-long windows of the text scored per row (default 1)"},
         {"--retrieval", "", false, "also long-context retrieval per row (lengths up to --ctx, 5 depths, --trials each)"},
@@ -183,7 +185,7 @@ int cmd_sweep(int argc, char** argv) {
         {"--heatmap", "", true, "PATH  retrieval accuracy by length and depth as SVG, a panel per row (with --retrieval)"},
         db_flag(),
     };
-    const std::string synopsis = "[--preset standard | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] [--plot map.svg]";
+    const std::string synopsis = "[--preset standard|presses | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] [--plot map.svg]";
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "sweep", synopsis, flags, ctx, false); rc >= 0) return rc;
@@ -200,7 +202,8 @@ int cmd_sweep(int argc, char** argv) {
         if (kinds.ok()) s.retrieval_options.kinds = *kinds;
         else err = "--tasks: " + kinds.status().message();
     }
-    if (ctx.args.has("--preset") && ctx.args.get("--preset") != "standard") err = "--preset: 'standard' is the one preset";
+    if (ctx.args.has("--preset") && ctx.args.get("--preset") != "standard" && ctx.args.get("--preset") != "presses")
+        err = "--preset '" + ctx.args.get("--preset") + "': expected standard or presses";
     if (ctx.args.has("--preset") && ctx.args.has("--file")) err = "--preset and --file: give one list";
     const QualityAxis* plot_y = quality_axis(ctx.args.get("--plot-y", "dppl"));
     if (!plot_y) err = "--plot-y: dppl, kl, top1 or retrieval";

@@ -69,6 +69,16 @@ const std::vector<std::string>& standard_sweep_preset() {
     return preset;
 }
 
+const std::vector<std::string>& presses_sweep_preset() {
+    static const std::vector<std::string> preset = [] {
+        std::vector<std::string> lines = {"full"};
+        for (const char* keep : {"0.25", "0.5"})
+            for (const char* press : {"snapkv", "pyramidkv", "adakv", "tova", "knorm"}) lines.push_back(std::string(press) + ":keep=" + keep);
+        return lines;
+    }();
+    return preset;
+}
+
 Result<std::vector<SweepConfig>> parse_sweep_configs(const std::vector<std::string>& lines) {
     std::vector<SweepConfig> out;
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -19,6 +19,8 @@
 #include <QTabWidget>
 #include <QTest>
 
+#include "workbench/sweep.h"
+
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/store_client.h"
@@ -144,6 +146,9 @@ private slots:
         VariantsMapPage* page = window.variantsPage();
         SweepPanel* panel = page->sweepPanel();
         QVERIFY(panel);
+        // The presets: the standard spread, the eviction presses, then lists from files.
+        QVERIFY(panel->listMenu()->itemText(0).startsWith("Standard preset"));
+        QCOMPARE(panel->listMenu()->itemText(1), QStringLiteral("Eviction presses (%1 configurations)").arg(workbench::presses_sweep_preset().size()));
         panel->setConfigurationFile(list);
         panel->contextSpin()->setValue(256);
         panel->retrievalBox()->setChecked(true);

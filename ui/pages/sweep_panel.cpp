@@ -20,8 +20,9 @@
 #include "workbench/sweep.h"
 
 namespace {
-constexpr int kStandard = 0;   // the menu's items: the preset, then "From a file…", then files chosen
-constexpr int kFromFile = 1;
+constexpr int kStandard = 0;   // the menu's items: the presets, then "From a file…", then files chosen
+constexpr int kPresses = 1;
+constexpr int kFromFile = 2;
 }  // namespace
 
 SweepPanel::SweepPanel(EngineClient* chat, StoreClient* store, QWidget* parent) : QWidget(parent), m_chat(chat), m_store(store) {
@@ -32,6 +33,9 @@ SweepPanel::SweepPanel(EngineClient* chat, StoreClient* store, QWidget* parent) 
     m_list = new QComboBox(this);
     m_list->setObjectName(QStringLiteral("sweepList"));
     m_list->addItem(tr("Standard preset (%1 configurations)").arg(workbench::standard_sweep_preset().size()));
+    m_list->addItem(tr("Eviction presses (%1 configurations)").arg(workbench::presses_sweep_preset().size()));
+    m_list->setItemData(kPresses, tr("SnapKV, PyramidKV, AdaKV, TOVA and KNorm keeping a quarter and a half of each prompt, beside "
+                                     "full attention: with Retrieval, what each keeps of a long prompt's facts."), Qt::ToolTipRole);
     m_list->addItem(tr("From a file…"));
     m_list->setToolTip(tr("A list file has one configuration a line: an attention spec, then optionally --kv-type T "
                           "--weights W; # starts a comment (as workbench-cli sweep -f reads it)."));
@@ -122,6 +126,11 @@ void SweepPanel::setConfigurationFile(const QString& path) {
 QStringList SweepPanel::chosenLines(QString& name, QString& error) const {
     QStringList lines;
     const QString path = m_list->currentData().toString();
+    if (m_list->currentIndex() == kPresses) {
+        name = QStringLiteral("presses");
+        for (const std::string& line : workbench::presses_sweep_preset()) lines.append(QString::fromStdString(line));
+        return lines;
+    }
     if (m_list->currentIndex() == kStandard || path.isEmpty()) {
         name = QStringLiteral("standard");
         for (const std::string& line : workbench::standard_sweep_preset()) lines.append(QString::fromStdString(line));

@@ -27,6 +27,8 @@ struct SweepConfig {
 
 // The built-in presets and a spread of each variant's main parameter, as configuration lines.
 const std::vector<std::string>& standard_sweep_preset();
+// The eviction presses at kvpress's ratios 0.75 and 0.5 (keep 0.25 and 0.5) beside full attention.
+const std::vector<std::string>& presses_sweep_preset();
 
 // Blank lines and '#' comments are skipped. Errors (invalid_argument): a word that is not
 // --kv-type T or --weights W (names the line and the word), a configuration the engine refuses
