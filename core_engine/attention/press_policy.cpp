@@ -82,7 +82,10 @@ public:
         return static_cast<int32_t>(std::max<int64_t>(0, blocks_needed - blocks_held) * arena.block_tokens());
     }
 
-    void begin_part(const KvArena&, StepPart&) override {}
+    void begin_part(const KvArena&, StepPart& part) override {
+        // Choices of a step that was aborted after its plans ran must not be committed by this one.
+        if (PressState* st = press_state(*part.s)) st->chosen.clear();
+    }
 
     const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
         KvSequence& s = *part.s;

@@ -1,0 +1,177 @@
+// The presses' mechanism on the KV group alone, with generated rows: KNorm on keys whose norms
+// say exactly which tokens each (layer, head) keeps, so every lane's rows can be checked where the
+// plans read them (packed across layers' arenas, heads of different selections); the prompt's
+// token blocks are released; a follow-up prompt is pressed in its turn; a step aborted after its
+// plans chose leaves nothing chosen behind.
+#include <QTest>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "attention/kv_group.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kv_blocks/kv_row_codec.h"
+
+using namespace workbench;
+
+namespace {
+
+constexpr int32_t kLayers = 3, kHeads = 2, kDim = 32, kBlock = 16;
+
+PagedKvShape shape() {
+    PagedKvShape s;
+    s.n_layers = kLayers;
+    s.n_kv_heads = kHeads;
+    s.head_dim = kDim;
+    s.n_head = kHeads;
+    return s;
+}
+
+// Keys of norm 1 for the tokens a (layer, head) should keep, 10 for the others; each row's first
+// value carries (layer, head, token) so a row read back says whose it is.
+struct Rows {
+    std::vector<std::vector<float>> k, v;   // per layer: [token][head][dim]
+    static bool kept(int32_t layer, int32_t head, int32_t t) { return (t * 7 + layer * 3 + head * 5) % 4 == 0; }
+    static float tag(int32_t layer, int32_t head, int32_t t) { return static_cast<float>(layer * 100000 + head * 10000 + t); }
+    explicit Rows(int32_t n) {
+        std::mt19937 rng(3);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (int32_t il = 0; il < kLayers; ++il) {
+            k.emplace_back(static_cast<size_t>(n * kHeads * kDim));
+            v.emplace_back(static_cast<size_t>(n * kHeads * kDim));
+            for (int32_t t = 0; t < n; ++t)
+                for (int32_t h = 0; h < kHeads; ++h) {
+                    float* kr = k.back().data() + (t * kHeads + h) * kDim;
+                    float* vr = v.back().data() + (t * kHeads + h) * kDim;
+                    for (int32_t d = 0; d < kDim; ++d) kr[d] = 0.01f * normal(rng), vr[d] = normal(rng);
+                    kr[1] = kept(il, h, t) ? 1.0f : 10.0f;
+                    vr[0] = tag(il, h, t);
+                }
+        }
+    }
+};
+
+// The tags of the rows a list reads for one head, in list order.
+std::vector<float> tags_read(const AttendPlan& plan, std::span<const KvStreamView> streams, int64_t list, int32_t head) {
+    std::vector<float> out;
+    for (const KvSpan& sp : plan.list(list)) {
+        const KvStreamView& view = streams[static_cast<size_t>(sp.stream)];
+        for (int32_t e = sp.begin; e < sp.end; ++e) {
+            const int64_t block = view.blocks[e / view.block_tokens], slot = e % view.block_tokens;
+            float v[kDim];
+            kv_decode_row(view.v.type, view.v_base + block * view.v.block_stride + slot * view.v.token_stride + head * view.v.head_stride, v, kDim);
+            out.push_back(v[0]);
+        }
+    }
+    return out;
+}
+
+std::unique_ptr<KvGroup> make_group(const char* spec) {
+    auto group = KvGroup::create(*parse_attention_spec(spec), KvTypes{KvDType::f32, KvDType::f32, 0}, shape(), 0, 512, 1, kBlock);
+    if (!group.ok()) qFatal("%s", group.status().message().c_str());
+    return std::move(*group);
+}
+
+// Runs tokens [t0, t0 + n) as one step (the prompt's end when `ends`), writing every layer.
+Status step(KvGroup& kv, const Rows& rows, int32_t t0, int32_t n, bool ends, ThreadPool& pool, bool commit = true) {
+    static std::vector<TokenId> ids(1024, 5);
+    const StepSequence s{0, std::span<const TokenId>(ids.data() + t0, static_cast<size_t>(n)), ends};
+    WB_RETURN_IF_ERROR(kv.begin_step(std::span(&s, 1)));
+    std::vector<float> q(static_cast<size_t>(n * kHeads * kDim), 0.1f);
+    for (int32_t il = 0; il < kLayers; ++il) {
+        kv.write(il, rows.k[static_cast<size_t>(il)].data() + t0 * kHeads * kDim, rows.v[static_cast<size_t>(il)].data() + t0 * kHeads * kDim, pool);
+        (void)kv.plan(il, q.data(), pool);
+    }
+    if (commit) kv.finish_step();
+    else kv.abort_step();
+    return Status::ok_status();
+}
+
+}  // namespace
+
+class TestPressMechanism : public QObject {
+    Q_OBJECT
+
+private slots:
+    void knormKeepsEachLanesOwnTokensAndFreesThePrompt() {
+        // 64 prompt tokens, keep 0.25: 16 rows a lane, exactly the keys of norm 1 (a quarter of
+        // them, a different quarter in each layer and head).
+        const int32_t n = 64;
+        const Rows rows(n + 8);
+        ThreadPool pool(2);
+        auto kv = make_group("knorm:keep=0.25");
+        QVERIFY(step(*kv, rows, 0, 40, false, pool).ok());
+        QVERIFY(step(*kv, rows, 40, 24, true, pool).ok());
+        // Held: the packed rows (6 lanes of 16 = 96 rows, 2 cells of 32 in one block of 3 · 32) and nothing else.
+        QCOMPARE(kv->usage().bytes_in_use, kv->block_bytes());
+        QCOMPARE(kv->usage().n_tokens, n);
+        // The next token reads each lane's kept tokens in order, then itself.
+        QVERIFY(step(*kv, rows, n, 1, false, pool, false).ok());
+        const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+        QVERIFY(kv->begin_step(std::span(&s, 1)).ok());
+        std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+        for (int32_t il = 0; il < kLayers; ++il) {
+            kv->write(il, rows.k[static_cast<size_t>(il)].data() + n * kHeads * kDim, rows.v[static_cast<size_t>(il)].data() + n * kHeads * kDim, pool);
+            const AttendPlan& plan = kv->plan(il, q.data(), pool);
+            QVERIFY(plan.per_kv_head);
+            const std::span<const KvStreamView> streams = kv->streams(il);
+            for (int32_t h = 0; h < kHeads; ++h) {
+                std::vector<float> want;
+                for (int32_t t = 0; t < n; ++t)
+                    if (Rows::kept(il, h, t)) want.push_back(Rows::tag(il, h, t));
+                QCOMPARE(want.size(), size_t(16));
+                want.push_back(Rows::tag(il, h, n));
+                QCOMPARE(tags_read(plan, streams, h, h), want);
+            }
+        }
+        kv->finish_step();
+        // The block map: the prompt's blocks evicted, the new token's live.
+        int32_t n_blocks = 0;
+        const std::vector<KvBlockUse> map = kv->block_map(0, n_blocks);
+        QCOMPARE(n_blocks, 5);
+        QCOMPARE(map[0], KvBlockUse::evicted);
+        QCOMPARE(map[4], KvBlockUse::live);
+    }
+
+    void aFollowUpPromptIsPressedInItsTurn() {
+        const Rows rows(200);
+        ThreadPool pool(1);
+        auto kv = make_group("knorm:keep=0.5");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());        // 32 a lane
+        QVERIFY(step(*kv, rows, 64, 1, false, pool).ok());
+        QVERIFY(step(*kv, rows, 65, 63, true, pool).ok());       // [64, 128): 32 more a lane
+        const std::vector<KvBlockUse> before = [&] { int32_t nb = 0; return kv->block_map(0, nb); }();
+        QVERIFY(std::count(before.begin(), before.begin() + 8, KvBlockUse::evicted) == 8);
+        // 6 lanes × 64 rows = 384 packed rows: 4 blocks of 96; no token block left.
+        QCOMPARE(kv->usage().bytes_in_use, 4 * kv->block_bytes());
+        const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+        QVERIFY(kv->begin_step(std::span(&s, 1)).ok());
+        std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+        kv->write(0, rows.k[0].data() + 128 * kHeads * kDim, rows.v[0].data() + 128 * kHeads * kDim, pool);
+        const AttendPlan& plan = kv->plan(0, q.data(), pool);
+        std::vector<float> want;
+        for (int32_t t = 0; t < 128; ++t)
+            if (Rows::kept(0, 1, t)) want.push_back(Rows::tag(0, 1, t));
+        // Each round kept its quarter of norm-1 keys and the rest by their (equal, large) norms, earliest first.
+        const std::vector<float> got = tags_read(plan, kv->streams(0), 1, 1);
+        QCOMPARE(got.size(), size_t(65));
+        for (float t : want) QVERIFY2(std::find(got.begin(), got.end(), t) != got.end(), qPrintable(QString::number(t)));
+        kv->abort_step();
+    }
+
+    void anAbortedPressLeavesNothingChosen() {
+        const Rows rows(100);
+        ThreadPool pool(1);
+        auto kv = make_group("knorm:keep=0.25");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool, false).ok());   // planned, chosen, then aborted
+        QCOMPARE(kv->usage().bytes_in_use, uint64_t{0});
+        QVERIFY(step(*kv, rows, 0, 48, false, pool).ok());           // a prompt's first part: nothing pressed
+        QCOMPARE(kv->usage().bytes_in_use, 3 * kv->block_bytes());
+        QVERIFY(step(*kv, rows, 48, 1, false, pool).ok());
+        QCOMPARE(kv->usage().bytes_in_use, 4 * kv->block_bytes());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPressMechanism)
+#include "test_press_mechanism.moc"
