@@ -38,6 +38,7 @@ struct PagedKvShape {
     // The model's latent rank per layer once its factors exist (latent:ranks=measured gives them
     // per layer); empty: the spec's rank.
     std::vector<int32_t> latent_ranks;
+    float attention_scale = 0.0f;   // the query's scale before QK^T (0: 1/sqrt(head_dim)), for scores a policy computes itself
     int32_t head_dim_of(int32_t storage) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(storage)];
     }

@@ -156,7 +156,6 @@ public:
         st->rounds.push_back(std::move(round));
         st->pressed_end = st->cut;
         st->chosen.clear();
-        std::vector<float>().swap(st->queries);   // the next prompt observes its own
     }
 
     void releasable(const KvArena& arena, const KvSequence& s, int32_t& /*first*/, int32_t& end) const override {
@@ -168,7 +167,8 @@ public:
         Footprint f;
         const int64_t cut = n / bs * bs, tail = n - cut;
         const int64_t kept = static_cast<int64_t>(std::floor(spec_.keep * static_cast<double>(n)));
-        const int64_t m = std::clamp<int64_t>(kept - tail, 0, cut);
+        const int64_t window = std::min<int64_t>(always_kept(), n);
+        const int64_t m = std::clamp<int64_t>(std::max(kept, window) - tail, 0, cut);
         f.token_blocks = (tail + bs - 1) / bs;
         f.pooled_blocks = (m + bs - 1) / bs;
         f.entries_read = m + tail;
@@ -201,10 +201,14 @@ private:
         const int32_t n_storage = static_cast<int32_t>(arena.members.size());
         const int32_t n_round = c.n_end - c.first;
         const int32_t kept = static_cast<int32_t>(std::floor(spec_.keep * n_round));
+        const int32_t window = std::min(always_kept(), n_round);
         std::vector<int32_t> counts = method_.budget == PressBudget::pyramid
-                                          ? pyramid_layer_counts(n_storage, n_round, kept, std::min(always_kept(), n_round))
+                                          ? pyramid_layer_counts(n_storage, n_round, kept, window)
                                           : std::vector<int32_t>(static_cast<size_t>(n_storage), kept);
-        for (int32_t& m : counts) m = std::clamp(m - (c.n_end - c.cut), 0, c.candidates());
+        // A round shorter than window / keep (a question read after its context, a follow-up)
+        // still keeps its window: the newest tokens are never evicted.
+        const int32_t tail = c.n_end - c.cut;
+        for (int32_t& m : counts) m = std::clamp(std::max(m, window) - tail, 0, c.candidates());
         return counts;
     }
 
@@ -241,7 +245,7 @@ private:
         rows.n_head = arena.shape.n_head;
         rows.n_kv_heads = n_kv;
         rows.head_dim = hd;
-        rows.scale = 1.0f / std::sqrt(static_cast<float>(hd));
+        rows.scale = arena.shape.attention_scale > 0 ? arena.shape.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
         // The observed queries, oldest first.
         const int32_t w = std::min<int32_t>(observed_queries(), c.n_end - c.first);
         const int64_t q_row = static_cast<int64_t>(arena.shape.n_head) * hd;

@@ -94,6 +94,7 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
             // The same conversation goes on: its answer, then the second question.
             std::vector<TokenId> next = p.tokens;
             next.insert(next.end(), out->tokens.begin(), out->tokens.end());
+            if (next.back() == engine.model_info().eos_id) next.pop_back();   // the turn goes on
             next.insert(next.end(), p.follow_up.begin(), p.follow_up.end());
             out = engine.generate_tokens(next, request);
         }

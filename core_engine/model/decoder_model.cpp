@@ -174,7 +174,7 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
 }
 
 PagedKvShape DecoderModel::kv_shape() const {
-    PagedKvShape shape{hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params(), {}, latent_ranks()};
+    PagedKvShape shape{hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params(), {}, latent_ranks(), hp_.attention_scale};
     return shape;
 }
 

@@ -160,6 +160,25 @@ private slots:
         kv->abort_step();
     }
 
+    // A round shorter than window / keep (a question read after its pressed context) keeps its
+    // whole window: the newest tokens, where the question is, are never evicted.
+    void aShortRoundKeepsItsWindow() {
+        const Rows rows(128);
+        ThreadPool pool(1);
+        auto kv = make_group("snapkv:keep=0.25,window=16");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());
+        QVERIFY(step(*kv, rows, 64, 32, true, pool).ok());   // 32 tokens: a quarter is 8, the window 16
+        const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+        QVERIFY(kv->begin_step(std::span(&s, 1)).ok());
+        std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+        kv->write(0, rows.k[0].data() + 96 * kHeads * kDim, rows.v[0].data() + 96 * kHeads * kDim, pool);
+        const AttendPlan& plan = kv->plan(0, q.data(), pool);
+        const std::vector<float> got = tags_read(plan, kv->streams(0), 0, 0);
+        QCOMPARE(got.size(), size_t(16 + 16 + 1));
+        for (int32_t t = 80; t <= 96; ++t) QVERIFY2(std::find(got.begin(), got.end(), Rows::tag(0, 0, t)) != got.end(), qPrintable(QString::number(t)));
+        kv->abort_step();
+    }
+
     void anAbortedPressLeavesNothingChosen() {
         const Rows rows(100);
         ThreadPool pool(1);
