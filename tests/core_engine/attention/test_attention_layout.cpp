@@ -177,6 +177,10 @@ private slots:
         QTest::newRow("bad parameter") << "sliding:window=0,layers=1-2" << "window must be at least 1";
         QTest::newRow("bad choice") << "topk:select=tokens" << "select 'tokens': expected block or token";
         QTest::newRow("bad pool") << "compressed:pool=median" << "pool 'median'";
+        QTest::newRow("keep above one") << "snapkv:keep=2" << "keep must be in [0.001, 1], got 2";
+        QTest::newRow("keep zero") << "knorm:keep=0,layers=0-3" << "keep must be in [0.001, 1], got 0";
+        QTest::newRow("keep not a number") << "tova:keep=half" << "keep 'half' is not a number";
+        QTest::newRow("window on tova") << "tova:window=8" << "'window' is not a parameter of tova; expected keep";
     }
     void grammar_errors_name_the_fault() {
         QFETCH(QString, spec);
