@@ -228,7 +228,7 @@ private:
     }
 
     // Scores the round's candidates in one storage layer and keeps each lane's best.
-    void choose(const KvArena& arena, int32_t storage, const StepPart& part, const PressCut& c, PressState& st, ThreadPool& pool) {
+    void choose(const KvArena& arena, int32_t storage, StepPart& part, const PressCut& c, PressState& st, ThreadPool& pool) {
         const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
         const int64_t n_keys = c.n_end - c.first;
         std::vector<float> keys(static_cast<size_t>(n_keys * n_kv * hd));
@@ -287,14 +287,12 @@ private:
             for (int32_t j : kept[static_cast<size_t>(h)]) lane.push_back(c.first + j);
         }
         // Its cost, as the indexers report theirs: a dot product and a weighted add per query head and key.
-        part_index_ops_ += 4.0 * static_cast<double>(w) * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
+        part.index_ops += 4.0 * static_cast<double>(w) * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
     }
 
     const AttendPlan& build_plan(const KvArena& arena, int32_t storage, StepPart& part, const PressState& st) {
         AttendPlan& p = part.token_plan;
         p.clear();
-        part.index_ops = part_index_ops_;
-        part_index_ops_ = 0;
         std::vector<int64_t>& cells = part_cells(part).cells;
         cells.clear();
         if (st.rounds.empty()) {
@@ -332,8 +330,6 @@ private:
             }
         return p;
     }
-
-    double part_index_ops_ = 0;
 };
 
 }  // namespace
