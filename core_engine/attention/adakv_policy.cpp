@@ -7,7 +7,7 @@ namespace workbench {
 namespace {
 
 AttentionVariant describe() {
-    return {AttentionKind::adakv, "adakv", "SnapKV's ranking; a layer's KV heads share its budget by score, so heads keep different numbers of tokens", {press_keep_parameter(), press_window_parameter()}};
+    return {AttentionKind::adakv, "adakv", "SnapKV's ranking; a layer's KV heads share its budget by score, so heads keep different numbers of tokens", press_parameters(true)};
 }
 
 std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }

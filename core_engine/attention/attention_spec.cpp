@@ -42,6 +42,7 @@ int32_t* integer_field(AttentionSpec& spec, std::string_view key) {
     if (key == "rank") return &spec.rank;
     if (key == "rope") return &spec.rope_pairs;
     if (key == "around") return &spec.around;
+    if (key == "min_prompt") return &spec.min_prompt;
     return nullptr;
 }
 

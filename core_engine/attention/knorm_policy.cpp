@@ -7,7 +7,7 @@ namespace workbench {
 namespace {
 
 AttentionVariant describe() {
-    return {AttentionKind::knorm, "knorm", "each layer and KV head keeps the prompt tokens with the smallest key norms (no attention scores needed)", {press_keep_parameter()}};
+    return {AttentionKind::knorm, "knorm", "each layer and KV head keeps the prompt tokens with the smallest key norms (no attention scores needed)", press_parameters(false)};
 }
 
 std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, false); }

@@ -23,6 +23,7 @@ namespace {
 
 constexpr int32_t kPoolKernel = 5;      // SnapKV's neighbours averaged around each score
 constexpr double kHeadFloor = 0.2;      // AdaKV: the share of a head's count it keeps by its own ranking
+constexpr int32_t kDefaultMinPrompt = AttentionSpec{}.min_prompt;
 
 struct PressState final : PolicySequenceState {
     std::vector<float> queries;   // [storage][window slot][n_head][head_dim]: query at position p in slot p % window
@@ -163,8 +164,13 @@ public:
     }
 
     Footprint footprint(int64_t n, int32_t bs) const override {
-        // One prompt of n tokens, pressed at its end.
+        // One prompt of n tokens, pressed at its end (kept whole when shorter than min_prompt).
         Footprint f;
+        if (n < spec_.min_prompt) {
+            f.token_blocks = (n + bs - 1) / bs;
+            f.entries_read = n;
+            return f;
+        }
         const int64_t cut = n / bs * bs, tail = n - cut;
         const int64_t kept = static_cast<int64_t>(std::floor(spec_.keep * static_cast<double>(n)));
         const int64_t window = std::min<int64_t>(always_kept(), n);
@@ -191,8 +197,10 @@ private:
     static int32_t rows_per_cell(const KvArena& arena) { return arena.shape.n_kv_heads * arena.block_tokens(); }
     static int64_t rows_per_block(const KvArena& arena) { return static_cast<int64_t>(rows_per_cell(arena)) * static_cast<int64_t>(arena.members.size()); }
 
+    // No candidates while fewer than min_prompt tokens are unpressed.
     PressCut cut_of(const KvArena& arena, int32_t first, int32_t n_end) const {
         const int32_t bs = arena.block_tokens();
+        if (n_end - first < spec_.min_prompt) return {first, first, n_end};
         return {first, std::max(first, n_end / bs * bs), n_end};
     }
 
@@ -338,20 +346,24 @@ std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, Pr
     return std::make_unique<PressPolicy>(spec, method);
 }
 
-AttentionParameter press_keep_parameter() {
-    return fraction_parameter("keep", "Keep (share of the prompt)", 0.25, 0.001, 1.0,
-                              "The share of a prompt's tokens each layer and KV head keeps once the prompt is read; the rest are "
-                              "evicted and their blocks freed. keep=1 is full attention.");
-}
-
-AttentionParameter press_window_parameter() {
-    return integer_parameter("window", "Observed queries", 64, 1, 4096,
-                             "The prompt's last queries, whose attention ranks the tokens (and which are always kept): where the "
-                             "question is.");
+std::vector<AttentionParameter> press_parameters(bool with_window) {
+    std::vector<AttentionParameter> params = {
+        fraction_parameter("keep", "Keep (share of the prompt)", 0.25, 0.001, 1.0,
+                           "The share of a prompt's tokens each layer and KV head keeps once the prompt is read; the rest are "
+                           "evicted and their blocks freed. keep=1 is full attention.")};
+    if (with_window)
+        params.push_back(integer_parameter("window", "Observed queries", 64, 1, 4096,
+                                           "The prompt's last queries, whose attention ranks the tokens (and which are always kept): "
+                                           "where the question is."));
+    params.push_back(integer_parameter("min_prompt", "Shortest prompt pressed", kDefaultMinPrompt, 1, 1 << 20,
+                                       "A prompt is pressed only once this many tokens are unpressed: a short chat turn, or a "
+                                       "question read after its pressed context, is kept whole (pressing it would drop the question)."));
+    return params;
 }
 
 std::string press_spec_parameters(const AttentionSpec& spec, bool with_window) {
-    return ":keep=" + fraction_text(spec.keep) + (with_window ? ",window=" + std::to_string(spec.window) : "");
+    return ":keep=" + fraction_text(spec.keep) + (with_window ? ",window=" + std::to_string(spec.window) : "") +
+           (spec.min_prompt != kDefaultMinPrompt ? ",min_prompt=" + std::to_string(spec.min_prompt) : "");
 }
 
 }  // namespace workbench

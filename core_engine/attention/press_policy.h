@@ -6,12 +6,14 @@
 // others (a block's rows in any layer's arena take any lane's rows), and the token blocks they
 // came from are released: the bytes held fall by what was evicted. Tokens after the prompt's last
 // whole block stay where they are. A follow-up prompt on the same sequence (the next chat turn)
-// is read over what was kept and pressed in its turn. Question-aware: the pressing step's
+// is read over what was kept and pressed in its turn, once at least `min_prompt` tokens are
+// unpressed: a short turn, or a question read after its pressed context, is kept whole. Question-aware: the pressing step's
 // queries (the end of the prompt, where the question is) choose what stays.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "attention/attention_policy.h"
 
@@ -34,10 +36,11 @@ struct PressMethod {
 
 std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, PressMethod method);
 
-// The parameters the presses share, for their describe().
-AttentionParameter press_keep_parameter();
-AttentionParameter press_window_parameter();
-// ":keep=F" and, where the press observes a window of queries, ",window=W".
+// The parameters of a press, for its describe(): keep, window (where it observes a window of
+// queries), min_prompt.
+std::vector<AttentionParameter> press_parameters(bool with_window);
+// ":keep=F", ",window=W" where the press observes a window of queries, and ",min_prompt=N"
+// where it is not the default.
 std::string press_spec_parameters(const AttentionSpec& spec, bool with_window);
 
 }  // namespace workbench

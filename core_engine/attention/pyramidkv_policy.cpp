@@ -7,7 +7,7 @@ namespace workbench {
 namespace {
 
 AttentionVariant describe() {
-    return {AttentionKind::pyramidkv, "pyramidkv", "SnapKV's ranking, with more tokens kept in the first layers and fewer in the last (keep on average)", {press_keep_parameter(), press_window_parameter()}};
+    return {AttentionKind::pyramidkv, "pyramidkv", "SnapKV's ranking, with more tokens kept in the first layers and fewer in the last (keep on average)", press_parameters(true)};
 }
 
 std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }

@@ -7,7 +7,7 @@ namespace workbench {
 namespace {
 
 AttentionVariant describe() {
-    return {AttentionKind::snapkv, "snapkv", "the prompt's last queries rank its tokens by attention; each layer and KV head keeps the best `keep` of them, the rest are evicted", {press_keep_parameter(), press_window_parameter()}};
+    return {AttentionKind::snapkv, "snapkv", "the prompt's last queries rank its tokens by attention; each layer and KV head keeps the best `keep` of them, the rest are evicted", press_parameters(true)};
 }
 
 std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }

@@ -7,7 +7,7 @@ namespace workbench {
 namespace {
 
 AttentionVariant describe() {
-    return {AttentionKind::tova, "tova", "the prompt's last query's attention, averaged over its heads, ranks the tokens; the best `keep` stay", {press_keep_parameter()}};
+    return {AttentionKind::tova, "tova", "the prompt's last query's attention, averaged over its heads, ranks the tokens; the best `keep` stay", press_parameters(false)};
 }
 
 std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, false); }

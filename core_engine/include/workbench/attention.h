@@ -47,6 +47,7 @@ struct AttentionSpec {
     LatentBalance balance = LatentBalance::energy;  // latent: K scaled to V's energy before the joint SVD
     LatentRanks ranks = LatentRanks::uniform;    // latent: R in every layer, or per layer by measured sensitivity (R on average)
     double keep = 1.0;                           // presses: the fraction of a prompt's tokens kept once it is read
+    int32_t min_prompt = 128;                    // presses: fewer tokens unpressed than this are kept whole (a short turn, a question)
 };
 
 // One parameter of a variant, as a form shows it.

@@ -1,8 +1,9 @@
 // The presses' mechanism on the KV group alone, with generated rows: KNorm on keys whose norms
 // say exactly which tokens each (layer, head) keeps, so every lane's rows can be checked where the
 // plans read them (packed across layers' arenas, heads of different selections); the prompt's
-// token blocks are released; a follow-up prompt is pressed in its turn; a step aborted after its
-// plans chose leaves nothing chosen behind.
+// token blocks are released; a follow-up prompt is pressed in its turn, a short one (fewer tokens
+// unpressed than min_prompt) kept whole; a step aborted after its plans chose leaves nothing
+// chosen behind. The 64-token prompts here press with min_prompt=16.
 #include <QTest>
 
 #include <algorithm>
@@ -100,7 +101,7 @@ private slots:
         const int32_t n = 64;
         const Rows rows(n + 8);
         ThreadPool pool(2);
-        auto kv = make_group("knorm:keep=0.25");
+        auto kv = make_group("knorm:keep=0.25,min_prompt=16");
         QVERIFY(step(*kv, rows, 0, 40, false, pool).ok());
         QVERIFY(step(*kv, rows, 40, 24, true, pool).ok());
         // Held: the packed rows (6 lanes of 16 = 96 rows, 2 cells of 32 in one block of 3 · 32) and nothing else.
@@ -137,7 +138,7 @@ private slots:
     void aFollowUpPromptIsPressedInItsTurn() {
         const Rows rows(200);
         ThreadPool pool(1);
-        auto kv = make_group("knorm:keep=0.5");
+        auto kv = make_group("knorm:keep=0.5,min_prompt=16");
         QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());        // 32 a lane
         QVERIFY(step(*kv, rows, 64, 1, false, pool).ok());
         QVERIFY(step(*kv, rows, 65, 63, true, pool).ok());       // [64, 128): 32 more a lane
@@ -165,7 +166,7 @@ private slots:
     void aShortRoundKeepsItsWindow() {
         const Rows rows(128);
         ThreadPool pool(1);
-        auto kv = make_group("snapkv:keep=0.25,window=16");
+        auto kv = make_group("snapkv:keep=0.25,window=16,min_prompt=16");
         QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());
         QVERIFY(step(*kv, rows, 64, 32, true, pool).ok());   // 32 tokens: a quarter is 8, the window 16
         const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
@@ -179,10 +180,34 @@ private slots:
         kv->abort_step();
     }
 
+    // The default min_prompt (128): a 64-token prompt is not pressed; a 40-token question read
+    // after a pressed 128-token context is kept whole and read beside the context's lanes.
+    void aShortPromptIsKeptWhole() {
+        const Rows rows(200);
+        ThreadPool pool(1);
+        auto short_first = make_group("knorm:keep=0.25");
+        QVERIFY(step(*short_first, rows, 0, 64, true, pool).ok());
+        QCOMPARE(short_first->usage().bytes_in_use, 4 * short_first->block_bytes());
+        auto kv = make_group("knorm:keep=0.25");
+        QVERIFY(step(*kv, rows, 0, 128, true, pool).ok());   // pressed: 6 lanes × 32 rows, 2 blocks of 96
+        QCOMPARE(kv->usage().bytes_in_use, 2 * kv->block_bytes());
+        QVERIFY(step(*kv, rows, 128, 40, true, pool).ok());  // kept whole: tokens [128, 168) in 3 blocks
+        QCOMPARE(kv->usage().bytes_in_use, 5 * kv->block_bytes());
+        const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+        QVERIFY(kv->begin_step(std::span(&s, 1)).ok());
+        std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+        kv->write(0, rows.k[0].data() + 168 * kHeads * kDim, rows.v[0].data() + 168 * kHeads * kDim, pool);
+        const AttendPlan& plan = kv->plan(0, q.data(), pool);
+        const std::vector<float> got = tags_read(plan, kv->streams(0), 0, 0);
+        QCOMPARE(got.size(), size_t(32 + 40 + 1));
+        for (int32_t t = 128; t <= 168; ++t) QVERIFY2(std::find(got.begin(), got.end(), Rows::tag(0, 0, t)) != got.end(), qPrintable(QString::number(t)));
+        kv->abort_step();
+    }
+
     void anAbortedPressLeavesNothingChosen() {
         const Rows rows(100);
         ThreadPool pool(1);
-        auto kv = make_group("knorm:keep=0.25");
+        auto kv = make_group("knorm:keep=0.25,min_prompt=16");
         QVERIFY(step(*kv, rows, 0, 64, true, pool, false).ok());   // planned, chosen, then aborted
         QCOMPARE(kv->usage().bytes_in_use, uint64_t{0});
         QVERIFY(step(*kv, rows, 0, 48, false, pool).ok());           // a prompt's first part: nothing pressed
