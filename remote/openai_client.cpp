@@ -83,7 +83,8 @@ Json request_json(const RemoteRequest& r) {
         for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
         body["messages"] = std::move(messages);
     } else {
-        body["prompt"] = r.prompt;
+        if (r.prompt_tokens.empty()) body["prompt"] = r.prompt;
+        else body["prompt"] = r.prompt_tokens;
     }
     body["max_tokens"] = g.max_tokens;
     body["temperature"] = g.sampling.temperature;
@@ -142,6 +143,8 @@ workbench::Result<std::vector<RemoteModel>> list_models(const RemoteEndpoint& en
         model.id = m["id"].get<std::string>();
         if (m.contains("owned_by") && m["owned_by"].is_string()) model.owned_by = m["owned_by"].get<std::string>();
         if (m.contains("max_model_len") && m["max_model_len"].is_number_integer()) model.max_model_len = m["max_model_len"].get<int64_t>();
+        if (m.contains("attention") && m["attention"].is_string()) model.attention = m["attention"].get<std::string>();
+        if (m.contains("kv_types") && m["kv_types"].is_string()) model.kv_types = m["kv_types"].get<std::string>();
         models.push_back(std::move(model));
     }
     if (models.empty()) return workbench::error(workbench::StatusCode::not_found, u.prefix + "/models lists no model");

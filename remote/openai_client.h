@@ -32,6 +32,7 @@ struct RemoteEndpoint {
 struct RemoteModel {
     std::string id, owned_by;
     int64_t max_model_len = 0;    // when the server says (vLLM, ours)
+    std::string attention, kv_types;   // the KV configuration, when the server says (ours)
 };
 
 enum class ServerKind { unknown, workbench, vllm, sglang, trtllm, llamacpp };
@@ -54,6 +55,7 @@ struct RemoteRequest {
     bool chat = true;                                // /v1/chat/completions, else /v1/completions
     std::vector<workbench::ChatMessage> messages;    // chat
     std::string prompt;                              // completions
+    std::vector<int32_t> prompt_tokens;              // completions: token ids sent instead of `prompt` when given
     workbench::GenerationRequest generation;         // max_tokens, sampling, stop, ignore_eos
 };
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "remote/remote_retrieval.h"
 #include "history_recorder.h"
 #include "retrieval_heatmap.h"
 #include "sweep_plot.h"
@@ -165,6 +166,35 @@ int write_heatmap(const std::string& out_path, const std::string& heatmap_path, 
     return 0;
 }
 
+// --remote: one row for a remote server, its retrieval on the local rows' prompts, appended to -o.
+int sweep_remote_row(const CommandContext& ctx, const workbench::SweepSettings& s, const std::string& out_path, const std::string& model) {
+    wbremote::RemoteEndpoint endpoint;
+    endpoint.base_url = ctx.args.get("--remote");
+    const char* env_key = std::getenv("OPENAI_API_KEY");
+    endpoint.api_key = ctx.args.get("--api-key", env_key ? env_key : "");
+    endpoint.read_timeout_s = 600;   // a long prompt's prefill on a slow server
+    wbremote::RemoteRowOptions o{ctx.args.get("--remote-model"), ctx.args.get("--remote-kv-type"), ctx.args.get("--remote-attention")};
+    if (const std::string key = wbremote::remote_sweep_row_key(endpoint, o); rows_done(out_path, model).count(key)) {
+        std::fprintf(stderr, "sweep: %s already has the row '%s'; nothing measured\n", out_path.c_str(), key.c_str());
+        return 0;
+    }
+    const bool tty = isatty(STDERR_FILENO);
+    auto progress = [&](int64_t done, int64_t total) {
+        if (tty) std::fprintf(stderr, "\r%s: %lld/%lld prompts", endpoint.base_url.c_str(), static_cast<long long>(done), static_cast<long long>(total));
+    };
+    const workbench::Json row = wbremote::measure_remote_sweep_row(endpoint, o, *ctx.engine, s, progress);
+    if (tty) std::fprintf(stderr, "\r%*s\r", 80, "");
+    if (row["status"] != "ok") return runtime_error("sweep --remote: " + row["error"].get<std::string>());
+    std::ofstream out(out_path, std::ios::app);
+    out << workbench::dump_json(row) << "\n" << std::flush;
+    if (!out) return runtime_error(out_path + ": cannot write (disk full?); the rows before this one are kept");
+    std::printf("%-50s  KV %-10s (%s)  retrieval %s%s\n", workbench::sweep_row_label(row).c_str(),
+                format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["kv_source"].get<std::string>().c_str(),
+                std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5).c_str(),
+                versus_full(retrieval_outcomes(row), full_outcomes_in(out_path, model)).c_str());
+    return 0;
+}
+
 }  // namespace
 
 int cmd_sweep(int argc, char** argv) {
@@ -183,6 +213,13 @@ int cmd_sweep(int argc, char** argv) {
         {"--plot", "", true, "PATH  the variants map as SVG: KV bytes (log) against --plot-y, colour = decode tok/s"},
         {"--plot-y", "", true, "dppl|kl|top1|retrieval  the map's quality axis (default dppl)"},
         {"--heatmap", "", true, "PATH  retrieval accuracy by length and depth as SVG, a panel per row (with --retrieval)"},
+        {"--remote", "", true, "URL  one row for a remote OpenAI-compatible server instead: the retrieval prompts of the local rows (this "
+                              "GGUF's tokens, the model the server runs) over its /v1/completions, appended to -o"},
+        {"--remote-model", "", true, "NAME  the remote model to ask for (default: the first of its /v1/models)"},
+        {"--remote-kv-type", "", true, "T  the remote's KV cache type as it was started (llama-server -ctk/-ctv q8_0, vLLM fp8); "
+                                      "needed where the server does not report it (ours does)"},
+        {"--remote-attention", "", true, "SPEC  the remote's attention, as our specs write it (default: as it reports, else full)"},
+        {"--api-key", "", true, "KEY  sent to --remote as 'Authorization: Bearer KEY' (default: $OPENAI_API_KEY)"},
         db_flag(),
     };
     const std::string synopsis = "[--preset standard|presses | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] [--plot map.svg]";
@@ -207,6 +244,14 @@ int cmd_sweep(int argc, char** argv) {
     if (ctx.args.has("--preset") && ctx.args.has("--file")) err = "--preset and --file: give one list";
     const QualityAxis* plot_y = quality_axis(ctx.args.get("--plot-y", "dppl"));
     if (!plot_y) err = "--plot-y: dppl, kl, top1 or retrieval";
+    const bool remote = ctx.args.has("--remote");
+    if (remote && (ctx.args.has("--preset") || ctx.args.has("--file")))
+        err = "--remote measures the server's row alone (run the local rows as a sweep of their own into the same -o)";
+    if (remote && (s.retrieval_options.question_agnostic || s.retrieval_options.follow_up))
+        err = "--remote reads each prompt whole: --question-agnostic and --follow-up are for local presses";
+    if (!remote && (ctx.args.has("--remote-model") || ctx.args.has("--remote-kv-type") || ctx.args.has("--remote-attention")))
+        err = "--remote-model, --remote-kv-type and --remote-attention describe a --remote server";
+    if (remote) s.retrieval = true;
     if (!err.empty()) return usage_error("sweep: " + err);
     const std::vector<std::string> lines = read_lines(ctx.args, err);
     if (!err.empty()) return runtime_error(err);
@@ -224,6 +269,13 @@ int cmd_sweep(int argc, char** argv) {
     if (int rc = prepare_command(argc, argv, "sweep", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
     const workbench::EngineConfig base = ctx.config;   // the model and threads; each row sets the rest
     workbench::Engine& baseline = *ctx.engine;
+    if (remote) {
+        const std::string model = std::filesystem::path(ctx.config.model_path).filename().string();
+        if (int rc = sweep_remote_row(ctx, s, out_path, model); rc != 0) return rc;
+        if (ctx.args.has("--plot"))
+            if (int rc = write_plot(out_path, ctx.args.get("--plot"), *plot_y, model); rc != 0) return rc;
+        return ctx.args.has("--heatmap") ? write_heatmap(out_path, ctx.args.get("--heatmap"), model) : 0;
+    }
     const std::vector<workbench::TokenId> tokens = baseline.tokenize(text.str(), true, false);
     if (tokens.size() < static_cast<size_t>(s.ctx) + 1)
         return runtime_error(text_path + " has " + std::to_string(tokens.size()) + " tokens, fewer than one window of --ctx " + std::to_string(s.ctx));

@@ -184,6 +184,7 @@ struct ApiServer::Impl {
     std::atomic<workbench::Engine*> engine{nullptr};
     std::string model_name;          // set before `engine` is published, read after
     int32_t n_ctx = 0;
+    std::string attention, kv_types;   // reported with the model: a client places its rows on the KV map
 
     // Whether stop() was called more than `grace_s` + `extra_s` ago.
     bool past_grace(double extra_s = 0) const {
@@ -197,7 +198,8 @@ struct ApiServer::Impl {
     void complete(Endpoint endpoint, const std::string& body, httplib::Response& res);
     Json model_json() const {
         return {{"id", model_name}, {"object", "model"}, {"created", static_cast<int64_t>(std::time(nullptr))},
-                {"owned_by", "inference-workbench"}, {"max_model_len", n_ctx}};
+                {"owned_by", "inference-workbench"}, {"max_model_len", n_ctx},
+                {"attention", attention}, {"kv_types", kv_types}};
     }
 };
 
@@ -451,6 +453,8 @@ void ApiServer::serve(workbench::Engine& engine, const std::string& model_name, 
     (void)engine.set_loop_options(loop);   // nothing runs yet, and max_running ≥ 1 was checked by the caller
     s.model_name = model_name;
     s.n_ctx = engine.model_info().n_ctx;
+    s.attention = engine.model_info().attention;
+    s.kv_types = engine.model_info().kv_types;
     s.metrics.set_model_name(model_name);
     s.metrics.record_step(engine.step(), engine.loop_counters());   // the pool's size before any request
     s.engine.store(&engine);

@@ -35,11 +35,14 @@ int32_t retrieval_tokens_after_prompt(const RetrievalOptions& options) {
     return options.follow_up ? 2 * answer + kFollowUpQuestion : answer;
 }
 
-Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress,
-                                           const std::atomic<bool>* cancel) {
+namespace {
+
+// The grid: every cell's trials, each prompt answered by `respond`, scored and counted.
+Result<RetrievalReport> run_retrieval_grid(const Engine& prompts_from, const RetrievalOptions& options, const RetrievalResponder& respond,
+                                           const ProgressCallback& progress, const std::atomic<bool>* cancel) {
     if (options.lengths.empty() || options.depths_pct.empty() || options.kinds.empty() || options.trials < 1)
         return error(StatusCode::invalid_argument, "retrieval: the grid is empty (lengths, depths, kinds and trials ≥ 1 are needed)");
-    const ModelInfo& info = engine.model_info();
+    const ModelInfo& info = prompts_from.model_info();
     const int32_t answer_tokens = retrieval_tokens_after_prompt(options);
     for (int32_t length : options.lengths)
         if (length < 64 || (info.context_bounded && length + answer_tokens > info.n_ctx))
@@ -53,7 +56,7 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
                                                                retrieval_kind_name(kind) + " has none");
     const int32_t shortest = *std::min_element(options.lengths.begin(), options.lengths.end());
     for (RetrievalKind kind : options.kinds)
-        if (!make_retrieval_prompt(engine, kind, shortest, 0, 0, options.seed).fits)
+        if (!make_retrieval_prompt(prompts_from, kind, shortest, 0, 0, options.seed).fits)
             return error(StatusCode::invalid_argument, std::string("retrieval: ") + retrieval_kind_name(kind) + " does not fit in " +
                                                            std::to_string(shortest) + " tokens (its facts or words alone are longer): give longer lengths");
     RetrievalReport report;
@@ -75,32 +78,13 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
     const int64_t total = static_cast<int64_t>(options.kinds.size() * options.lengths.size() * depths.size()) * options.trials;
     int64_t done = 0, correct = 0;
     double recall = 0;
-    engine.reset();
     auto run = [&](RetrievalKind kind, int32_t length, int32_t depth, int32_t trial) -> Status {
         if (cancel && cancel->load()) return error(StatusCode::cancelled, "retrieval: cancelled");
-        const RetrievalPrompt p = make_retrieval_prompt(engine, kind, length, depth, trial, options.seed);
-        GenerationRequest request;
-        request.sampling.temperature = 0;
-        if (options.question_agnostic) {
-            // The context alone first: a press compresses it before the question exists.
-            request.max_tokens = 0;
-            const std::vector<TokenId> context(p.tokens.begin(), p.tokens.begin() + p.question_at);
-            if (auto read = engine.generate_tokens(context, request); !read.ok())
-                return read.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
-        }
-        request.max_tokens = retrieval_answer_tokens(kind);
-        auto out = engine.generate_tokens(p.tokens, request);
-        if (out.ok() && options.follow_up) {
-            // The same conversation goes on: its answer, then the second question.
-            std::vector<TokenId> next = p.tokens;
-            next.insert(next.end(), out->tokens.begin(), out->tokens.end());
-            if (next.back() == engine.model_info().eos_id) next.pop_back();   // the turn goes on
-            next.insert(next.end(), p.follow_up.begin(), p.follow_up.end());
-            out = engine.generate_tokens(next, request);
-        }
+        const RetrievalPrompt p = make_retrieval_prompt(prompts_from, kind, length, depth, trial, options.seed);
+        auto out = respond(p, retrieval_answer_tokens(kind));
         if (!out.ok()) return out.status().with_context(std::string("retrieval, ") + retrieval_kind_name(kind) + ", " + std::to_string(length) + " tokens: ");
         RetrievalCell& c = cell(kind, length, depth);
-        const double found = answer_recall(out->text, options.follow_up ? p.follow_up_answers : p.answers);
+        const double found = answer_recall(*out, options.follow_up ? p.follow_up_answers : p.answers);
         const bool all = found >= 1.0;
         ++c.n_trials;
         c.n_correct += all;
@@ -120,10 +104,49 @@ Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOption
                     const Status st = run(kind, length, deep ? depths[static_cast<size_t>(d)] : -1, deep ? trial : trial * n_depths + d);
                     if (!st.ok()) return st;
                 }
-    engine.reset();
     report.accuracy = total > 0 ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
     report.score = total > 0 ? recall / static_cast<double>(total) : 0.0;
     return report;
+}
+
+}  // namespace
+
+Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress,
+                                           const std::atomic<bool>* cancel) {
+    auto respond = [&](const RetrievalPrompt& p, int32_t max_tokens) -> Result<std::string> {
+        GenerationRequest request;
+        request.sampling.temperature = 0;
+        if (options.question_agnostic) {
+            // The context alone first: a press compresses it before the question exists.
+            request.max_tokens = 0;
+            const std::vector<TokenId> context(p.tokens.begin(), p.tokens.begin() + p.question_at);
+            if (auto read = engine.generate_tokens(context, request); !read.ok()) return read.status();
+        }
+        request.max_tokens = max_tokens;
+        auto out = engine.generate_tokens(p.tokens, request);
+        if (out.ok() && options.follow_up) {
+            // The same conversation goes on: its answer, then the second question.
+            std::vector<TokenId> next = p.tokens;
+            next.insert(next.end(), out->tokens.begin(), out->tokens.end());
+            if (next.back() == engine.model_info().eos_id) next.pop_back();   // the turn goes on
+            next.insert(next.end(), p.follow_up.begin(), p.follow_up.end());
+            out = engine.generate_tokens(next, request);
+        }
+        if (!out.ok()) return out.status();
+        return out->text;
+    };
+    engine.reset();
+    auto report = run_retrieval_grid(engine, options, respond, progress, cancel);
+    engine.reset();
+    return report;
+}
+
+Result<RetrievalReport> evaluate_retrieval(const Engine& prompts_from, const RetrievalOptions& options, const RetrievalResponder& respond,
+                                           const ProgressCallback& progress, const std::atomic<bool>* cancel) {
+    if (options.question_agnostic || options.follow_up)
+        return error(StatusCode::invalid_argument, "retrieval: the question-agnostic and follow-up modes read a conversation in turns, which "
+                                                   "only the local engine does (a responder answers each prompt whole)");
+    return run_retrieval_grid(prompts_from, options, respond, progress, cancel);
 }
 
 Json retrieval_report_json(const RetrievalReport& r) {

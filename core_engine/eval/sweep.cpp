@@ -92,6 +92,24 @@ Result<std::vector<SweepConfig>> parse_sweep_configs(const std::vector<std::stri
     return out;
 }
 
+RetrievalOptions sweep_retrieval_options(const SweepSettings& settings) {
+    RetrievalOptions ro = settings.retrieval_options;
+    std::erase_if(ro.lengths, [&](int32_t l) { return l > settings.ctx; });
+    if (ro.lengths.empty()) ro.lengths = {settings.ctx};
+    return ro;
+}
+
+void put_retrieval_figures(Json& row, const RetrievalReport& report, const RetrievalOptions& options) {
+    const Json figures = retrieval_report_json(report);
+    row["retrieval_accuracy"] = figures["retrieval_accuracy"];
+    row["retrieval_trials"] = figures["retrieval_trials"];
+    row["retrieval_interval"] = figures["retrieval_interval"];
+    row["retrieval_score"] = figures["retrieval_score"];
+    row["retrieval_cells"] = figures["cells"];
+    row["question"] = options.question_agnostic ? "agnostic" : "aware";
+    if (options.follow_up) row["follow_up"] = true;
+}
+
 EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& base, const SweepSettings& settings) {
     EngineConfig c = base;
     c.attention = config.attention;
@@ -122,9 +140,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         row["error"] = st.message();
         return row;
     };
-    RetrievalOptions ro = s.retrieval_options;
-    std::erase_if(ro.lengths, [&](int32_t l) { return l > s.ctx; });
-    if (ro.lengths.empty()) ro.lengths = {s.ctx};
+    const RetrievalOptions ro = sweep_retrieval_options(s);
     const int64_t n_trials = static_cast<int64_t>(ro.lengths.size() * ro.depths_pct.size() * ro.kinds.size()) * ro.trials;
     const int64_t total = s.windows + 1 + (s.retrieval ? n_trials : 0);
     int64_t done = 0;
@@ -185,14 +201,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
         const int64_t before = done;
         auto r = evaluate_retrieval(engine, ro, [&](int64_t d, int64_t) { step(before + d); }, cancel);
         if (!r.ok()) return failed(r.status());
-        const Json figures = retrieval_report_json(*r);
-        row["retrieval_accuracy"] = figures["retrieval_accuracy"];
-        row["retrieval_trials"] = figures["retrieval_trials"];
-        row["retrieval_interval"] = figures["retrieval_interval"];
-        row["retrieval_score"] = figures["retrieval_score"];
-        row["retrieval_cells"] = figures["cells"];
-        row["question"] = ro.question_agnostic ? "agnostic" : "aware";
-        if (ro.follow_up) row["follow_up"] = true;
+        put_retrieval_figures(row, *r, ro);
     }
     row["ctx"] = s.ctx;
     row["windows"] = q->n_windows;
@@ -262,6 +271,11 @@ Json sweep_settings_json(const SweepSettings& settings, size_t configurations) {
 }
 
 std::string sweep_row_label(const Json& row) {
+    if (row.value("backend", "") == "remote") {
+        std::string label = row.value("server", "remote") + " server";
+        if (row.value("attention", "full") != "full") label += " · " + row.value("attention", "");
+        return label + " · KV " + row.value("kv_type", "");
+    }
     std::string label = row.value("attention", "") + " · KV " + row.value("kv_type", "");
     if (row.value("config", "").find("--weights") != std::string::npos) label += " · W " + row.value("weights", "");
     return label;

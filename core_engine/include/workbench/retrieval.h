@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,16 @@ double answer_recall(const std::string& output, const std::vector<std::string>& 
 // the engine's errors. progress(done, total) per trial.
 Result<RetrievalReport> evaluate_retrieval(Engine& engine, const RetrievalOptions& options, const ProgressCallback& progress = {},
                                            const std::atomic<bool>* cancel = nullptr);
+
+// One prompt's greedy answer from whatever runs the model: the continuation's text, at most
+// `max_tokens` tokens. A remote OpenAI-compatible server is one (remote/remote_retrieval.h).
+using RetrievalResponder = std::function<Result<std::string>(const RetrievalPrompt& prompt, int32_t max_tokens)>;
+// The same grid, prompts and scoring with the answers from `respond`; `prompts_from` only builds
+// the prompts (its tokenizer, the same model's) and bounds the lengths by its context. Errors as
+// above, and invalid_argument for question_agnostic or follow_up (conversations in turns, which
+// only the engine's own path reads); `respond`'s errors with the task and length named.
+Result<RetrievalReport> evaluate_retrieval(const Engine& prompts_from, const RetrievalOptions& options, const RetrievalResponder& respond,
+                                           const ProgressCallback& progress = {}, const std::atomic<bool>* cancel = nullptr);
 
 // The report as JSON, the shape of `eval --retrieval` and of a sweep row's figures:
 // {"retrieval_accuracy", "retrieval_trials", "retrieval_interval": [low, high] (Wilson, 95 %),

@@ -65,6 +65,13 @@ Result<DecodeReference> measure_decode_reference(Engine& baseline, const std::ve
 // trials and the number of configurations.
 Json sweep_settings_json(const SweepSettings& settings, size_t configurations);
 
+// The retrieval grid a row runs: settings.retrieval_options with lengths beyond ctx left out (ctx
+// itself when none fits). Local and remote rows run the same one, so they pair prompt by prompt.
+RetrievalOptions sweep_retrieval_options(const SweepSettings& settings);
+// A row's retrieval figures: "retrieval_accuracy", "_trials", "_interval", "_score", "_cells"
+// (retrieval_report_json's), "question" (aware or agnostic) and "follow_up" when asked.
+void put_retrieval_figures(Json& row, const RetrievalReport& report, const RetrievalOptions& options);
+
 // The engine configuration a row loads: `base` (model, threads) with the row's attention, KV and
 // weight types and a context for the window and the decoded tokens.
 EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& base, const SweepSettings& settings);
@@ -89,7 +96,8 @@ Json measure_sweep_row(const SweepConfig& config, const EngineConfig& base, Qual
 Status record_sweep_row(Store& store, RowId sweep_id, RowId baseline_configuration_id, const EngineConfig& row_config,
                         const Json& row, const std::string& text_name);
 
-// A row's short description for lists: "sliding:window=64 · KV q8_0 · W q8_0".
+// A row's short description for lists: "sliding:window=64 · KV q8_0 · W q8_0"; a remote row
+// "llama.cpp server · KV q8_0".
 std::string sweep_row_label(const Json& row);
 
 }  // namespace workbench

@@ -1,0 +1,119 @@
+// Remote rows of the variants map: the suite's prompts as token ids over /v1/completions, and
+// the row's KV bytes predicted from the configuration the server reports or the user declares.
+#include "remote_retrieval.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "workbench/attention.h"
+
+namespace wbremote {
+
+using workbench::Json;
+using workbench::Result;
+using workbench::StatusCode;
+
+workbench::RetrievalResponder remote_retrieval_responder(const RemoteEndpoint& endpoint, const std::string& model, RemoteAnswerTally* tally) {
+    return [endpoint, model, tally](const workbench::RetrievalPrompt& p, int32_t max_tokens) -> Result<std::string> {
+        RemoteRequest r;
+        r.model = model;
+        r.chat = false;
+        r.prompt_tokens.assign(p.tokens.begin(), p.tokens.end());
+        r.generation.max_tokens = max_tokens;
+        r.generation.sampling.temperature = 0;
+        const RemoteCompletion got = stream_completion(endpoint, r);
+        if (!got.ok) return workbench::error(StatusCode::unavailable, got.error);
+        const int32_t counted = got.metrics.n_prompt_tokens;
+        if (counted > 0 && counted != static_cast<int32_t>(p.tokens.size()))
+            return workbench::error(StatusCode::unsupported, "the server counted " + std::to_string(counted) + " prompt tokens for the " +
+                                                              std::to_string(p.tokens.size()) +
+                                                              " token ids sent (it does not read them as given), so its answers would not pair "
+                                                              "with the local rows'");
+        if (tally) {
+            ++tally->n_requests;
+            tally->n_output_tokens += got.metrics.n_output_tokens;
+            if (got.metrics.n_output_tokens > 1) {
+                tally->decode_ms += got.metrics.e2e_ms - got.metrics.ttft_ms;
+                tally->n_decoded += got.metrics.n_output_tokens - 1;
+            }
+        }
+        return got.text;
+    };
+}
+
+namespace {
+
+// Whether the server splits a sentence into as many tokens as the GGUF does (with or without
+// its BOS): nullopt when it has no /tokenize to ask, else the two counts when they differ.
+std::optional<std::string> tokenizer_mismatch(const RemoteEndpoint& endpoint, const std::string& model, const workbench::Engine& local) {
+    const std::string sample = "The pass key is 71432. Remember it: the grass is green, the sky is blue, and 9 + 17 = 26.";
+    const std::optional<int32_t> theirs = remote_token_count(endpoint, model, sample);
+    if (!theirs) return std::nullopt;
+    const auto with_bos = static_cast<int32_t>(local.tokenize(sample, true, false).size());
+    const auto without = static_cast<int32_t>(local.tokenize(sample, false, false).size());
+    if (*theirs == with_bos || *theirs == without) return std::nullopt;
+    return std::to_string(*theirs) + " tokens where " + local.model_info().name + " makes " + std::to_string(without);
+}
+
+}  // namespace
+
+std::string remote_sweep_row_key(const RemoteEndpoint& endpoint, const RemoteRowOptions& options) {
+    std::string key = "remote " + endpoint.base_url;
+    if (!options.model.empty()) key += " --model " + options.model;
+    if (!options.attention.empty()) key += " --attention " + options.attention;
+    if (!options.kv_types.empty()) key += " --kv-type " + options.kv_types;
+    return key;
+}
+
+Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOptions& options, const workbench::Engine& local,
+                              const workbench::SweepSettings& settings, const workbench::ProgressCallback& progress,
+                              const std::atomic<bool>* cancel) {
+    Json row = {{"config", remote_sweep_row_key(endpoint, options)}, {"backend", "remote"}, {"base_url", endpoint.base_url},
+                {"model", std::filesystem::path(local.model_info().path).filename().string()}};
+    auto failed = [&](const std::string& why, bool cancelled = false) {
+        row["status"] = cancelled || (cancel && cancel->load()) ? "cancelled" : "failed";
+        row["error"] = why;
+        return row;
+    };
+    auto models = list_models(endpoint);
+    if (!models.ok()) return failed(models.status().message());
+    if (models->empty()) return failed(endpoint.base_url + " lists no models");
+    const RemoteModel* served = &models->front();
+    if (!options.model.empty()) {
+        auto it = std::find_if(models->begin(), models->end(), [&](const RemoteModel& m) { return m.id == options.model; });
+        if (it == models->end()) return failed(endpoint.base_url + " does not serve '" + options.model + "' (it lists '" + models->front().id + "')");
+        served = &*it;
+    }
+    row["remote_model"] = served->id;
+    row["server"] = server_kind_name(detect_server_kind(endpoint, *models));
+    const std::string attention = !options.attention.empty() ? options.attention : !served->attention.empty() ? served->attention : "full";
+    const std::string kv_types = !options.kv_types.empty() ? options.kv_types : served->kv_types;
+    if (kv_types.empty())
+        return failed("the server does not report its KV cache type: declare it (--remote-kv-type, what the server was started with: "
+                      "llama-server's -ctk/-ctv, vLLM's --kv-cache-dtype; f16 when it was given none)");
+    row["attention"] = attention;
+    row["kv_type"] = kv_types;
+    row["kv_source"] = options.kv_types.empty() ? "reported" : "declared";
+    if (auto mismatch = tokenizer_mismatch(endpoint, served->id, local))
+        return failed("the server tokenizes a test sentence into " + *mismatch + ": it does not run this GGUF's model, so the prompts would "
+                      "not mean the same to it");
+    auto layout = workbench::parse_attention_layout(attention);
+    if (!layout.ok()) return failed("attention '" + attention + "': " + layout.status().message());
+    const int64_t n_tokens = settings.ctx + settings.n_decode;
+    auto bytes = workbench::predict_kv(*layout, kv_types, workbench::kv_geometry(local.model_info()), n_tokens);
+    if (!bytes.ok()) return failed("KV '" + kv_types + "': " + bytes.status().message());
+    row["kv_bytes"] = bytes->bytes_held;
+    row["kv_bytes_full"] = bytes->bytes_full;
+    const workbench::RetrievalOptions ro = workbench::sweep_retrieval_options(settings);
+    RemoteAnswerTally tally;
+    auto report = workbench::evaluate_retrieval(local, ro, remote_retrieval_responder(endpoint, served->id, &tally), progress, cancel);
+    if (!report.ok()) return failed(report.status().message(), report.status().code() == StatusCode::cancelled);
+    workbench::put_retrieval_figures(row, *report, ro);
+    if (tally.n_decoded > 0) row["remote_tpot_ms"] = workbench::json_rounded(tally.decode_ms / static_cast<double>(tally.n_decoded));
+    row["ctx"] = settings.ctx;
+    row["status"] = "ok";
+    return row;
+}
+
+}  // namespace wbremote
