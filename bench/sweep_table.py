@@ -8,7 +8,8 @@ Usage: bench/sweep_table.py [--no-prefill] [--model FILE.gguf] docs/variants_swe
 --no-prefill leaves out the prefill column (rows measured before commit db985ca timed a
 one-token step instead of the window for variants that share a cached prefix).
 --model keeps one model's rows where a file holds several (rows written before rows named their
-model are kept for any)."""
+model are kept for any). Remote servers' rows (sweep --remote) show their retrieval and predicted
+KV bytes; their other columns are dashes."""
 import json
 import math
 import sys
@@ -92,8 +93,17 @@ def paired_table(rows, full):
 
 
 def name(r):
+    if r.get("backend") == "remote":
+        # A remote server's row (sweep --remote): its KV type as it reported it or the user declared it.
+        layout = "" if r["attention"] == "full" else f" `{r['attention']}`"
+        return f"{r['server']} server (remote){layout}, KV {r['kv_source']}"
     weights = f" · W {r['weights']}" if "--weights" in r["config"] else ""
     return f"`{r['attention']}`{weights}"
+
+
+def figure(r, key, fmt, scale=1.0):
+    """A row's figure, or a dash where it has none (a remote row measures retrieval alone)."""
+    return format(r[key] * scale, fmt) if key in r else "—"
 
 
 def speed_table(rows):
@@ -133,16 +143,17 @@ def main(path, prefill=True, model=None):
         if r.get("status") != "ok":
             print(f"| {r['config']} | failed: {r.get('error', '')} |||||||||||")
             continue
-        full_kv, full_read = r["kv_bytes_full"], (full or r)["kv_bytes_read_per_token"]
+        full_kv, full_read = r["kv_bytes_full"], (full or r).get("kv_bytes_read_per_token")
         retrieval = "—"
         if "retrieval_accuracy" in r:
             cells = r.get("retrieval_cells", [])
             by_kind = [kind_accuracy(cells, k) for k in kinds]
             retrieval = f"{r['retrieval_accuracy']:.2f} (" + " / ".join("—" if a is None else f"{a:.2f}" for a in by_kind) + ")"
+        read = r.get("kv_bytes_read_per_token")
         print(f"| {name(r)} | {r['kv_type']} | {mib(r['kv_bytes'])} | {r['kv_bytes'] / full_kv:.2f} "
-              f"| {mib(r['kv_bytes_read_per_token'])} | {r['kv_bytes_read_per_token'] / full_read:.2f} "
-              f"| {r['ppl']:.3f} | {r['delta_ppl_pct']:+.2f} | {r['kl']:.4f} | {100 * r['top1']:.1f} "
-              f"| {retrieval} |" + (f" {r['prefill_tok_s']:.0f} |" if prefill else "") + f" {r['decode_tok_s']:.1f} |")
+              f"| {'—' if read is None else mib(read)} | {'—' if read is None or not full_read else f'{read / full_read:.2f}'} "
+              f"| {figure(r, 'ppl', '.3f')} | {figure(r, 'delta_ppl_pct', '+.2f')} | {figure(r, 'kl', '.4f')} | {figure(r, 'top1', '.1f', 100)} "
+              f"| {retrieval} |" + (f" {figure(r, 'prefill_tok_s', '.0f')} |" if prefill else "") + f" {figure(r, 'decode_tok_s', '.1f')} |")
     speed_table(rows)
     paired_table(rows, full)
     with_cells = [r for r in rows if r.get("status") == "ok" and r.get("retrieval_cells")]

@@ -30,6 +30,7 @@ public:
     // Replaces the points; `front` indexes the Pareto-optimal ones in ascending KV.
     void setPoints(const QList<ScatterPoint>& points, const QList<int>& front, const QString& qualityTitle);
     int pointCount() const { return static_cast<int>(m_points.size()); }
+    const QList<ScatterPoint>& points() const { return m_points; }
     QLineSeries* frontSeries() const { return m_front; }
     const QList<QScatterSeries*>& speedBands() const { return m_bands; }
     // Rings point `index` (-1: none), the one whose configuration is selected.

@@ -13,6 +13,7 @@
 #include <QCheckBox>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QListWidget>
 #include <QProgressBar>
 #include <QSpinBox>
@@ -119,6 +120,32 @@ private slots:
         QVERIFY(heat->isHidden());
         page.selectRow(0);
         QCOMPARE(heat->panelCount(), 1);
+    }
+
+    // A remote server's row (sweep --remote): drawn on the retrieval map under its server's
+    // name with the figures it has, its heatmap beside full attention's; nothing to load.
+    void aRemoteRowIsDrawnButHasNothingToLoad() {
+        QTemporaryDir dir;
+        VariantsMapPage page;
+        const QByteArray remote =
+            R"({"config":"remote http://127.0.0.1:8090/v1 --kv-type q8_0","backend":"remote","server":"llama.cpp","base_url":"http://127.0.0.1:8090/v1","attention":"full","kv_type":"q8_0","kv_source":"declared","kv_bytes":50000000,"retrieval_accuracy":0.7,"retrieval_cells":[{"kind":"passkey","length":512,"depth":0,"trials":2,"correct":1}],"status":"ok"})";
+        QVERIFY(page.loadSweep(writeFile(dir, "sweep.jsonl", QByteArray(kRows) + remote + "\n")));
+        QCOMPARE(page.rowCount(), 5);
+        QCOMPARE(page.scatter()->pointCount(), 4);   // ΔPPL: the remote row has none
+        page.qualityMenu()->setCurrentIndex(page.qualityMenu()->findText("Retrieval accuracy"));
+        QCOMPARE(page.scatter()->pointCount(), 5);
+        const ScatterPoint& p = page.scatter()->points().back();
+        QCOMPARE(p.label, QStringLiteral("llama.cpp server · KV q8_0"));
+        QVERIFY2(!p.details.contains("nan") && p.details.contains("retrieval 70 %") && p.details.contains("remote, http://127.0.0.1:8090/v1"),
+                 qPrintable(p.details));
+        page.selectRow(4);
+        QVERIFY(!page.findChild<QPushButton*>("variantsLoadInChat")->isEnabled());
+        QVERIFY(!page.findChild<QPushButton*>("variantsAddToCompare")->isEnabled());
+        QVERIFY(page.findChild<QLabel*>("variantsDetails")->text().contains("remote server"));
+        QCOMPARE(page.heatmap()->panelCount(), 2);
+        QCOMPARE(page.heatmap()->panel(0).title, QStringLiteral("llama.cpp server · KV q8_0"));
+        page.selectRow(0);
+        QVERIFY(page.findChild<QPushButton*>("variantsLoadInChat")->isEnabled());
     }
 
     void badFilesAreNamed() {

@@ -170,7 +170,14 @@ std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject&
     r.prefillTokS = number(o, "prefill_tok_s");
     r.decodeMs = number(o, "decode_ms");
     r.decodeMsPredicted = number(o, "decode_ms_predicted");
-    r.retrievalGrid = retrievalHeatmapGrid(r.config.isEmpty() ? r.attention : r.config, o.value(QStringLiteral("retrieval_cells")));
+    r.label = r.config.isEmpty() ? r.attention : r.config;
+    if (o.value(QStringLiteral("backend")).toString() == QStringLiteral("remote")) {
+        r.remoteUrl = o.value(QStringLiteral("base_url")).toString();
+        r.label = tr("%1 server%2 · KV %3")
+                      .arg(o.value(QStringLiteral("server")).toString(),
+                           r.attention == QStringLiteral("full") ? QString() : QStringLiteral(" · ") + r.attention, r.kvTypes);
+    }
+    r.retrievalGrid = retrievalHeatmapGrid(r.label, o.value(QStringLiteral("retrieval_cells")));
     return r;
 }
 
@@ -207,17 +214,19 @@ void VariantsMapPage::refresh() {
         const std::optional<double> q = quality(r);
         if (!q || r.kvBytes <= 0) continue;
         ScatterPoint p;
-        p.label = r.config.isEmpty() ? r.attention : r.config;
+        p.label = r.label;
         p.kvBytes = r.kvBytes;
         p.quality = *q;
         p.decodeTokS = r.decodeTokS;
-        p.details = tr("KV %1 · ΔPPL %2 % · KL %3 · top-1 %4 %%5 · decode %6 tok/s")
-                        .arg(fmt::bytes(r.kvBytes))
-                        .arg(r.deltaPpl.value_or(NAN), 0, 'f', 2)
-                        .arg(r.kl.value_or(NAN), 0, 'f', 4)
-                        .arg(r.top1.value_or(NAN) * 100, 0, 'f', 1)
-                        .arg(r.retrieval ? tr(" · retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0) : QString())
-                        .arg(r.decodeTokS.value_or(NAN), 0, 'f', 1);
+        // The figures the row has (a remote row has retrieval alone).
+        QStringList figures = {tr("KV %1").arg(fmt::bytes(r.kvBytes))};
+        if (r.deltaPpl) figures << tr("ΔPPL %1 %").arg(*r.deltaPpl, 0, 'f', 2);
+        if (r.kl) figures << tr("KL %1").arg(*r.kl, 0, 'f', 4);
+        if (r.top1) figures << tr("top-1 %1 %").arg(*r.top1 * 100, 0, 'f', 1);
+        if (r.retrieval) figures << tr("retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0);
+        if (r.decodeTokS) figures << tr("decode %1 tok/s").arg(*r.decodeTokS, 0, 'f', 1);
+        if (!r.remoteUrl.isEmpty()) figures << tr("remote, %1").arg(r.remoteUrl);
+        p.details = figures.join(QStringLiteral(" · "));
         // What the bytes allow beside what was measured: a variant slower than its bytes shows it.
         if (r.decodeMs && r.decodeMsPredicted && *r.decodeMsPredicted > 0)
             p.details += tr(" (%1 ms a token; its bytes predict %2 ms: %3×)")
@@ -244,7 +253,8 @@ void VariantsMapPage::refresh() {
 
 void VariantsMapPage::selectRow(int index) {
     m_selected = index >= 0 && index < m_rows.size() ? index : -1;
-    for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0);
+    // A remote server's row has no local configuration to load.
+    for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0 && m_rows[m_selected].remoteUrl.isEmpty());
     m_scatter->setSelected(static_cast<int>(m_drawn.indexOf(m_selected)));
     if (m_selected < 0) {
         m_details->setText(tr("Click a point to select its configuration."));
@@ -264,8 +274,12 @@ void VariantsMapPage::selectRow(int index) {
     }
     m_heatmap->setPanels(panels);
     m_heatmap->setVisible(!panels.isEmpty());
-    m_details->setText(tr("<b>%1</b> · KV %2 · weights %3").arg((r.config.isEmpty() ? r.attention : r.config).toHtmlEscaped(),
-                                                                 fmt::bytes(r.kvBytes), r.weightsShown.toHtmlEscaped()));
+    if (!r.remoteUrl.isEmpty()) {
+        m_details->setText(tr("<b>%1</b> · KV %2 (predicted for its KV type) · %3: a remote server's row, measured through its API")
+                               .arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), r.remoteUrl.toHtmlEscaped()));
+        return;
+    }
+    m_details->setText(tr("<b>%1</b> · KV %2 · weights %3").arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), r.weightsShown.toHtmlEscaped()));
 }
 
 QString VariantsMapPage::statusText() const { return m_status->text(); }
