@@ -152,7 +152,8 @@ bool is_eviction_press(AttentionKind kind) {
     case AttentionKind::pyramidkv:
     case AttentionKind::adakv:
     case AttentionKind::tova:
-    case AttentionKind::knorm: return true;
+    case AttentionKind::knorm:
+    case AttentionKind::h2o: return true;
     default: return false;
     }
 }

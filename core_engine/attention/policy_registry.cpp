@@ -4,13 +4,13 @@
 namespace workbench {
 
 extern const PolicyRegistration kFullPolicy, kSlidingPolicy, kCrossLayerPolicy, kTopkPolicy, kCompressedPolicy,
-    kHeavyPolicy, kLatentPolicy, kSnapkvPolicy, kPyramidkvPolicy, kAdakvPolicy, kTovaPolicy, kKnormPolicy;
+    kHeavyPolicy, kLatentPolicy, kSnapkvPolicy, kPyramidkvPolicy, kAdakvPolicy, kTovaPolicy, kKnormPolicy, kH2oPolicy;
 
 namespace {
 
 const PolicyRegistration* const kRegistry[] = {
     &kFullPolicy, &kSlidingPolicy, &kCrossLayerPolicy, &kTopkPolicy, &kCompressedPolicy, &kHeavyPolicy, &kLatentPolicy,
-    &kSnapkvPolicy, &kPyramidkvPolicy, &kAdakvPolicy, &kTovaPolicy, &kKnormPolicy,
+    &kSnapkvPolicy, &kPyramidkvPolicy, &kAdakvPolicy, &kTovaPolicy, &kKnormPolicy, &kH2oPolicy,
 };
 
 }  // namespace

@@ -27,6 +27,9 @@ constexpr int32_t kDefaultMinPrompt = AttentionSpec{}.min_prompt;
 
 struct PressState final : PolicySequenceState {
     std::vector<float> queries;   // [storage][window slot][n_head][head_dim]: query at position p in slot p % window
+    // H2O: the attention each unpressed token received, per lane (storage · n_kv + head), token
+    // pressed_end + j at j; `pending` holds the step in flight's share until it is committed.
+    std::vector<std::vector<float>> received, pending;
     int32_t pressed_end = 0;      // tokens before it were pressed: kept in lanes or evicted (a whole number of blocks)
     int64_t rows_used = 0;        // packed rows written
     struct Round {
@@ -84,8 +87,9 @@ public:
     }
 
     void begin_part(const KvArena&, StepPart& part) override {
-        // Choices of a step that was aborted after its plans ran must not be committed by this one.
-        if (PressState* st = press_state(*part.s)) st->chosen.clear();
+        // Choices (and attention received) of a step that was aborted after its plans ran must not
+        // be committed by this one.
+        if (PressState* st = press_state(*part.s)) st->chosen.clear(), st->pending.clear();
     }
 
     const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
@@ -94,6 +98,8 @@ public:
         PressState& st = *press_state(s);
         const int32_t storage = arena.storage_of[static_cast<size_t>(layer)];
         if (q && observed_queries() > 0) observe(arena, storage, part, q, st);
+        if (q && method_.score == PressScore::accumulated_attention && arena.owner[static_cast<size_t>(layer)] == layer)
+            accumulate(arena, storage, part, q, st, pool);
         const PressCut c = cut_of(arena, st.pressed_end, part.t0 + part.n);
         if (part.ends_prompt && c.candidates() > 0 && arena.owner[static_cast<size_t>(layer)] == layer) choose(arena, storage, part, c, st, pool);
         return build_plan(arena, storage, part, st);
@@ -122,7 +128,9 @@ public:
 
     void on_committed(KvArena& arena, StepPart& part) override {
         PressState* st = press_state(*part.s);
-        if (!st || st->chosen.empty()) return;
+        if (!st) return;
+        commit_received(*st);
+        if (st->chosen.empty()) return;
         KvSequence& s = *part.s;
         const int32_t n_kv = arena.shape.n_kv_heads, bs = arena.block_tokens();
         const int32_t n_storage = static_cast<int32_t>(arena.members.size());
@@ -155,6 +163,8 @@ public:
             }
         st->rows_used += round.offsets.back();
         st->rounds.push_back(std::move(round));
+        for (std::vector<float>& lane : st->received)   // the pressed tokens' share is spent
+            lane.erase(lane.begin(), lane.begin() + std::min<int64_t>(static_cast<int64_t>(lane.size()), st->cut - st->pressed_end));
         st->pressed_end = st->cut;
         st->chosen.clear();
     }
@@ -173,7 +183,7 @@ public:
         }
         const int64_t cut = n / bs * bs, tail = n - cut;
         const int64_t kept = static_cast<int64_t>(std::floor(spec_.keep * static_cast<double>(n)));
-        const int64_t window = std::min<int64_t>(always_kept(), n);
+        const int64_t window = std::min<int64_t>(always_kept(static_cast<int32_t>(n)), n);
         const int64_t m = std::clamp<int64_t>(std::max(kept, window) - tail, 0, cut);
         f.token_blocks = (tail + bs - 1) / bs;
         f.pooled_blocks = (m + bs - 1) / bs;
@@ -190,9 +200,21 @@ private:
     };
     std::vector<PartCells> parts_;
 
-    int32_t observed_queries() const { return method_.score == PressScore::key_norm ? 0 : method_.score == PressScore::last_query ? 1 : spec_.window; }
-    // The newest tokens of a prompt always kept (they hold the question).
-    int32_t always_kept() const { return method_.score == PressScore::key_norm ? 0 : observed_queries(); }
+    // The queries kept in the ring for choose(); H2O reads every query as it comes instead.
+    int32_t observed_queries() const {
+        switch (method_.score) {
+        case PressScore::key_norm:
+        case PressScore::accumulated_attention: return 0;
+        case PressScore::last_query: return 1;
+        default: return spec_.window;
+        }
+    }
+    // The newest tokens of a round of n always kept (they hold the question); H2O gives the
+    // recent tokens half its budget.
+    int32_t always_kept(int32_t n_round) const {
+        if (method_.score == PressScore::accumulated_attention) return static_cast<int32_t>(std::floor(spec_.keep * n_round)) / 2;
+        return observed_queries();
+    }
 
     static int32_t rows_per_cell(const KvArena& arena) { return arena.shape.n_kv_heads * arena.block_tokens(); }
     static int64_t rows_per_block(const KvArena& arena) { return static_cast<int64_t>(rows_per_cell(arena)) * static_cast<int64_t>(arena.members.size()); }
@@ -209,7 +231,7 @@ private:
         const int32_t n_storage = static_cast<int32_t>(arena.members.size());
         const int32_t n_round = c.n_end - c.first;
         const int32_t kept = static_cast<int32_t>(std::floor(spec_.keep * n_round));
-        const int32_t window = std::min(always_kept(), n_round);
+        const int32_t window = std::min(always_kept(n_round), n_round);
         std::vector<int32_t> counts = method_.budget == PressBudget::pyramid
                                           ? pyramid_layer_counts(n_storage, n_round, kept, window)
                                           : std::vector<int32_t>(static_cast<size_t>(n_storage), kept);
@@ -236,24 +258,69 @@ private:
     }
 
     // Scores the round's candidates in one storage layer and keeps each lane's best.
-    void choose(const KvArena& arena, int32_t storage, StepPart& part, const PressCut& c, PressState& st, ThreadPool& pool) {
+    // Tokens [first, end) of one storage layer's keys, decoded as the scorers read them.
+    static PressRows key_rows(const KvArena& arena, int32_t storage, const KvSequence& s, int32_t first, int32_t end, std::vector<float>& keys) {
         const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
-        const int64_t n_keys = c.n_end - c.first;
-        std::vector<float> keys(static_cast<size_t>(n_keys * n_kv * hd));
-        const std::span<const BlockId> table = arena.token_table(*part.s);
+        const int64_t n_keys = end - first;
+        keys.resize(static_cast<size_t>(n_keys * n_kv * hd));
+        const std::span<const BlockId> table = arena.token_table(s);
         for (int64_t j = 0; j < n_keys; ++j) {
-            const int32_t t = c.first + static_cast<int32_t>(j);
+            const int32_t t = first + static_cast<int32_t>(j);
             for (int32_t h = 0; h < n_kv; ++h)
                 kv_decode_row(arena.types.k, arena.store->k_row(storage, table[static_cast<size_t>(t / bs)], t % bs, h), keys.data() + (j * n_kv + h) * hd, hd);
         }
         PressRows rows;
         rows.keys = keys.data();
         rows.n_keys = n_keys;
-        rows.key_pos0 = c.first;
+        rows.key_pos0 = first;
         rows.n_head = arena.shape.n_head;
         rows.n_kv_heads = n_kv;
         rows.head_dim = hd;
         rows.scale = arena.shape.attention_scale > 0 ? arena.shape.attention_scale : 1.0f / std::sqrt(static_cast<float>(hd));
+        return rows;
+    }
+
+    // H2O: the attention this step's queries give each unpressed token (each query's softmax over
+    // the unpressed tokens it sees, summed over queries and the KV head's query heads), into
+    // `pending` until the step is committed.
+    void accumulate(const KvArena& arena, int32_t storage, StepPart& part, const float* q, PressState& st, ThreadPool& pool) const {
+        const int32_t n_kv = arena.shape.n_kv_heads, end = part.t0 + part.n;
+        if (end <= st.pressed_end) return;
+        std::vector<float> keys;
+        PressRows rows = key_rows(arena, storage, *part.s, st.pressed_end, end, keys);
+        std::vector<int32_t> positions(static_cast<size_t>(part.n));
+        for (int32_t i = 0; i < part.n; ++i) positions[static_cast<size_t>(i)] = part.t0 + i;
+        rows.queries = q;
+        rows.query_pos = positions;
+        std::vector<float> scores;
+        window_attention_scores(rows, 1, scores, pool);   // the mean over the step's queries and the group's heads
+        const auto n_lanes = arena.members.size() * static_cast<size_t>(n_kv);
+        if (st.pending.size() != n_lanes) st.pending.assign(n_lanes, {});
+        for (int32_t h = 0; h < n_kv; ++h) {
+            std::vector<float>& lane = st.pending[static_cast<size_t>(storage * n_kv + h)];
+            lane.resize(static_cast<size_t>(rows.n_keys), 0.0f);
+            for (int64_t j = 0; j < rows.n_keys; ++j) lane[static_cast<size_t>(j)] += static_cast<float>(part.n) * scores[static_cast<size_t>(h * rows.n_keys + j)];
+        }
+        part.index_ops += 4.0 * static_cast<double>(part.n) * static_cast<double>(arena.shape.n_head) * static_cast<double>(rows.n_keys) * arena.shape.head_dim;
+    }
+
+    static void commit_received(PressState& st) {
+        if (st.pending.empty()) return;
+        if (st.received.size() != st.pending.size()) st.received.assign(st.pending.size(), {});
+        for (size_t l = 0; l < st.pending.size(); ++l) {
+            std::vector<float>& to = st.received[l];
+            const std::vector<float>& from = st.pending[l];
+            if (to.size() < from.size()) to.resize(from.size(), 0.0f);
+            for (size_t j = 0; j < from.size(); ++j) to[j] += from[j];
+        }
+        st.pending.clear();
+    }
+
+    void choose(const KvArena& arena, int32_t storage, StepPart& part, const PressCut& c, PressState& st, ThreadPool& pool) {
+        const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim;
+        const int64_t n_keys = c.n_end - c.first;
+        std::vector<float> keys;
+        PressRows rows = key_rows(arena, storage, *part.s, c.first, c.n_end, keys);
         // The observed queries, oldest first.
         const int32_t w = std::min<int32_t>(observed_queries(), c.n_end - c.first);
         const int64_t q_row = static_cast<int64_t>(arena.shape.n_head) * hd;
@@ -271,11 +338,12 @@ private:
         case PressScore::window_attention: window_attention_scores(rows, kPoolKernel, scores, pool); break;
         case PressScore::last_query: last_query_scores(rows, scores, pool); break;
         case PressScore::key_norm: key_norm_scores(rows, scores); break;
+        case PressScore::accumulated_attention: received_scores(st, storage, n_kv, n_keys, scores); break;
         }
         // Only the candidates compete; the newest tokens (the question) are always among the kept.
         const int32_t nc = c.candidates();
         std::vector<float> cand(static_cast<size_t>(n_kv * nc));
-        const int32_t forced_from = c.n_end - always_kept();
+        const int32_t forced_from = c.n_end - always_kept(c.n_end - c.first);
         for (int32_t h = 0; h < n_kv; ++h)
             for (int32_t j = 0; j < nc; ++j)
                 cand[static_cast<size_t>(h * nc + j)] = c.first + j >= forced_from ? INFINITY : scores[static_cast<size_t>(h * n_keys + j)];
@@ -296,6 +364,18 @@ private:
         }
         // Its cost, as the indexers report theirs: a dot product and a weighted add per query head and key.
         part.index_ops += 4.0 * static_cast<double>(w) * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
+    }
+
+    // H2O's scores: the attention received so far, this step's included. out: [n_kv][n_keys].
+    static void received_scores(const PressState& st, int32_t storage, int32_t n_kv, int64_t n_keys, std::vector<float>& out) {
+        out.assign(static_cast<size_t>(n_kv * n_keys), 0.0f);
+        for (int32_t h = 0; h < n_kv; ++h)
+            for (const std::vector<std::vector<float>>* from : {&st.received, &st.pending}) {
+                const size_t l = static_cast<size_t>(storage * n_kv + h);
+                if (l >= from->size()) continue;
+                const std::vector<float>& lane = (*from)[l];
+                for (int64_t j = 0; j < std::min<int64_t>(n_keys, static_cast<int64_t>(lane.size())); ++j) out[static_cast<size_t>(h * n_keys + j)] += lane[static_cast<size_t>(j)];
+            }
     }
 
     const AttendPlan& build_plan(const KvArena& arena, int32_t storage, StepPart& part, const PressState& st) {

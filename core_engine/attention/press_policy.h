@@ -1,4 +1,4 @@
-// Eviction presses (SnapKV, PyramidKV, AdaKV, TOVA, KNorm; one file each names its method and
+// Eviction presses (SnapKV, PyramidKV, AdaKV, TOVA, KNorm, H2O; one file each names its method and
 // parameters): full attention until a request's prompt has been read; then each layer and KV head
 // keeps the prompt tokens its method ranks highest (`keep` of them, the newest `window` always),
 // and the others are evicted. The kept rows are copied, as stored, into the sequence's pooled
@@ -23,6 +23,7 @@ enum class PressScore : uint8_t {
     window_attention,   // SnapKV: the last `window` queries' attention, pooled over neighbours
     last_query,         // TOVA: the last query's attention, averaged over every head
     key_norm,           // KNorm: small key norms first (no queries needed)
+    accumulated_attention,   // H2O: the attention each token received from every query since it was cached
 };
 enum class PressBudget : uint8_t {
     uniform,    // every layer and head keeps the same count

@@ -190,13 +190,14 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     WB_ASSIGN_OR_RETURN(const KvTypes kv_types, parse_kv_types(config.kv_types.empty() ? "f16" : config.kv_types));
     // The latent variant rebuilds keys from the cache inside the CPU backend's attention.
     if (config.backend == "cuda")
-        for (const auto& term : layout)
+        for (const auto& term : layout) {
             if (term.spec.kind == AttentionKind::latent)
                 return error(StatusCode::unsupported, "the latent variant is not supported on cuda (use --backend cpu)");
-            else if (is_eviction_press(term.spec.kind))
-                // The device attention reads token tables only; a press's packed lanes are host-side streams it cannot address.
+            // The device attention reads token tables only; a press's packed lanes are host-side streams it cannot address.
+            if (is_eviction_press(term.spec.kind))
                 return error(StatusCode::unsupported, std::string("the ") + attention_kind_name(term.spec.kind) +
                                                           " press is not supported on cuda yet (use --backend cpu)");
+        }
     // A repacked matrix's file pages go as soon as its copy exists (they can be read back from
     // the file if anything still needs them, e.g. latent factorization).
     WB_ASSIGN_OR_RETURN(impl->model, DecoderModel::create(std::move(hp), std::move(weights), config.backend, [&](const uint8_t* data, uint64_t n_bytes) {

@@ -73,7 +73,7 @@ const std::vector<std::string>& presses_sweep_preset() {
     static const std::vector<std::string> preset = [] {
         std::vector<std::string> lines = {"full"};
         for (const char* keep : {"0.25", "0.5"})
-            for (const char* press : {"snapkv", "pyramidkv", "adakv", "tova", "knorm"}) lines.push_back(std::string(press) + ":keep=" + keep);
+            for (const char* press : {"snapkv", "pyramidkv", "adakv", "tova", "knorm", "h2o"}) lines.push_back(std::string(press) + ":keep=" + keep);
         return lines;
     }();
     return preset;

@@ -7,7 +7,7 @@
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
 //   | latent:rank=R[,rope=P]
-//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova:keep=F | knorm:keep=F   (eviction presses: F of a prompt's tokens kept)
+//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova|knorm|h2o:keep=F   (eviction presses: F of a prompt's tokens kept)
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
 
@@ -21,7 +21,7 @@
 
 namespace workbench {
 
-enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent, snapkv, pyramidkv, adakv, tova, knorm };
+enum class AttentionKind : uint8_t { full, sliding, cross_layer, topk, compressed, heavy, latent, snapkv, pyramidkv, adakv, tova, knorm, h2o };
 enum class LayerMerge : uint8_t { none, mean, slerp };
 enum class TopkSelect : uint8_t { block, token };
 enum class PoolMode : uint8_t { mean, max, weighted };
@@ -82,7 +82,7 @@ Result<AttentionSpec> parse_attention_spec(std::string_view spec);
 // Every parameter of the kind, so the string parses back to the same spec.
 std::string attention_spec_name(const AttentionSpec& spec);
 const char* attention_kind_name(AttentionKind kind);
-// The eviction presses (snapkv, pyramidkv, adakv, tova, knorm): full attention while a prompt is
+// The eviction presses (snapkv, pyramidkv, adakv, tova, knorm, h2o): full attention while a prompt is
 // read, then the tokens they rank lowest are evicted from the cache.
 bool is_eviction_press(AttentionKind kind);
 // A fraction parameter as a spec writes it: the shortest text that reads back as `value` ("0.25").

@@ -334,7 +334,7 @@ private slots:
         QTest::addColumn<QString>("kv");
         for (const char* kv : {"f16", "q4_0"})
             for (const char* a : {"snapkv:keep=0.25", "snapkv:keep=1", "adakv:keep=0.3,window=16", "tova:keep=0.5", "knorm:keep=0.1",
-                                  "pyramidkv:keep=0.25,window=8", "knorm:keep=0.2,layers=0-9"})
+                                  "pyramidkv:keep=0.25,window=8", "knorm:keep=0.2,layers=0-9", "h2o:keep=0.3"})
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
     }
     void press_prediction_equals_measured_bytes() {

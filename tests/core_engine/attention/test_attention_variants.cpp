@@ -115,7 +115,7 @@ private slots:
                               "heavy:block=16,k=4096,recent=64,read=tokens", "heavy:block=4,k=4096,recent=0,read=tokens,around=8,pool=weighted",
                               "cross_layer:group=1", "cross_layer:group=1,merge=mean",
                               // Presses at keep=1 move every row into their lanes and read them from there.
-                              "snapkv:keep=1", "pyramidkv:keep=1", "adakv:keep=1,window=8", "tova:keep=1", "knorm:keep=1"})
+                              "snapkv:keep=1", "pyramidkv:keep=1", "adakv:keep=1,window=8", "tova:keep=1", "knorm:keep=1", "h2o:keep=1"})
             QTest::newRow(s) << QString(s);
     }
     void degenerate_settings_equal_full_attention() {
@@ -204,7 +204,7 @@ private slots:
     // are released, so the bytes held fall to the kept rows' blocks and the tokens fed back since.
     void presses_free_what_they_evict_data() {
         QTest::addColumn<QString>("spec");
-        for (const char* s : {"snapkv:keep=0.25", "adakv:keep=0.25", "tova:keep=0.25", "knorm:keep=0.25", "pyramidkv:keep=0.25"})
+        for (const char* s : {"snapkv:keep=0.25", "adakv:keep=0.25", "tova:keep=0.25", "knorm:keep=0.25", "pyramidkv:keep=0.25", "h2o:keep=0.25"})
             QTest::newRow(s) << QString(s);
     }
     void presses_free_what_they_evict() {

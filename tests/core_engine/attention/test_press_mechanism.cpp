@@ -204,6 +204,39 @@ private slots:
         kv->abort_step();
     }
 
+    // H2O adds each step's attention as the prompt is read: a prompt read in three steps keeps
+    // exactly what it keeps read in one; half the budget is the newest tokens, half the heaviest.
+    void h2oAccumulatesAcrossThePromptsSteps() {
+        const Rows rows(160);
+        ThreadPool pool(2);
+        auto kept_by = [&](const std::vector<int32_t>& steps) {
+            auto kv = make_group("h2o:keep=0.25");
+            int32_t t = 0;
+            for (size_t i = 0; i < steps.size(); ++i) {
+                if (!step(*kv, rows, t, steps[i], i + 1 == steps.size(), pool).ok()) qFatal("step");
+                t += steps[i];
+            }
+            const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+            if (!kv->begin_step(std::span(&s, 1)).ok()) qFatal("begin");
+            std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+            std::vector<std::vector<float>> lanes;
+            for (int32_t il = 0; il < kLayers; ++il) {
+                kv->write(il, rows.k[static_cast<size_t>(il)].data() + t * kHeads * kDim, rows.v[static_cast<size_t>(il)].data() + t * kHeads * kDim, pool);
+                const AttendPlan& plan = kv->plan(il, q.data(), pool);
+                for (int32_t h = 0; h < kHeads; ++h) lanes.push_back(tags_read(plan, kv->streams(il), h, h));
+            }
+            kv->abort_step();
+            return lanes;
+        };
+        const std::vector<std::vector<float>> whole = kept_by({128}), in_steps = kept_by({40, 60, 28});
+        QCOMPARE(in_steps, whole);
+        for (size_t lane = 0; lane < whole.size(); ++lane) {
+            const auto il = static_cast<int32_t>(lane / kHeads), h = static_cast<int32_t>(lane % kHeads);
+            QCOMPARE(whole[lane].size(), size_t(32 + 1));   // a quarter of 128, and the new token
+            for (int32_t t = 112; t < 128; ++t) QVERIFY(std::find(whole[lane].begin(), whole[lane].end(), Rows::tag(il, h, t)) != whole[lane].end());
+        }
+    }
+
     void anAbortedPressLeavesNothingChosen() {
         const Rows rows(100);
         ThreadPool pool(1);
