@@ -96,7 +96,7 @@ def name(r):
     if r.get("backend") == "remote":
         # A remote server's row (sweep --remote): its KV type as it reported it or the user declared it.
         layout = "" if r["attention"] == "full" else f" `{r['attention']}`"
-        return f"{r['server']} server (remote){layout}, KV {r['kv_source']}"
+        return f"{r['server']} server (remote{'; KV type ' + r['kv_source'] if r.get('kv_source') else ''}){layout}"
     weights = f" · W {r['weights']}" if "--weights" in r["config"] else ""
     return f"`{r['attention']}`{weights}"
 

@@ -14,15 +14,17 @@ using workbench::Json;
 using workbench::Result;
 using workbench::StatusCode;
 
-workbench::RetrievalResponder remote_retrieval_responder(const RemoteEndpoint& endpoint, const std::string& model, RemoteAnswerTally* tally) {
-    return [endpoint, model, tally](const workbench::RetrievalPrompt& p, int32_t max_tokens) -> Result<std::string> {
+workbench::RetrievalResponder remote_retrieval_responder(const RemoteEndpoint& endpoint, const std::string& model, RemoteAnswerTally* tally,
+                                                         const std::atomic<bool>* cancel) {
+    return [endpoint, model, tally, cancel](const workbench::RetrievalPrompt& p, int32_t max_tokens) -> Result<std::string> {
         RemoteRequest r;
         r.model = model;
         r.chat = false;
         r.prompt_tokens.assign(p.tokens.begin(), p.tokens.end());
         r.generation.max_tokens = max_tokens;
         r.generation.sampling.temperature = 0;
-        const RemoteCompletion got = stream_completion(endpoint, r);
+        const RemoteCompletion got = stream_completion(endpoint, r, {}, cancel);
+        if (cancel && cancel->load()) return workbench::error(StatusCode::cancelled, "retrieval: cancelled");
         if (!got.ok) return workbench::error(StatusCode::unavailable, got.error);
         const int32_t counted = got.metrics.n_prompt_tokens;
         if (counted > 0 && counted != static_cast<int32_t>(p.tokens.size()))
@@ -59,7 +61,9 @@ std::optional<std::string> tokenizer_mismatch(const RemoteEndpoint& endpoint, co
 }  // namespace
 
 std::string remote_sweep_row_key(const RemoteEndpoint& endpoint, const RemoteRowOptions& options) {
-    std::string key = "remote " + endpoint.base_url;
+    std::string url = endpoint.base_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    std::string key = "remote " + url;
     if (!options.model.empty()) key += " --model " + options.model;
     if (!options.attention.empty()) key += " --attention " + options.attention;
     if (!options.kv_types.empty()) key += " --kv-type " + options.kv_types;
@@ -76,6 +80,12 @@ Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOpt
         row["error"] = why;
         return row;
     };
+    // What the user declared is checked before anything is sent.
+    if (!options.attention.empty())
+        if (auto layout = workbench::parse_attention_layout(options.attention); !layout.ok())
+            return failed("attention '" + options.attention + "': " + layout.status().message());
+    if (!options.kv_types.empty())
+        if (auto kv = workbench::split_kv_types(options.kv_types); !kv.ok()) return failed("KV '" + options.kv_types + "': " + kv.status().message());
     auto models = list_models(endpoint);
     if (!models.ok()) return failed(models.status().message());
     if (models->empty()) return failed(endpoint.base_url + " lists no models");
@@ -107,7 +117,7 @@ Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOpt
     row["kv_bytes_full"] = bytes->bytes_full;
     const workbench::RetrievalOptions ro = workbench::sweep_retrieval_options(settings);
     RemoteAnswerTally tally;
-    auto report = workbench::evaluate_retrieval(local, ro, remote_retrieval_responder(endpoint, served->id, &tally), progress, cancel);
+    auto report = workbench::evaluate_retrieval(local, ro, remote_retrieval_responder(endpoint, served->id, &tally, cancel), progress, cancel);
     if (!report.ok()) return failed(report.status().message(), report.status().code() == StatusCode::cancelled);
     workbench::put_retrieval_figures(row, *report, ro);
     if (tally.n_decoded > 0) row["remote_tpot_ms"] = workbench::json_rounded(tally.decode_ms / static_cast<double>(tally.n_decoded));

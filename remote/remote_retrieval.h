@@ -28,9 +28,10 @@ struct RemoteAnswerTally {
 // One /v1/completions request per prompt, its token ids as the prompt, temperature 0, streamed.
 // Errors: the request's (unreachable, HTTP status with the server's message, a broken stream),
 // and unsupported when the server counts the prompt differently from the ids sent (it is not reading
-// them as given). `tally`, when given, must outlive the responder.
+// them as given). `tally` and `cancel`, when given, must outlive the responder; `cancel` ends the
+// request in flight within ~20 ms (stream_completion's).
 workbench::RetrievalResponder remote_retrieval_responder(const RemoteEndpoint& endpoint, const std::string& model,
-                                                         RemoteAnswerTally* tally = nullptr);
+                                                         RemoteAnswerTally* tally = nullptr, const std::atomic<bool>* cancel = nullptr);
 
 struct RemoteRowOptions {
     std::string model;       // empty: the first of /v1/models
@@ -39,7 +40,7 @@ struct RemoteRowOptions {
 };
 
 // A remote row's "config": "remote URL [--model M] [--attention A] [--kv-type T]", what it was
-// asked with (a rerun into the same -o skips it).
+// asked with, the URL without a trailing '/' (a rerun into the same -o skips it).
 std::string remote_sweep_row_key(const RemoteEndpoint& endpoint, const RemoteRowOptions& options);
 
 // One row of the variants map for a remote server, after settings' retrieval grid (every local

@@ -65,13 +65,24 @@ std::vector<uint8_t> retrieval_outcomes(const workbench::Json& row) {
     return all;
 }
 
-// Full attention's outcomes from a row of the -o file already measured (a resumed sweep).
-std::vector<uint8_t> full_outcomes_in(const std::string& path, const std::string& model) {
+// The grid a row's retrieval ran: its cells' kind, length, depth and trials. Rows pair prompt by
+// prompt only when these agree (the prompts themselves follow from them and the seed).
+std::string retrieval_grid_of(const workbench::Json& row) {
+    std::string grid;
+    if (!row.contains("retrieval_cells") || !row["retrieval_cells"].is_array()) return grid;
+    for (const workbench::Json& c : row["retrieval_cells"]) grid += workbench::dump_json(c.value("kind", "")) + workbench::dump_json(c.value("length", 0)) +
+                                                                    workbench::dump_json(c.value("depth", workbench::Json(nullptr))) + workbench::dump_json(c.value("trials", 0)) + ";";
+    return grid;
+}
+
+// Full attention's outcomes from a row of the -o file already measured (a resumed sweep), when
+// its retrieval ran `grid` (any grid when empty).
+std::vector<uint8_t> full_outcomes_in(const std::string& path, const std::string& model, const std::string& grid = {}) {
     std::ifstream in(path);
     for (std::string line; std::getline(in, line);) {
         auto row = workbench::parse_json(line);
         if (row.ok() && row->is_object() && row->value("config", "") == "full" && row->value("status", "") == "ok" &&
-            row->value("model", model) == model)
+            row->value("model", model) == model && (grid.empty() || retrieval_grid_of(*row) == grid))
             return retrieval_outcomes(*row);
     }
     return {};
@@ -191,7 +202,10 @@ int sweep_remote_row(const CommandContext& ctx, const workbench::SweepSettings& 
     std::printf("%-50s  KV %-10s (%s)  retrieval %s%s\n", workbench::sweep_row_label(row).c_str(),
                 format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["kv_source"].get<std::string>().c_str(),
                 std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5).c_str(),
-                versus_full(retrieval_outcomes(row), full_outcomes_in(out_path, model)).c_str());
+                versus_full(retrieval_outcomes(row), full_outcomes_in(out_path, model, retrieval_grid_of(row))).c_str());
+    if (full_outcomes_in(out_path, model).size() > 0 && full_outcomes_in(out_path, model, retrieval_grid_of(row)).empty())
+        std::fprintf(stderr, "sweep --remote: the full attention row in %s ran another retrieval grid (its --ctx, --trials or --tasks): "
+                             "the rows do not pair\n", out_path.c_str());
     return 0;
 }
 
@@ -222,7 +236,8 @@ int cmd_sweep(int argc, char** argv) {
         {"--api-key", "", true, "KEY  sent to --remote as 'Authorization: Bearer KEY' (default: $OPENAI_API_KEY)"},
         db_flag(),
     };
-    const std::string synopsis = "[--preset standard|presses | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] [--plot map.svg]";
+    const std::string synopsis = "[--preset standard|presses | -f CONFIGS] [--ctx 4096] [--windows 1] [--retrieval] [-o sweep.jsonl] [--db PATH] "
+                                 "[--plot map.svg] | --remote URL [--remote-kv-type T] [-o sweep.jsonl]";
     add_engine_flags(flags);
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "sweep", synopsis, flags, ctx, false); rc >= 0) return rc;
@@ -249,8 +264,11 @@ int cmd_sweep(int argc, char** argv) {
         err = "--remote measures the server's row alone (run the local rows as a sweep of their own into the same -o)";
     if (remote && (s.retrieval_options.question_agnostic || s.retrieval_options.follow_up))
         err = "--remote reads each prompt whole: --question-agnostic and --follow-up are for local presses";
-    if (!remote && (ctx.args.has("--remote-model") || ctx.args.has("--remote-kv-type") || ctx.args.has("--remote-attention")))
-        err = "--remote-model, --remote-kv-type and --remote-attention describe a --remote server";
+    if (!remote && (ctx.args.has("--remote-model") || ctx.args.has("--remote-kv-type") || ctx.args.has("--remote-attention") ||
+                    ctx.args.has("--api-key")))
+        err = "--remote-model, --remote-kv-type, --remote-attention and --api-key describe a --remote server";
+    if (remote && (ctx.args.has("--db") || ctx.args.has("--windows")))
+        err = "--remote measures retrieval alone, into -o: --db and --windows are for local rows";
     if (remote) s.retrieval = true;
     if (!err.empty()) return usage_error("sweep: " + err);
     const std::vector<std::string> lines = read_lines(ctx.args, err);
@@ -265,7 +283,10 @@ int cmd_sweep(int argc, char** argv) {
     std::stringstream text;
     text << text_in.rdbuf();
     // The baseline, loaded once: full attention, f16 KV, the file's weights.
-    auto adjust = [&](workbench::EngineConfig& c) { c = workbench::sweep_baseline_config(c, s); };
+    // --remote: the local model only builds the prompts, with room for the longest and its answer (as a row's engine).
+    auto adjust = [&](workbench::EngineConfig& c) {
+        c = remote ? workbench::sweep_engine_config({"full", "full", "f16", ""}, c, s) : workbench::sweep_baseline_config(c, s);
+    };
     if (int rc = prepare_command(argc, argv, "sweep", synopsis, flags, ctx, true, adjust); rc >= 0) return rc;
     const workbench::EngineConfig base = ctx.config;   // the model and threads; each row sets the rest
     workbench::Engine& baseline = *ctx.engine;

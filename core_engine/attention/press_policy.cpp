@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "attention/press_scores.h"
@@ -183,7 +184,7 @@ public:
         }
         const int64_t cut = n / bs * bs, tail = n - cut;
         const int64_t kept = static_cast<int64_t>(std::floor(spec_.keep * static_cast<double>(n)));
-        const int64_t window = std::min<int64_t>(always_kept(static_cast<int32_t>(n)), n);
+        const int64_t window = std::min<int64_t>(always_kept(static_cast<int32_t>(std::min<int64_t>(n, INT32_MAX))), n);
         const int64_t m = std::clamp<int64_t>(std::max(kept, window) - tail, 0, cut);
         f.token_blocks = (tail + bs - 1) / bs;
         f.pooled_blocks = (m + bs - 1) / bs;
@@ -281,8 +282,9 @@ private:
     }
 
     // H2O: the attention this step's queries give each unpressed token (each query's softmax over
-    // the unpressed tokens it sees, summed over queries and the KV head's query heads), into
-    // `pending` until the step is committed.
+    // the unpressed tokens it sees, summed over the queries and averaged over the KV head's query
+    // heads), into `pending` until the step is committed. Decode steps add theirs too (H2O's
+    // totals run on), over the few tokens unpressed by then.
     void accumulate(const KvArena& arena, int32_t storage, StepPart& part, const float* q, PressState& st, ThreadPool& pool) const {
         const int32_t n_kv = arena.shape.n_kv_heads, end = part.t0 + part.n;
         if (end <= st.pressed_end) return;

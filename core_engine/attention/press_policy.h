@@ -1,6 +1,7 @@
 // Eviction presses (SnapKV, PyramidKV, AdaKV, TOVA, KNorm, H2O; one file each names its method and
 // parameters): full attention until a request's prompt has been read; then each layer and KV head
-// keeps the prompt tokens its method ranks highest (`keep` of them, the newest `window` always),
+// keeps the prompt tokens its method ranks highest (`keep` of them; the newest `window` always,
+// for H2O the newest half of its budget),
 // and the others are evicted. The kept rows are copied, as stored, into the sequence's pooled
 // blocks, where each (layer, KV head) is a lane of its own length packed end to end with the
 // others (a block's rows in any layer's arena take any lane's rows), and the token blocks they

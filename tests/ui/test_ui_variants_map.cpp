@@ -178,7 +178,10 @@ private slots:
         QCOMPARE(panel->listMenu()->itemText(1), QStringLiteral("Eviction presses (%1 configurations)").arg(workbench::presses_sweep_preset().size()));
         panel->setConfigurationFile(list);
         panel->contextSpin()->setValue(256);
+        QVERIFY(!panel->questionAgnosticBox()->isEnabled());   // a mode of retrieval
         panel->retrievalBox()->setChecked(true);
+        QVERIFY(panel->questionAgnosticBox()->isEnabled());
+        panel->questionAgnosticBox()->setChecked(true);
         QSignalSpy rows(panel, &SweepPanel::rowMeasured), finished(panel, &SweepPanel::finished);
         QTest::mouseClick(panel->runButton(), Qt::LeftButton);
         QVERIFY(panel->isRunning() && panel->progressBar()->isVisible());
@@ -196,6 +199,7 @@ private slots:
         const QJsonObject full = QJsonDocument::fromJson(rows.at(0).at(0).toString().toUtf8()).object();
         const QJsonObject window32 = QJsonDocument::fromJson(rows.at(1).at(0).toString().toUtf8()).object();
         QVERIFY2(full["retrieval_accuracy"].toDouble() > window32["retrieval_accuracy"].toDouble(), qPrintable(rows.at(1).at(0).toString()));
+        QCOMPARE(full["question"].toString(), QStringLiteral("agnostic"));
 
         // Kept in the history as one sweep; reopening it redraws those rows.
         SweepList* sweeps = window.historyPage()->sweeps();

@@ -50,6 +50,7 @@ struct SweepRequest {
     int ctx = 4096;
     bool retrieval = false;
     int trials = 2;   // workbench::SweepSettings' default
+    bool question_agnostic = false;   // retrieval's context read before its question (workbench::RetrievalOptions)
 };
 
 // One measured row of a sweep: where it sits in the list, the row as `sweep -o` writes it

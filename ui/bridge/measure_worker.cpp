@@ -157,6 +157,7 @@ void MeasureWorker::sweep(const SweepRequest& request, const CancelFlag& cancel)
     settings.ctx = request.ctx;
     settings.retrieval = request.retrieval;
     settings.retrieval_options.trials = request.trials;
+    settings.retrieval_options.question_agnostic = request.question_agnostic;
     emit progress(tr("loading the baseline (full attention, f16 KV)"), 0);
     auto baseline = workbench::Engine::load(workbench::sweep_baseline_config(request.base, settings));
     if (!baseline.ok()) {

@@ -60,6 +60,14 @@ SweepPanel::SweepPanel(EngineClient* chat, StoreClient* store, QWidget* parent) 
     m_retrieval->setToolTip(tr("Also passkey and multi-key retrieval at lengths up to the context (5 depths, 2 trials "
                                "each): what a window forgets. Several minutes a configuration on a laptop."));
     row->addWidget(m_retrieval);
+    m_questionAgnostic = new QCheckBox(tr("Question-agnostic"), this);
+    m_questionAgnostic->setObjectName(QStringLiteral("sweepQuestionAgnostic"));
+    m_questionAgnostic->setToolTip(tr("Each retrieval prompt's context is read as a request of its own before its question, so an "
+                                      "eviction press compresses it without knowing what will be asked (as a cached, compressed "
+                                      "document would be); unchecked, the press sees the question."));
+    m_questionAgnostic->setEnabled(false);
+    connect(m_retrieval, &QCheckBox::toggled, m_questionAgnostic, &QCheckBox::setEnabled);
+    row->addWidget(m_questionAgnostic);
     m_run = new QPushButton(tr("Run sweep"), this);
     m_run->setObjectName(QStringLiteral("sweepRun"));
     m_run->setToolTip(tr("Measure every configuration of the list with the chat's model; press again to stop"));
@@ -169,6 +177,7 @@ bool SweepPanel::start() {
     request.base = m_chat->config();
     request.ctx = m_ctx->value();
     request.retrieval = m_retrieval->isChecked();
+    request.question_agnostic = request.retrieval && m_questionAgnostic->isChecked();
     const int n = static_cast<int>(configs->size());
     m_title = tr("%1 sweep of %2").arg(name, QFileInfo(QString::fromStdString(request.base.model_path)).fileName());
     m_rows = m_failed = 0;
@@ -182,7 +191,8 @@ bool SweepPanel::start() {
     m_run->setText(tr("Stop"));
     emit started(m_title, n);
     emit statusChanged(tr("%1: %2 configurations at %3 tokens%4").arg(m_title).arg(n).arg(request.ctx)
-                           .arg(request.retrieval ? tr(", with retrieval") : QString()));
+                           .arg(request.retrieval ? (request.question_agnostic ? tr(", with question-agnostic retrieval") : tr(", with retrieval"))
+                                                  : QString()));
     m_measure->sweep(request);
     return true;
 }
@@ -194,6 +204,7 @@ void SweepPanel::saveSweepRecord(const SweepRequest& request, const QString& nam
     settings.ctx = request.ctx;
     settings.retrieval = request.retrieval;
     settings.retrieval_options.trials = request.trials;
+    settings.retrieval_options.question_agnostic = request.question_agnostic;
     workbench::SweepRecord record;
     record.name = name.toStdString();
     record.model = std::filesystem::path(request.base.model_path).filename().string();

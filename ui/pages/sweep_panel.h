@@ -38,6 +38,7 @@ public:
     QComboBox* listMenu() const { return m_list; }
     QSpinBox* contextSpin() const { return m_ctx; }
     QCheckBox* retrievalBox() const { return m_retrieval; }
+    QCheckBox* questionAgnosticBox() const { return m_questionAgnostic; }
     QPushButton* runButton() const { return m_run; }
     QProgressBar* progressBar() const { return m_progress; }
 
@@ -58,6 +59,7 @@ private:
     QComboBox* m_list = nullptr;
     QSpinBox* m_ctx = nullptr;
     QCheckBox* m_retrieval = nullptr;
+    QCheckBox* m_questionAgnostic = nullptr;
     QPushButton* m_run = nullptr;
     QProgressBar* m_progress = nullptr;
     QElapsedTimer m_clock;

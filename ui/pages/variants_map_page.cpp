@@ -172,6 +172,7 @@ std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject&
     r.decodeMsPredicted = number(o, "decode_ms_predicted");
     r.label = r.config.isEmpty() ? r.attention : r.config;
     if (o.value(QStringLiteral("backend")).toString() == QStringLiteral("remote")) {
+        r.remote = true;
         r.remoteUrl = o.value(QStringLiteral("base_url")).toString();
         r.label = tr("%1 server%2 · KV %3")
                       .arg(o.value(QStringLiteral("server")).toString(),
@@ -225,7 +226,7 @@ void VariantsMapPage::refresh() {
         if (r.top1) figures << tr("top-1 %1 %").arg(*r.top1 * 100, 0, 'f', 1);
         if (r.retrieval) figures << tr("retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0);
         if (r.decodeTokS) figures << tr("decode %1 tok/s").arg(*r.decodeTokS, 0, 'f', 1);
-        if (!r.remoteUrl.isEmpty()) figures << tr("remote, %1").arg(r.remoteUrl);
+        if (r.remote) figures << tr("remote, %1").arg(r.remoteUrl);
         p.details = figures.join(QStringLiteral(" · "));
         // What the bytes allow beside what was measured: a variant slower than its bytes shows it.
         if (r.decodeMs && r.decodeMsPredicted && *r.decodeMsPredicted > 0)
@@ -254,7 +255,7 @@ void VariantsMapPage::refresh() {
 void VariantsMapPage::selectRow(int index) {
     m_selected = index >= 0 && index < m_rows.size() ? index : -1;
     // A remote server's row has no local configuration to load.
-    for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0 && m_rows[m_selected].remoteUrl.isEmpty());
+    for (QPushButton* b : {m_loadInChat, m_addToCompare}) b->setEnabled(m_selected >= 0 && !m_rows[m_selected].remote);
     m_scatter->setSelected(static_cast<int>(m_drawn.indexOf(m_selected)));
     if (m_selected < 0) {
         m_details->setText(tr("Click a point to select its configuration."));
@@ -274,7 +275,7 @@ void VariantsMapPage::selectRow(int index) {
     }
     m_heatmap->setPanels(panels);
     m_heatmap->setVisible(!panels.isEmpty());
-    if (!r.remoteUrl.isEmpty()) {
+    if (r.remote) {
         m_details->setText(tr("<b>%1</b> · KV %2 (predicted for its KV type) · %3: a remote server's row, measured through its API")
                                .arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), r.remoteUrl.toHtmlEscaped()));
         return;

@@ -50,7 +50,8 @@ private:
     struct Row {
         QString config, attention, kvTypes, weights, weightsShown;
         QString label;        // the point's name: the config, or "llama.cpp server · KV q8_0" for a remote row
-        QString remoteUrl;    // a remote server's row (sweep --remote): its figures only, nothing to load
+        bool remote = false;  // a remote server's row (sweep --remote): its figures only, nothing to load
+        QString remoteUrl;
         double kvBytes = 0;
         std::optional<double> deltaPpl, kl, top1, retrieval, decodeTokS, prefillTokS;
         std::optional<double> decodeMs, decodeMsPredicted;   // a step's time, and its bytes at the run's reference bandwidth

@@ -7,7 +7,8 @@
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
 //   | latent:rank=R[,rope=P]
-//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova|knorm|h2o:keep=F   (eviction presses: F of a prompt's tokens kept)
+//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova|knorm|h2o:keep=F   (eviction presses: F of a prompt's tokens kept;
+//     each also takes min_prompt=N, the fewest unpressed tokens a prompt is pressed at)
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
 

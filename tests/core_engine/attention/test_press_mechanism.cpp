@@ -237,6 +237,28 @@ private slots:
         }
     }
 
+    // A second H2O round: the totals of the first round's tokens are spent with it; the new round
+    // keeps a half of its own tokens, the newest quarter among them, beside the first round's lanes.
+    void h2oPressesAFollowUpRound() {
+        const Rows rows(200);
+        ThreadPool pool(1);
+        auto kv = make_group("h2o:keep=0.5,min_prompt=16");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());      // 32 a lane: 48..63 and 16 heavy hitters
+        QVERIFY(step(*kv, rows, 64, 1, false, pool).ok());
+        QVERIFY(step(*kv, rows, 65, 63, true, pool).ok());     // [64, 128): 32 more, 112..127 among them
+        const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false};
+        QVERIFY(kv->begin_step(std::span(&s, 1)).ok());
+        std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+        kv->write(0, rows.k[0].data() + 128 * kHeads * kDim, rows.v[0].data() + 128 * kHeads * kDim, pool);
+        const AttendPlan& plan = kv->plan(0, q.data(), pool);   // builds the streams read below
+        const std::vector<float> got = tags_read(plan, kv->streams(0), 1, 1);
+        QCOMPARE(got.size(), size_t(32 + 32 + 1));
+        for (int32_t t : {48, 63, 112, 127, 128}) QVERIFY2(std::find(got.begin(), got.end(), Rows::tag(0, 1, t)) != got.end(), qPrintable(QString::number(t)));
+        const auto in_second = std::count_if(got.begin(), got.end(), [](float tag) { return tag >= Rows::tag(0, 1, 64) && tag < Rows::tag(0, 1, 128); });
+        QCOMPARE(in_second, 32);
+        kv->abort_step();
+    }
+
     void anAbortedPressLeavesNothingChosen() {
         const Rows rows(100);
         ThreadPool pool(1);
