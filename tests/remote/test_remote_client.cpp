@@ -13,6 +13,7 @@
 #include "remote/openai_client.h"
 #include "remote/serve_benchmark.h"
 #include "tests/app/server/serve_process.h"
+#include "tests/remote/loopback_http.h"
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
 #include "workbench/json.h"
@@ -33,6 +34,7 @@ std::string chunk(const std::string& text, const char* finish = nullptr) {
 class FaultServer {
 public:
     FaultServer() {
+        httplib::Server& http_ = server_.http;
         http_.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(R"({"object":"list","data":[{"id":"faulty","object":"model","owned_by":"vllm"}]})", "application/json");
         });
@@ -67,20 +69,13 @@ public:
                 });
             }
         });
-        port_ = http_.bind_to_any_port("127.0.0.1");
-        thread_ = std::thread([this] { http_.listen_after_bind(); });
+        server_.start();
     }
-    ~FaultServer() {
-        http_.stop();
-        thread_.join();
-    }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+    std::string url() const { return server_.url(); }
 
 private:
-    httplib::Server http_;
-    std::thread thread_;
-    int port_ = 0;
     std::atomic<int> requests_{0};
+    wbtest::LoopbackHttp server_;   // last: stopped first, while requests_ still exists
 };
 
 RemoteCompletion ask(const std::string& url, const std::string& model, int read_timeout_s = 10) {

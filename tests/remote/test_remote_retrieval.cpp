@@ -7,10 +7,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <thread>
-
 #include "remote/remote_retrieval.h"
 #include "tests/app/server/serve_process.h"
+#include "tests/remote/loopback_http.h"
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
 #include "workbench/json.h"
@@ -27,26 +26,14 @@ std::string outcomes_of(const Json& cells) {
 }
 
 // A server that lists a model but says nothing of its KV cache, and tokenizes everything into 3.
-class SilentServer {
-public:
+struct SilentServer : wbtest::LoopbackHttp {
     SilentServer() {
-        http_.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+        http.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
             res.set_content(R"({"object":"list","data":[{"id":"other","object":"model","owned_by":"vllm"}]})", "application/json");
         });
-        http_.Post("/tokenize", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"count":3})", "application/json"); });
-        port_ = http_.bind_to_any_port("127.0.0.1");
-        thread_ = std::thread([this] { http_.listen_after_bind(); });
+        http.Post("/tokenize", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"count":3})", "application/json"); });
+        start();
     }
-    ~SilentServer() {
-        http_.stop();
-        thread_.join();
-    }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-
-private:
-    httplib::Server http_;
-    std::thread thread_;
-    int port_ = 0;
 };
 
 workbench::SweepSettings small_grid() {
