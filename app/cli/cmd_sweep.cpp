@@ -199,11 +199,12 @@ int sweep_remote_row(const CommandContext& ctx, const workbench::SweepSettings& 
     std::ofstream out(out_path, std::ios::app);
     out << workbench::dump_json(row) << "\n" << std::flush;
     if (!out) return runtime_error(out_path + ": cannot write (disk full?); the rows before this one are kept");
+    const std::vector<uint8_t> paired_full = full_outcomes_in(out_path, model, retrieval_grid_of(row));
     std::printf("%-50s  KV %-10s (%s)  retrieval %s%s\n", workbench::sweep_row_label(row).c_str(),
                 format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["kv_source"].get<std::string>().c_str(),
                 std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5).c_str(),
-                versus_full(retrieval_outcomes(row), full_outcomes_in(out_path, model, retrieval_grid_of(row))).c_str());
-    if (full_outcomes_in(out_path, model).size() > 0 && full_outcomes_in(out_path, model, retrieval_grid_of(row)).empty())
+                versus_full(retrieval_outcomes(row), paired_full).c_str());
+    if (paired_full.empty() && !full_outcomes_in(out_path, model).empty())
         std::fprintf(stderr, "sweep --remote: the full attention row in %s ran another retrieval grid (its --ctx, --trials or --tasks): "
                              "the rows do not pair\n", out_path.c_str());
     return 0;
