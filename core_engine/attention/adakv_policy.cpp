@@ -6,14 +6,16 @@
 namespace workbench {
 namespace {
 
+constexpr PressMethod kMethod{PressScore::window_attention, PressBudget::adaptive};
+
 AttentionVariant describe() {
-    return {AttentionKind::adakv, "adakv", "SnapKV's ranking; a layer's KV heads share its budget by score, so heads keep different numbers of tokens", press_parameters(true)};
+    return {AttentionKind::adakv, "adakv", "SnapKV's ranking; a layer's KV heads share its budget by score, so heads keep different numbers of tokens", press_parameters(kMethod)};
 }
 
-std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }
+std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, kMethod); }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) {
-    return make_press_policy(spec, {PressScore::window_attention, PressBudget::adaptive});
+    return make_press_policy(spec, kMethod);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ struct StepPart {
     int32_t index = 0;                   // its place in the step
     int32_t t0 = 0, n = 0, row0 = 0;     // first new token index, new tokens, first row in the step
     bool ends_prompt = false;            // its tokens end a request's prompt (StepSequence::ends_prompt)
+    bool generated = false;              // its tokens were generated (StepSequence::generated)
     AttendPlan token_plan;               // built by begin_part
     uint64_t read_bytes = 0;
     uint64_t index_bytes_last = 0;       // indexer bytes of the last query, this layer

@@ -53,6 +53,7 @@ void set_choice(AttentionSpec& spec, std::string_view key, int32_t index) {
     if (key == "read") spec.read = static_cast<PooledRead>(index);
     if (key == "balance") spec.balance = static_cast<LatentBalance>(index);
     if (key == "ranks") spec.ranks = static_cast<LatentRanks>(index);
+    if (key == "decoding") spec.decoding = static_cast<PressDecoding>(index);
 }
 
 }  // namespace

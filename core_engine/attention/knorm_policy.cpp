@@ -6,14 +6,16 @@
 namespace workbench {
 namespace {
 
+constexpr PressMethod kMethod{PressScore::key_norm, PressBudget::uniform};
+
 AttentionVariant describe() {
-    return {AttentionKind::knorm, "knorm", "each layer and KV head keeps the prompt tokens with the smallest key norms (no attention scores needed)", press_parameters(false)};
+    return {AttentionKind::knorm, "knorm", "each layer and KV head keeps the prompt tokens with the smallest key norms (no attention scores needed)", press_parameters(kMethod)};
 }
 
-std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, false); }
+std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, kMethod); }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) {
-    return make_press_policy(spec, {PressScore::key_norm, PressBudget::uniform});
+    return make_press_policy(spec, kMethod);
 }
 
 }  // namespace

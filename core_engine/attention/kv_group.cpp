@@ -182,6 +182,7 @@ Status KvGroup::begin_part(StepPart& part, const StepSequence& step) {
     part.t0 = t0;
     part.n = n;
     part.ends_prompt = step.ends_prompt;
+    part.generated = step.generated;
     return Status::ok_status();
 }
 

@@ -31,6 +31,7 @@ struct StepSequence {
     SeqId seq = 0;
     std::span<const TokenId> tokens;
     bool ends_prompt = false;   // the last of a request's prompt: what follows is generated (a press compresses here)
+    bool generated = false;     // every token was generated (a decode step): a decode-time press may evict
 };
 
 // Byte figures of one sequence, or of the whole cache.

@@ -8,6 +8,11 @@
 // cell. Cell c is block c / n_storage of the table in arena c % n_storage, and lanes are laid out
 // end to end over the cells in (round, storage layer, head) order, so lanes of any lengths waste
 // at most the last block. Each cell a layer's lanes touch is one stream of the plan.
+//
+// Decode-time presses (TOVA, H2O) rank, at each whole block of generated tokens, the lanes' rows
+// with the block's tokens and keep as many as the lanes held: every lane is rebuilt from its kept
+// sources (through a scratch copy, since lanes move), end to end from the first packed row, so
+// the packed rows in use never grow and the block's token rows are released.
 #include "attention/press_policy.h"
 
 #include <algorithm>
@@ -28,9 +33,11 @@ constexpr int32_t kDefaultMinPrompt = AttentionSpec{}.min_prompt;
 
 struct PressState final : PolicySequenceState {
     std::vector<float> queries;   // [storage][window slot][n_head][head_dim]: query at position p in slot p % window
-    // H2O: the attention each unpressed token received, per lane (storage · n_kv + head), token
-    // pressed_end + j at j; `pending` holds the step in flight's share until it is committed.
+    // H2O: the attention each token received, per lane (storage · n_kv + head): with decode-time
+    // eviction the lane's L rows at 0..L-1 and unpressed token pressed_end + j at L + j, without
+    // it the unpressed tokens alone; `pending` holds the step in flight's share until it is committed.
     std::vector<std::vector<float>> received, pending;
+    std::vector<std::vector<int32_t>> positions;   // lane → the token position of each of its rows, in row order
     int32_t pressed_end = 0;      // tokens before it were pressed: kept in lanes or evicted (a whole number of blocks)
     int64_t rows_used = 0;        // packed rows written
     struct Round {
@@ -38,10 +45,28 @@ struct PressState final : PolicySequenceState {
         std::vector<int64_t> offsets;   // lane (storage · n_kv + head) → its rows [offsets[l], offsets[l + 1]) past first_row
     };
     std::vector<Round> rounds;
-    // The press in flight (the prompt's last step): the cut and each lane's kept tokens, ascending.
+    // The press in flight: the cut and each lane's kept sources, ascending: tokens by position, and
+    // for a decode-time press (`decode_press`) the lane's own row k as -1 - k before them.
     int32_t cut = 0;
+    bool decode_press = false;
     std::vector<std::vector<int32_t>> chosen;
 };
+
+int64_t lane_length(const PressState& st, size_t lane) {
+    int64_t n = 0;
+    for (const PressState::Round& r : st.rounds) n += r.offsets[lane + 1] - r.offsets[lane];
+    return n;
+}
+
+// The packed row holding a lane's k-th row (rounds in order).
+int64_t lane_row(const PressState& st, size_t lane, int64_t k) {
+    for (const PressState::Round& r : st.rounds) {
+        const int64_t len = r.offsets[lane + 1] - r.offsets[lane];
+        if (k < len) return r.first_row + r.offsets[lane] + k;
+        k -= len;
+    }
+    return -1;
+}
 
 PressState* press_state(const KvSequence& s) { return static_cast<PressState*>(s.policy_state.get()); }
 
@@ -90,7 +115,7 @@ public:
     void begin_part(const KvArena&, StepPart& part) override {
         // Choices (and attention received) of a step that was aborted after its plans ran must not
         // be committed by this one.
-        if (PressState* st = press_state(*part.s)) st->chosen.clear(), st->pending.clear();
+        if (PressState* st = press_state(*part.s)) st->chosen.clear(), st->pending.clear(), st->decode_press = false;
     }
 
     const AttendPlan& plan(const KvArena& arena, int32_t layer, StepPart& part, const float* q, ThreadPool& pool) override {
@@ -102,7 +127,11 @@ public:
         if (q && method_.score == PressScore::accumulated_attention && arena.owner[static_cast<size_t>(layer)] == layer)
             accumulate(arena, storage, part, q, st, pool);
         const PressCut c = cut_of(arena, st.pressed_end, part.t0 + part.n);
-        if (part.ends_prompt && c.candidates() > 0 && arena.owner[static_cast<size_t>(layer)] == layer) choose(arena, storage, part, c, st, pool);
+        const bool owns = arena.owner[static_cast<size_t>(layer)] == layer;
+        if (part.ends_prompt && c.candidates() > 0 && owns) choose(arena, storage, part, c, st, pool);
+        const int32_t whole = (part.t0 + part.n) / arena.block_tokens() * arena.block_tokens();
+        if (q && owns && decode_evicts() && part.generated && !st.rounds.empty() && whole > st.pressed_end)
+            choose_while_decoding(arena, storage, part, q, st, pool);
         return build_plan(arena, storage, part, st);
     }
 
@@ -132,42 +161,42 @@ public:
         if (!st) return;
         commit_received(*st);
         if (st->chosen.empty()) return;
-        KvSequence& s = *part.s;
-        const int32_t n_kv = arena.shape.n_kv_heads, bs = arena.block_tokens();
-        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
-        PressState::Round round;
-        round.first_row = st->rows_used;
-        round.offsets.assign(1, 0);
-        for (const std::vector<int32_t>& lane : st->chosen) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
-        const std::span<const BlockId> tokens = arena.token_table(s), packed = arena.pooled_table(s);
-        const int64_t cell_rows = rows_per_cell(arena);
-        for (int32_t storage = 0; storage < n_storage; ++storage)
-            for (int32_t h = 0; h < n_kv; ++h) {
-                const size_t lane = static_cast<size_t>(storage * n_kv + h);
-                int64_t row = round.first_row + round.offsets[lane];
-                for (int32_t j : st->chosen[lane]) {
-                    const int64_t cell = row / cell_rows, r = row % cell_rows;
-                    const int32_t in = static_cast<int32_t>(cell % n_storage);
-                    const BlockId dst = packed[static_cast<size_t>(cell / n_storage)];
-                    const BlockId src = tokens[static_cast<size_t>(j / bs)];
-                    // Rows as stored (quantized, rotated): the lane reads exactly what the token block held.
-                    for (const bool is_k : {true, false}) {
-                        const KvRowLayout& from = is_k ? arena.store->k_layout(storage) : arena.store->v_layout(storage);
-                        const KvRowLayout& to = is_k ? arena.store->k_layout(in) : arena.store->v_layout(in);
-                        const uint8_t* src_row = (is_k ? arena.store->k_row(storage, src, j % bs, h) : arena.store->v_row(storage, src, j % bs, h));
-                        uint8_t* dst_row = (is_k ? arena.store->k_base(in) : arena.store->v_base(in)) + dst * to.block_stride + r * to.token_stride;
-                        std::memcpy(dst_row, src_row, static_cast<size_t>(from.row_bytes));
-                    }
-                    arena.store->note_written(in, dst);
-                    ++row;
-                }
+        const KvSequence& s = *part.s;
+        const size_t n_lanes = st->chosen.size();
+        if (st->positions.size() != n_lanes) st->positions.assign(n_lanes, {});
+        // Each lane's rows after this press, as sources (its own row k as -1 - k, a token by position).
+        std::vector<std::vector<int32_t>> sources(n_lanes);
+        std::vector<int64_t> old_length(n_lanes);
+        for (size_t l = 0; l < n_lanes; ++l) {
+            old_length[l] = lane_length(*st, l);
+            if (!st->decode_press)
+                for (int64_t k = 0; k < old_length[l]; ++k) sources[l].push_back(static_cast<int32_t>(-1 - k));
+            sources[l].insert(sources[l].end(), st->chosen[l].begin(), st->chosen[l].end());
+        }
+        if (st->decode_press) rewrite_lanes(arena, s, *st, sources);
+        else append_round(arena, s, *st);
+        const int32_t spent = st->cut - st->pressed_end;
+        for (size_t l = 0; l < n_lanes; ++l) {
+            std::vector<int32_t> positions;
+            for (int32_t src : sources[l]) positions.push_back(src < 0 ? st->positions[l][static_cast<size_t>(-1 - src)] : src);
+            st->positions[l] = std::move(positions);
+            if (l >= st->received.size()) continue;
+            std::vector<float>& totals = st->received[l];
+            if (!decode_evicts()) {   // the pressed tokens' share is spent
+                totals.erase(totals.begin(), totals.begin() + std::min<int64_t>(static_cast<int64_t>(totals.size()), spent));
+                continue;
             }
-        st->rows_used += round.offsets.back();
-        st->rounds.push_back(std::move(round));
-        for (std::vector<float>& lane : st->received)   // the pressed tokens' share is spent
-            lane.erase(lane.begin(), lane.begin() + std::min<int64_t>(static_cast<int64_t>(lane.size()), st->cut - st->pressed_end));
+            // The totals follow the rows: the lane's kept ones, then the tokens still unpressed.
+            const int64_t lanes_end = old_length[l];
+            auto at = [&](int64_t i) { return i < static_cast<int64_t>(totals.size()) ? totals[static_cast<size_t>(i)] : 0.0f; };
+            std::vector<float> next;
+            for (int32_t src : sources[l]) next.push_back(src < 0 ? at(-1 - src) : at(lanes_end + src - st->pressed_end));
+            for (int64_t i = lanes_end + spent; i < static_cast<int64_t>(totals.size()); ++i) next.push_back(totals[static_cast<size_t>(i)]);
+            totals = std::move(next);
+        }
         st->pressed_end = st->cut;
         st->chosen.clear();
+        st->decode_press = false;
     }
 
     void releasable(const KvArena& arena, const KvSequence& s, int32_t& /*first*/, int32_t& end) const override {
@@ -191,6 +220,7 @@ public:
         f.entries_read = m + tail;
         f.note = "after the prompt is pressed; until that step is committed its blocks and the kept rows are held together";
         if (method_.budget == PressBudget::pyramid) f.note += "; per-layer counts are rounded, so the blocks may differ by one";
+        if (decode_evicts()) f.note += "; while generating it stays there (each block of new tokens competes for the kept places)";
         return f;
     }
 
@@ -215,6 +245,78 @@ private:
     int32_t always_kept(int32_t n_round) const {
         if (method_.score == PressScore::accumulated_attention) return static_cast<int32_t>(std::floor(spec_.keep * n_round)) / 2;
         return observed_queries();
+    }
+
+    // Where packed row `row` lies: the storage arena, the pooled block and the row in its cell.
+    struct PackedRow {
+        int32_t in = 0;
+        BlockId block = 0;
+        int64_t slot = 0;
+    };
+    static PackedRow packed_row(const KvArena& arena, const KvSequence& s, int64_t row) {
+        const int64_t cell_rows = rows_per_cell(arena), cell = row / cell_rows;
+        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
+        return {static_cast<int32_t>(cell % n_storage), arena.pooled_table(s)[static_cast<size_t>(cell / n_storage)], row % cell_rows};
+    }
+    static uint8_t* row_data(const KvArena& arena, const PackedRow& p, bool is_k) {
+        const KvRowLayout& layout = is_k ? arena.store->k_layout(p.in) : arena.store->v_layout(p.in);
+        return (is_k ? arena.store->k_base(p.in) : arena.store->v_base(p.in)) + p.block * layout.block_stride + p.slot * layout.token_stride;
+    }
+    // A source's row as stored: a lane's own row k (-1 - k) or token t's row of the lane's head.
+    static const uint8_t* source_row(const KvArena& arena, const KvSequence& s, const PressState& st, size_t lane, int32_t src, bool is_k) {
+        const int32_t n_kv = arena.shape.n_kv_heads, bs = arena.block_tokens();
+        if (src < 0) return row_data(arena, packed_row(arena, s, lane_row(st, lane, -1 - src)), is_k);
+        const int32_t storage = static_cast<int32_t>(lane) / n_kv, h = static_cast<int32_t>(lane) % n_kv;
+        const BlockId b = arena.token_table(s)[static_cast<size_t>(src / bs)];
+        return is_k ? arena.store->k_row(storage, b, src % bs, h) : arena.store->v_row(storage, b, src % bs, h);
+    }
+    static void write_row(KvArena& arena, const KvSequence& s, int64_t row, const uint8_t* k, const uint8_t* v) {
+        const PackedRow p = packed_row(arena, s, row);
+        std::memcpy(row_data(arena, p, true), k, static_cast<size_t>(arena.store->k_layout(p.in).row_bytes));
+        std::memcpy(row_data(arena, p, false), v, static_cast<size_t>(arena.store->v_layout(p.in).row_bytes));
+        arena.store->note_written(p.in, p.block);
+    }
+
+    // A prompt's press: the chosen tokens' rows, as stored (quantized, rotated: a lane reads exactly
+    // what the token block held), appended after the rows in use as a round of their own.
+    static void append_round(KvArena& arena, const KvSequence& s, PressState& st) {
+        PressState::Round round;
+        round.first_row = st.rows_used;
+        round.offsets.assign(1, 0);
+        for (const std::vector<int32_t>& lane : st.chosen) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
+        int64_t row = round.first_row;
+        for (size_t lane = 0; lane < st.chosen.size(); ++lane)
+            for (int32_t t : st.chosen[lane]) write_row(arena, s, row++, source_row(arena, s, st, lane, t, true), source_row(arena, s, st, lane, t, false));
+        st.rows_used += round.offsets.back();
+        st.rounds.push_back(std::move(round));
+    }
+
+    // A decode-time press: every lane rebuilt from its sources as one round from the first packed
+    // row. Kept rows move (a lane may land where another lane's rows were), so they are gathered first.
+    static void rewrite_lanes(KvArena& arena, const KvSequence& s, PressState& st, const std::vector<std::vector<int32_t>>& sources) {
+        const size_t k_bytes = static_cast<size_t>(arena.store->k_layout(0).row_bytes), v_bytes = static_cast<size_t>(arena.store->v_layout(0).row_bytes);
+        PressState::Round round;
+        round.offsets.assign(1, 0);
+        for (const std::vector<int32_t>& lane : sources) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
+        const auto n_rows = static_cast<size_t>(round.offsets.back());
+        std::vector<uint8_t> k_rows(n_rows * k_bytes), v_rows(n_rows * v_bytes);
+        size_t i = 0;
+        for (size_t lane = 0; lane < sources.size(); ++lane)
+            for (int32_t src : sources[lane]) {
+                std::memcpy(k_rows.data() + i * k_bytes, source_row(arena, s, st, lane, src, true), k_bytes);
+                std::memcpy(v_rows.data() + i * v_bytes, source_row(arena, s, st, lane, src, false), v_bytes);
+                ++i;
+            }
+        for (size_t r = 0; r < n_rows; ++r) write_row(arena, s, static_cast<int64_t>(r), k_rows.data() + r * k_bytes, v_rows.data() + r * v_bytes);
+        st.rows_used = round.offsets.back();
+        st.rounds.assign(1, std::move(round));
+    }
+
+    bool decode_evicts() const { return method_.decode_time && spec_.decoding == PressDecoding::evict && spec_.keep < 1.0; }
+    // The lanes' rows H2O's totals and the decode-time scores count in this storage layer (every
+    // head's lane the same length: the decode-time presses budget heads uniformly).
+    int64_t lanes_scored(const PressState& st, int32_t storage, int32_t n_kv) const {
+        return decode_evicts() ? lane_length(st, static_cast<size_t>(storage * n_kv)) : 0;
     }
 
     static int32_t rows_per_cell(const KvArena& arena) { return arena.shape.n_kv_heads * arena.block_tokens(); }
@@ -258,22 +360,24 @@ private:
             std::copy_n(q + i * q_row, q_row, ring + ((part.t0 + i) % w) * q_row);
     }
 
-    // Scores the round's candidates in one storage layer and keeps each lane's best.
-    // Tokens [first, end) of one storage layer's keys, decoded as the scorers read them.
-    static PressRows key_rows(const KvArena& arena, int32_t storage, const KvSequence& s, int32_t first, int32_t end, std::vector<float>& keys) {
-        const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
-        const int64_t n_keys = end - first;
+    // One storage layer's keys as the scorers read them: the `lanes` rows of each lane (its first
+    // rows, every head the same count), then tokens [first, end). The lanes' rows precede every
+    // query, so they are placed at the positions just before `first` (the causal mask is all a
+    // position decides).
+    static PressRows key_rows(const KvArena& arena, int32_t storage, const KvSequence& s, const PressState& st, int64_t lanes, int32_t first,
+                              int32_t end, std::vector<float>& keys) {
+        const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim;
+        const int64_t n_keys = lanes + end - first;
         keys.resize(static_cast<size_t>(n_keys * n_kv * hd));
-        const std::span<const BlockId> table = arena.token_table(s);
         for (int64_t j = 0; j < n_keys; ++j) {
-            const int32_t t = first + static_cast<int32_t>(j);
+            const auto src = static_cast<int32_t>(j < lanes ? -1 - j : first + j - lanes);
             for (int32_t h = 0; h < n_kv; ++h)
-                kv_decode_row(arena.types.k, arena.store->k_row(storage, table[static_cast<size_t>(t / bs)], t % bs, h), keys.data() + (j * n_kv + h) * hd, hd);
+                kv_decode_row(arena.types.k, source_row(arena, s, st, static_cast<size_t>(storage * n_kv + h), src, true), keys.data() + (j * n_kv + h) * hd, hd);
         }
         PressRows rows;
         rows.keys = keys.data();
         rows.n_keys = n_keys;
-        rows.key_pos0 = first;
+        rows.key_pos0 = static_cast<int32_t>(first - lanes);
         rows.n_head = arena.shape.n_head;
         rows.n_kv_heads = n_kv;
         rows.head_dim = hd;
@@ -281,15 +385,15 @@ private:
         return rows;
     }
 
-    // H2O: the attention this step's queries give each unpressed token (each query's softmax over
-    // the unpressed tokens it sees, summed over the queries and averaged over the KV head's query
-    // heads), into `pending` until the step is committed. Decode steps add theirs too (H2O's
-    // totals run on), over the few tokens unpressed by then.
+    // H2O: the attention this step's queries give each token (each query's softmax over the tokens
+    // it sees, summed over the queries and averaged over the KV head's query heads), into
+    // `pending` until the step is committed. With decode-time eviction the lanes' rows are among
+    // what the queries see and their totals run on; without it the unpressed tokens alone.
     void accumulate(const KvArena& arena, int32_t storage, StepPart& part, const float* q, PressState& st, ThreadPool& pool) const {
         const int32_t n_kv = arena.shape.n_kv_heads, end = part.t0 + part.n;
         if (end <= st.pressed_end) return;
         std::vector<float> keys;
-        PressRows rows = key_rows(arena, storage, *part.s, st.pressed_end, end, keys);
+        PressRows rows = key_rows(arena, storage, *part.s, st, lanes_scored(st, storage, n_kv), st.pressed_end, end, keys);
         std::vector<int32_t> positions(static_cast<size_t>(part.n));
         for (int32_t i = 0; i < part.n; ++i) positions[static_cast<size_t>(i)] = part.t0 + i;
         rows.queries = q;
@@ -322,7 +426,7 @@ private:
         const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim;
         const int64_t n_keys = c.n_end - c.first;
         std::vector<float> keys;
-        PressRows rows = key_rows(arena, storage, *part.s, c.first, c.n_end, keys);
+        PressRows rows = key_rows(arena, storage, *part.s, st, 0, c.first, c.n_end, keys);
         // The observed queries, oldest first.
         const int32_t w = std::min<int32_t>(observed_queries(), c.n_end - c.first);
         const int64_t q_row = static_cast<int64_t>(arena.shape.n_head) * hd;
@@ -340,7 +444,7 @@ private:
         case PressScore::window_attention: window_attention_scores(rows, kPoolKernel, scores, pool); break;
         case PressScore::last_query: last_query_scores(rows, scores, pool); break;
         case PressScore::key_norm: key_norm_scores(rows, scores); break;
-        case PressScore::accumulated_attention: received_scores(st, storage, n_kv, n_keys, scores); break;
+        case PressScore::accumulated_attention: received_scores(st, storage, n_kv, lanes_scored(st, storage, n_kv), n_keys, scores); break;
         }
         // Only the candidates compete; the newest tokens (the question) are always among the kept.
         const int32_t nc = c.candidates();
@@ -368,16 +472,60 @@ private:
         part.index_ops += 4.0 * static_cast<double>(w) * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
     }
 
-    // H2O's scores: the attention received so far, this step's included. out: [n_kv][n_keys].
-    static void received_scores(const PressState& st, int32_t storage, int32_t n_kv, int64_t n_keys, std::vector<float>& out) {
+    // H2O's scores: the attention received so far, this step's included, of the totals from
+    // `first` on (past the lanes' rows to score the unpressed tokens alone). out: [n_kv][n_keys].
+    static void received_scores(const PressState& st, int32_t storage, int32_t n_kv, int64_t first, int64_t n_keys, std::vector<float>& out) {
         out.assign(static_cast<size_t>(n_kv * n_keys), 0.0f);
         for (int32_t h = 0; h < n_kv; ++h)
             for (const std::vector<std::vector<float>>* from : {&st.received, &st.pending}) {
                 const size_t l = static_cast<size_t>(storage * n_kv + h);
                 if (l >= from->size()) continue;
                 const std::vector<float>& lane = (*from)[l];
-                for (int64_t j = 0; j < std::min<int64_t>(n_keys, static_cast<int64_t>(lane.size())); ++j) out[static_cast<size_t>(h * n_keys + j)] += lane[static_cast<size_t>(j)];
+                for (int64_t j = 0; j < std::min<int64_t>(n_keys, static_cast<int64_t>(lane.size()) - first); ++j)
+                    out[static_cast<size_t>(h * n_keys + j)] += lane[static_cast<size_t>(first + j)];
             }
+    }
+
+    // While generating, once a whole block of new tokens lies past the last press: the lanes' rows
+    // and that block's tokens ranked together (TOVA: the newest query's attention over everything
+    // cached; H2O: the totals), each lane keeping as many as it held, so the budget holds. H2O's
+    // newest half of the budget (lanes and the tokens after the block) is always kept, TOVA's
+    // newest token.
+    void choose_while_decoding(const KvArena& arena, int32_t storage, StepPart& part, const float* q, PressState& st, ThreadPool& pool) {
+        const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
+        const int32_t n_end = part.t0 + part.n, cut = n_end / bs * bs;
+        const int64_t lanes = lane_length(st, static_cast<size_t>(storage * n_kv));
+        std::vector<float> scores;
+        int64_t n_keys = lanes + n_end - st.pressed_end;
+        if (method_.score == PressScore::last_query) {
+            std::vector<float> keys;
+            PressRows rows = key_rows(arena, storage, *part.s, st, lanes, st.pressed_end, n_end, keys);
+            const int32_t last = n_end - 1;
+            rows.queries = q + static_cast<int64_t>(part.n - 1) * arena.shape.n_head * hd;
+            rows.query_pos = std::span(&last, 1);
+            last_query_scores(rows, scores, pool);
+            part.index_ops += 4.0 * static_cast<double>(arena.shape.n_head) * static_cast<double>(n_keys) * hd;
+        } else {
+            received_scores(st, storage, n_kv, 0, n_keys, scores);
+        }
+        const int64_t n_cand = lanes + cut - st.pressed_end;
+        const int32_t forced_from = method_.score == PressScore::accumulated_attention ? n_end - static_cast<int32_t>((lanes + n_end - cut) / 2) : n_end - 1;
+        if (st.chosen.empty()) st.chosen.assign(arena.members.size() * static_cast<size_t>(n_kv), {});
+        std::vector<float> cand(static_cast<size_t>(n_cand));
+        std::vector<int32_t> kept;
+        for (int32_t h = 0; h < n_kv; ++h) {
+            const size_t lane = static_cast<size_t>(storage * n_kv + h);
+            for (int64_t j = 0; j < n_cand; ++j) {
+                const int32_t pos = j < lanes ? st.positions[lane][static_cast<size_t>(j)] : st.pressed_end + static_cast<int32_t>(j - lanes);
+                cand[static_cast<size_t>(j)] = pos >= forced_from ? INFINITY : scores[static_cast<size_t>(h * n_keys + j)];
+            }
+            keep_best(cand, static_cast<int32_t>(lanes), kept);
+            std::vector<int32_t>& chosen = st.chosen[lane];
+            chosen.clear();
+            for (int32_t j : kept) chosen.push_back(j < lanes ? -1 - j : st.pressed_end + static_cast<int32_t>(j - lanes));
+        }
+        st.cut = cut;
+        st.decode_press = true;
     }
 
     const AttendPlan& build_plan(const KvArena& arena, int32_t storage, StepPart& part, const PressState& st) {
@@ -428,24 +576,29 @@ std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, Pr
     return std::make_unique<PressPolicy>(spec, method);
 }
 
-std::vector<AttentionParameter> press_parameters(bool with_window) {
+std::vector<AttentionParameter> press_parameters(PressMethod method) {
     std::vector<AttentionParameter> params = {
         fraction_parameter("keep", "Keep (share of the prompt)", 0.25, 0.001, 1.0,
                            "The share of a prompt's tokens each layer and KV head keeps once the prompt is read; the rest are "
                            "evicted and their blocks freed. keep=1 is full attention.")};
-    if (with_window)
+    if (method.score == PressScore::window_attention)
         params.push_back(integer_parameter("window", "Observed queries", 64, 1, 4096,
                                            "The prompt's last queries, whose attention ranks the tokens (and which are always kept): "
                                            "where the question is."));
     params.push_back(integer_parameter("min_prompt", "Shortest prompt pressed", kDefaultMinPrompt, 1, 1 << 20,
                                        "A prompt is pressed only once this many tokens are unpressed: a short chat turn, or a "
                                        "question read after its pressed context, is kept whole (pressing it would drop the question)."));
+    if (method.decode_time)
+        params.push_back(choice_parameter("decoding", "While generating", {"evict", "grow"},
+                                          "evict: each block of generated tokens competes with the kept ones for their places, so the "
+                                          "bytes stay at the prompt's budget however long the reply; grow: generated tokens are all kept."));
     return params;
 }
 
-std::string press_spec_parameters(const AttentionSpec& spec, bool with_window) {
-    return ":keep=" + fraction_text(spec.keep) + (with_window ? ",window=" + std::to_string(spec.window) : "") +
-           (spec.min_prompt != kDefaultMinPrompt ? ",min_prompt=" + std::to_string(spec.min_prompt) : "");
+std::string press_spec_parameters(const AttentionSpec& spec, PressMethod method) {
+    return ":keep=" + fraction_text(spec.keep) + (method.score == PressScore::window_attention ? ",window=" + std::to_string(spec.window) : "") +
+           (spec.min_prompt != kDefaultMinPrompt ? ",min_prompt=" + std::to_string(spec.min_prompt) : "") +
+           (method.decode_time && spec.decoding == PressDecoding::grow ? ",decoding=grow" : "");
 }
 
 }  // namespace workbench

@@ -10,6 +10,9 @@
 // is read over what was kept and pressed in its turn, once at least `min_prompt` tokens are
 // unpressed: a short turn, or a question read after its pressed context, is kept whole. Question-aware: the pressing step's
 // queries (the end of the prompt, where the question is) choose what stays.
+// Decode-time (TOVA, H2O, `decoding=evict`): while the sequence generates, each whole block of
+// generated tokens competes with the lanes' rows for the lanes' places, so the bytes held stay
+// at the prompt's budget however long the reply; the lanes are rewritten in place (one round).
 #pragma once
 
 #include <cstdint>
@@ -34,15 +37,16 @@ enum class PressBudget : uint8_t {
 struct PressMethod {
     PressScore score = PressScore::window_attention;
     PressBudget budget = PressBudget::uniform;
+    bool decode_time = false;   // the method also evicts while generating (its `decoding` parameter)
 };
 
 std::unique_ptr<AttentionPolicy> make_press_policy(const AttentionSpec& spec, PressMethod method);
 
 // The parameters of a press, for its describe(): keep, window (where it observes a window of
-// queries), min_prompt.
-std::vector<AttentionParameter> press_parameters(bool with_window);
-// ":keep=F", ",window=W" where the press observes a window of queries, and ",min_prompt=N"
-// where it is not the default.
-std::string press_spec_parameters(const AttentionSpec& spec, bool with_window);
+// queries), min_prompt, decoding (where it evicts while generating).
+std::vector<AttentionParameter> press_parameters(PressMethod method);
+// ":keep=F", ",window=W" where the press observes a window of queries, and ",min_prompt=N" and
+// ",decoding=grow" where they are not the defaults.
+std::string press_spec_parameters(const AttentionSpec& spec, PressMethod method);
 
 }  // namespace workbench

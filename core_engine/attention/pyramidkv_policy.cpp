@@ -6,14 +6,16 @@
 namespace workbench {
 namespace {
 
+constexpr PressMethod kMethod{PressScore::window_attention, PressBudget::pyramid};
+
 AttentionVariant describe() {
-    return {AttentionKind::pyramidkv, "pyramidkv", "SnapKV's ranking, with more tokens kept in the first layers and fewer in the last (keep on average)", press_parameters(true)};
+    return {AttentionKind::pyramidkv, "pyramidkv", "SnapKV's ranking, with more tokens kept in the first layers and fewer in the last (keep on average)", press_parameters(kMethod)};
 }
 
-std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }
+std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, kMethod); }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) {
-    return make_press_policy(spec, {PressScore::window_attention, PressBudget::pyramid});
+    return make_press_policy(spec, kMethod);
 }
 
 }  // namespace

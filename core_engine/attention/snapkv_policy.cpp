@@ -6,14 +6,16 @@
 namespace workbench {
 namespace {
 
+constexpr PressMethod kMethod{PressScore::window_attention, PressBudget::uniform};
+
 AttentionVariant describe() {
-    return {AttentionKind::snapkv, "snapkv", "the prompt's last queries rank its tokens by attention; each layer and KV head keeps the best `keep` of them, the rest are evicted", press_parameters(true)};
+    return {AttentionKind::snapkv, "snapkv", "the prompt's last queries rank its tokens by attention; each layer and KV head keeps the best `keep` of them, the rest are evicted", press_parameters(kMethod)};
 }
 
-std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, true); }
+std::string spec_parameters(const AttentionSpec& spec) { return press_spec_parameters(spec, kMethod); }
 
 std::unique_ptr<AttentionPolicy> make(const AttentionSpec& spec) {
-    return make_press_policy(spec, {PressScore::window_attention, PressBudget::uniform});
+    return make_press_policy(spec, kMethod);
 }
 
 }  // namespace

@@ -147,7 +147,8 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     for (const BatchSequence& b : batch) {
         // A prompt's last chunk asks for logits and holds no generated rows; a prompt scored for
         // every row's logits is read as it is, not pressed.
-        steps.push_back({b.seq, b.tokens, b.want_logits && b.n_generated == 0 && !b.all_logits});
+        steps.push_back({b.seq, b.tokens, b.want_logits && b.n_generated == 0 && !b.all_logits,
+                         b.n_generated > 0 && static_cast<size_t>(b.n_generated) == b.tokens.size()});
         const int64_t first = static_cast<int64_t>(batch_tokens_.size());
         batch_tokens_.insert(batch_tokens_.end(), b.tokens.begin(), b.tokens.end());
         const int64_t last = static_cast<int64_t>(batch_tokens_.size()) - 1;

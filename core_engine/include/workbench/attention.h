@@ -7,8 +7,9 @@
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
 //   | latent:rank=R[,rope=P]
-//   | snapkv|pyramidkv|adakv:keep=F,window=W | tova|knorm|h2o:keep=F   (eviction presses: F of a prompt's tokens kept;
-//     each also takes min_prompt=N, the fewest unpressed tokens a prompt is pressed at)
+//   | snapkv|pyramidkv|adakv:keep=F,window=W | knorm:keep=F | tova|h2o:keep=F[,decoding=evict|grow]
+//     (eviction presses: F of a prompt's tokens kept; each also takes min_prompt=N, the fewest
+//     unpressed tokens a prompt is pressed at; TOVA and H2O go on evicting while they generate)
 // Omitted parameters take the variant's defaults (attention_variants()). Pure: no model needed.
 #pragma once
 
@@ -29,6 +30,7 @@ enum class PoolMode : uint8_t { mean, max, weighted };
 enum class PooledRead : uint8_t { pooled, tokens };
 enum class LatentBalance : uint8_t { energy, none };
 enum class LatentRanks : uint8_t { uniform, measured };
+enum class PressDecoding : uint8_t { evict, grow };
 
 struct AttentionSpec {
     AttentionKind kind = AttentionKind::full;
@@ -49,6 +51,7 @@ struct AttentionSpec {
     LatentRanks ranks = LatentRanks::uniform;    // latent: R in every layer, or per layer by measured sensitivity (R on average)
     double keep = 1.0;                           // presses: the fraction of a prompt's tokens kept once it is read
     int32_t min_prompt = 128;                    // presses: fewer tokens unpressed than this are kept whole (a short turn, a question)
+    PressDecoding decoding = PressDecoding::evict;  // tova / h2o: generated tokens compete for the prompt's budget, or are all kept
 };
 
 // One parameter of a variant, as a form shows it.

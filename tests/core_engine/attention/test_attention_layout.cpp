@@ -124,6 +124,10 @@ private slots:
         QCOMPARE(attention_layout_name(*parse_attention_layout("heavy:around=4,read=tokens,pool=weighted")),
                  std::string("heavy:block=16,k=32,recent=64,pool=weighted,read=tokens,around=4"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("compressed:pool=max")), std::string("compressed:block=4,recent=256,pool=max"));
+        // TOVA's and H2O's decoding=evict (the default) is left out of the name; grow is named.
+        QCOMPARE(attention_layout_name(*parse_attention_layout("tova:keep=0.25,decoding=evict")), std::string("tova:keep=0.25"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("h2o:decoding=grow,keep=0.5")), std::string("h2o:keep=0.5,decoding=grow"));
+        QVERIFY(parse_attention_spec("h2o:decoding=grow")->decoding == PressDecoding::grow);
         // Latent's balance=energy (the default) is left out of the name; none is named.
         QCOMPARE(attention_layout_name(*parse_attention_layout("latent:rank=192,balance=energy")), std::string("latent:rank=192"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("latent:balance=none,rank=192")), std::string("latent:rank=192,balance=none"));
@@ -181,6 +185,8 @@ private slots:
         QTest::newRow("keep zero") << "knorm:keep=0,layers=0-3" << "keep must be in [0.001, 1], got 0";
         QTest::newRow("keep not a number") << "tova:keep=half" << "keep 'half' is not a number";
         QTest::newRow("window on tova") << "tova:window=8" << "'window' is not a parameter of tova; expected keep";
+        QTest::newRow("decoding on knorm") << "knorm:decoding=grow" << "'decoding' is not a parameter of knorm";
+        QTest::newRow("bad decoding") << "h2o:decoding=drop" << "decoding 'drop': expected evict or grow";
     }
     void grammar_errors_name_the_fault() {
         QFETCH(QString, spec);

@@ -52,7 +52,7 @@ class TestAttentionVariants : public QObject {
     Run full_;
     uint64_t full_block_bytes_ = 0;
 
-    Run run(const std::string& attention, bool all_logits, const std::string& kv_types = "f16") {
+    Run run(const std::string& attention, bool all_logits, const std::string& kv_types = "f16", int32_t max_tokens = 16) {
         EngineConfig c;
         c.model_path = model_;
         c.n_ctx = 2048;
@@ -70,7 +70,7 @@ class TestAttentionVariants : public QObject {
             (*e)->reset();
         }
         GenerationRequest req;
-        req.max_tokens = 16;
+        req.max_tokens = max_tokens;
         req.ignore_eos = true;
         req.sampling.temperature = 0;
         auto out = (*e)->generate_tokens(prompt_, req);
@@ -220,6 +220,31 @@ private slots:
         const uint64_t per_token = full_block_bytes_ / kBlock;
         QCOMPARE(r.usage.bytes_read_last_step, (kept + 15) * per_token);
         QCOMPARE(r.greedy.size(), full_.greedy.size());
+    }
+
+    // TOVA and H2O go on evicting while they generate: 100 tokens after the prompt, the bytes held
+    // are the kept rows' blocks and the block being generated, and the last query reads the kept
+    // rows and the tokens since the last whole block; with decoding=grow every generated token
+    // stays. Until the first generated block is whole (16 tokens) both reply alike.
+    void decode_time_presses_hold_their_budget_data() {
+        QTest::addColumn<QString>("press");
+        QTest::newRow("tova") << QString("tova");
+        QTest::newRow("h2o") << QString("h2o");
+    }
+    void decode_time_presses_hold_their_budget() {
+        QFETCH(QString, press);
+        const Run evict = run(press.toStdString() + ":keep=0.25", false, "f16", 100);
+        const Run grow = run(press.toStdString() + ":keep=0.25,decoding=grow", false, "f16", 100);
+        const uint64_t kept = kPromptTokens / 4, per_token = full_block_bytes_ / kBlock;
+        const uint64_t packed_blocks = (kept + kBlock - 1) / kBlock, n_tokens = kPromptTokens + 99;
+        QCOMPARE(evict.usage.n_tokens, static_cast<int32_t>(n_tokens));
+        QCOMPARE(evict.usage.bytes_in_use, (packed_blocks + 1) * full_block_bytes_);
+        QCOMPARE(evict.usage.bytes_read_last_step, (kept + n_tokens % kBlock) * per_token);
+        QCOMPARE(grow.usage.bytes_in_use, (packed_blocks + (99 + kBlock - 1) / kBlock) * full_block_bytes_);
+        QCOMPARE(grow.usage.bytes_read_last_step, (kept + 99) * per_token);
+        QCOMPARE(std::vector<TokenId>(evict.greedy.begin(), evict.greedy.begin() + 16), std::vector<TokenId>(grow.greedy.begin(), grow.greedy.begin() + 16));
+        // H2O's totals run on at every generated token: its recomputed attention is reported as indexer work.
+        if (press == "h2o") QVERIFY(evict.decode.index.ops > 0);
     }
 
     void cross_layer_sharing_halves_the_cache() {

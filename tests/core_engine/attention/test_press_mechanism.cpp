@@ -3,7 +3,8 @@
 // plans read them (packed across layers' arenas, heads of different selections); the prompt's
 // token blocks are released; a follow-up prompt is pressed in its turn, a short one (fewer tokens
 // unpressed than min_prompt) kept whole; a step aborted after its plans chose leaves nothing
-// chosen behind. The 64-token prompts here press with min_prompt=16.
+// chosen behind; TOVA and H2O go on evicting, a block of generated tokens at a time, with the
+// bytes held flat. The 64-token prompts here press with min_prompt=16.
 #include <QTest>
 
 #include <algorithm>
@@ -74,10 +75,11 @@ std::unique_ptr<KvGroup> make_group(const char* spec) {
     return std::move(*group);
 }
 
-// Runs tokens [t0, t0 + n) as one step (the prompt's end when `ends`), writing every layer.
-Status step(KvGroup& kv, const Rows& rows, int32_t t0, int32_t n, bool ends, ThreadPool& pool, bool commit = true) {
+// Runs tokens [t0, t0 + n) as one step (the prompt's end when `ends`, generated tokens when
+// `generated`), writing every layer.
+Status step(KvGroup& kv, const Rows& rows, int32_t t0, int32_t n, bool ends, ThreadPool& pool, bool commit = true, bool generated = false) {
     static std::vector<TokenId> ids(1024, 5);
-    const StepSequence s{0, std::span<const TokenId>(ids.data() + t0, static_cast<size_t>(n)), ends};
+    const StepSequence s{0, std::span<const TokenId>(ids.data() + t0, static_cast<size_t>(n)), ends, generated};
     WB_RETURN_IF_ERROR(kv.begin_step(std::span(&s, 1)));
     std::vector<float> q(static_cast<size_t>(n * kHeads * kDim), 0.1f);
     for (int32_t il = 0; il < kLayers; ++il) {
@@ -88,6 +90,38 @@ Status step(KvGroup& kv, const Rows& rows, int32_t t0, int32_t n, bool ends, Thr
     else kv.abort_step();
     return Status::ok_status();
 }
+
+// Generates tokens [t0, end) one step each.
+void generate(KvGroup& kv, const Rows& rows, int32_t t0, int32_t end, ThreadPool& pool) {
+    for (int32_t t = t0; t < end; ++t)
+        if (!step(kv, rows, t, 1, false, pool, true, true).ok()) qFatal("generate %d", t);
+}
+
+// What token t (not kept: the step is aborted) would read, per (layer, head): the tags, lanes first.
+std::vector<std::vector<float>> read_by(KvGroup& kv, const Rows& rows, int32_t t, ThreadPool& pool) {
+    const StepSequence s{0, std::span<const TokenId>(std::vector<TokenId>(1, 5)), false, true};
+    if (!kv.begin_step(std::span(&s, 1)).ok()) qFatal("begin");
+    std::vector<float> q(static_cast<size_t>(kHeads * kDim), 0.1f);
+    std::vector<std::vector<float>> lanes;
+    for (int32_t il = 0; il < kLayers; ++il) {
+        kv.write(il, rows.k[static_cast<size_t>(il)].data() + t * kHeads * kDim, rows.v[static_cast<size_t>(il)].data() + t * kHeads * kDim, pool);
+        const AttendPlan& plan = kv.plan(il, q.data(), pool);
+        for (int32_t h = 0; h < kHeads; ++h) lanes.push_back(tags_read(plan, kv.streams(il), h, h));
+    }
+    kv.abort_step();
+    return lanes;
+}
+
+// Rows whose generated tokens (from `from` on) have keys that draw `drawn` times the queries' pull.
+Rows drawing(int32_t n, int32_t from, float drawn) {
+    Rows rows(n);
+    for (int32_t il = 0; il < kLayers; ++il)
+        for (int32_t t = from; t < n; ++t)
+            for (int32_t h = 0; h < kHeads; ++h) rows.k[static_cast<size_t>(il)][static_cast<size_t>((t * kHeads + h) * kDim + 1)] = drawn;
+    return rows;
+}
+
+bool holds(const std::vector<float>& lane, float tag) { return std::find(lane.begin(), lane.end(), tag) != lane.end(); }
 
 }  // namespace
 
@@ -257,6 +291,69 @@ private slots:
         const auto in_second = std::count_if(got.begin(), got.end(), [](float tag) { return tag >= Rows::tag(0, 1, 64) && tag < Rows::tag(0, 1, 128); });
         QCOMPARE(in_second, 32);
         kv->abort_step();
+    }
+
+    // Decode-time TOVA: once a whole block of generated tokens lies past the press, its tokens and
+    // the lanes' rows compete for the lanes' places by the newest query's attention. Tokens whose
+    // keys draw far more attention than the kept ones take every place; tokens that draw none
+    // leave the lanes as they were but for the newest token (always kept). The block is released.
+    void tovaEvictsWhileGenerating() {
+        ThreadPool pool(1);
+        for (const float drawn : {100.0f, -100.0f}) {
+            const Rows rows = drawing(200, 64, drawn);
+            auto kv = make_group("tova:keep=0.25,min_prompt=16");
+            QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());   // 16 rows a lane: 96, one block
+            const std::vector<std::vector<float>> before = read_by(*kv, rows, 64, pool);
+            generate(*kv, rows, 64, 79, pool);
+            QCOMPARE(kv->usage().bytes_in_use, 2 * kv->block_bytes());   // the lanes and the block being generated
+            generate(*kv, rows, 79, 80, pool);                            // the block is whole: pressed and released
+            QCOMPARE(kv->usage().bytes_in_use, kv->block_bytes());
+            QCOMPARE(kv->usage().n_tokens, 80);
+            const std::vector<std::vector<float>> after = read_by(*kv, rows, 80, pool);
+            for (size_t lane = 0; lane < after.size(); ++lane) {
+                const auto il = static_cast<int32_t>(lane / kHeads), h = static_cast<int32_t>(lane % kHeads);
+                QCOMPARE(after[lane].size(), size_t(16 + 1));
+                QVERIFY(holds(after[lane], Rows::tag(il, h, 79)));
+                const auto old_kept = std::count_if(before[lane].begin(), before[lane].end() - 1, [&](float tag) { return holds(after[lane], tag); });
+                if (drawn > 0) {
+                    for (int32_t t = 64; t < 80; ++t) QVERIFY(holds(after[lane], Rows::tag(il, h, t)));
+                    QCOMPARE(old_kept, 0);
+                } else {
+                    QCOMPARE(old_kept, 15);
+                }
+            }
+        }
+    }
+
+    // Decode-time H2O: the totals run on over the kept rows and the new tokens. Generated tokens
+    // that draw no attention leave once they fall out of the newest half of the budget; the
+    // prompt's heavy hitters stay; the bytes stay at the budget however long the reply.
+    void h2oKeepsItsHeavyHittersWhileGenerating() {
+        ThreadPool pool(1);
+        const Rows rows = drawing(300, 64, -100.0f);
+        auto kv = make_group("h2o:keep=0.5,min_prompt=16");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());   // 32 rows a lane: two blocks
+        const uint64_t pressed = kv->usage().bytes_in_use;
+        QCOMPARE(pressed, 2 * kv->block_bytes());
+        for (int32_t t = 64; t < 256; t += 16) {
+            generate(*kv, rows, t, t + 16, pool);
+            QCOMPARE(kv->usage().bytes_in_use, pressed);
+        }
+        const std::vector<std::vector<float>> lanes = read_by(*kv, rows, 256, pool);
+        for (size_t lane = 0; lane < lanes.size(); ++lane) {
+            const auto il = static_cast<int32_t>(lane / kHeads), h = static_cast<int32_t>(lane % kHeads);
+            QCOMPARE(lanes[lane].size(), size_t(32 + 1));
+            for (int32_t t = 240; t <= 256; ++t) QVERIFY(holds(lanes[lane], Rows::tag(il, h, t)));   // the newest half
+            for (int32_t t = 64; t < 240; ++t) QVERIFY(!holds(lanes[lane], Rows::tag(il, h, t)));
+            const auto from_prompt = std::count_if(lanes[lane].begin(), lanes[lane].end(), [&](float tag) { return tag < Rows::tag(il, h, 64); });
+            QCOMPARE(from_prompt, 16);
+        }
+        // decoding=grow keeps every generated token beside the prompt's lanes.
+        auto grow = make_group("h2o:keep=0.5,min_prompt=16,decoding=grow");
+        QVERIFY(step(*grow, rows, 0, 64, true, pool).ok());
+        generate(*grow, rows, 64, 256, pool);
+        QCOMPARE(grow->usage().bytes_in_use, pressed + 12 * grow->block_bytes());
+        QCOMPARE(read_by(*grow, rows, 256, pool)[0].size(), size_t(32 + 192 + 1));
     }
 
     void anAbortedPressLeavesNothingChosen() {
