@@ -3,6 +3,8 @@
 // the server's batching included.
 #include "openai_client.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <regex>
@@ -160,16 +162,16 @@ ServerKind detect_server_kind(const RemoteEndpoint& endpoint, const std::vector<
     }
     const Url u = split(endpoint.base_url);
     if (u.scheme_host_port.empty()) return ServerKind::unknown;
-    auto c = client_for(endpoint, u);
-    c.set_read_timeout(5, 0);
-    if (auto res = c.Get(root_of(u) + "/metrics"); res && res->status == 200) {
-        const std::string& t = res->body;
+    if (const std::optional<std::string> metrics = fetch_metrics(endpoint)) {
+        const std::string& t = *metrics;
         if (t.find("workbench:") != std::string::npos) return ServerKind::workbench;
         if (t.find("vllm:") != std::string::npos) return ServerKind::vllm;
         if (t.find("sglang:") != std::string::npos) return ServerKind::sglang;
         if (t.find("llamacpp:") != std::string::npos) return ServerKind::llamacpp;
         if (t.find("trtllm") != std::string::npos) return ServerKind::trtllm;
     }
+    auto c = client_for(endpoint, u);
+    c.set_read_timeout(5, 0);
     if (auto res = c.Get(root_of(u) + "/props"); res && res->status == 200 && res->body.find("default_generation_settings") != std::string::npos)
         return ServerKind::llamacpp;
     if (auto res = c.Get(root_of(u) + "/version"); res && res->status == 200) {
@@ -178,6 +180,15 @@ ServerKind detect_server_kind(const RemoteEndpoint& endpoint, const std::vector<
         return ServerKind::vllm;   // vLLM answers {"version": "..."}
     }
     return ServerKind::unknown;
+}
+
+std::optional<std::string> fetch_metrics(const RemoteEndpoint& endpoint) {
+    const Url u = split(endpoint.base_url);
+    if (u.scheme_host_port.empty()) return std::nullopt;
+    auto c = client_for(endpoint, u);
+    c.set_read_timeout(std::min(5, endpoint.read_timeout_s), 0);
+    if (auto res = c.Get(root_of(u) + "/metrics"); res && res->status == 200) return res->body;
+    return std::nullopt;
 }
 
 std::optional<int32_t> remote_token_count(const RemoteEndpoint& endpoint, const std::string& model, const std::string& text) {

@@ -42,6 +42,8 @@ const char* server_kind_name(ServerKind kind);
 workbench::Result<std::vector<RemoteModel>> list_models(const RemoteEndpoint& endpoint);
 // From the models' owner fields, then /metrics names, /version and /props.
 ServerKind detect_server_kind(const RemoteEndpoint& endpoint, const std::vector<RemoteModel>& models);
+// GET the server's /metrics (Prometheus text, beside /v1); empty when it has none or did not answer.
+std::optional<std::string> fetch_metrics(const RemoteEndpoint& endpoint);
 // The server's own token count for `text` (POST /tokenize, as vLLM, SGLang and llama.cpp offer
 // it); empty when it has no such endpoint.
 std::optional<int32_t> remote_token_count(const RemoteEndpoint& endpoint, const std::string& model, const std::string& text);

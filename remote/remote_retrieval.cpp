@@ -2,9 +2,12 @@
 // the row's KV bytes predicted from the configuration the server reports or the user declares.
 #include "remote_retrieval.h"
 
+#include "remote_kv_metrics.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "workbench/attention.h"
 
@@ -58,6 +61,23 @@ std::optional<std::string> tokenizer_mismatch(const RemoteEndpoint& endpoint, co
     return std::to_string(*theirs) + " tokens where " + local.model_info().name + " makes " + std::to_string(without);
 }
 
+// The peak /metrics showed: bytes where the server counts them (ours), else its tokens at the
+// bytes a token of its KV type takes (llama.cpp, vLLM, SGLang count tokens or blocks).
+void put_measured_kv(Json& row, const KvMetricsReading& peak, const workbench::AttentionLayout& layout, const std::string& kv_types,
+                     const workbench::Engine& local) {
+    if (peak.bytes) {
+        row["kv_bytes_measured_peak"] = static_cast<uint64_t>(*peak.bytes);
+        row["kv_measured_from"] = "metrics bytes";
+    } else if (peak.tokens) {
+        const auto tokens = static_cast<int64_t>(*peak.tokens + 0.5);
+        row["kv_tokens_measured_peak"] = tokens;
+        if (auto bytes = workbench::predict_kv(layout, kv_types, workbench::kv_geometry(local.model_info()), tokens); bytes.ok()) {
+            row["kv_bytes_measured_peak"] = bytes->bytes_held;
+            row["kv_measured_from"] = "metrics tokens";
+        }
+    }
+}
+
 }  // namespace
 
 std::string remote_sweep_row_key(const RemoteEndpoint& endpoint, const RemoteRowOptions& options) {
@@ -98,7 +118,12 @@ Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOpt
     row["remote_model"] = served->id;
     row["server"] = server_kind_name(detect_server_kind(endpoint, *models));
     const std::string attention = !options.attention.empty() ? options.attention : !served->attention.empty() ? served->attention : "full";
-    const std::string kv_types = !options.kv_types.empty() ? options.kv_types : served->kv_types;
+    // Its KV type as declared, else as /v1/models (ours) or /metrics (vLLM's cache_dtype) says.
+    const std::optional<std::string> metrics_text = fetch_metrics(endpoint);
+    const KvMetricsReading at_start = metrics_text ? parse_kv_metrics(*metrics_text) : KvMetricsReading{};
+    const std::string kv_types = !options.kv_types.empty() ? options.kv_types
+                                 : !served->kv_types.empty() ? served->kv_types
+                                                             : kv_type_of_cache_dtype(at_start.cache_dtype);
     if (kv_types.empty())
         return failed("the server does not report its KV cache type: declare it (--remote-kv-type, what the server was started with: "
                       "llama-server's -ctk/-ctv, vLLM's --kv-cache-dtype; f16 when it was given none)");
@@ -117,9 +142,13 @@ Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOpt
     row["kv_bytes_full"] = bytes->bytes_full;
     const workbench::RetrievalOptions ro = workbench::sweep_retrieval_options(settings);
     RemoteAnswerTally tally;
+    // A server whose /metrics reports the KV it holds is watched while it answers: the peak it held.
+    std::optional<KvMetricsProbe> probe;
+    if (at_start.any()) probe.emplace(endpoint);
     auto report = workbench::evaluate_retrieval(local, ro, remote_retrieval_responder(endpoint, served->id, &tally, cancel), progress, cancel);
     if (!report.ok()) return failed(report.status().message(), report.status().code() == StatusCode::cancelled);
     workbench::put_retrieval_figures(row, *report, ro);
+    if (probe) put_measured_kv(row, probe->stop(), *layout, kv_types, local);
     if (tally.n_decoded > 0) row["remote_tpot_ms"] = workbench::json_rounded(tally.decode_ms / static_cast<double>(tally.n_decoded));
     row["ctx"] = settings.ctx;
     row["status"] = "ok";

@@ -3,8 +3,9 @@
 // server runs), sent as token ids to /v1/completions and answered greedily, so a remote row pairs
 // prompt by prompt with the local presses and variants. A remote row's KV bytes are what a cache
 // of the server's KV configuration holds at the sweep's context, predicted from the model's
-// geometry (predict_kv): the configuration as the server reports it (ours, in /v1/models) or as
-// the user declares it (llama-server's -ctk/-ctv, vLLM's --kv-cache-dtype), never guessed.
+// geometry (predict_kv): the configuration as the server reports it (ours, in /v1/models; vLLM's
+// fp8 in /metrics) or as the user declares it (llama-server's -ctk/-ctv, vLLM's
+// --kv-cache-dtype), never guessed; beside it, what the server's /metrics says it held.
 #pragma once
 
 #include <atomic>
@@ -48,7 +49,10 @@ std::string remote_sweep_row_key(const RemoteEndpoint& endpoint, const RemoteRow
 // "server", "base_url", "remote_model", "model" (the local GGUF's file name), "attention",
 // "kv_type", "kv_source" ("reported" or "declared"), "kv_bytes" and "kv_bytes_full" (a sequence of
 // ctx + n_decode tokens, as local rows hold), the retrieval figures (put_retrieval_figures),
-// "remote_tpot_ms", "ctx", "status": "ok"}. Always comes back: "failed" with "error" when the
+// "remote_tpot_ms", "ctx", "status": "ok"}, and where the server's /metrics reports the KV it holds
+// (remote_kv_metrics.h), the peak seen while it answered: "kv_bytes_measured_peak" with
+// "kv_measured_from" ("metrics bytes", or "metrics tokens" with "kv_tokens_measured_peak" at the
+// KV type's bytes a token). vLLM's cache_dtype there counts as a reported KV type. Always comes back: "failed" with "error" when the
 // server cannot be reached, tokenizes differently from the GGUF (another model), reports no KV
 // configuration and none was declared, or a request fails; "cancelled" when `cancel` was set.
 workbench::Json measure_remote_sweep_row(const RemoteEndpoint& endpoint, const RemoteRowOptions& options, const workbench::Engine& local,

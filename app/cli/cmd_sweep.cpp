@@ -200,8 +200,15 @@ int sweep_remote_row(const CommandContext& ctx, const workbench::SweepSettings& 
     out << workbench::dump_json(row) << "\n" << std::flush;
     if (!out) return runtime_error(out_path + ": cannot write (disk full?); the rows before this one are kept");
     const std::vector<uint8_t> paired_full = full_outcomes_in(out_path, model, retrieval_grid_of(row));
-    std::printf("%-50s  KV %-10s (%s)  retrieval %s%s\n", workbench::sweep_row_label(row).c_str(),
-                format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["kv_source"].get<std::string>().c_str(),
+    // Beside the predicted bytes, the peak the server's /metrics showed while it answered.
+    const std::string measured = row.contains("kv_bytes_measured_peak")
+                                     ? ", its /metrics peak " + format_bytes(row["kv_bytes_measured_peak"].get<uint64_t>()) +
+                                           (row.contains("kv_tokens_measured_peak")
+                                                ? " (" + std::to_string(row["kv_tokens_measured_peak"].get<int64_t>()) + " tokens)"
+                                                : "")
+                                     : "";
+    std::printf("%-50s  KV %-10s (%s%s)  retrieval %s%s\n", workbench::sweep_row_label(row).c_str(),
+                format_bytes(row["kv_bytes"].get<uint64_t>()).c_str(), row["kv_source"].get<std::string>().c_str(), measured.c_str(),
                 std::to_string(row["retrieval_accuracy"].get<double>()).substr(0, 5).c_str(),
                 versus_full(retrieval_outcomes(row), paired_full).c_str());
     if (paired_full.empty() && !full_outcomes_in(out_path, model).empty())

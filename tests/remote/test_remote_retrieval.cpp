@@ -79,6 +79,14 @@ private slots:
         QCOMPARE(row["retrieval_trials"].get<int>(), 12);
         QCOMPARE(outcomes_of(row["retrieval_cells"]), outcomes_of(workbench::retrieval_report_json(*local)["cells"]));
         QVERIFY(row["remote_tpot_ms"].get<double>() > 0);
+        // Its /metrics, polled while it answered, held at its peak at most a sequence of ctx + n_decode
+        // tokens in whole blocks, and at least the grid's longest prompt but one block.
+        QCOMPARE(row["kv_measured_from"].get<std::string>(), std::string("metrics bytes"));
+        const auto measured = row["kv_bytes_measured_peak"].get<uint64_t>();
+        qInfo("KV predicted %llu bytes, /metrics peak %llu", static_cast<unsigned long long>(row["kv_bytes"].get<uint64_t>()),
+              static_cast<unsigned long long>(measured));
+        QVERIFY2(measured <= per_token * static_cast<uint64_t>((s.ctx + s.n_decode + 15) / 16 * 16), qPrintable(QString::number(measured)));
+        QVERIFY2(measured >= per_token * static_cast<uint64_t>(s.retrieval_options.lengths.back() - 16), qPrintable(QString::number(measured)));
         QCOMPARE(workbench::sweep_row_label(row), std::string("workbench server · KV q8_0"));
 
         // Declared beats reported: the bytes follow the declaration.

@@ -128,7 +128,7 @@ private slots:
         QTemporaryDir dir;
         VariantsMapPage page;
         const QByteArray remote =
-            R"({"config":"remote http://127.0.0.1:8090/v1 --kv-type q8_0","backend":"remote","server":"llama.cpp","base_url":"http://127.0.0.1:8090/v1","attention":"full","kv_type":"q8_0","kv_source":"declared","kv_bytes":50000000,"retrieval_accuracy":0.7,"retrieval_cells":[{"kind":"passkey","length":512,"depth":0,"trials":2,"correct":1}],"status":"ok"})";
+            R"({"config":"remote http://127.0.0.1:8090/v1 --kv-type q8_0","backend":"remote","server":"llama.cpp","base_url":"http://127.0.0.1:8090/v1","attention":"full","kv_type":"q8_0","kv_source":"declared","kv_bytes":50000000,"kv_bytes_measured_peak":48000000,"kv_measured_from":"metrics tokens","retrieval_accuracy":0.7,"retrieval_cells":[{"kind":"passkey","length":512,"depth":0,"trials":2,"correct":1}],"status":"ok"})";
         QVERIFY(page.loadSweep(writeFile(dir, "sweep.jsonl", QByteArray(kRows) + remote + "\n")));
         QCOMPARE(page.rowCount(), 5);
         QCOMPARE(page.scatter()->pointCount(), 4);   // ΔPPL: the remote row has none
@@ -136,12 +136,14 @@ private slots:
         QCOMPARE(page.scatter()->pointCount(), 5);
         const ScatterPoint& p = page.scatter()->points().back();
         QCOMPARE(p.label, QStringLiteral("llama.cpp server · KV q8_0"));
-        QVERIFY2(!p.details.contains("nan") && p.details.contains("retrieval 70 %") && p.details.contains("remote, http://127.0.0.1:8090/v1"),
+        QVERIFY2(!p.details.contains("nan") && p.details.contains("retrieval 70 %") && p.details.contains("remote, http://127.0.0.1:8090/v1") &&
+                     p.details.contains("its /metrics peak 45.78 MiB"),
                  qPrintable(p.details));
         page.selectRow(4);
         QVERIFY(!page.findChild<QPushButton*>("variantsLoadInChat")->isEnabled());
         QVERIFY(!page.findChild<QPushButton*>("variantsAddToCompare")->isEnabled());
         QVERIFY(page.findChild<QLabel*>("variantsDetails")->text().contains("remote server"));
+        QVERIFY(page.findChild<QLabel*>("variantsDetails")->text().contains("its /metrics showed 45.78 MiB at the peak"));
         QCOMPARE(page.heatmap()->panelCount(), 2);
         QCOMPARE(page.heatmap()->panel(0).title, QStringLiteral("llama.cpp server · KV q8_0"));
         page.selectRow(0);

@@ -174,6 +174,7 @@ std::optional<VariantsMapPage::Row> VariantsMapPage::parseRow(const QJsonObject&
     if (o.value(QStringLiteral("backend")).toString() == QStringLiteral("remote")) {
         r.remote = true;
         r.remoteUrl = o.value(QStringLiteral("base_url")).toString();
+        r.kvMeasuredPeak = number(o, "kv_bytes_measured_peak");
         r.label = tr("%1 server%2 · KV %3")
                       .arg(o.value(QStringLiteral("server")).toString(),
                            r.attention == QStringLiteral("full") ? QString() : QStringLiteral(" · ") + r.attention, r.kvTypes);
@@ -226,6 +227,7 @@ void VariantsMapPage::refresh() {
         if (r.top1) figures << tr("top-1 %1 %").arg(*r.top1 * 100, 0, 'f', 1);
         if (r.retrieval) figures << tr("retrieval %1 %").arg(*r.retrieval * 100, 0, 'f', 0);
         if (r.decodeTokS) figures << tr("decode %1 tok/s").arg(*r.decodeTokS, 0, 'f', 1);
+        if (r.kvMeasuredPeak) figures << tr("its /metrics peak %1").arg(fmt::bytes(*r.kvMeasuredPeak));
         if (r.remote) figures << tr("remote, %1").arg(r.remoteUrl);
         p.details = figures.join(QStringLiteral(" · "));
         // What the bytes allow beside what was measured: a variant slower than its bytes shows it.
@@ -276,8 +278,9 @@ void VariantsMapPage::selectRow(int index) {
     m_heatmap->setPanels(panels);
     m_heatmap->setVisible(!panels.isEmpty());
     if (r.remote) {
-        m_details->setText(tr("<b>%1</b> · KV %2 (predicted for its KV type) · %3: a remote server's row, measured through its API")
-                               .arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), r.remoteUrl.toHtmlEscaped()));
+        const QString measured = r.kvMeasuredPeak ? tr(", its /metrics showed %1 at the peak").arg(fmt::bytes(*r.kvMeasuredPeak)) : QString();
+        m_details->setText(tr("<b>%1</b> · KV %2 (predicted for its KV type%3) · %4: a remote server's row, measured through its API")
+                               .arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), measured, r.remoteUrl.toHtmlEscaped()));
         return;
     }
     m_details->setText(tr("<b>%1</b> · KV %2 · weights %3").arg(r.label.toHtmlEscaped(), fmt::bytes(r.kvBytes), r.weightsShown.toHtmlEscaped()));

@@ -52,6 +52,7 @@ private:
         QString label;        // the point's name: the config, or "llama.cpp server · KV q8_0" for a remote row
         bool remote = false;  // a remote server's row (sweep --remote): its figures only, nothing to load
         QString remoteUrl;
+        std::optional<double> kvMeasuredPeak;   // remote: the peak the server's /metrics showed while it answered
         double kvBytes = 0;
         std::optional<double> deltaPpl, kl, top1, retrieval, decodeTokS, prefillTokS;
         std::optional<double> decodeMs, decodeMsPredicted;   // a step's time, and its bytes at the run's reference bandwidth
