@@ -38,6 +38,7 @@ struct PressState final : PolicySequenceState {
     // it the unpressed tokens alone; `pending` holds the step in flight's share until it is committed.
     std::vector<std::vector<float>> received, pending;
     std::vector<std::vector<int32_t>> positions;   // lane → the token position of each of its rows, in row order
+    std::vector<uint8_t> scratch;   // a decode-time press's gathered rows, kept for the next one (no fresh pages each time)
     int32_t pressed_end = 0;      // tokens before it were pressed: kept in lanes or evicted (a whole number of blocks)
     int64_t rows_used = 0;        // packed rows written
     struct Round {
@@ -253,25 +254,33 @@ private:
         BlockId block = 0;
         int64_t slot = 0;
     };
-    static PackedRow packed_row(const KvArena& arena, const KvSequence& s, int64_t row) {
-        const int64_t cell_rows = rows_per_cell(arena), cell = row / cell_rows;
-        const int32_t n_storage = static_cast<int32_t>(arena.members.size());
-        return {static_cast<int32_t>(cell % n_storage), arena.pooled_table(s)[static_cast<size_t>(cell / n_storage)], row % cell_rows};
+    // A sequence's block tables, looked up once for the many rows a press moves or scores.
+    struct SeqRows {
+        const KvArena& arena;
+        std::span<const BlockId> tokens, packed;
+        SeqRows(const KvArena& a, const KvSequence& s) : arena(a), tokens(a.token_table(s)), packed(a.pooled_table(s)) {}
+    };
+    static PackedRow packed_row(const SeqRows& rows, int64_t row) {
+        const int64_t cell_rows = rows_per_cell(rows.arena), cell = row / cell_rows;
+        const int32_t n_storage = static_cast<int32_t>(rows.arena.members.size());
+        return {static_cast<int32_t>(cell % n_storage), rows.packed[static_cast<size_t>(cell / n_storage)], row % cell_rows};
     }
     static uint8_t* row_data(const KvArena& arena, const PackedRow& p, bool is_k) {
         const KvRowLayout& layout = is_k ? arena.store->k_layout(p.in) : arena.store->v_layout(p.in);
         return (is_k ? arena.store->k_base(p.in) : arena.store->v_base(p.in)) + p.block * layout.block_stride + p.slot * layout.token_stride;
     }
     // A source's row as stored: a lane's own row k (-1 - k) or token t's row of the lane's head.
-    static const uint8_t* source_row(const KvArena& arena, const KvSequence& s, const PressState& st, size_t lane, int32_t src, bool is_k) {
+    static const uint8_t* source_row(const SeqRows& rows, const PressState& st, size_t lane, int32_t src, bool is_k) {
+        const KvArena& arena = rows.arena;
         const int32_t n_kv = arena.shape.n_kv_heads, bs = arena.block_tokens();
-        if (src < 0) return row_data(arena, packed_row(arena, s, lane_row(st, lane, -1 - src)), is_k);
+        if (src < 0) return row_data(arena, packed_row(rows, lane_row(st, lane, -1 - src)), is_k);
         const int32_t storage = static_cast<int32_t>(lane) / n_kv, h = static_cast<int32_t>(lane) % n_kv;
-        const BlockId b = arena.token_table(s)[static_cast<size_t>(src / bs)];
+        const BlockId b = rows.tokens[static_cast<size_t>(src / bs)];
         return is_k ? arena.store->k_row(storage, b, src % bs, h) : arena.store->v_row(storage, b, src % bs, h);
     }
-    static void write_row(KvArena& arena, const KvSequence& s, int64_t row, const uint8_t* k, const uint8_t* v) {
-        const PackedRow p = packed_row(arena, s, row);
+    static void write_row(const SeqRows& rows, int64_t row, const uint8_t* k, const uint8_t* v) {
+        const KvArena& arena = rows.arena;
+        const PackedRow p = packed_row(rows, row);
         std::memcpy(row_data(arena, p, true), k, static_cast<size_t>(arena.store->k_layout(p.in).row_bytes));
         std::memcpy(row_data(arena, p, false), v, static_cast<size_t>(arena.store->v_layout(p.in).row_bytes));
         arena.store->note_written(p.in, p.block);
@@ -279,35 +288,39 @@ private:
 
     // A prompt's press: the chosen tokens' rows, as stored (quantized, rotated: a lane reads exactly
     // what the token block held), appended after the rows in use as a round of their own.
-    static void append_round(KvArena& arena, const KvSequence& s, PressState& st) {
+    static void append_round(const KvArena& arena, const KvSequence& s, PressState& st) {
+        const SeqRows rows(arena, s);
         PressState::Round round;
         round.first_row = st.rows_used;
         round.offsets.assign(1, 0);
         for (const std::vector<int32_t>& lane : st.chosen) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
         int64_t row = round.first_row;
         for (size_t lane = 0; lane < st.chosen.size(); ++lane)
-            for (int32_t t : st.chosen[lane]) write_row(arena, s, row++, source_row(arena, s, st, lane, t, true), source_row(arena, s, st, lane, t, false));
+            for (int32_t t : st.chosen[lane]) write_row(rows, row++, source_row(rows, st, lane, t, true), source_row(rows, st, lane, t, false));
         st.rows_used += round.offsets.back();
         st.rounds.push_back(std::move(round));
     }
 
     // A decode-time press: every lane rebuilt from its sources as one round from the first packed
     // row. Kept rows move (a lane may land where another lane's rows were), so they are gathered first.
-    static void rewrite_lanes(KvArena& arena, const KvSequence& s, PressState& st, const std::vector<std::vector<int32_t>>& sources) {
+    static void rewrite_lanes(const KvArena& arena, const KvSequence& s, PressState& st, const std::vector<std::vector<int32_t>>& sources) {
+        const SeqRows rows(arena, s);
         const size_t k_bytes = static_cast<size_t>(arena.store->k_layout(0).row_bytes), v_bytes = static_cast<size_t>(arena.store->v_layout(0).row_bytes);
         PressState::Round round;
         round.offsets.assign(1, 0);
         for (const std::vector<int32_t>& lane : sources) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
         const auto n_rows = static_cast<size_t>(round.offsets.back());
-        std::vector<uint8_t> k_rows(n_rows * k_bytes), v_rows(n_rows * v_bytes);
+        if (st.scratch.size() < n_rows * (k_bytes + v_bytes)) st.scratch.resize(n_rows * (k_bytes + v_bytes));
+        uint8_t* const k_rows = st.scratch.data();
+        uint8_t* const v_rows = k_rows + n_rows * k_bytes;
         size_t i = 0;
         for (size_t lane = 0; lane < sources.size(); ++lane)
             for (int32_t src : sources[lane]) {
-                std::memcpy(k_rows.data() + i * k_bytes, source_row(arena, s, st, lane, src, true), k_bytes);
-                std::memcpy(v_rows.data() + i * v_bytes, source_row(arena, s, st, lane, src, false), v_bytes);
+                std::memcpy(k_rows + i * k_bytes, source_row(rows, st, lane, src, true), k_bytes);
+                std::memcpy(v_rows + i * v_bytes, source_row(rows, st, lane, src, false), v_bytes);
                 ++i;
             }
-        for (size_t r = 0; r < n_rows; ++r) write_row(arena, s, static_cast<int64_t>(r), k_rows.data() + r * k_bytes, v_rows.data() + r * v_bytes);
+        for (size_t r = 0; r < n_rows; ++r) write_row(rows, static_cast<int64_t>(r), k_rows + r * k_bytes, v_rows + r * v_bytes);
         st.rows_used = round.offsets.back();
         st.rounds.assign(1, std::move(round));
     }
@@ -369,10 +382,11 @@ private:
         const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim;
         const int64_t n_keys = lanes + end - first;
         keys.resize(static_cast<size_t>(n_keys * n_kv * hd));
+        const SeqRows tables(arena, s);
         for (int64_t j = 0; j < n_keys; ++j) {
             const auto src = static_cast<int32_t>(j < lanes ? -1 - j : first + j - lanes);
             for (int32_t h = 0; h < n_kv; ++h)
-                kv_decode_row(arena.types.k, source_row(arena, s, st, static_cast<size_t>(storage * n_kv + h), src, true), keys.data() + (j * n_kv + h) * hd, hd);
+                kv_decode_row(arena.types.k, source_row(tables, st, static_cast<size_t>(storage * n_kv + h), src, true), keys.data() + (j * n_kv + h) * hd, hd);
         }
         PressRows rows;
         rows.keys = keys.data();
