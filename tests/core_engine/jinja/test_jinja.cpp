@@ -59,6 +59,44 @@ private slots:
         QFAIL("case not found");
     }
 
+    // The real templates (tests/data/chat_templates/corpus/) over conversations with system
+    // prompts, turns, tools, tool calls and results, thinking on and off, as jinja2 renders them.
+    void renders_the_corpus_as_jinja2_data() {
+        QTest::addColumn<QString>("template_file");
+        QTest::addColumn<QString>("conversation");
+        QFile f(QStringLiteral(WB_TEST_DATA_DIR "/chat_templates/corpus/golden.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const auto rows = parse_json(f.readAll().toStdString());
+        QVERIFY(rows.ok() && rows->size() >= 100);
+        for (const Json& r : *rows) {
+            const std::string t = r["template"].get<std::string>(), c = r["conversation"].get<std::string>();
+            QTest::newRow((t + ":" + c).c_str()) << QString::fromStdString(t) << QString::fromStdString(c);
+        }
+    }
+    void renders_the_corpus_as_jinja2() {
+        QFETCH(QString, template_file);
+        QFETCH(QString, conversation);
+        QFile f(QStringLiteral(WB_TEST_DATA_DIR "/chat_templates/corpus/golden.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const Json rows = *parse_json(f.readAll().toStdString());
+        QFile t(QStringLiteral(WB_TEST_DATA_DIR "/chat_templates/corpus/") + template_file);
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        const std::string source = t.readAll().toStdString();
+        for (const Json& r : rows) {
+            if (r["template"].get<std::string>() != template_file.toStdString() || r["conversation"].get<std::string>() != conversation.toStdString())
+                continue;
+            const auto got = jinja::render(source, r["variables"], pinned());
+            if (r.contains("error")) {
+                QVERIFY2(!got.ok(), qPrintable("jinja2 refused (" + QString::fromStdString(r["error"].get<std::string>()) + ") but we rendered"));
+            } else {
+                QVERIFY2(got.ok(), got.ok() ? "" : got.status().message().c_str());
+                QCOMPARE(QString::fromStdString(*got), QString::fromStdString(r["expected"].get<std::string>()));
+            }
+            return;
+        }
+        QFAIL("row not found");
+    }
+
     void hostile_templates_end_within_their_limits() {
         jinja::RenderOptions o;
         o.max_steps = 100000;
