@@ -28,6 +28,7 @@ int cmd_serve(int argc, char** argv);
 int cmd_synth(int argc, char** argv);
 int cmd_sweep(int argc, char** argv);
 int cmd_calibrate(int argc, char** argv);
+int cmd_template(int argc, char** argv);
 
 // Shared by the commands: parse the common and own flags, print help, load the model.
 struct CommandContext {

@@ -23,7 +23,8 @@ void print_help() {
                  "  batch     run a prompt file as concurrent requests (continuous batching), with serving metrics\n"
                  "  history   sessions and runs in the session database (--db PATH; run/bench/eval/batch record with --db)\n"
                  "  serve     an OpenAI-compatible HTTP server (/v1/chat/completions, /v1/completions, /metrics) on the model\n"
-                 "  synth     write a random-weight model of a named shape and architecture (tests, benchmarks)\n\n"
+                 "  synth     write a random-weight model of a named shape and architecture (tests, benchmarks)\n"
+                 "  template  the prompt the model's own chat template makes of a conversation (and tools), as Hugging Face renders it\n\n"
                  "Every command takes -m/--model PATH and -t/--threads N; 'workbench-cli <command> --help' for more.\n";
 }
 
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
     if (command == "history") return wbcli::cmd_history(argc, argv);
     if (command == "serve") return wbcli::cmd_serve(argc, argv);
     if (command == "synth") return wbcli::cmd_synth(argc, argv);
+    if (command == "template") return wbcli::cmd_template(argc, argv);
     if (command == "sweep") return wbcli::cmd_sweep(argc, argv);
     if (command == "calibrate") return wbcli::cmd_calibrate(argc, argv);
-    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, calibrate, sweep, batch, history, serve, synth; see --help)");
+    return wbcli::usage_error("unknown command '" + command + "' (commands: run, chat, logits, inspect, bench, quantize, eval, calibrate, sweep, batch, history, serve, synth, template; see --help)");
 }

@@ -565,6 +565,45 @@ private slots:
         QVERIFY(first[0].toArray()[1].toDouble() >= first[1].toArray()[1].toDouble());
     }
 
+    // `template` prints what the model's own chat template (the GGUF's, by our Jinja interpreter)
+    // makes of a conversation: SmolLM2's ChatML with its default system prompt, the assistant
+    // header unless asked not to; bad input named.
+    void template_renders_the_models_own_template() {
+        if (!model_present()) WB_SKIP_MISSING("default model not present");
+        QTemporaryDir dir;
+        const QString messages = dir.filePath("messages.json");
+        QFile f(messages);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Bye"}]})");
+        f.close();
+        const QByteArray turns = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello.<|im_end|>\n<|im_start|>user\nBye<|im_end|>\n";
+        const QByteArray system = "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n";
+        auto o = run_cli({"template", "--messages", messages});
+        QCOMPARE(o.exit_code, 0);
+        QCOMPARE(o.out, system + turns + "<|im_start|>assistant\n");
+        o = run_cli({"template", "--messages", messages, "--no-generation-prompt"});
+        QCOMPARE(o.out, system + turns);
+        o = run_cli({"template"});
+        QCOMPARE(o.exit_code, 2);
+        QVERIFY(o.err.contains("--messages FILE is required"));
+        QFile bad(dir.filePath("bad.json"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("[{\"role\": ");
+        bad.close();
+        o = run_cli({"template", "--messages", dir.filePath("bad.json")});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("bad.json"), o.err.constData());
+        o = run_cli({"template", "--messages", messages, "--vars", "[1]"});
+        QCOMPARE(o.exit_code, 2);
+        // Gemma 3 270M is the base model: its file carries no template.
+        const QString gemma = QString::fromStdString(wbtest::find_model("gemma-3-270m-q4_k_m.gguf"));
+        if (!gemma.isEmpty()) {
+            o = run_cli({"template", "-m", gemma, "--messages", messages});
+            QCOMPARE(o.exit_code, 1);
+            QVERIFY2(o.err.contains("carries no chat template"), o.err.constData());
+        }
+    }
+
     void inspect_real_model() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
         auto o = run_cli({"inspect", "--json"});
