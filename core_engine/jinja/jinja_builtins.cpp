@@ -23,8 +23,9 @@ Result<std::string> string_arg(const CallArgs& a, size_t i, std::string_view nam
     return v->as_string();
 }
 
-// The items a filter or loop walks: a list's elements, a dict's keys, a string's characters.
-Result<List> items_of(const Value& v, const char* where) {
+}  // namespace
+
+Result<List> iterate(const Value& v, const char* where) {
     if (v.is_list()) return v.as_list();
     if (v.is_dict()) {
         List keys;
@@ -39,6 +40,8 @@ Result<List> items_of(const Value& v, const char* where) {
     if (v.is_undefined()) return List{};
     return fail(std::string(where) + ": a " + v.type_name() + " is not iterable");
 }
+
+namespace {
 
 // jinja2's attribute lookup for selectattr/map/sort: "a.b" walks dicts.
 Value attribute_of(const Value& v, const std::string& path) {
@@ -314,7 +317,7 @@ Result<Value> string_method(const std::string& s, const std::string& name, CallA
     if (name == "join") {
         const Value* it = a.get(0, "iterable");
         if (!it) return fail("join() needs an iterable");
-        WB_ASSIGN_OR_RETURN(const List items, items_of(*it, "join()"));
+        WB_ASSIGN_OR_RETURN(const List items, iterate(*it, "join()"));
         std::string out;
         for (size_t i = 0; i < items.size(); ++i) out += (i ? s : "") + items[i].str();
         return Value(std::move(out));
@@ -344,40 +347,6 @@ Result<Value> dict_method(const Value& d, const std::string& name, CallArgs& a) 
 }
 
 }  // namespace
-
-bool is_python_space(uint32_t c) {
-    return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-           c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
-
-std::u32string to_code_points(std::string_view s) {
-    std::u32string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        char32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
-        for (size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-        out += cp;
-        i += n;
-    }
-    return out;
-}
-
-std::string from_code_points(std::u32string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (char32_t cp : s) {
-        if (cp < 0x80) out += static_cast<char>(cp);
-        else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
-        else if (cp < 0x10000)
-            out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-        else
-            out += static_cast<char>(0xF0 | (cp >> 18)), out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
-                out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-    return out;
-}
 
 Result<std::string> to_json(const Value& v, const JsonStyle& style) {
     std::string out;
@@ -511,11 +480,11 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return dict_method(v, "items", none);
     }
     if (name == "list") {
-        WB_ASSIGN_OR_RETURN(List l, items_of(v, "list"));
+        WB_ASSIGN_OR_RETURN(List l, iterate(v, "list"));
         return Value(std::move(l));
     }
     if (name == "first" || name == "last") {
-        WB_ASSIGN_OR_RETURN(const List l, items_of(v, name.c_str()));
+        WB_ASSIGN_OR_RETURN(const List l, iterate(v, name.c_str()));
         if (l.empty()) return Value::undefined(name);
         return name == "first" ? l.front() : l.back();
     }
@@ -525,12 +494,12 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
             std::reverse(cps.begin(), cps.end());
             return Value(from_code_points(cps));
         }
-        WB_ASSIGN_OR_RETURN(List l, items_of(v, "reverse"));
+        WB_ASSIGN_OR_RETURN(List l, iterate(v, "reverse"));
         std::reverse(l.begin(), l.end());
         return Value(std::move(l));
     }
     if (name == "join") {
-        WB_ASSIGN_OR_RETURN(const List l, items_of(v, "join"));
+        WB_ASSIGN_OR_RETURN(const List l, iterate(v, "join"));
         const std::string sep = arg_or(a, 0, "d", Value(std::string())).str();
         const Value* attr = a.get(1, "attribute");
         std::string out;
@@ -538,14 +507,14 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return Value(std::move(out));
     }
     if (name == "unique") {
-        WB_ASSIGN_OR_RETURN(const List l, items_of(v, "unique"));
+        WB_ASSIGN_OR_RETURN(const List l, iterate(v, "unique"));
         List out;
         for (const Value& e : l)
             if (std::none_of(out.begin(), out.end(), [&](const Value& o) { return o.equals(e); })) out.push_back(e);
         return Value(std::move(out));
     }
     if (name == "sort" || name == "min" || name == "max") {
-        WB_ASSIGN_OR_RETURN(List l, items_of(v, name.c_str()));
+        WB_ASSIGN_OR_RETURN(List l, iterate(v, name.c_str()));
         const Value* attr = a.get(name == "sort" ? 2 : 1, "attribute");
         const bool reverse = name == "sort" && arg_or(a, 0, "reverse", Value(false)).truthy();
         auto key = [&](const Value& e) { return attr ? attribute_of(e, attr->str()) : e; };
@@ -570,7 +539,7 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return Value(std::move(out));
     }
     if (name == "sum") {
-        WB_ASSIGN_OR_RETURN(const List l, items_of(v, "sum"));
+        WB_ASSIGN_OR_RETURN(const List l, iterate(v, "sum"));
         const Value* attr = a.get(0, "attribute");
         bool is_float = false;
         int64_t si = 0;
@@ -637,7 +606,7 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return Value(std::move(out));
     }
     if (name == "map" || name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {
-        WB_ASSIGN_OR_RETURN(const List l, items_of(v, name.c_str()));
+        WB_ASSIGN_OR_RETURN(const List l, iterate(v, name.c_str()));
         List out;
         if (name == "map") {
             if (const Value* attr = a.get(99, "attribute")) {

@@ -38,10 +38,8 @@ struct JsonStyle {
 };
 Result<std::string> to_json(const Value& v, const JsonStyle& style);
 
-// Python's str.isspace() on a code point.
-bool is_python_space(uint32_t cp);
-// UTF-8 → code points and back.
-std::u32string to_code_points(std::string_view s);
-std::string from_code_points(std::u32string_view s);
+// The items a loop or filter walks: a list's elements, a dict's keys, a string's characters;
+// nothing for an undefined value; an error naming `where` for anything else.
+Result<List> iterate(const Value& v, const char* where);
 
 }  // namespace workbench::jinja

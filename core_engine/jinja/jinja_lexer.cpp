@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "jinja/jinja_value.h"
+
 namespace workbench::jinja {
 namespace {
 
@@ -33,24 +35,6 @@ std::string normalized(std::string_view source) {
 
 Status error_at(int32_t line, const std::string& what) {
     return error(StatusCode::invalid_argument, "template line " + std::to_string(line) + ": " + what);
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
 }
 
 class Lexer {
@@ -223,7 +207,7 @@ private:
                     const int n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
                     const int64_t v = hex(n);
                     if (v < 0) return error_at(line, std::string("a string's \\") + e + " escape needs " + std::to_string(n) + " hex digits");
-                    append_utf8(out, static_cast<uint32_t>(v));
+                    out += from_code_points(std::u32string(1, static_cast<char32_t>(v)));
                     j += static_cast<size_t>(n);
                     break;
                 }

@@ -222,19 +222,9 @@ private:
     }
 
     Result<List> iterable(const Value& v, int32_t line) {
-        if (v.is_list()) return v.as_list();
-        if (v.is_undefined()) return List{};
-        if (v.is_dict()) {
-            List keys;
-            for (const auto& [k, _] : v.as_dict().items) keys.emplace_back(k);
-            return keys;
-        }
-        if (v.is_string()) {
-            List chars;
-            for (char32_t c : to_code_points(v.as_string())) chars.emplace_back(from_code_points(std::u32string(1, c)));
-            return chars;
-        }
-        return fail(line, "a " + std::string(v.type_name()) + " cannot be looped over");
+        auto items = iterate(v, "a for loop");
+        if (!items.ok()) return at_line(line, items.status());
+        return items;
     }
 
     Status for_loop(const Node& n, std::string& out, Flow& outer_flow) {

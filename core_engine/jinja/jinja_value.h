@@ -110,6 +110,12 @@ struct CallArgs {
     const Value* get(size_t index, std::string_view name) const;
 };
 
+// Python's str.isspace() on a code point.
+bool is_python_space(uint32_t cp);
+// UTF-8 to code points and back (strings are measured, sliced and stripped by code point).
+std::u32string to_code_points(std::string_view s);
+std::string from_code_points(std::u32string_view s);
+
 // Python's repr of a float (shortest round trip: 1.0, 2.5, 1e-07, 1e+16, inf, nan).
 std::string float_repr(double f);
 
