@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 namespace wbremote {
@@ -48,7 +49,8 @@ std::optional<Sample> parse_line(std::string_view line) {
     rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(' ')));
     rest = rest.substr(0, rest.find(' '));   // a timestamp may follow
     const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), s.value);
-    if (ec != std::errc() || end != rest.data() + rest.size()) return std::nullopt;
+    // A gauge of bytes or tokens is a finite count: NaN, infinities and negatives are not read.
+    if (ec != std::errc() || end != rest.data() + rest.size() || !std::isfinite(s.value) || s.value < 0) return std::nullopt;
     return s;
 }
 

@@ -38,7 +38,10 @@ struct PressState final : PolicySequenceState {
     // it the unpressed tokens alone; `pending` holds the step in flight's share until it is committed.
     std::vector<std::vector<float>> received, pending;
     std::vector<std::vector<int32_t>> positions;   // lane → the token position of each of its rows, in row order
-    std::vector<uint8_t> scratch;   // a decode-time press's gathered rows, kept for the next one (no fresh pages each time)
+    // Decode-time presses: where the last generated token ended, and a short turn read after it
+    // that was not pressed (fewer than min_prompt tokens: a follow-up question), never evicted
+    // while its reply is generated.
+    int32_t generated_end = 0, pinned_begin = 0, pinned_end = 0;
     int32_t pressed_end = 0;      // tokens before it were pressed: kept in lanes or evicted (a whole number of blocks)
     int64_t rows_used = 0;        // packed rows written
     struct Round {
@@ -161,6 +164,11 @@ public:
         PressState* st = press_state(*part.s);
         if (!st) return;
         commit_received(*st);
+        if (part.generated) st->generated_end = part.t0 + part.n;
+        if (part.ends_prompt) {
+            st->pinned_begin = st->chosen.empty() ? std::max(st->generated_end, st->pressed_end) : 0;
+            st->pinned_end = st->chosen.empty() ? part.t0 + part.n : 0;
+        }
         if (st->chosen.empty()) return;
         const KvSequence& s = *part.s;
         const size_t n_lanes = st->chosen.size();
@@ -174,7 +182,7 @@ public:
                 for (int64_t k = 0; k < old_length[l]; ++k) sources[l].push_back(static_cast<int32_t>(-1 - k));
             sources[l].insert(sources[l].end(), st->chosen[l].begin(), st->chosen[l].end());
         }
-        if (st->decode_press) rewrite_lanes(arena, s, *st, sources);
+        if (st->decode_press) rewrite_lanes(arena, s, *st, sources, scratch_);
         else append_round(arena, s, *st);
         const int32_t spent = st->cut - st->pressed_end;
         for (size_t l = 0; l < n_lanes; ++l) {
@@ -227,6 +235,9 @@ public:
 
 private:
     PressMethod method_;
+    // A decode-time press's gathered rows: one buffer for the policy (parts commit one at a
+    // time), kept so each block's press does not fault in fresh pages.
+    std::vector<uint8_t> scratch_;
     struct PartCells {
         std::vector<int64_t> cells;   // ascending: the cells this layer's lanes use, stream kFirstExtraStream + i
     };
@@ -303,15 +314,16 @@ private:
 
     // A decode-time press: every lane rebuilt from its sources as one round from the first packed
     // row. Kept rows move (a lane may land where another lane's rows were), so they are gathered first.
-    static void rewrite_lanes(const KvArena& arena, const KvSequence& s, PressState& st, const std::vector<std::vector<int32_t>>& sources) {
+    static void rewrite_lanes(const KvArena& arena, const KvSequence& s, PressState& st, const std::vector<std::vector<int32_t>>& sources,
+                              std::vector<uint8_t>& scratch) {
         const SeqRows rows(arena, s);
         const size_t k_bytes = static_cast<size_t>(arena.store->k_layout(0).row_bytes), v_bytes = static_cast<size_t>(arena.store->v_layout(0).row_bytes);
         PressState::Round round;
         round.offsets.assign(1, 0);
         for (const std::vector<int32_t>& lane : sources) round.offsets.push_back(round.offsets.back() + static_cast<int64_t>(lane.size()));
         const auto n_rows = static_cast<size_t>(round.offsets.back());
-        if (st.scratch.size() < n_rows * (k_bytes + v_bytes)) st.scratch.resize(n_rows * (k_bytes + v_bytes));
-        uint8_t* const k_rows = st.scratch.data();
+        if (scratch.size() < n_rows * (k_bytes + v_bytes)) scratch.resize(n_rows * (k_bytes + v_bytes));
+        uint8_t* const k_rows = scratch.data();
         uint8_t* const v_rows = k_rows + n_rows * k_bytes;
         size_t i = 0;
         for (size_t lane = 0; lane < sources.size(); ++lane)
@@ -504,7 +516,7 @@ private:
     // and that block's tokens ranked together (TOVA: the newest query's attention over everything
     // cached; H2O: the totals), each lane keeping as many as it held, so the budget holds. H2O's
     // newest half of the budget (lanes and the tokens after the block) is always kept, TOVA's
-    // newest token.
+    // newest token; and a short unpressed turn (the question this reply answers) always.
     void choose_while_decoding(const KvArena& arena, int32_t storage, StepPart& part, const float* q, PressState& st, ThreadPool& pool) {
         const int32_t n_kv = arena.shape.n_kv_heads, hd = arena.shape.head_dim, bs = arena.block_tokens();
         const int32_t n_end = part.t0 + part.n, cut = n_end / bs * bs;
@@ -531,7 +543,8 @@ private:
             const size_t lane = static_cast<size_t>(storage * n_kv + h);
             for (int64_t j = 0; j < n_cand; ++j) {
                 const int32_t pos = j < lanes ? st.positions[lane][static_cast<size_t>(j)] : st.pressed_end + static_cast<int32_t>(j - lanes);
-                cand[static_cast<size_t>(j)] = pos >= forced_from ? INFINITY : scores[static_cast<size_t>(h * n_keys + j)];
+                const bool pinned = pos >= st.pinned_begin && pos < st.pinned_end;
+                cand[static_cast<size_t>(j)] = pos >= forced_from || pinned ? INFINITY : scores[static_cast<size_t>(h * n_keys + j)];
             }
             keep_best(cand, static_cast<int32_t>(lanes), kept);
             std::vector<int32_t>& chosen = st.chosen[lane];

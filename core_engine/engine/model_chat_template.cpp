@@ -23,13 +23,15 @@ Result<std::string> render_model_chat_template(const ModelChatTemplate& t, const
     if (t.source.empty()) return error(StatusCode::invalid_argument, "the model carries no chat template (tokenizer.chat_template)");
     if (!input.messages.is_array()) return error(StatusCode::invalid_argument, "messages must be a JSON array of {\"role\", \"content\"} objects");
     if (!input.tools.is_null() && !input.tools.is_array()) return error(StatusCode::invalid_argument, "tools must be a JSON array");
-    Json variables = input.extra.is_object() ? input.extra : Json::object();
+    // As transformers passes them: the special tokens first, the caller's own variables over them,
+    // then the conversation; tools as given (an empty list stays a list), None when absent.
+    Json variables = {{"bos_token", t.bos_token}, {"eos_token", t.eos_token}};
+    if (input.extra.is_object())
+        for (auto it = input.extra.begin(); it != input.extra.end(); ++it) variables[it.key()] = it.value();
     variables["messages"] = input.messages;
-    variables["tools"] = input.tools.is_array() && !input.tools.empty() ? input.tools : Json(nullptr);
+    variables["tools"] = input.tools.is_array() ? input.tools : Json(nullptr);
     variables["documents"] = nullptr;
     variables["add_generation_prompt"] = input.add_generation_prompt;
-    variables["bos_token"] = t.bos_token;
-    variables["eos_token"] = t.eos_token;
     return jinja::render(t.source, variables);
 }
 

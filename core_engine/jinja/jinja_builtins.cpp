@@ -4,6 +4,8 @@
 #include "jinja/jinja_builtins.h"
 
 #include <algorithm>
+#include <charconv>
+#include <unordered_set>
 #include <cmath>
 #include <cstdio>
 
@@ -55,8 +57,9 @@ Value attribute_of(const Value& v, const std::string& path) {
             const Value* f = d.find(key);
             cur = f ? *f : Value::undefined(key);
         } else if (cur.is_list() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
-            const size_t i = std::stoul(key);
-            cur = i < cur.as_list().size() ? cur.as_list()[i] : Value::undefined(key);
+            size_t i = 0;
+            const bool ok = std::from_chars(key.data(), key.data() + key.size(), i).ec == std::errc();
+            cur = ok && i < cur.as_list().size() ? cur.as_list()[i] : Value::undefined(key);
         } else {
             return Value::undefined(key);
         }
@@ -66,10 +69,13 @@ Value attribute_of(const Value& v, const std::string& path) {
     return cur;
 }
 
-// Python's < for sort, min and max: numbers with numbers, strings with strings.
-Result<bool> less(const Value& a, const Value& b) {
+std::string lower_ascii(std::string s);
+
+// Python's < for sort, min and max: numbers with numbers, strings with strings (jinja2's filters
+// compare strings case-insensitively unless asked not to).
+Result<bool> less(const Value& a, const Value& b, bool case_sensitive = true) {
     if (a.is_number() && b.is_number()) return a.as_double() < b.as_double();
-    if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();
+    if (a.is_string() && b.is_string()) return case_sensitive ? a.as_string() < b.as_string() : lower_ascii(a.as_string()) < lower_ascii(b.as_string());
     return fail(std::string("cannot order a ") + a.type_name() + " and a " + b.type_name());
 }
 
@@ -434,6 +440,7 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
     if (name == "tojson") {
         JsonStyle st;
         if (const Value* i = a.get(0, "indent"); i && !i->is_none()) {
+            if (i->as_int() < 0 || i->as_int() > 1024) return fail("tojson: an indent of " + i->str() + " (0 to 1024)");
             st.indent = static_cast<int>(i->as_int());
             st.item_separator = ",";
         }
@@ -465,12 +472,12 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return v;
     }
     if (name == "upper" || name == "lower" || name == "title" || name == "capitalize") {
-        WB_RETURN_IF_ERROR(defined());
+        if (v.is_undefined()) return Value(std::string());   // jinja2 prints an undefined value as ''
         CallArgs none;
         return string_method(v.str(), name, none);
     }
     if (name == "replace") {
-        WB_RETURN_IF_ERROR(defined());
+        if (v.is_undefined()) return Value(std::string());
         return string_method(v.str(), "replace", a);
     }
     if (name == "items") {
@@ -508,24 +515,35 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
     }
     if (name == "unique") {
         WB_ASSIGN_OR_RETURN(const List l, iterate(v, "unique"));
+        const bool case_sensitive = arg_or(a, 0, "case_sensitive", Value(false)).truthy();
+        // Python hashes them: equal numbers (1, 1.0, True) are one; lists and dicts cannot be hashed.
+        std::unordered_set<std::string> seen;
         List out;
-        for (const Value& e : l)
-            if (std::none_of(out.begin(), out.end(), [&](const Value& o) { return o.equals(e); })) out.push_back(e);
+        for (const Value& e : l) {
+            std::string key;
+            if (e.is_number()) key = "n" + float_repr(e.as_double());
+            else if (e.is_string()) key = "s" + (case_sensitive ? e.as_string() : lower_ascii(e.as_string()));
+            else if (e.is_none()) key = "none";
+            else return fail(std::string("unique: a ") + e.type_name() + " cannot be hashed");
+            if (seen.insert(std::move(key)).second) out.push_back(e);
+        }
         return Value(std::move(out));
     }
     if (name == "sort" || name == "min" || name == "max") {
         WB_ASSIGN_OR_RETURN(List l, iterate(v, name.c_str()));
-        const Value* attr = a.get(name == "sort" ? 2 : 1, "attribute");
-        const bool reverse = name == "sort" && arg_or(a, 0, "reverse", Value(false)).truthy();
+        const bool is_sort = name == "sort";
+        const Value* attr = a.get(is_sort ? 2 : 1, "attribute");
+        const bool reverse = is_sort && arg_or(a, 0, "reverse", Value(false)).truthy();
+        const bool case_sensitive = arg_or(a, is_sort ? 1 : 0, "case_sensitive", Value(false)).truthy();
         auto key = [&](const Value& e) { return attr ? attribute_of(e, attr->str()) : e; };
         Status bad = Status::ok_status();
+        // Python's sort is stable in both directions: reverse compares the other way round.
         std::stable_sort(l.begin(), l.end(), [&](const Value& x, const Value& y) {
-            auto r = less(key(x), key(y));
+            auto r = reverse ? less(key(y), key(x), case_sensitive) : less(key(x), key(y), case_sensitive);
             if (!r.ok()) bad = r.status();
             return r.ok() && *r;
         });
         WB_RETURN_IF_ERROR(bad);
-        if (reverse) std::reverse(l.begin(), l.end());
         if (name == "sort") return Value(std::move(l));
         if (l.empty()) return Value::undefined(name);
         return name == "min" ? l.front() : l.back();
@@ -557,52 +575,49 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         if (!v.is_number()) return fail("abs needs a number");
         return v.type() == Value::Type::floating ? Value(std::fabs(v.as_double())) : Value(static_cast<int64_t>(std::llabs(v.as_int())));
     }
-    if (name == "int") {
-        if (v.is_number()) return Value(v.as_int());
+    if (name == "int" || name == "float") {
+        // The whole (stripped) string must be the number, as Python's int() and float() want.
+        const bool is_int = name == "int";
+        if (v.is_number()) return is_int ? Value(v.as_int()) : Value(v.as_double());
         if (v.is_string()) {
-            try {
-                return Value(static_cast<int64_t>(std::stoll(strip(v.as_string(), nullptr, true, true))));
-            } catch (...) {
-                return arg_or(a, 0, "default", Value(int64_t{0}));
+            const std::string t = strip(v.as_string(), nullptr, true, true);
+            const char* b = t.data() + (!t.empty() && t[0] == '+' ? 1 : 0);
+            const char* e = t.data() + t.size();
+            if (is_int) {
+                int64_t i = 0;
+                if (auto r = std::from_chars(b, e, i); r.ec == std::errc() && r.ptr == e && b != e) return Value(i);
+            } else {
+                double f = 0;
+                if (auto r = std::from_chars(b, e, f); r.ec == std::errc() && r.ptr == e && b != e) return Value(f);
             }
         }
-        return arg_or(a, 0, "default", Value(int64_t{0}));
-    }
-    if (name == "float") {
-        if (v.is_number()) return Value(v.as_double());
-        if (v.is_string()) {
-            try {
-                return Value(std::stod(strip(v.as_string(), nullptr, true, true)));
-            } catch (...) {
-            }
-        }
-        return arg_or(a, 0, "default", Value(0.0));
+        return arg_or(a, 0, "default", is_int ? Value(int64_t{0}) : Value(0.0));
     }
     if (name == "round") {
         if (!v.is_number()) return fail("round needs a number");
         const int64_t p = arg_or(a, 0, "precision", Value(int64_t{0})).as_int();
-        const double m = std::pow(10.0, static_cast<double>(p));
+        if (v.type() != Value::Type::floating) return Value(v.as_int());   // Python's round keeps an int an int
+        const double m = std::pow(10.0, static_cast<double>(std::clamp<int64_t>(p, -300, 300)));
         return Value(std::nearbyint(v.as_double() * m) / m);
     }
     if (name == "indent") {
+        // jinja2: every line after the first indented unless empty (blank=True: empty ones too),
+        // the first only with first=True.
         WB_RETURN_IF_ERROR(defined());
         const Value w = arg_or(a, 0, "width", Value(int64_t{4}));
-        const std::string pad = w.is_string() ? w.as_string() : std::string(static_cast<size_t>(std::max<int64_t>(0, w.as_int())), ' ');
+        if (!w.is_string() && (w.as_int() < 0 || w.as_int() > 4096)) return fail("indent: a width of " + w.str() + " (0 to 4096)");
+        const std::string pad = w.is_string() ? w.as_string() : std::string(static_cast<size_t>(w.as_int()), ' ');
         const bool first = arg_or(a, 1, "first", Value(false)).truthy(), blank = arg_or(a, 2, "blank", Value(false)).truthy();
-        const std::string s = v.str();
-        std::string out;
-        size_t start = 0;
-        bool is_first = true;
-        while (start <= s.size()) {
+        const std::string s = v.str() + "\n";
+        std::vector<std::string> lines;
+        for (size_t start = 0; start < s.size();) {
             const size_t nl = s.find('\n', start);
-            const std::string line = s.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
-            const bool pad_it = (is_first ? first : true) && (blank || !strip(line, nullptr, true, true).empty());
-            out += (pad_it ? pad : "") + line;
-            if (nl == std::string::npos) break;
-            out += '\n';
+            lines.push_back(s.substr(start, nl - start));
             start = nl + 1;
-            is_first = false;
         }
+        std::string out = lines.empty() ? std::string() : lines[0];
+        for (size_t i = 1; i < lines.size(); ++i) out += "\n" + ((blank || !lines[i].empty()) ? pad : "") + lines[i];
+        if (first) out = pad + out;
         return Value(std::move(out));
     }
     if (name == "map" || name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr") {

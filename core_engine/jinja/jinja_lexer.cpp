@@ -103,8 +103,19 @@ private:
             if (s_[i + 1] == '{' || s_[i + 1] == '%' || s_[i + 1] == '#') return i;
         return std::string::npos;
     }
+    // Lines counted as the lexer moves forward (positions asked for only grow, but for a few
+    // steps back within a tag), so a long template lexes in linear time.
+    mutable size_t line_pos_ = 0;
+    mutable int32_t line_ = 1;
     int32_t line_of(size_t pos) const {
-        return 1 + static_cast<int32_t>(std::count(s_.begin(), s_.begin() + static_cast<std::ptrdiff_t>(std::min(pos, s_.size())), '\n'));
+        pos = std::min(pos, s_.size());
+        if (pos < line_pos_) {
+            line_pos_ = 0;
+            line_ = 1;
+        }
+        line_ += static_cast<int32_t>(std::count(s_.begin() + static_cast<std::ptrdiff_t>(line_pos_), s_.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+        line_pos_ = pos;
+        return line_;
     }
     void push_text(std::string text, size_t raw_pos) {
         if (!text.empty()) tokens_.push_back({TokenKind::text, std::move(text), line_of(raw_pos)});
@@ -113,13 +124,15 @@ private:
     // Tokens up to the tag's close ("}}" or "%}", a '-' or '+' just before it its modifier);
     // returns the position after the close and the modifier.
     Result<std::pair<size_t, char>> lex_tag(size_t i, char closer, int32_t open_line) {
+        int braces = 0;   // a dict literal's '}' inside {{ … }} does not close the tag
         while (true) {
             while (i < s_.size() && is_space(s_[i])) ++i;
             if (i >= s_.size()) return error_at(open_line, std::string("a tag opened here is never closed with '") + closer + "}'");
             const int32_t line = line_of(i);
             const char c = s_[i];
-            if ((c == '-' || c == '+') && i + 2 < s_.size() + 0 && s_[i + 1] == closer && s_[i + 2] == '}') return std::pair{i + 3, c};
-            if (c == closer && i + 1 < s_.size() && s_[i + 1] == '}') return std::pair{i + 2, char{0}};
+            if ((c == '-' || c == '+') && i + 2 < s_.size() && s_[i + 1] == closer && s_[i + 2] == '}' && (closer != '}' || braces == 0))
+                return std::pair{i + 3, c};
+            if (c == closer && i + 1 < s_.size() && s_[i + 1] == '}' && (closer != '}' || braces == 0)) return std::pair{i + 2, char{0}};
             if (name_start(c)) {
                 size_t j = i;
                 while (j < s_.size() && name_char(s_[j])) ++j;
@@ -155,6 +168,8 @@ private:
                     tokens_.push_back({TokenKind::op, std::string(*two), line});
                     i += 2;
                 } else if (std::string_view("+-*/%~|.,:()[]{}=<>").find(c) != std::string_view::npos) {
+                    if (c == '{') ++braces;
+                    if (c == '}') --braces;
                     tokens_.push_back({TokenKind::op, std::string(1, c), line});
                     ++i;
                 } else {
@@ -207,6 +222,7 @@ private:
                     const int n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
                     const int64_t v = hex(n);
                     if (v < 0) return error_at(line, std::string("a string's \\") + e + " escape needs " + std::to_string(n) + " hex digits");
+                    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return error_at(line, "a string's escape names no Unicode character");
                     out += from_code_points(std::u32string(1, static_cast<char32_t>(v)));
                     j += static_cast<size_t>(n);
                     break;

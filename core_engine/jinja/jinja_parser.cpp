@@ -74,6 +74,20 @@ private:
         explicit DepthGuard(int& depth) : d(depth) { ++d; }
         ~DepthGuard() { --d; }
     };
+    // A chain (a + b + c…, x|f|g…, x.a.b…) nests one node per link: each link counts as a level,
+    // so no expression is deeper than kMaxDepth however it is spelled (rendering and freeing
+    // the tree recurse over it).
+    struct ChainDepth {
+        int& d;
+        int added = 0;
+        explicit ChainDepth(int& depth) : d(depth) {}
+        ~ChainDepth() { d -= added; }
+        bool grow() {
+            ++added;
+            return ++d <= kMaxDepth;
+        }
+    };
+    Status too_deep() const { return fail("an expression nested deeper than " + std::to_string(kMaxDepth)); }
 
     ExprPtr make(Expr::Kind kind, int32_t line) {
         auto e = std::make_unique<Expr>();
@@ -289,8 +303,12 @@ private:
     }
 
     Result<ExprPtr> conditional() {
+        DepthGuard guard(depth_);
+        if (depth_ > kMaxDepth) return too_deep();
+        ChainDepth chain(depth_);
         WB_ASSIGN_OR_RETURN(ExprPtr e, or_expr());
         while (at_name("if")) {
+            if (!chain.grow()) return too_deep();
             const int32_t line = cur().line;
             next();
             auto c = make(Expr::Kind::conditional, line);
@@ -306,8 +324,10 @@ private:
     }
 
     Result<ExprPtr> or_expr() {
+        ChainDepth chain(depth_);
         WB_ASSIGN_OR_RETURN(ExprPtr e, and_expr());
         while (at_name("or")) {
+            if (!chain.grow()) return too_deep();
             auto o = make(Expr::Kind::or_, cur().line);
             next();
             o->a = std::move(e);
@@ -318,8 +338,10 @@ private:
     }
 
     Result<ExprPtr> and_expr() {
+        ChainDepth chain(depth_);
         WB_ASSIGN_OR_RETURN(ExprPtr e, not_expr());
         while (at_name("and")) {
+            if (!chain.grow()) return too_deep();
             auto o = make(Expr::Kind::and_, cur().line);
             next();
             o->a = std::move(e);
@@ -345,7 +367,9 @@ private:
     Result<ExprPtr> compare() {
         WB_ASSIGN_OR_RETURN(ExprPtr e, math1());
         ExprPtr cmp;
+        ChainDepth chain(depth_);
         while (true) {
+            if (!chain.grow()) return too_deep();
             std::string op;
             if (cur().kind == TokenKind::op && (cur().text == "==" || cur().text == "!=" || cur().text == "<" || cur().text == ">" ||
                                                 cur().text == "<=" || cur().text == ">=")) {
@@ -373,11 +397,13 @@ private:
     }
 
     Result<ExprPtr> binary_chain(std::initializer_list<std::string_view> ops, Result<ExprPtr> (Parser::*operand)()) {
+        ChainDepth chain(depth_);
         WB_ASSIGN_OR_RETURN(ExprPtr e, (this->*operand)());
         while (cur().kind == TokenKind::op) {
             bool match = false;
             for (std::string_view op : ops) match = match || cur().text == op;
             if (!match) break;
+            if (!chain.grow()) return too_deep();
             auto b = make(Expr::Kind::binary, cur().line);
             b->name = cur().text;
             next();
@@ -508,7 +534,9 @@ private:
     }
 
     Result<ExprPtr> postfix(ExprPtr e) {
+        ChainDepth chain(depth_);
         while (true) {
+            if ((at_op(".") || at_op("[") || at_op("(")) && !chain.grow()) return too_deep();
             if (at_op(".")) {
                 const int32_t line = cur().line;
                 next();
@@ -516,7 +544,10 @@ private:
                     auto s = make(Expr::Kind::subscript, line);
                     s->a = std::move(e);
                     s->b = make(Expr::Kind::literal, line);
-                    s->b->value = Value(static_cast<int64_t>(std::stoll(cur().text)));
+                    int64_t index = 0;
+                    const std::string& d = cur().text;
+                    if (std::from_chars(d.data(), d.data() + d.size(), index).ec != std::errc()) return fail("the index ." + d + " is out of range");
+                    s->b->value = Value(index);
                     next();
                     e = std::move(s);
                     continue;
@@ -606,7 +637,9 @@ private:
 
     // Postfix filters, tests and calls on a unary expression: a | f(x) is t(y) (z) …
     Result<ExprPtr> filters(ExprPtr e) {
+        ChainDepth chain(depth_);
         while (true) {
+            if ((at_op("|") || at_name("is") || at_op("(")) && !chain.grow()) return too_deep();
             if (at_op("|")) {
                 next();
                 WB_ASSIGN_OR_RETURN(e, one_filter(std::move(e)));

@@ -16,6 +16,8 @@ namespace workbench::jinja {
 namespace {
 
 using Frame = std::unordered_map<std::string, Value>;
+constexpr int32_t kMaxValueDepth = 100;       // lists and dicts inside one another
+constexpr size_t kMaxListItems = 1'000'000;   // one list, however it was built
 enum class Flow { normal, break_loop, continue_loop };
 
 class Renderer {
@@ -106,10 +108,12 @@ private:
             else start = a.positional[0].as_int(), stop = a.positional[1].as_int();
             if (a.positional.size() == 3) step = a.positional[2].as_int();
             if (step == 0) return error(StatusCode::invalid_argument, "range's step is 0");
-            const int64_t n = step > 0 ? (stop - start + step - 1) / step : (start - stop - step - 1) / -step;
-            if (n > 1'000'000) return error(StatusCode::resource_exhausted, "range of " + std::to_string(n) + " numbers");
+            const __int128 span = step > 0 ? static_cast<__int128>(stop) - start : static_cast<__int128>(start) - stop;
+            const __int128 n = span <= 0 ? 0 : (span + (step > 0 ? step : -step) - 1) / (step > 0 ? step : -step);
+            if (n > static_cast<__int128>(kMaxListItems))
+                return error(StatusCode::resource_exhausted, "range of more than " + std::to_string(kMaxListItems) + " numbers");
             List l;
-            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) l.emplace_back(i);
+            for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) l.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(k) * step));
             return Value(std::move(l));
         });
     }
@@ -178,11 +182,16 @@ private:
                 const std::vector<Frame> scope = frames_;
                 const Node* def = &n;
                 const Value caller = Value::callable("caller", [this, def, scope](CallArgs&) -> Result<Value> {
+                    if (depth_ >= opt_.max_call_depth)
+                        return error(StatusCode::resource_exhausted, "template line " + std::to_string(def->line) +
+                                                                         ": calls nested deeper than " + std::to_string(opt_.max_call_depth));
                     std::vector<Frame> saved = std::move(frames_);
                     frames_ = scope;
                     std::string text;
                     Flow inner = Flow::normal;
+                    ++depth_;
                     const Status s = body(def->body, text, inner);
+                    --depth_;
                     frames_ = std::move(saved);
                     WB_RETURN_IF_ERROR(s);
                     return Value(std::move(text));
@@ -233,6 +242,7 @@ private:
         if (n.filter) {   // the loop filter sees the targets, not `loop`; loop counts what passes
             List kept;
             for (const Value& item : items) {
+                WB_RETURN_IF_ERROR(tick(n.line));
                 frames_.emplace_back();
                 Status s = bind(n.targets, item, n.line);
                 Result<Value> pass = s.ok() ? eval(*n.filter) : Result<Value>(s);
@@ -414,7 +424,11 @@ private:
             const int64_t start = clamp(bounds[0], given[0], step > 0 ? 0 : n - 1);
             const int64_t stop = clamp(bounds[1], given[1], step > 0 ? n : -1);
             std::vector<int64_t> out;
-            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(i);
+            for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
+                out.push_back(i);
+                if (step > 0 ? stop - i <= step : i - stop <= -step) break;   // no overflow past the end
+                i += step;
+            }
             return out;
         };
         if (target.is_list()) {
@@ -433,12 +447,25 @@ private:
     }
 
     Result<Value> arithmetic(const std::string& op, const Value& x, const Value& y, int32_t line) {
-        if (op == "~") return Value(x.str() + y.str());
+        auto too_big = [&](size_t bytes) { return bytes > opt_.max_output_bytes; };
+        auto size_error = [&] {
+            return error(StatusCode::resource_exhausted, "template line " + std::to_string(line) + ": a value past the output limit (" +
+                                                             std::to_string(opt_.max_output_bytes) + " bytes)");
+        };
+        if (op == "~") {
+            std::string a = x.str(), b = y.str();
+            if (too_big(a.size() + b.size())) return size_error();
+            return Value(a + b);
+        }
         for (const Value* v : {&x, &y})
             if (v->is_undefined()) return fail(line, "'" + v->undefined_name() + "' is undefined (in '" + op + "')");
         if (op == "+") {
-            if (x.is_string() && y.is_string()) return Value(x.as_string() + y.as_string());
+            if (x.is_string() && y.is_string()) {
+                if (too_big(x.as_string().size() + y.as_string().size())) return size_error();
+                return Value(x.as_string() + y.as_string());
+            }
             if (x.is_list() && y.is_list()) {
+                if (x.as_list().size() + y.as_list().size() > kMaxListItems) return size_error();
                 List l = x.as_list();
                 l.insert(l.end(), y.as_list().begin(), y.as_list().end());
                 return Value(std::move(l));
@@ -447,8 +474,8 @@ private:
         if (op == "*" && ((x.is_string() && y.type() == Value::Type::integer) || (y.is_string() && x.type() == Value::Type::integer))) {
             const std::string& s = x.is_string() ? x.as_string() : y.as_string();
             const int64_t n = x.is_string() ? y.as_int() : x.as_int();
-            if (n > 0 && s.size() * static_cast<size_t>(n) > opt_.max_output_bytes)
-                return error(StatusCode::resource_exhausted, "template line " + std::to_string(line) + ": a repeated string past the output limit");
+            if (n <= 0 || s.empty()) return Value(std::string());
+            if (static_cast<uint64_t>(n) > opt_.max_output_bytes / s.size()) return size_error();
             std::string out;
             for (int64_t i = 0; i < n; ++i) out += s;
             return Value(std::move(out));
@@ -460,10 +487,14 @@ private:
             if (y.as_double() == 0) return fail(line, "division by zero");
             return Value(x.as_double() / y.as_double());
         }
+        auto overflow = [&] { return fail(line, "integer overflow in '" + op + "' (Python's integers have no limit; ours are 64-bit)"); };
         if (op == "**") {
             if (!floats && y.as_int() >= 0) {
-                int64_t r = 1;
-                for (int64_t i = 0; i < y.as_int() && i < 64; ++i) r *= x.as_int();
+                int64_t r = 1, base = x.as_int();
+                for (int64_t e = y.as_int(); e > 0; e >>= 1) {
+                    if ((e & 1) && __builtin_mul_overflow(r, base, &r)) return overflow();
+                    if (e > 1 && __builtin_mul_overflow(base, base, &base)) return overflow();
+                }
                 return Value(r);
             }
             return Value(std::pow(x.as_double(), y.as_double()));
@@ -478,10 +509,15 @@ private:
             return Value(a - b * std::floor(a / b));   // %
         }
         const int64_t a = x.as_int(), b = y.as_int();
-        if (op == "+") return Value(a + b);
-        if (op == "-") return Value(a - b);
-        if (op == "*") return Value(a * b);
+        int64_t r = 0;
+        if (op == "+") return __builtin_add_overflow(a, b, &r) ? overflow() : Result<Value>(Value(r));
+        if (op == "-") return __builtin_sub_overflow(a, b, &r) ? overflow() : Result<Value>(Value(r));
+        if (op == "*") return __builtin_mul_overflow(a, b, &r) ? overflow() : Result<Value>(Value(r));
         if (b == 0) return fail(line, "division by zero");
+        if (b == -1) {   // INT64_MIN / -1 traps
+            if (op == "%") return Value(int64_t{0});
+            return __builtin_sub_overflow(int64_t{0}, a, &r) ? overflow() : Result<Value>(Value(r));
+        }
         int64_t q = a / b;
         if ((a % b != 0) && ((a < 0) != (b < 0))) --q;   // floor division
         if (op == "//") return Value(q);
@@ -497,8 +533,10 @@ private:
                 if (!x.is_string()) return fail(line, "'in <string>' needs a string on the left, not a " + std::string(x.type_name()));
                 found = y.as_string().find(x.as_string()) != std::string::npos;
             } else if (y.is_dict()) {
-                found = y.as_dict().find(x.str()) != nullptr && (x.is_string() || x.is_number());
+                found = x.is_string() && y.as_dict().find(x.as_string()) != nullptr;
             } else if (y.is_list()) {
+                steps_ += static_cast<int64_t>(y.as_list().size() / 256);   // a long search counts against the step limit
+                WB_RETURN_IF_ERROR(tick(line));
                 for (const Value& e : y.as_list()) found = found || e.equals(x);
             } else if (!y.is_undefined()) {
                 return fail(line, "'in' needs a string, list or dict on the right, not a " + std::string(y.type_name()));
@@ -523,7 +561,9 @@ private:
                     WB_ASSIGN_OR_RETURN(Value v, eval(*p));
                     l.push_back(std::move(v));
                 }
-                return e.kind == Expr::Kind::tuple ? Value::tuple(std::move(l)) : Value(std::move(l));
+                Value v = e.kind == Expr::Kind::tuple ? Value::tuple(std::move(l)) : Value(std::move(l));
+                if (v.depth() > kMaxValueDepth) return fail(e.line, "lists nested deeper than " + std::to_string(kMaxValueDepth));
+                return v;
             }
             case Expr::Kind::dict: {
                 Dict d;
@@ -532,7 +572,9 @@ private:
                     WB_ASSIGN_OR_RETURN(Value v, eval(*e.items[i + 1]));
                     d.set(k.str(), std::move(v));
                 }
-                return Value(std::move(d));
+                Value v(std::move(d));
+                if (v.depth() > kMaxValueDepth) return fail(e.line, "dicts nested deeper than " + std::to_string(kMaxValueDepth));
+                return v;
             }
             case Expr::Kind::attribute: {
                 WB_ASSIGN_OR_RETURN(const Value t, eval(*e.a));

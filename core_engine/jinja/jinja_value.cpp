@@ -1,6 +1,7 @@
 // Python's semantics for the values a template touches: truth, str(), repr(), ==.
 #include "jinja/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +21,16 @@ void Dict::set(const std::string& key, Value value) {
             return;
         }
     items.emplace_back(key, std::move(value));
+}
+
+Value::Value(List l) : type_(Type::list), list_(std::make_shared<List>(std::move(l))) {
+    for (const Value& e : *list_) depth_ = std::max(depth_, e.depth_ + 1);
+    depth_ = std::max(depth_, 1);
+}
+
+Value::Value(Dict d) : type_(Type::dict), dict_(std::make_shared<Dict>(std::move(d))) {
+    for (const auto& [k, e] : dict_->items) depth_ = std::max(depth_, e.depth_ + 1);
+    depth_ = std::max(depth_, 1);
 }
 
 Value Value::callable(std::string name, Builtin fn) {
@@ -247,13 +258,27 @@ bool is_python_space(uint32_t c) {
 }
 
 std::u32string to_code_points(std::string_view s) {
+    // Strict UTF-8; a byte that starts no valid sequence becomes U+DC80..U+DCFF (Python's
+    // surrogateescape), so from_code_points gives the same bytes back.
     std::u32string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
-        const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-        char32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
-        for (size_t k = 1; k < n && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+        const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        char32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
+        bool ok = n > 0 && i + n <= s.size();
+        for (size_t k = 1; ok && k < n; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            ok = (cc & 0xC0) == 0x80;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        // Overlong forms, surrogates and values past U+10FFFF are not UTF-8 either.
+        ok = ok && !(n == 2 && cp < 0x80) && !(n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) && !(n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+        if (!ok) {
+            out += static_cast<char32_t>(0xDC00 + c);
+            ++i;
+            continue;
+        }
         out += cp;
         i += n;
     }
@@ -264,7 +289,8 @@ std::string from_code_points(std::u32string_view s) {
     std::string out;
     out.reserve(s.size());
     for (char32_t cp : s) {
-        if (cp < 0x80) out += static_cast<char>(cp);
+        if (cp >= 0xDC80 && cp <= 0xDCFF) out += static_cast<char>(cp - 0xDC00);   // an escaped byte
+        else if (cp < 0x80) out += static_cast<char>(cp);
         else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
         else if (cp < 0x10000)
             out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));

@@ -49,15 +49,18 @@ public:
     Value(double f) : type_(Type::floating), float_(f) {}
     Value(std::string s) : type_(Type::string), text_(std::make_shared<std::string>(std::move(s))) {}
     Value(const char* s) : Value(std::string(s)) {}
-    Value(List l) : type_(Type::list), list_(std::make_shared<List>(std::move(l))) {}
+    Value(List l);
     // A Python tuple: a list that prints as (a, b) and equals only tuples (dict items, (a, b) literals).
     static Value tuple(List l) { Value v(std::move(l)); v.tuple_ = true; return v; }
-    Value(Dict d) : type_(Type::dict), dict_(std::make_shared<Dict>(std::move(d))) {}
+    Value(Dict d);
     static Value callable(std::string name, Builtin fn);
     static Value ns(Dict attributes);   // namespace(): attributes set later by `set ns.x = …`
     static Value from_json(const Json& j);
 
     Type type() const { return type_; }
+    // Lists and dicts inside one another: 0 for a scalar (the interpreter refuses deep ones, so
+    // printing, comparing and freeing them never recurse far).
+    int32_t depth() const { return depth_; }
     bool is_undefined() const { return type_ == Type::undefined; }
     bool is_none() const { return type_ == Type::none; }
     bool is_string() const { return type_ == Type::string; }
@@ -93,6 +96,7 @@ public:
 private:
     Type type_ = Type::undefined;
     bool tuple_ = false;
+    int32_t depth_ = 0;
     int64_t int_ = 0;
     double float_ = 0;
     std::shared_ptr<std::string> text_;       // string; undefined: its name

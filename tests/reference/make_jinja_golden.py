@@ -106,6 +106,12 @@ CASES = [
     ("bad_expression", "{{ 1 + }}", {}),
     ("list_append_sandboxed", "{% set l = [] %}{{ l.append(1) }}", {}),
     ("unicode", "{{ '<\uff5cUser\uff5c>' + x + '\u3010\u2020\u3011' }}{{ x | length }}{{ x[::-1] }}", {"x": "h\u00e9\U0001F600"}),
+    ("undefined_soft_str_filters", "[{{ nope | upper }}][{{ nope | replace('a', 'b') }}][{{ nope | title }}]", {}),
+    ("undefined_indent", "{{ nope | indent }}", {}),
+    ("sort_case_insensitive", "{{ ['b', 'B', 'a'] | sort }}{{ ['b', 'B', 'a'] | sort(case_sensitive=true) }}{{ ['b', 'A', 'a', 'B'] | unique | list }}{{ ['x', 'Y'] | max }}{{ l | sort(reverse=true, attribute='k') | map(attribute='n') | list }}", {"l": [{"k": 1, "n": "a"}, {"k": 2, "n": "b"}, {"k": 1, "n": "c"}]}),
+    ("dict_literal_closing_braces", "{{ {'a': 1}}}|{{ {'a': {'b': 2}}}}", {}),
+    ("numbers_misc", "{{ 3 | round }}|{{ 2.5 | round }}|{{ '12abc' | int }}|{{ ' 7 ' | int }}|{{ 1 in {'1': 0} }}|{{ '1' in {'1': 0} }}|{{ 2 ** 62 }}", {}),
+    ("indent_rules", "[{{ 'a\n  \nb\n\nc' | indent(2) }}][{{ '\nx' | indent(2, true) }}][{{ 'a\n\nb' | indent(2, blank=true) }}][{{ 'a\n' | indent }}]", {}),
     ("chat_loop", "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] | trim + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}", {"messages": MSGS, "add_generation_prompt": True}),
 ]
 

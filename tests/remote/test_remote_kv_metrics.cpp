@@ -51,7 +51,8 @@ private slots:
         QVERIFY(!parse_kv_metrics("").any());
         QVERIFY(!parse_kv_metrics("process_cpu_seconds_total 12.5\nllamacpp:requests_processing 1\n").any());
         for (const char* broken : {"workbench:kv_cache_usage_bytes{model_name=\"x 12\n", "workbench:kv_cache_usage_bytes twelve\n",
-                                   "workbench:kv_cache_usage_bytes{a=b} 12\n", "llamacpp:kv_cache_tokens\n", "{}}} 1\n"})
+                                   "workbench:kv_cache_usage_bytes{a=b} 12\n", "llamacpp:kv_cache_tokens\n", "{}}} 1\n",
+                                   "llamacpp:kv_cache_tokens NaN\n", "workbench:kv_cache_usage_bytes +Inf\n", "sglang:num_used_tokens -5\n"})
             QVERIFY2(!parse_kv_metrics(broken).any(), broken);
     }
 

@@ -356,6 +356,25 @@ private slots:
         QCOMPARE(read_by(*grow, rows, 256, pool)[0].size(), size_t(32 + 192 + 1));
     }
 
+    // A short follow-up turn (fewer tokens than min_prompt: not pressed) is the question the
+    // reply answers: decode-time presses never evict it, even when the tokens generated after it
+    // draw far more attention; older rows make room instead.
+    void aShortTurnSurvivesDecodeTimeEviction() {
+        ThreadPool pool(1);
+        const Rows rows = drawing(200, 88, 100.0f);   // the reply to the question draws the attention
+        auto kv = make_group("tova:keep=0.25,min_prompt=16");
+        QVERIFY(step(*kv, rows, 0, 64, true, pool).ok());   // 16 rows a lane
+        generate(*kv, rows, 64, 80, pool);                   // a reply; its block pressed at 80
+        QVERIFY(step(*kv, rows, 80, 8, true, pool).ok());    // the question: 8 tokens, kept whole
+        generate(*kv, rows, 88, 96, pool);                   // its reply's first block: pressed at 96
+        const std::vector<std::vector<float>> lanes = read_by(*kv, rows, 96, pool);
+        for (size_t lane = 0; lane < lanes.size(); ++lane) {
+            const auto il = static_cast<int32_t>(lane / kHeads), h = static_cast<int32_t>(lane % kHeads);
+            QCOMPARE(lanes[lane].size(), size_t(16 + 1));
+            for (int32_t t = 80; t < 96; ++t) QVERIFY2(holds(lanes[lane], Rows::tag(il, h, t)), qPrintable(QString::number(t)));
+        }
+    }
+
     void anAbortedPressLeavesNothingChosen() {
         const Rows rows(100);
         ThreadPool pool(1);

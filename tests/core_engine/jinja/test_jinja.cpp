@@ -117,6 +117,45 @@ private slots:
             QVERIFY2(!r.ok() && r.status().code() == c.code, c.source);
             QVERIFY2(r.status().message().find(c.named) != std::string::npos, r.status().message().c_str());
         }
+        // What a review found: each ends in an error, never a crash, a hang or a huge allocation.
+        const char* refused[] = {
+            "{% set ns = namespace() %}{% macro m() %}{% set ns.c = caller %}{{ caller() }}{% endmacro %}{% call m() %}{{ ns.c() }}{% endcall %}",
+            "{% set ns = namespace(l=[]) %}{% for i in range(1000) %}{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}",
+            "{{ x.99999999999999999999 }}",
+            "{{ (-9223372036854775807 - 1) // -1 }}",
+            "{{ 9223372036854775807 + 1 }}",
+            "{{ 3 ** 64 }}",
+            "{{ range(-9223372036854775807, 9223372036854775807) | length }}",
+            "{{ 'abcd' * 4611686018427387904 }}",
+            "{{ 'a' | indent(100000000000) }}",
+            "{{ [1] | tojson(indent=2000000000) }}",
+            "{% set ns = namespace(s='x') %}{% for i in range(100) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s | length }}",
+            "{% set l = range(1000000) %}{% for x in l if x in l %}{% endfor %}",
+            "{{ '\\U00110000' }}",
+        };
+        for (const char* source : refused) {
+            const auto r2 = jinja::render(source, Json::object(), o);
+            QVERIFY2(!r2.ok(), source);
+        }
+        // Odd inputs that must simply work: a huge slice step, -1 divisors, a dict literal before }}, bad UTF-8 kept as is.
+        QCOMPARE(QString::fromStdString(*jinja::render("{{ 'abc'[1::9223372036854775807] }}", Json::object(), o)), QStringLiteral("b"));
+        QCOMPARE(QString::fromStdString(*jinja::render("{{ -7 // -1 }}{{ -7 % -1 }}{{ {'a': 1}}}", Json::object(), o)), QStringLiteral("70{'a': 1}"));
+        const std::string bad_utf8 = std::string("a\xC3<b\xF0\x9F");
+        const auto kept = jinja::render("{{ x }}|{{ x | length }}|{{ x[::-1][::-1] }}", Json{{"x", bad_utf8}}, o);
+        QVERIFY(kept.ok());
+        QCOMPARE(*kept, bad_utf8 + "|6|" + bad_utf8);
+        // Chains as long as a template can be spelled are refused while parsing (rendering and freeing the tree recurse).
+        auto repeated = [](const std::string& head, const std::string& link, int n, const std::string& tail) {
+            std::string t = head;
+            for (int i = 0; i < n; ++i) t += link;
+            return t + tail;
+        };
+        for (const std::string& chain : {repeated("{{ 1", "+1", 200000, " }}"), repeated("{{ x", "|string", 100000, " }}"),
+                                          repeated("{{ ", "1 if 1 else ", 100000, "1 }}"), repeated("{{ x", ".a", 100000, " }}")}) {
+            const auto r3 = jinja::render(chain, Json::object(), o);
+            QVERIFY(!r3.ok());
+            QVERIFY2(r3.status().message().find("nested deeper") != std::string::npos, r3.status().message().c_str());
+        }
         // Nesting past the parser's depth is refused while parsing, not by the stack.
         std::string deep;
         for (int i = 0; i < 5000; ++i) deep += "{% if true %}";
