@@ -274,6 +274,9 @@ Result<Value> string_method(const std::string& s, const std::string& name, CallA
     if (name == "strip" || name == "lstrip" || name == "rstrip")
         return Value(strip(s, a.get(0, "chars"), name != "rstrip", name != "lstrip"));
     if (name == "split" || name == "rsplit") {
+        const Value* sep = a.get(0, "sep");
+        if (sep && !sep->is_string() && !sep->is_none()) return fail(name + "() needs a string separator, not a " + sep->type_name());
+        if (sep && sep->is_string() && sep->as_string().empty()) return fail(name + "(): an empty separator");
         const Value max = arg_or(a, 1, "maxsplit", Value(-1));
         return Value(split(s, a.get(0, "sep"), max.as_int(), name == "rsplit"));
     }
