@@ -57,7 +57,7 @@ int cmd_template(int argc, char** argv) {
     if (!t.ok()) return runtime_error("template: " + t.status().message());
     auto text = workbench::render_model_chat_template(*t, input);
     if (!text.ok()) return runtime_error("template: " + model + ": " + text.status().message());
-    std::cout << *text << std::flush;
+    std::cout << text->text << std::flush;
     return 0;
 }
 

@@ -16,12 +16,65 @@ std::string Engine::detokenize(const std::vector<TokenId>& tokens, bool render_s
 
 std::string Engine::token_text(TokenId token) const { return impl_->tokenizer->token_to_piece(token, true); }
 
+namespace {
+
+Json messages_json(const std::vector<ChatMessage>& messages) {
+    Json out = Json::array();
+    for (const ChatMessage& m : messages) out.push_back({{"role", m.role}, {"content", m.content}});
+    return out;
+}
+
+// A message's text for the native families: a string, or the text parts of a list of parts.
+std::string message_text(const Json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string text;
+    if (content.is_array())
+        for (const Json& part : content)
+            if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string())
+                text += part["text"].get<std::string>();
+    return text;
+}
+
+}  // namespace
+
+Result<RenderedChat> Engine::render_conversation(const ChatTemplateInput& input) const {
+    if (impl_->model_template.parsed) return render_model_chat_template(impl_->model_template, input);
+    if (!input.messages.is_array()) return error(StatusCode::invalid_argument, "messages must be a JSON array of {\"role\", \"content\"} objects");
+    std::vector<ChatMessage> messages;
+    for (const Json& m : input.messages) {
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
+            return error(StatusCode::invalid_argument, "each message needs a \"role\" string");
+        messages.push_back({m["role"].get<std::string>(), message_text(m.value("content", Json()))});
+    }
+    std::vector<TextRange> ranges;
+    RenderedChat out;
+    out.text = impl_->chat_template.render(messages, input.add_generation_prompt, &ranges);
+    for (const TextRange& r : ranges) out.content.emplace_back(r.begin, r.end);
+    return out;
+}
+
+Result<std::vector<TokenId>> Engine::tokenize_conversation(const ChatTemplateInput& input, bool special_in_content) const {
+    WB_ASSIGN_OR_RETURN(const RenderedChat r, render_conversation(input));
+    std::vector<TextRange> content;
+    if (!special_in_content)
+        for (const auto& [begin, end] : r.content) content.push_back({begin, end});
+    return impl_->tokenizer->encode(r.text, true, true, content);
+}
+
 std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+    ChatTemplateInput input;
+    input.messages = messages_json(messages);
+    input.add_generation_prompt = add_generation_prompt;
+    if (auto r = render_conversation(input); r.ok()) return std::move(r->text);
     return impl_->chat_template.render(messages, add_generation_prompt);
 }
 
 std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                            bool special_in_content) const {
+    ChatTemplateInput input;
+    input.messages = messages_json(messages);
+    input.add_generation_prompt = add_generation_prompt;
+    if (auto r = tokenize_conversation(input, special_in_content); r.ok()) return std::move(*r);
     std::vector<TextRange> content;
     const std::string text = impl_->chat_template.render(messages, add_generation_prompt, special_in_content ? nullptr : &content);
     return impl_->tokenizer->encode(text, true, true, content);

@@ -19,7 +19,9 @@ struct Engine::Impl {
     EngineConfig config;
     std::unique_ptr<GgufFile> file;
     std::unique_ptr<Tokenizer> tokenizer;
-    ChatTemplate chat_template;
+    ModelChatTemplate model_template;   // parsed when the file carries one that parses
+    ChatTemplate chat_template;         // the native family: for files without a template
+    std::string template_parse_error;   // why the file's template is not used
     std::unique_ptr<DecoderModel> model;
     std::unique_ptr<ThreadPool> pool;
     AttentionLayout layout;           // as configured (the model's native pattern is applied in kv)

@@ -43,8 +43,15 @@ ModelInfo describe(const Engine::Impl& e) {
     m.tied_output = w.tied_output;
     m.tokenizer_model = e.tokenizer->vocab().model;
     m.tokenizer_pre = e.tokenizer->vocab().pre;
-    m.chat_template_family = chat_template_family_name(e.chat_template.family());
-    m.chat_template_warning = e.chat_template.warning();
+    if (e.model_template.parsed) {
+        m.chat_template_family = "jinja";   // the file's own template, rendered as transformers does
+    } else {
+        m.chat_template_family = chat_template_family_name(e.chat_template.family());
+        m.chat_template_warning = e.template_parse_error.empty()
+                                      ? e.chat_template.warning()
+                                      : "the file's chat template does not parse (" + e.template_parse_error + "); rendering as " +
+                                            m.chat_template_family;
+    }
     m.bos_id = e.tokenizer->vocab().bos_id;
     m.eos_id = e.tokenizer->vocab().eos_id;
     std::map<std::string, TensorTypeCount> by_type;
@@ -172,6 +179,11 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     const Architecture* arch = find_architecture(arch_name);
     impl->chat_template = ChatTemplate::detect(template_source.value_or(""), bos_text, eos_text,
                                                arch ? arch->chat_family : ChatTemplateFamily::chatml, arch_name);
+    impl->model_template = ModelChatTemplate{template_source.value_or(""), bos_text, eos_text, nullptr};
+    if (!impl->model_template.source.empty()) {
+        if (Status parsed = prepare_model_chat_template(impl->model_template); !parsed.ok())
+            impl->template_parse_error = parsed.message();
+    }
 
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
     WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));

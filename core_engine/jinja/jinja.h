@@ -11,8 +11,10 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jinja/jinja_ast.h"
+#include "jinja/jinja_value.h"
 #include "workbench/json.h"
 #include "workbench/status.h"
 
@@ -25,6 +27,14 @@ struct RenderOptions {
     int64_t max_steps = 20'000'000;   // statements run, loop iterations and calls together
     int32_t max_call_depth = 64;      // nested macro calls
     double max_seconds = 10;
+    // Top-level variables whose strings are the conversation's (messages, tools): render_marked
+    // reports where their text lands in the output.
+    std::vector<std::string> marked_variables;
+};
+
+struct RenderedText {
+    std::string text;
+    Marks marked;   // sorted byte ranges of `text` that came from the marked variables
 };
 
 // Renders `source` with `variables` (a JSON object: messages, tools, add_generation_prompt,
@@ -33,5 +43,6 @@ struct RenderOptions {
 // line; resource_exhausted when it passes a limit.
 Result<std::string> render(std::string_view source, const Json& variables, const RenderOptions& options = {});
 Result<std::string> render(const Template& parsed, const Json& variables, const RenderOptions& options = {});
+Result<RenderedText> render_marked(const Template& parsed, const Json& variables, const RenderOptions& options);
 
 }  // namespace workbench::jinja

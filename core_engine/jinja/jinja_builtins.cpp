@@ -3,6 +3,8 @@
 // whitespace, slicing and length count code points).
 #include "jinja/jinja_builtins.h"
 
+#include "jinja/jinja_marks.h"
+
 #include <algorithm>
 #include <charconv>
 #include <unordered_set>
@@ -368,8 +370,10 @@ Value bound_method(const Value& target, const std::string& name) {
                                           "replace", "upper", "lower", "title", "capitalize", "find", "count", "join"};
     static const char* const kDict[] = {"items", "keys", "values", "get"};
     if (target.is_string() && std::find(std::begin(kString), std::end(kString), name) != std::end(kString)) {
-        const std::string s = target.as_string();
-        return Value::callable(name, [s, name](CallArgs& a) { return string_method(s, name, a); });
+        return Value::callable(name, [target, name](CallArgs& a) -> Result<Value> {
+            WB_ASSIGN_OR_RETURN(Value r, string_method(target.as_string(), name, a));
+            return carry_marks(name, target, a, std::move(r));
+        });
     }
     if (target.is_dict() && std::find(std::begin(kDict), std::end(kDict), name) != std::end(kDict))
         return Value::callable(name, [target, name](CallArgs& a) { return dict_method(target, name, a); });
@@ -435,7 +439,9 @@ Result<bool> apply_test(const std::string& name, const Value& v, CallArgs& a, co
     return fail("no test named '" + name + "'");
 }
 
-Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a, const BuiltinContext& ctx) {
+namespace {
+
+Result<Value> filter_impl(const std::string& name, const Value& v, CallArgs& a, const BuiltinContext& ctx) {
     auto defined = [&]() -> Status {
         if (v.is_undefined()) return fail("the filter '" + name + "' was given '" + v.undefined_name() + "', which is undefined");
         return Status::ok_status();
@@ -669,6 +675,13 @@ Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a,
         return Value(std::move(out));
     }
     return fail("no filter named '" + name + "'");
+}
+
+}  // namespace
+
+Result<Value> apply_filter(const std::string& name, const Value& v, CallArgs& a, const BuiltinContext& ctx) {
+    WB_ASSIGN_OR_RETURN(Value r, filter_impl(name, v, a, ctx));
+    return carry_marks(name, v, a, std::move(r));
 }
 
 }  // namespace workbench::jinja

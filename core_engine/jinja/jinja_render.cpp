@@ -10,12 +10,26 @@
 #include <unordered_map>
 
 #include "jinja/jinja_builtins.h"
+#include "jinja/jinja_marks.h"
 #include "jinja/jinja_parser.h"
 
 namespace workbench::jinja {
 namespace {
 
 using Frame = std::unordered_map<std::string, Value>;
+
+// Where each code point of a UTF-8 string starts, and its end (slices count code points).
+std::vector<size_t> code_point_offsets(const std::string& s) {
+    std::vector<size_t> at;
+    for (size_t i = 0; i < s.size(); ++i)
+        if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
+    at.push_back(s.size());
+    return at;
+}
+
+Value substring(const Value& s, size_t begin, size_t end) {
+    return Value::marked_string(s.as_string().substr(begin, end - begin), sub_marks(s.marks(), begin, end));
+}
 constexpr int32_t kMaxValueDepth = 100;       // lists and dicts inside one another
 constexpr size_t kMaxListItems = 1'000'000;   // one list, however it was built
 enum class Flow { normal, break_loop, continue_loop };
@@ -27,16 +41,19 @@ public:
         builtins_.test = [this](const std::string& name, const Value& v, CallArgs& a) { return apply_test(name, v, a, builtins_); };
     }
 
-    Result<std::string> run(const Template& t, const Json& variables) {
+    Result<RenderedText> run(const Template& t, const Json& variables) {
         Frame root;
         install_globals(root);
         if (variables.is_object())
-            for (auto it = variables.begin(); it != variables.end(); ++it) root[it.key()] = Value::from_json(it.value());
+            for (auto it = variables.begin(); it != variables.end(); ++it) {
+                const auto& marked = opt_.marked_variables;
+                root[it.key()] = Value::from_json(it.value(), std::find(marked.begin(), marked.end(), it.key()) != marked.end());
+            }
         frames_.push_back(std::move(root));
-        std::string out;
+        MarkedText out;
         Flow flow = Flow::normal;
         WB_RETURN_IF_ERROR(body(t.body, out, flow));
-        return out;
+        return RenderedText{out.text(), out.marks()};
     }
 
 private:
@@ -65,11 +82,19 @@ private:
                                                              std::to_string(static_cast<int>(opt_.max_seconds)) + " s");
         return Status::ok_status();
     }
-    Status append(std::string& out, const std::string& text, int32_t line) {
-        if (out.size() + text.size() > opt_.max_output_bytes)
-            return error(StatusCode::resource_exhausted, "template line " + std::to_string(line) + ": the output passed " +
-                                                             std::to_string(opt_.max_output_bytes) + " bytes");
-        out += text;
+    Status too_long(int32_t line) const {
+        return error(StatusCode::resource_exhausted, "template line " + std::to_string(line) + ": the output passed " +
+                                                         std::to_string(opt_.max_output_bytes) + " bytes");
+    }
+    Status append(MarkedText& out, const std::string& text, int32_t line) {
+        if (out.size() + text.size() > opt_.max_output_bytes) return too_long(line);
+        out.append_markup(text);
+        return Status::ok_status();
+    }
+    Status append(MarkedText& out, const Value& v, int32_t line) {
+        if (v.is_string() && out.size() + v.as_string().size() > opt_.max_output_bytes) return too_long(line);
+        out.append(v);
+        if (out.size() > opt_.max_output_bytes) return too_long(line);
         return Status::ok_status();
     }
 
@@ -124,7 +149,7 @@ private:
         return Value::undefined(name);
     }
 
-    Status body(const Body& nodes, std::string& out, Flow& flow) {
+    Status body(const Body& nodes, MarkedText& out, Flow& flow) {
         for (const NodePtr& n : nodes) {
             WB_RETURN_IF_ERROR(node(*n, out, flow));
             if (flow != Flow::normal) return Status::ok_status();
@@ -132,13 +157,13 @@ private:
         return Status::ok_status();
     }
 
-    Status node(const Node& n, std::string& out, Flow& flow) {
+    Status node(const Node& n, MarkedText& out, Flow& flow) {
         WB_RETURN_IF_ERROR(tick(n.line));
         switch (n.kind) {
             case Node::Kind::text: return append(out, n.text, n.line);
             case Node::Kind::output: {
                 WB_ASSIGN_OR_RETURN(const Value v, eval(*n.expr));
-                return append(out, v.str(), n.line);
+                return append(out, v, n.line);
             }
             case Node::Kind::if_:
                 for (const auto& [cond, b] : n.branches) {
@@ -162,13 +187,13 @@ private:
                 return bind(n.targets, v, n.line);
             }
             case Node::Kind::set_block: {
-                std::string captured;
+                MarkedText captured;
                 Flow inner = Flow::normal;
                 WB_RETURN_IF_ERROR(body(n.body, captured, inner));
-                Value v(std::move(captured));
+                Value v = captured.take();
                 if (n.filter) {
-            WB_ASSIGN_OR_RETURN(v, filter_chain(*n.filter, v));
-        }
+                    WB_ASSIGN_OR_RETURN(v, filter_chain(*n.filter, v));
+                }
                 frames_.back()[n.targets[0]] = std::move(v);
                 return Status::ok_status();
             }
@@ -187,14 +212,14 @@ private:
                                                                          ": calls nested deeper than " + std::to_string(opt_.max_call_depth));
                     std::vector<Frame> saved = std::move(frames_);
                     frames_ = scope;
-                    std::string text;
+                    MarkedText text;
                     Flow inner = Flow::normal;
                     ++depth_;
                     const Status s = body(def->body, text, inner);
                     --depth_;
                     frames_ = std::move(saved);
                     WB_RETURN_IF_ERROR(s);
-                    return Value(std::move(text));
+                    return text.take();
                 });
                 WB_ASSIGN_OR_RETURN(const Value callee, eval(*n.expr->a));
                 WB_ASSIGN_OR_RETURN(CallArgs args, call_args(*n.expr));
@@ -202,14 +227,14 @@ private:
                 if (!callee.is_callable()) return fail(n.line, "a call block calls a macro");
                 auto r = callee.as_callable().call(args);
                 if (!r.ok()) return at_line(n.line, r.status());
-                return append(out, r->str(), n.line);
+                return append(out, *r, n.line);
             }
             case Node::Kind::filter_block: {
-                std::string captured;
+                MarkedText captured;
                 Flow inner = Flow::normal;
                 WB_RETURN_IF_ERROR(body(n.body, captured, inner));
-                WB_ASSIGN_OR_RETURN(const Value v, filter_chain(*n.filter, Value(std::move(captured))));
-                return append(out, v.str(), n.line);
+                WB_ASSIGN_OR_RETURN(const Value v, filter_chain(*n.filter, captured.take()));
+                return append(out, v, n.line);
             }
             case Node::Kind::break_: flow = Flow::break_loop; return Status::ok_status();
             case Node::Kind::continue_: flow = Flow::continue_loop; return Status::ok_status();
@@ -236,7 +261,7 @@ private:
         return items;
     }
 
-    Status for_loop(const Node& n, std::string& out, Flow& outer_flow) {
+    Status for_loop(const Node& n, MarkedText& out, Flow& outer_flow) {
         WB_ASSIGN_OR_RETURN(const Value source, eval(*n.expr));
         WB_ASSIGN_OR_RETURN(List items, iterable(source, n.line));
         if (n.filter) {   // the loop filter sees the targets, not `loop`; loop counts what passes
@@ -321,12 +346,12 @@ private:
         for (const auto& [k, v] : a.keyword)
             if (k == "caller") frames_.back()["caller"] = v;
         if (caller) frames_.back()["caller"] = *caller;
-        std::string text;
+        MarkedText text;
         Flow flow = Flow::normal;
         const Status s = body(def.body, text, flow);
         restore();
         WB_RETURN_IF_ERROR(s);
-        return Value(std::move(text));
+        return text.take();
     }
 
     Result<CallArgs> call_args(const Expr& e) {
@@ -389,12 +414,12 @@ private:
                 if (i < 0 || i >= n) return Value::undefined("[" + key.str() + "]");
                 return target.as_list()[static_cast<size_t>(i)];
             }
-            const std::u32string cps = to_code_points(target.as_string());
-            const auto n = static_cast<int64_t>(cps.size());
+            const std::vector<size_t> at = code_point_offsets(target.as_string());
+            const auto n = static_cast<int64_t>(at.size()) - 1;
             int64_t i = key.as_int();
             if (i < 0) i += n;
             if (i < 0 || i >= n) return Value::undefined("[" + key.str() + "]");
-            return Value(from_code_points(std::u32string(1, cps[static_cast<size_t>(i)])));
+            return substring(target, at[static_cast<size_t>(i)], at[static_cast<size_t>(i) + 1]);
         }
         if (key.is_string()) return attribute(target, key.as_string(), line);
         return Value::undefined("[" + key.str() + "]");
@@ -437,10 +462,13 @@ private:
             return Value(std::move(out));
         }
         if (target.is_string()) {
-            const std::u32string cps = to_code_points(target.as_string());
-            std::u32string out;
-            for (int64_t i : indices(static_cast<int64_t>(cps.size()))) out += cps[static_cast<size_t>(i)];
-            return Value(from_code_points(out));
+            const std::vector<size_t> at = code_point_offsets(target.as_string());
+            const std::vector<int64_t> picked = indices(static_cast<int64_t>(at.size()) - 1);
+            if (picked.empty()) return Value(std::string());
+            if (step == 1) return substring(target, at[static_cast<size_t>(picked.front())], at[static_cast<size_t>(picked.back()) + 1]);
+            std::string out;
+            for (int64_t i : picked) out += target.as_string().substr(at[static_cast<size_t>(i)], at[static_cast<size_t>(i) + 1] - at[static_cast<size_t>(i)]);
+            return target.marks().empty() ? Value(std::move(out)) : Value::marked_string(out, {{0, out.size()}});
         }
         if (target.is_undefined()) return fail(e.line, "'" + target.undefined_name() + "' is undefined (slicing it)");
         return fail(e.line, "a " + std::string(target.type_name()) + " cannot be sliced");
@@ -452,17 +480,21 @@ private:
             return error(StatusCode::resource_exhausted, "template line " + std::to_string(line) + ": a value past the output limit (" +
                                                              std::to_string(opt_.max_output_bytes) + " bytes)");
         };
-        if (op == "~") {
-            std::string a = x.str(), b = y.str();
-            if (too_big(a.size() + b.size())) return size_error();
-            return Value(a + b);
-        }
+        auto joined = [&]() -> Result<Value> {
+            MarkedText t;
+            t.append(x);
+            if (too_big(t.size())) return size_error();
+            t.append(y);
+            if (too_big(t.size())) return size_error();
+            return t.take();
+        };
+        if (op == "~") return joined();
         for (const Value* v : {&x, &y})
             if (v->is_undefined()) return fail(line, "'" + v->undefined_name() + "' is undefined (in '" + op + "')");
         if (op == "+") {
             if (x.is_string() && y.is_string()) {
                 if (too_big(x.as_string().size() + y.as_string().size())) return size_error();
-                return Value(x.as_string() + y.as_string());
+                return joined();
             }
             if (x.is_list() && y.is_list()) {
                 if (x.as_list().size() + y.as_list().size() > kMaxListItems) return size_error();
@@ -476,9 +508,9 @@ private:
             const int64_t n = x.is_string() ? y.as_int() : x.as_int();
             if (n <= 0 || s.empty()) return Value(std::string());
             if (static_cast<uint64_t>(n) > opt_.max_output_bytes / s.size()) return size_error();
-            std::string out;
-            for (int64_t i = 0; i < n; ++i) out += s;
-            return Value(std::move(out));
+            MarkedText out;
+            for (int64_t i = 0; i < n; ++i) out.append(x.is_string() ? x : y);
+            return out.take();
         }
         if (!x.is_number() || !y.is_number())
             return fail(line, std::string("'") + op + "' between a " + x.type_name() + " and a " + y.type_name());
@@ -658,8 +690,13 @@ private:
 
 }  // namespace
 
-Result<std::string> render(const Template& parsed, const Json& variables, const RenderOptions& options) {
+Result<RenderedText> render_marked(const Template& parsed, const Json& variables, const RenderOptions& options) {
     return Renderer(options).run(parsed, variables);
+}
+
+Result<std::string> render(const Template& parsed, const Json& variables, const RenderOptions& options) {
+    WB_ASSIGN_OR_RETURN(RenderedText r, render_marked(parsed, variables, options));
+    return std::move(r.text);
 }
 
 Result<std::string> render(std::string_view source, const Json& variables, const RenderOptions& options) {

@@ -47,23 +47,33 @@ Value Value::ns(Dict attributes) {
     return v;
 }
 
-Value Value::from_json(const Json& j) {
+Value Value::marked_string(std::string s, Marks marks) {
+    Value v(std::move(s));
+    if (!marks.empty()) v.marks_ = std::make_shared<const Marks>(std::move(marks));
+    return v;
+}
+
+Value Value::from_json(const Json& j, bool marked) {
     switch (j.type()) {
         case Json::value_t::null: return none();
         case Json::value_t::boolean: return Value(j.get<bool>());
         case Json::value_t::number_integer: return Value(j.get<int64_t>());
         case Json::value_t::number_unsigned: return Value(static_cast<int64_t>(j.get<uint64_t>()));
         case Json::value_t::number_float: return Value(j.get<double>());
-        case Json::value_t::string: return Value(j.get<std::string>());
+        case Json::value_t::string: {
+            std::string s = j.get<std::string>();
+            const size_t n = s.size();
+            return marked && n ? marked_string(std::move(s), {{0, n}}) : Value(std::move(s));
+        }
         case Json::value_t::array: {
             List l;
             l.reserve(j.size());
-            for (const Json& e : j) l.push_back(from_json(e));
+            for (const Json& e : j) l.push_back(from_json(e, marked));
             return Value(std::move(l));
         }
         case Json::value_t::object: {
             Dict d;
-            for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), from_json(it.value()));
+            for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), from_json(it.value(), marked));
             return Value(std::move(d));
         }
         default: return Value();

@@ -22,6 +22,14 @@ namespace workbench::jinja {
 class Value;
 using List = std::vector<Value>;
 
+// Which bytes of a string came from the conversation (a message's text, a tool's definition)
+// rather than from the template: sorted, disjoint [begin, end) ranges. The tokenizer keeps them
+// text, so a control token typed into a message never becomes a control token.
+struct Mark {
+    size_t begin = 0, end = 0;
+};
+using Marks = std::vector<Mark>;
+
 // Keys are strings (JSON's); a dict literal's other keys are printed to their string.
 struct Dict {
     std::vector<std::pair<std::string, Value>> items;
@@ -55,7 +63,9 @@ public:
     Value(Dict d);
     static Value callable(std::string name, Builtin fn);
     static Value ns(Dict attributes);   // namespace(): attributes set later by `set ns.x = …`
-    static Value from_json(const Json& j);
+    // `marked`: every string in it is the conversation's.
+    static Value from_json(const Json& j, bool marked = false);
+    static Value marked_string(std::string s, Marks marks);
 
     Type type() const { return type_; }
     // Lists and dicts inside one another: 0 for a scalar (the interpreter refuses deep ones, so
@@ -75,6 +85,8 @@ public:
     int64_t as_int() const { return type_ == Type::floating ? static_cast<int64_t>(float_) : int_; }
     double as_double() const { return type_ == Type::floating ? float_ : static_cast<double>(int_); }
     const std::string& as_string() const { return *text_; }
+    // A string's marks (empty for the template's own text and for anything not a string).
+    const Marks& marks() const { static const Marks none; return marks_ ? *marks_ : none; }
     const List& as_list() const { return *list_; }
     const Dict& as_dict() const { return *dict_; }
     Dict& namespace_attributes() const { return *dict_; }   // a namespace's own, mutable
@@ -103,6 +115,7 @@ private:
     std::shared_ptr<List> list_;
     std::shared_ptr<Dict> dict_;              // dict; namespace attributes
     std::shared_ptr<Callable> callable_;
+    std::shared_ptr<const Marks> marks_;     // string: its marked bytes; null when none
 };
 
 // A call's arguments: positional, then keyword.

@@ -20,6 +20,7 @@
 #include "workbench/attention.h"
 #include "workbench/config.h"
 #include "workbench/metrics.h"
+#include "workbench/model_chat_template.h"
 #include "workbench/request.h"
 #include "workbench/status.h"
 #include "workbench/types.h"
@@ -38,6 +39,7 @@ struct ModelInfo {
     int32_t n_vocab = 0, n_ctx_train = 0, n_ctx = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
     float rope_freq_base = 0, rms_eps = 0;
     bool tied_output = false;
+    // chat_template_family: "jinja" when the file's own template is used, else the native family.
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;
     std::vector<TensorTypeCount> tensor_types;  // as stored in the file
@@ -128,11 +130,18 @@ public:
     std::vector<TokenId> tokenize(std::string_view text, bool add_bos, bool parse_special) const;
     std::string detokenize(const std::vector<TokenId>& tokens, bool render_special = false) const;
     std::string token_text(TokenId token) const;
-    // The conversation as the model's chat template renders it.
+    // The conversation as the model's chat template renders it: the GGUF's own Jinja template,
+    // or, for a file without one (or one that does not parse), its family's native rendering
+    // (model_info().chat_template_family says which). Errors: the template's own (it raised, or
+    // used an undefined value), naming its line.
+    Result<RenderedChat> render_conversation(const ChatTemplateInput& input) const;
+    // Rendered and tokenized (BOS as the vocabulary asks): the template's markers become control
+    // tokens, the messages' own text stays text, so a typed "<|im_start|>" cannot forge a turn;
+    // with special_in_content it is parsed like the template's (llama.cpp's way).
+    Result<std::vector<TokenId>> tokenize_conversation(const ChatTemplateInput& input, bool special_in_content = false) const;
+    // The same for plain role/content messages; where the model's template refuses them, its
+    // family's native rendering stands in.
     std::string render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
-    // The conversation rendered and tokenized (BOS as the vocabulary asks): the template's markers
-    // become control tokens, the messages' own text stays text, so a typed "<|im_start|>" cannot
-    // forge a turn; with special_in_content it is parsed like the template's (llama.cpp's way).
     std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                        bool special_in_content = false) const;
     std::string default_system_prompt() const;
