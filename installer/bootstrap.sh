@@ -11,6 +11,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${WB_BUILD_DIR:-$ROOT/build}"
 MODEL_DIR="$ROOT/models"
 OPENAI_VERSION="1.109.1"
+JSONSCHEMA_VERSION="4.23.0"
 
 # Debian packages, for the build and for running (installed with --no-install-recommends, so
 # every package that is only a Recommends of another one is listed here itself):
@@ -65,14 +66,15 @@ for extra in ${WB_EXTRA_MODELS:-}; do
   "$ROOT/installer/fetch_model.sh" "$extra" "$MODEL_DIR"
 done
 
-stage 3/4 "the tests' Python client (openai==$OPENAI_VERSION from PyPI) in $BUILD_DIR/venv"
-# The server's tests drive it with the official client; pinned, in a venv of the build's own.
-if "$BUILD_DIR/venv/bin/python" -c "import openai, sys; sys.exit(openai.__version__ != '$OPENAI_VERSION')" 2>/dev/null; then
-  echo "present: openai $OPENAI_VERSION"
+stage 3/4 "the tests' Python client (openai==$OPENAI_VERSION, jsonschema==$JSONSCHEMA_VERSION from PyPI) in $BUILD_DIR/venv"
+# The server's tests drive it with the official client and check structured replies with a JSON
+# Schema validator; pinned, in a venv of the build's own.
+if "$BUILD_DIR/venv/bin/python" -c "import openai, importlib.metadata as m, sys; sys.exit(openai.__version__ != '$OPENAI_VERSION' or m.version('jsonschema') != '$JSONSCHEMA_VERSION')" 2>/dev/null; then
+  echo "present: openai $OPENAI_VERSION, jsonschema $JSONSCHEMA_VERSION"
 else
   mkdir -p "$BUILD_DIR"
-  /usr/bin/python3 -m venv "$BUILD_DIR/venv"
-  "$BUILD_DIR/venv/bin/python" -m pip install -q --disable-pip-version-check "openai==$OPENAI_VERSION"
+  [ -x "$BUILD_DIR/venv/bin/python" ] || /usr/bin/python3 -m venv "$BUILD_DIR/venv"
+  "$BUILD_DIR/venv/bin/python" -m pip install -q --disable-pip-version-check "openai==$OPENAI_VERSION" "jsonschema==$JSONSCHEMA_VERSION"
 fi
 
 stage 4/4 "build (Release, Ninja) into $BUILD_DIR"

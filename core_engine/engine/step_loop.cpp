@@ -124,6 +124,16 @@ void StepLoop::start(Submitted& s) {
     const bool forks = e_.kv->can_fork() && !req->conversation;
     const bool runs_prompt_only = req->conversation || req->prompt_logits;
     const int32_t n_samples = req->conversation ? 1 : std::max(1, req->n_samples);
+    std::shared_ptr<const Grammar> grammar;
+    Status bad_grammar;
+    if (!req->generation.grammar.empty()) {
+        if (auto g = parse_grammar(req->generation.grammar); g.ok()) {
+            grammar = std::make_shared<const Grammar>(std::move(*g));
+            if (!token_trie_) token_trie_ = std::make_shared<const TokenTrie>(*e_.tokenizer);
+        } else {
+            bad_grammar = g.status();
+        }
+    }
     LiveSample* first = nullptr;
     for (int32_t i = 0; i < n_samples; ++i) {
         completions.push_back(std::make_unique<LiveSample>(req, s.on_event, s.handle, i));
@@ -141,6 +151,7 @@ void StepLoop::start(Submitted& s) {
         else if (g.max_tokens < 0) bad = error(StatusCode::invalid_argument, "max_tokens must not be negative");
         else if (req->conversation && conversation_busy_) bad = error(StatusCode::unavailable, "the conversation is busy with another request");
         else if (Status spec = check_speculation(*req); !spec.ok()) bad = spec;
+        else if (!bad_grammar.ok()) bad = bad_grammar;
         else if (bounded && static_cast<int64_t>(req->prompt.size()) + (g.max_tokens > 0 ? 1 : 0) > e_.n_ctx)
             bad = error(StatusCode::out_of_range, "the prompt has " + std::to_string(req->prompt.size()) + " tokens but the context holds " +
                                                        std::to_string(e_.n_ctx) + "; shorten it or raise the context length");
@@ -155,6 +166,7 @@ void StepLoop::start(Submitted& s) {
             continue;
         }
         if (req->conversation) conversation_busy_ = c.owns_conversation = true;
+        if (grammar) c.grammar = std::make_unique<GrammarMatcher>(grammar, token_trie_);
         if (g.max_tokens == 0 && !runs_prompt_only) {
             finish(c, StopReason::max_tokens);
             continue;
@@ -200,20 +212,32 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
 // A token for `c` from `logits`: stream it, then stop or queue it to run.
 void StepLoop::take_token(LiveSample& c, std::span<const float> logits, std::span<const TopLogit> top) {
     if (c.req->generation.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
-    const TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
+    if (c.grammar && c.grammar->dead()) return finish(c, StopReason::end_of_generation);   // matched in full, its end token passed (ignore_eos)
+    TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
+    if (c.grammar) {
+        // The draw stands when the grammar allows it; otherwise the row is drawn again with
+        // everything it refuses masked out (the same distribution as masking first: the
+        // sampler conditioned on the allowed tokens).
+        if (!c.grammar->allows(token)) {
+            masked_.assign(logits.begin(), logits.end());
+            if (c.grammar->mask(masked_) == 0) return fail(c, error(StatusCode::unsupported, "no token of this vocabulary continues the grammar here"));
+            token = c.sampler.sample(masked_);
+        }
+        c.grammar->accept(token);
+    }
     c.sampler.accept(token);
     if (deliver(c, token, logits)) queue_next(c);
 }
 
 int32_t StepLoop::top_logits_for(const LiveSample& c) const {
     const EngineRequest& r = *c.req;
-    if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0) return 0;
+    if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0 || c.grammar) return 0;
     return c.sampler.top_logits_needed(e_.info.n_vocab);
 }
 
 void StepLoop::queue_next(LiveSample& c) {
     sched_->append_token(c.sched);
-    if (c.req->generation.speculation.kind != DraftKind::off) propose_drafts(c);
+    if (c.req->generation.speculation.kind != DraftKind::off && !c.grammar) propose_drafts(c);
 }
 
 bool StepLoop::deliver(LiveSample& c, TokenId token, std::span<const float> logits) {

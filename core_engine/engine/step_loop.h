@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kv_blocks/kv_block_manager.h"
+#include "sampling/grammar_matcher.h"
 #include "sampling/top_logits.h"
 #include "scheduler/scheduler.h"
 #include "workbench/engine.h"
@@ -82,6 +83,8 @@ private:
     struct StepCosts;
     std::unique_ptr<StepCosts> costs_;
     std::vector<float> logits_;
+    std::vector<float> masked_;                      // a row with the grammar's mask applied
+    std::shared_ptr<const TokenTrie> token_trie_;    // built for the first grammar request
     std::vector<TopLogit> top_logits_;   // the rows that asked for their best alone, k a row
     std::vector<float> draft_logits_;
     std::unordered_map<SeqId, std::vector<TokenId>> draft_held_;   // the draft model's cache, per sequence

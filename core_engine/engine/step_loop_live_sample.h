@@ -10,6 +10,7 @@
 
 #include "engine/step_loop.h"
 #include "engine/stop_string_filter.h"
+#include "sampling/grammar_matcher.h"
 #include "sampling/sampler.h"
 
 namespace workbench {
@@ -50,6 +51,7 @@ struct StepLoop::LiveSample {
     std::vector<std::vector<TokenProbability>> draft_q;
     int32_t draft_length = 0;
     std::unique_ptr<Sampler> draft_sampler;   // the draft model's draws (temperature > 0)
+    std::unique_ptr<GrammarMatcher> grammar;  // GenerationRequest::grammar's state
 };
 
 }  // namespace workbench

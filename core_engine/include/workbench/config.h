@@ -92,6 +92,10 @@ struct GenerationRequest {
     // only a row's best logits (greedy, or a top_k of at most 64, without penalties) comes with
     // none: the backend hands back those few (a device copies back bytes, not the vocabulary).
     bool token_logits = false;
+    // A GBNF grammar the reply follows (workbench/structured_output.h makes one of a JSON Schema):
+    // each token is checked against it and, when the draw falls outside, drawn again from the
+    // allowed tokens only. Such a request does not speculate.
+    std::string grammar;
 };
 
 // One request of a batch (Engine::run_batch): a prompt, how to generate, how many samples.

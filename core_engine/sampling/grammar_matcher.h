@@ -1,0 +1,64 @@
+// Where a generation stands in a grammar, and which tokens may come next. The state is the set of
+// the pushdown stacks still alive (each a path through the rules, its top the next byte set to
+// match); a token is allowed when its bytes leave at least one alive. The mask walks a trie of
+// the vocabulary's byte strings, so tokens sharing a prefix share its work, and a subtree is
+// left the moment no stack survives. End-of-generation tokens are allowed exactly when a stack
+// has matched all of root.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "sampling/grammar.h"
+#include "tokenizer/tokenizer.h"
+
+namespace workbench {
+
+// The vocabulary as a trie of byte strings; built once per tokenizer.
+class TokenTrie {
+public:
+    explicit TokenTrie(const Tokenizer& tokenizer);
+    struct Node {
+        std::vector<std::pair<uint8_t, uint32_t>> children;   // by byte, ascending
+        std::vector<TokenId> tokens;                           // tokens whose bytes end here
+    };
+    const std::vector<Node>& nodes() const { return nodes_; }
+    const std::vector<std::string>& pieces() const { return pieces_; }   // per token; empty for control tokens
+    const std::vector<TokenId>& end_tokens() const { return end_tokens_; }
+    int32_t n_vocab() const { return static_cast<int32_t>(pieces_.size()); }
+
+private:
+    std::vector<Node> nodes_;
+    std::vector<std::string> pieces_;
+    std::vector<TokenId> end_tokens_;
+};
+
+class GrammarMatcher {
+public:
+    GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie);
+
+    bool allows(TokenId token) const;
+    // Sets every token the grammar does not allow next to -infinity; how many stay allowed.
+    int32_t mask(std::span<float> logits) const;
+    // Moves past `token` (one that allows() admits; anything else leaves no stack alive).
+    void accept(TokenId token);
+    // Root matched in full: an end-of-generation token may come now.
+    bool complete() const;
+    // No stack alive: nothing can follow (a token the grammar refused was accepted).
+    bool dead() const { return stacks_.empty(); }
+
+private:
+    using Stack = std::vector<uint32_t>;
+    std::shared_ptr<const Grammar> g_;
+    std::shared_ptr<const TokenTrie> trie_;
+    std::vector<Stack> stacks_;
+
+    // Pushes `s` with each rule on its top expanded until a byte set is on top (or it is empty).
+    void expand(Stack s, std::vector<Stack>& out) const;
+    void advance(const std::vector<Stack>& from, uint8_t byte, std::vector<Stack>& out) const;
+    void walk(uint32_t node, const std::vector<Stack>& stacks, std::vector<char>& allowed) const;
+};
+
+}  // namespace workbench
