@@ -64,7 +64,12 @@ std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const Comp
     std::vector<workbench::TokenId> tokens;
     const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
     if (r.endpoint == Endpoint::chat_completions) {
-        tokens = ctx.engine.tokenize_chat(r.messages, true, ctx.options.special_tokens_in_content);
+        workbench::ChatTemplateInput input;
+        input.messages = r.template_messages;
+        input.extra = r.template_kwargs;
+        auto t = ctx.engine.tokenize_conversation(input, ctx.options.special_tokens_in_content);
+        if (!t.ok()) return bad("messages", "the model's chat template refused the conversation: " + t.status().message());
+        tokens = std::move(*t);
     } else if (r.prompt_tokens) {
         tokens = *r.prompt_tokens;
         for (size_t i = 0; i < tokens.size(); ++i)
@@ -103,6 +108,7 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     out.generation.sampling = r.sampling;
     out.generation.stop_strings = r.stop;
     out.generation.ignore_eos = r.ignore_eos;
+    out.generation.grammar = r.grammar;
     workbench::SpeculationParams& spec = out.generation.speculation;
     spec = ctx.options.speculation;
     if (r.draft) spec.kind = *r.draft;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <limits>
 
+#include "workbench/structured_output.h"
+
 namespace wbserver {
 namespace {
 
@@ -111,8 +113,45 @@ std::optional<ApiError> read_messages(const Json& body, const RequestLimits& lim
         if (!content) return bad(where + ".content", "'" + where + ".content' is required");
         workbench::ChatMessage message{r, {}};
         if (auto e = read_content(*content, where + ".content", message.content)) return e;
+        out.template_messages.push_back({{"role", message.role}, {"content", message.content}});
         out.messages.push_back(std::move(message));
     }
+    if (const Json* kwargs = field(body, "chat_template_kwargs")) {
+        if (!kwargs->is_object()) return bad("chat_template_kwargs", "'chat_template_kwargs' must be an object of the template's variables");
+        out.template_kwargs = *kwargs;
+    }
+    return std::nullopt;
+}
+
+// response_format (json_object, json_schema) or a GBNF "grammar": the grammar the reply follows.
+std::optional<ApiError> read_structured_output(const Json& body, ApiRequest& out) {
+    const Json* format = field(body, "response_format");
+    const Json* grammar = field(body, "grammar");
+    if (format && grammar) return bad("grammar", "give 'response_format' or 'grammar', not both");
+    if (grammar) {
+        if (!grammar->is_string() || grammar->get<std::string>().empty()) return bad("grammar", "'grammar' must be a GBNF grammar (a non-empty string)");
+        if (const workbench::Status s = workbench::check_grammar(grammar->get<std::string>()); !s.ok()) return bad("grammar", "'grammar': " + s.message());
+        out.grammar = grammar->get<std::string>();
+        return std::nullopt;
+    }
+    if (!format) return std::nullopt;
+    const Json* type = format->is_object() ? field(*format, "type") : nullptr;
+    if (!type || !type->is_string())
+        return bad("response_format", "'response_format' must be {\"type\": \"text\" | \"json_object\" | \"json_schema\", …}");
+    const std::string t = type->get<std::string>();
+    if (t == "text") return std::nullopt;
+    if (t == "json_object") {
+        out.grammar = workbench::json_object_grammar();
+        return std::nullopt;
+    }
+    if (t != "json_schema") return bad("response_format.type", "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\" (got \"" + t + "\")");
+    const Json* spec = field(*format, "json_schema");
+    if (!spec || !spec->is_object()) return bad("response_format.json_schema", "'response_format.json_schema' must be an object {\"name\", \"schema\"}");
+    const Json* schema = field(*spec, "schema");
+    if (!schema) return bad("response_format.json_schema.schema", "'response_format.json_schema.schema' is required: the JSON Schema of the reply");
+    auto g = workbench::json_schema_grammar(*schema);
+    if (!g.ok()) return bad("response_format.json_schema.schema", "'response_format.json_schema.schema': " + g.status().message());
+    out.grammar = std::move(*g);
     return std::nullopt;
 }
 
@@ -247,11 +286,6 @@ std::optional<ApiError> refuse_unimplemented(const Json& body, Endpoint endpoint
         return refuse("tool_choice", "this server does not call tools yet");
     for (const char* key : {"functions", "function_call", "audio", "prediction", "web_search_options"})
         if (field(body, key)) return refuse(key, "this server does not implement it");
-    if (const Json* format = field(body, "response_format")) {
-        const Json* type = format->is_object() ? field(*format, "type") : nullptr;
-        if (!(type && type->is_string() && type->get<std::string>() == "text"))
-            return refuse("response_format", "structured output (json_object, json_schema) is not implemented yet; only {\"type\": \"text\"}");
-    }
     if (const Json* modalities = field(body, "modalities"))
         if (!modalities->is_array() || std::any_of(modalities->begin(), modalities->end(), [](const Json& m) { return m != "text"; }))
             return refuse("modalities", "this model reads and writes text only");
@@ -294,6 +328,7 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
         out.model = model->get<std::string>();
     }
     if (auto e = endpoint == Endpoint::chat_completions ? read_messages(body, limits, out) : read_prompt(body, limits, out)) return *e;
+    if (auto e = read_structured_output(body, out)) return *e;
     // max_completion_tokens is the newer name of max_tokens; given both, they must agree.
     std::optional<int64_t> max_tokens, max_completion_tokens;
     // 0 is allowed here for echo (scoring a prompt); checked against echo below.

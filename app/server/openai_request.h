@@ -43,6 +43,14 @@ struct ApiRequest {
     Endpoint endpoint = Endpoint::completions;
     std::string model;                                 // empty: the loaded one
     std::vector<workbench::ChatMessage> messages;      // chat
+    // chat: the messages as the model's template reads them ({"role", "content"} with content
+    // as one string, "developer" as "system"), and the template's own variables
+    // (chat_template_kwargs, vLLM's field: e.g. {"enable_thinking": false}).
+    workbench::Json template_messages = workbench::Json::array();
+    workbench::Json template_kwargs = workbench::Json::object();
+    // Structured output: the GBNF grammar the reply must follow, from response_format
+    // (json_object, json_schema) or our "grammar" field (llama.cpp's); empty: free text.
+    std::string grammar;
     std::string prompt_text;                           // completions, when a string
     std::optional<std::vector<workbench::TokenId>> prompt_tokens;   // completions, when token ids
     std::optional<int32_t> max_tokens;                 // unset: what the context leaves
@@ -66,8 +74,8 @@ struct ApiRequest {
 };
 
 // Reads and checks a request body. Unknown fields are ignored, but a known one that would change
-// the answer and is not implemented ("suffix", "tools", "response_format" beyond text, ...) is
-// refused naming it; null counts as absent. logit_bias ids are checked against the vocabulary
+// the answer and is not implemented ("suffix", "tools", a JSON Schema keyword outside the
+// supported subset, ...) is refused naming it; null counts as absent. logit_bias ids are checked against the vocabulary
 // later, with the model.
 std::variant<ApiRequest, ApiError> parse_api_request(std::string_view body, Endpoint endpoint,
                                                      const RequestLimits& limits = {});

@@ -89,5 +89,75 @@ try:
 except openai.AuthenticationError as e:
     check("wrong key: AuthenticationError", e.status_code == 401)
 
+
+# Structured output: every reply to a json_schema request parses and validates against its schema
+# (checked by the jsonschema package, not by us), over several schemas and seeds, sampled at
+# temperature 1 so the grammar has refusals to make.
+SCHEMAS = {
+    "person": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
+                                                 "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+               "required": ["name", "age"]},
+    "verdict": {"type": "object", "properties": {"answer": {"enum": ["yes", "no", "maybe"]}, "confidence": {"type": "number"}},
+                "required": ["answer", "confidence"], "additionalProperties": False},
+    "cities": {"type": "array", "minItems": 1, "maxItems": 3,
+               "items": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 15},
+                                                          "population": {"type": "integer", "minimum": 0}},
+                         "required": ["city", "population"]}},
+    "segment": {"$defs": {"point": {"type": "object", "properties": {"x": {"type": "integer", "minimum": -5, "maximum": 5},
+                                                                     "y": {"anyOf": [{"type": "integer", "maximum": 99}, {"type": "null"}]}},
+                                    "required": ["x", "y"]}},
+                "type": "object", "properties": {"from": {"$ref": "#/$defs/point"}, "to": {"$ref": "#/$defs/point"}},
+                "required": ["from", "to"]},
+    "code": {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}-[0-9]{2}$"}, "ok": {"type": "boolean"}},
+             "required": ["code", "ok"]},
+    "tags": {"type": "object", "properties": {"v": {"type": ["integer", "null"]},
+                                               "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4}},
+             "required": ["v", "tags"]},
+    "flags": {"type": "object", "properties": {"version": {"const": 2}, "flags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 5}},
+              "required": ["version", "flags"]},
+}
+import json
+import jsonschema
+
+valid = 0
+for name, schema in SCHEMAS.items():
+    for seed in (1, 2, 3):
+        reply = client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": f"Reply with JSON for: {name}."}], max_tokens=300,
+            temperature=1.0, seed=seed, response_format={"type": "json_schema", "json_schema": {"name": name, "schema": schema}})
+        content = reply.choices[0].message.content
+        try:
+            jsonschema.validate(json.loads(content), schema)
+            ok = reply.choices[0].finish_reason == "stop"
+        except (ValueError, jsonschema.ValidationError) as e:
+            ok = False
+            content += f"  ({e})"
+        check(f"json_schema {name} seed {seed}: parses and validates", ok, repr(content))
+        valid += ok
+
+streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
+    model=model, messages=[{"role": "user", "content": "A person, as JSON."}], max_tokens=300, temperature=0, stream=True,
+    response_format={"type": "json_schema", "json_schema": {"name": "person", "schema": SCHEMAS["person"]}}) if c.choices)
+try:
+    jsonschema.validate(json.loads(streamed), SCHEMAS["person"])
+    check("json_schema streamed: the deltas join into valid JSON", True)
+except (ValueError, jsonschema.ValidationError) as e:
+    check("json_schema streamed: the deltas join into valid JSON", False, repr(streamed))
+
+obj = client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Describe a cat as JSON."}], max_tokens=200,
+                                     temperature=0, response_format={"type": "json_object"})
+try:
+    check("json_object: an object", isinstance(json.loads(obj.choices[0].message.content), dict) or obj.choices[0].finish_reason == "length",
+          repr(obj.choices[0].message.content))
+except ValueError:
+    check("json_object: parses", obj.choices[0].finish_reason == "length", repr(obj.choices[0].message.content))
+
+try:
+    client.chat.completions.create(model=model, messages=messages, max_tokens=5, response_format={
+        "type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "string", "format": "email"}}})
+    check("json_schema outside the subset: refused", False)
+except openai.BadRequestError as e:
+    check("json_schema outside the subset: 400 naming the keyword", e.status_code == 400 and "'format'" in str(e), str(e))
+
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -10,7 +10,7 @@ missing() {
   echo "SKIP: $1"; exit 77
 }
 [ -f "$model" ] || missing "the default model is not installed (installer/bootstrap.sh)"
-"$venv/bin/python" -c 'import openai' 2>/dev/null || missing "no openai client in $venv (installer/bootstrap.sh makes it)"
+"$venv/bin/python" -c 'import openai, jsonschema' 2>/dev/null || missing "no openai client or jsonschema in $venv (installer/bootstrap.sh makes them)"
 
 log="$(mktemp)"
 "$cli" serve --port 0 -m "$model" --api-key test-key >"$log" 2>&1 &

@@ -143,7 +143,11 @@ private slots:
         row("suffix (fill-in-the-middle)", R"({"prompt": "x", "suffix": "y"})", false, "suffix");
         row("tools", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", true, "tools");
         row("tool_choice required", R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})", true, "tool_choice");
-        row("response_format json_object", R"({"prompt": "x", "response_format": {"type": "json_object"}})", false, "response_format");
+        row("response_format json_schema outside the subset", R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "uri"}}}})", false, "response_format.json_schema.schema");
+        row("response_format json_schema without a schema", R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "n"}}})", false, "response_format.json_schema.schema");
+        row("response_format of an unknown type", R"({"prompt": "x", "response_format": {"type": "yaml"}})", false, "response_format.type");
+        row("grammar that does not parse", R"({"prompt": "x", "grammar": "root ::= missing"})", false, "grammar");
+        row("grammar beside response_format", R"({"prompt": "x", "grammar": "root ::= [a]", "response_format": {"type": "json_object"}})", false, "grammar");
         row("functions", R"({"messages": [{"role": "user", "content": "x"}], "functions": []})", true, "functions");
         row("modalities audio", R"({"messages": [{"role": "user", "content": "x"}], "modalities": ["text", "audio"]})", true, "modalities");
         row("logit_bias key not an id", R"({"prompt": "x", "logit_bias": {"abc": 1}})", false, "logit_bias");

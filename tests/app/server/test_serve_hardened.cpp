@@ -240,12 +240,13 @@ private slots:
         int status = 0;
         for (const auto& [field, value] : std::vector<std::pair<std::string, Json>>{
                  {"suffix", "tail"}, {"tools", Json::array({{{"type", "function"}, {"function", {{"name", "f"}}}}})},
-                 {"response_format", {{"type", "json_object"}}}, {"functions", Json::array({{{"name", "f"}}})}}) {
+                 {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "n"}, {"schema", {{"type", "string"}, {"format", "uri"}}}}}}},
+                 {"functions", Json::array({{{"name", "f"}}})}}) {
             Json body = {{"prompt", "x"}, {"max_tokens", 1}};
             body[field] = value;
             const Json e = post_json(server_, "/v1/completions", body, &status);
             QCOMPARE(status, 400);
-            QCOMPARE(e["error"]["param"].get<std::string>(), field);
+            QCOMPARE(e["error"]["param"].get<std::string>(), field == "response_format" ? "response_format.json_schema.schema" : field);
         }
         // logit_bias: -100 on the greedy first token moves the answer off it; +100 on another forces it.
         const Json plain = post_json(server_, "/v1/completions", {{"prompt", "The capital of France is"}, {"max_tokens", 1}, {"temperature", 0}, {"logprobs", 0}}, &status);
