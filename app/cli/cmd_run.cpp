@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "history_recorder.h"
 #include "workbench/json.h"
+#include "workbench/structured_output.h"
 
 namespace wbcli {
 namespace {
@@ -100,6 +101,8 @@ int cmd_run(int argc, char** argv) {
         {"--ignore-eos", "", false, "keep generating past end-of-generation tokens, up to -n"},
         {"--stop", "", true, "TEXT  stop when the output contains TEXT"},
         {"--json", "", false, "print one JSON object with text, tokens and metrics (no streaming)"},
+        {"--grammar", "", true, "FILE  a GBNF grammar the output follows (llama.cpp's syntax)"},
+        {"--json-schema", "", true, "FILE  a JSON Schema the output follows (docs/STRUCTURED_OUTPUT.md lists the subset)"},
         db_flag(),
     };
     auto sf = sampling_flags();
@@ -119,6 +122,22 @@ int cmd_run(int argc, char** argv) {
     req.ignore_eos = ctx.args.has("--ignore-eos");
     if (ctx.args.has("--stop")) req.stop_strings.push_back(ctx.args.get("--stop"));
     if (!err.empty()) return usage_error("run: " + err);
+    if (ctx.args.has("--grammar") && ctx.args.has("--json-schema")) return usage_error("run: give --grammar or --json-schema, not both");
+    for (const char* flag : {"--grammar", "--json-schema"}) {
+        if (!ctx.args.has(flag)) continue;
+        auto text = read_text_file(ctx.args.get(flag));
+        if (!text.ok()) return runtime_error(std::string("run: ") + flag + " " + text.status().message());
+        if (std::string(flag) == "--grammar") {
+            if (workbench::Status s = workbench::check_grammar(*text); !s.ok()) return runtime_error("run: " + ctx.args.get(flag) + ": " + s.message());
+            req.grammar = *text;
+        } else {
+            auto schema = workbench::parse_json(*text);
+            if (!schema.ok()) return runtime_error("run: " + ctx.args.get(flag) + ": " + schema.status().message());
+            auto g = workbench::json_schema_grammar(*schema);
+            if (!g.ok()) return runtime_error("run: " + ctx.args.get(flag) + ": " + g.status().message());
+            req.grammar = std::move(*g);
+        }
+    }
     if (int rc = prepare_command(argc, argv, "run", "-p TEXT [options]", flags, ctx); rc >= 0) return rc;
 
     const bool json = ctx.args.has("--json");

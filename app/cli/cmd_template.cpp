@@ -11,11 +11,9 @@ namespace wbcli {
 namespace {
 
 workbench::Result<workbench::Json> read_json_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return workbench::error(workbench::StatusCode::not_found, std::string(what) + " " + path + ": cannot open");
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto j = workbench::parse_json(text.str());
+    auto text = read_text_file(path);
+    if (!text.ok()) return workbench::error(workbench::StatusCode::not_found, std::string(what) + " " + text.status().message());
+    auto j = workbench::parse_json(*text);
     if (!j.ok()) return workbench::error(workbench::StatusCode::invalid_argument, std::string(what) + " " + path + ": " + j.status().message());
     return *j;
 }

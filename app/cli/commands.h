@@ -56,6 +56,8 @@ int bench_batch_sweep(workbench::Engine& engine, const std::vector<int>& batches
 
 int usage_error(const std::string& message);
 int runtime_error(const std::string& message);
+// A whole file's text. not_found naming the path when it cannot be opened.
+workbench::Result<std::string> read_text_file(const std::string& path);
 std::string format_bytes(uint64_t bytes);
 // `value` as one line of compact JSON on stdout (--json output).
 void print_json_line(const workbench::Json& value);

@@ -41,6 +41,14 @@ int runtime_error(const std::string& message) {
     return 1;
 }
 
+workbench::Result<std::string> read_text_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return workbench::error(workbench::StatusCode::not_found, path + ": cannot open");
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 std::string format_bytes(uint64_t bytes) {
     char buf[64];
     if (bytes >= (1ull << 30)) std::snprintf(buf, sizeof buf, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));

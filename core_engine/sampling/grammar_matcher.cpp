@@ -36,16 +36,57 @@ TokenTrie::TokenTrie(const Tokenizer& tokenizer) {
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie)
     : g_(std::move(grammar)), trie_(std::move(trie)) {
+    StackSet start;
     for (uint32_t alt : g_->alternatives[g_->root]) {
         Stack s;
         if (g_->elements[alt].kind != Grammar::Element::Kind::end) s.push_back(alt);
-        expand(std::move(s), stacks_);
+        expand(std::move(s), start);
     }
-    std::sort(stacks_.begin(), stacks_.end());
-    stacks_.erase(std::unique(stacks_.begin(), stacks_.end()), stacks_.end());
+    std::sort(start.begin(), start.end());
+    start.erase(std::unique(start.begin(), start.end()), start.end());
+    state_ = start.empty() ? kDead : intern(std::move(start));
 }
 
-void GrammarMatcher::expand(Stack s, std::vector<Stack>& out) const {
+int32_t GrammarMatcher::intern(StackSet set) {
+    size_t h = set.size();
+    for (const Stack& s : set)
+        for (uint32_t v : s) h = h * 1000003u ^ v;
+    auto& bucket = by_hash_[h];
+    for (int32_t id : bucket)
+        if (sets_[static_cast<size_t>(id)] == set) return id;
+    const auto id = static_cast<int32_t>(sets_.size());
+    complete_.push_back(std::any_of(set.begin(), set.end(), [](const Stack& s) { return s.empty(); }));
+    sets_.push_back(std::move(set));
+    next_.emplace_back();
+    next_.back().fill(kUnknown);
+    bucket.push_back(id);
+    return id;
+}
+
+int32_t GrammarMatcher::step(int32_t state, uint8_t byte) {
+    int32_t n = next_[static_cast<size_t>(state)][byte];
+    if (n != kUnknown) return n;
+    advance(sets_[static_cast<size_t>(state)], byte, scratch_);
+    n = scratch_.empty() ? kDead : intern(std::move(scratch_));
+    scratch_ = {};
+    next_[static_cast<size_t>(state)][byte] = n;
+    return n;
+}
+
+// A long generation through a grammar of many states (bounded repetitions, long literals) must
+// not grow the table without end: past a bound it starts again from the current state.
+void GrammarMatcher::forget_states_if_many() {
+    constexpr size_t kMaxStates = 50'000;
+    if (sets_.size() < kMaxStates || state_ < 0) return;
+    StackSet current = std::move(sets_[static_cast<size_t>(state_)]);
+    sets_.clear();
+    next_.clear();
+    complete_.clear();
+    by_hash_.clear();
+    state_ = intern(std::move(current));
+}
+
+void GrammarMatcher::expand(Stack s, StackSet& out) const {
     if (s.empty() || g_->elements[s.back()].kind == Grammar::Element::Kind::bytes) {
         out.push_back(std::move(s));
         return;
@@ -61,7 +102,7 @@ void GrammarMatcher::expand(Stack s, std::vector<Stack>& out) const {
     }
 }
 
-void GrammarMatcher::advance(const std::vector<Stack>& from, uint8_t byte, std::vector<Stack>& out) const {
+void GrammarMatcher::advance(const StackSet& from, uint8_t byte, StackSet& out) const {
     out.clear();
     for (const Stack& s : from) {
         if (s.empty()) continue;
@@ -77,36 +118,32 @@ void GrammarMatcher::advance(const std::vector<Stack>& from, uint8_t byte, std::
     }
 }
 
-bool GrammarMatcher::complete() const {
-    return std::any_of(stacks_.begin(), stacks_.end(), [](const Stack& s) { return s.empty(); });
-}
+bool GrammarMatcher::complete() const { return state_ >= 0 && complete_[static_cast<size_t>(state_)]; }
 
-bool GrammarMatcher::allows(TokenId token) const {
-    if (token < 0 || token >= trie_->n_vocab()) return false;
+bool GrammarMatcher::allows(TokenId token) {
+    if (token < 0 || token >= trie_->n_vocab() || state_ < 0) return false;
     const std::string& piece = trie_->pieces()[static_cast<size_t>(token)];
     if (piece.empty()) return complete() && std::binary_search(trie_->end_tokens().begin(), trie_->end_tokens().end(), token);
-    std::vector<Stack> cur = stacks_, next;
-    for (const char c : piece) {
-        advance(cur, static_cast<uint8_t>(c), next);
-        if (next.empty()) return false;
-        cur.swap(next);
-    }
+    int32_t s = state_;
+    for (const char c : piece)
+        if ((s = step(s, static_cast<uint8_t>(c))) < 0) return false;
     return true;
 }
 
-void GrammarMatcher::walk(uint32_t node, const std::vector<Stack>& stacks, std::vector<char>& allowed) const {
-    std::vector<Stack> next;
+void GrammarMatcher::walk(uint32_t node, int32_t state, std::vector<char>& allowed) {
     for (const auto& [byte, child] : trie_->nodes()[node].children) {
-        advance(stacks, byte, next);
-        if (next.empty()) continue;
-        for (TokenId t : trie_->nodes()[child].tokens) allowed[static_cast<size_t>(t)] = 1;
-        if (!trie_->nodes()[child].children.empty()) walk(child, next, allowed);
+        const int32_t s = step(state, byte);
+        if (s < 0) continue;
+        const TokenTrie::Node& c = trie_->nodes()[child];
+        for (TokenId t : c.tokens) allowed[static_cast<size_t>(t)] = 1;
+        if (!c.children.empty()) walk(child, s, allowed);
     }
 }
 
-int32_t GrammarMatcher::mask(std::span<float> logits) const {
+int32_t GrammarMatcher::mask(std::span<float> logits) {
+    forget_states_if_many();
     std::vector<char> allowed(static_cast<size_t>(trie_->n_vocab()), 0);
-    walk(0, stacks_, allowed);
+    if (state_ >= 0) walk(0, state_, allowed);
     if (complete())
         for (TokenId t : trie_->end_tokens()) allowed[static_cast<size_t>(t)] = 1;
     int32_t n = 0;
@@ -118,21 +155,18 @@ int32_t GrammarMatcher::mask(std::span<float> logits) const {
 }
 
 void GrammarMatcher::accept(TokenId token) {
-    if (token < 0 || token >= trie_->n_vocab()) {
-        stacks_.clear();
+    forget_states_if_many();
+    if (token < 0 || token >= trie_->n_vocab() || state_ < 0) {
+        state_ = kDead;
         return;
     }
     const std::string& piece = trie_->pieces()[static_cast<size_t>(token)];
     if (piece.empty()) {   // an end token: nothing follows
-        stacks_.clear();
+        state_ = kDead;
         return;
     }
-    std::vector<Stack> next;
-    for (const char c : piece) {
-        advance(stacks_, static_cast<uint8_t>(c), next);
-        stacks_.swap(next);
-        if (stacks_.empty()) return;
-    }
+    for (const char c : piece)
+        if ((state_ = step(state_, static_cast<uint8_t>(c))) < 0) return;
 }
 
 }  // namespace workbench

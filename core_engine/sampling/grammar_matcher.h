@@ -6,7 +6,9 @@
 // has matched all of root.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -39,26 +41,40 @@ class GrammarMatcher {
 public:
     GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie);
 
-    bool allows(TokenId token) const;
+    bool allows(TokenId token);
     // Sets every token the grammar does not allow next to -infinity; how many stay allowed.
-    int32_t mask(std::span<float> logits) const;
+    int32_t mask(std::span<float> logits);
     // Moves past `token` (one that allows() admits; anything else leaves no stack alive).
     void accept(TokenId token);
     // Root matched in full: an end-of-generation token may come now.
     bool complete() const;
     // No stack alive: nothing can follow (a token the grammar refused was accepted).
-    bool dead() const { return stacks_.empty(); }
+    bool dead() const { return state_ < 0; }
 
 private:
     using Stack = std::vector<uint32_t>;
+    using StackSet = std::vector<Stack>;   // sorted, unique
     std::shared_ptr<const Grammar> g_;
     std::shared_ptr<const TokenTrie> trie_;
-    std::vector<Stack> stacks_;
+    // The stack sets met so far, each a state, with its transitions by byte filled in as they are
+    // first taken: a mask that walks the vocabulary's trie again through states already met costs
+    // an array lookup per node instead of stack copies (inside a string, every character leads
+    // back to the same few states).
+    std::vector<StackSet> sets_;
+    std::vector<std::array<int32_t, 256>> next_;   // kUnknown, kDead or a state
+    std::vector<uint8_t> complete_;
+    std::unordered_map<size_t, std::vector<int32_t>> by_hash_;
+    int32_t state_ = -1;
+    StackSet scratch_;
 
+    static constexpr int32_t kUnknown = -2, kDead = -1;
+    int32_t intern(StackSet set);
+    int32_t step(int32_t state, uint8_t byte);
+    void forget_states_if_many();
     // Pushes `s` with each rule on its top expanded until a byte set is on top (or it is empty).
-    void expand(Stack s, std::vector<Stack>& out) const;
-    void advance(const std::vector<Stack>& from, uint8_t byte, std::vector<Stack>& out) const;
-    void walk(uint32_t node, const std::vector<Stack>& stacks, std::vector<char>& allowed) const;
+    void expand(Stack s, StackSet& out) const;
+    void advance(const StackSet& from, uint8_t byte, StackSet& out) const;
+    void walk(uint32_t node, int32_t state, std::vector<char>& allowed);
 };
 
 }  // namespace workbench

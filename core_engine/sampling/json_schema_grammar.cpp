@@ -1,9 +1,10 @@
 // JSON Schema to GBNF. Whitespace is written once between tokens and bounded (a space, or a
 // newline and up to 20 spaces or tabs of indent) so a model cannot stall in it; numbers have at
-// most 16 digits before and after the point. Object properties come in the schema's order,
-// each optional one optional (no extra keys unless additionalProperties allows them), built
-// from two rule chains: "from property k on, none written yet" and "…, one written already"
-// (which owes a comma), so the grammar stays linear in the number of properties.
+// most 16 digits before and after the point. Object properties come in the schema's order, each
+// optional one optional, extra keys only where additionalProperties allows them (or where the
+// object lists no properties at all); built from two rule chains, "from property k on, none
+// written yet" and "…, one written already" (which owes a comma), so the grammar stays linear
+// in the number of properties.
 #include "workbench/structured_output.h"
 
 #include <algorithm>
@@ -342,7 +343,9 @@ private:
             if (!s.contains("properties") || !s["properties"].contains(r))
                 return unsupported("the required property '" + r + "' without a schema in 'properties'", where);
         std::string extra;   // the rule for one extra member, empty when none may appear
-        if (s.contains("additionalProperties")) {
+        if (!s.contains("additionalProperties") && props.empty()) {
+            extra = "member";   // {"type": "object"} alone: any object
+        } else if (s.contains("additionalProperties")) {
             const Json& a = s["additionalProperties"];
             if (!(a.is_boolean() && !a.get<bool>())) {
                 WB_ASSIGN_OR_RETURN(const std::string v, visit(a, where + "/additionalProperties"));

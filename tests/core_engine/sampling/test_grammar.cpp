@@ -166,6 +166,10 @@ void TestGrammar::schemas_compile_to_their_shape() {
     QVERIFY(matches(extra, R"({"a": true, "x": 1.5, "y": 2})"));
     QVERIFY(matches(extra, R"({"x": 1})"));
     QVERIFY(!matches(extra, R"({"x": "s"})"));
+    const std::string any = grammar(R"({"type":"object"})");   // no properties listed: any object
+    QVERIFY(matches(any, R"({"k": [1, {"z": null}]})"));
+    QVERIFY(matches(any, "{}"));
+    QVERIFY(!matches(any, "[]"));
 }
 
 void TestGrammar::unsupported_keywords_are_named() {
