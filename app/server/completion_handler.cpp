@@ -58,14 +58,53 @@ ApiError shutting_down() {
     return e;
 }
 
+// How a chat's replies are read: the model's format (the Hermes form when a call is forced on a
+// model whose own markers are control tokens), whether tools were offered, whether the prompt
+// ended inside <think>, and a seed for the calls' ids.
+struct ReplyReading {
+    bool on = false;   // chat only
+    workbench::ChatFormat format;
+    bool tools = false;
+    bool thinking_open = false;
+    uint64_t id_seed = 0;
+
+    workbench::ChatReply with_ids(workbench::ChatReply reply, int32_t& n_calls) const {
+        for (workbench::ToolCall& c : reply.tool_calls)
+            if (c.id.empty()) c.id = workbench::tool_call_id(format, id_seed, n_calls++);
+        return reply;
+    }
+};
+
+bool forces_call(const ApiRequest& r) {
+    return r.tool_choice == ApiRequest::ToolChoice::required || r.tool_choice == ApiRequest::ToolChoice::named;
+}
+
+ReplyReading reply_reading(const CompletionContext& ctx, const ApiRequest& r, const std::vector<workbench::TokenId>& prompt) {
+    ReplyReading out;
+    if (r.endpoint != Endpoint::chat_completions) return out;
+    out.on = true;
+    out.format = ctx.engine.chat_format();
+    if (forces_call(r) && out.format.needs_special_text()) out.format.tools = workbench::ToolCallFormat::hermes;
+    out.tools = !r.tools.empty();
+    // DeepSeek-R1's generation prompt opens <think>: the reply starts inside it.
+    const size_t tail = std::min<size_t>(prompt.size(), 12);
+    const std::string end = ctx.engine.detokenize(std::vector<workbench::TokenId>(prompt.end() - static_cast<std::ptrdiff_t>(tail), prompt.end()), true);
+    const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
+    out.thinking_open = open != std::string::npos && (close == std::string::npos || close < open);
+    out.id_seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    return out;
+}
+
 // The prompt's token ids, checked against the vocabulary and the context.
 std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const CompletionContext& ctx, const ApiRequest& r) {
     const workbench::ModelInfo& info = ctx.engine.model_info();
     std::vector<workbench::TokenId> tokens;
     const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
     if (r.endpoint == Endpoint::chat_completions) {
+        const workbench::ChatFormat format = ctx.engine.chat_format();
         workbench::ChatTemplateInput input;
-        input.messages = r.template_messages;
+        input.messages = workbench::prepare_tool_messages(format, r.template_messages, r.tools);
+        if (format.template_renders_tools && !r.tools.empty()) input.tools = r.tools;
         input.extra = r.template_kwargs;
         auto t = ctx.engine.tokenize_conversation(input, ctx.options.special_tokens_in_content);
         if (!t.ok()) return bad("messages", "the model's chat template refused the conversation: " + t.status().message());
@@ -109,6 +148,17 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     out.generation.stop_strings = r.stop;
     out.generation.ignore_eos = r.ignore_eos;
     out.generation.grammar = r.grammar;
+    if (r.endpoint == Endpoint::chat_completions) {
+        workbench::ChatFormat format = ctx.engine.chat_format();
+        if (forces_call(r)) {
+            if (format.needs_special_text()) format.tools = workbench::ToolCallFormat::hermes;
+            auto g = workbench::tool_call_grammar(format, r.tools, r.tool_choice == ApiRequest::ToolChoice::named ? r.tool_name : "",
+                                                  r.parallel_tool_calls);
+            if (!g.ok()) error = bad("tools", g.status().message());
+            else out.generation.grammar = std::move(*g);
+        }
+        out.generation.render_special = format.needs_special_text() && !forces_call(r);
+    }
     workbench::SpeculationParams& spec = out.generation.speculation;
     spec = ctx.options.speculation;
     if (r.draft) spec.kind = *r.draft;
@@ -227,7 +277,8 @@ std::vector<ChoiceState> best_choices(std::vector<ChoiceState> all, int32_t n) {
 }
 
 void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const ResponseHeader& header, int32_t n_prompt,
-                  const std::string& echo_text, workbench::RequestHandle handle, RequestChannel& channel, httplib::Response& res) {
+                  const std::string& echo_text, const ReplyReading& reading, workbench::RequestHandle handle, RequestChannel& channel,
+                  httplib::Response& res) {
     std::vector<ChoiceState> choices(static_cast<size_t>(r.best_of));
     std::vector<ChannelEvent> prompt_tokens;   // echo with logprobs
     std::optional<ApiError> failure;
@@ -264,6 +315,12 @@ void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const Respo
     int32_t n_generated = 0;
     for (const ChoiceState& c : choices) n_generated += c.n_output_tokens;
     if (r.best_of > r.n) choices = best_choices(std::move(choices), r.n);
+    if (reading.on)
+        for (ChoiceState& c : choices) {
+            int32_t n_calls = 0;
+            c.reply = reading.with_ids(workbench::parse_chat_reply(reading.format, c.text, reading.tools, reading.thinking_open), n_calls);
+            if (!c.reply->tool_calls.empty() && c.finish_reason == "stop") c.finish_reason = "tool_calls";
+        }
     if (r.echo)
         for (ChoiceState& c : choices) {
             c.text = echo_text + c.text;
@@ -286,6 +343,9 @@ struct StreamState {
     std::string echo_text;             // sent as each choice's first text
     std::vector<size_t> streamed;      // bytes of text sent per choice
     std::vector<bool> role_sent, ended;
+    ReplyReading reading;                                              // chat: replies read per choice
+    std::vector<std::unique_ptr<workbench::ChatReplyStream>> readers;
+    std::vector<int32_t> n_calls;
     int32_t n_completion = 0;
     bool finished = false;             // [DONE] written
 };
@@ -301,9 +361,48 @@ std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
         st.role_sent[static_cast<size_t>(i)] = true;
         st.streamed[static_cast<size_t>(i)] += text.size();
     };
+    // A chat reply read as it streams: thinking, answer and whole tool calls, each as its delta.
+    auto send_reply = [&](int32_t i, workbench::ChatReply d, const Json& logprobs) {
+        const size_t k = static_cast<size_t>(i);
+        const int32_t first_call = st.n_calls[k];
+        d = st.reading.with_ids(std::move(d), st.n_calls[k]);
+        auto with_role = [&](Json delta) {
+            if (!st.role_sent[k]) delta["role"] = "assistant";
+            st.role_sent[k] = true;
+            return delta;
+        };
+        if (!d.reasoning.empty()) out += sse(delta_chunk_json(st.header, i, with_role({{"reasoning_content", d.reasoning}}), nullptr, usage_null));
+        if (!d.content.empty() || !logprobs.is_null())
+            out += sse(delta_chunk_json(st.header, i, with_role({{"content", d.content}}), logprobs, usage_null));
+        for (size_t c = 0; c < d.tool_calls.size(); ++c)
+            out += sse(delta_chunk_json(st.header, i,
+                                        with_role({{"tool_calls", Json::array({tool_call_json(d.tool_calls[c], first_call + static_cast<int32_t>(c))})}}),
+                                        nullptr, usage_null));
+    };
     for (ChannelEvent& ev : events) {
         const size_t i = static_cast<size_t>(ev.sample);
         if (st.ended[i] || ev.kind == ChannelEvent::Kind::prompt_token) continue;
+        if (st.reading.on && ev.kind == ChannelEvent::Kind::token) {
+            const Json logprobs = logprobs_json(st.header.endpoint, {&ev}, st.request.logprobs, st.streamed[i]);
+            st.streamed[i] += ev.text.size();
+            send_reply(ev.sample, st.readers[i]->push(ev.text), logprobs);
+            continue;
+        }
+        if (st.reading.on && ev.kind == ChannelEvent::Kind::finished) {
+            workbench::ChatReply rest = st.readers[i]->push(ev.text.size() > st.streamed[i] ? ev.text.substr(st.streamed[i]) : std::string());
+            workbench::ChatReply last = st.readers[i]->finish();
+            rest.content += last.content;
+            rest.reasoning += last.reasoning;
+            for (workbench::ToolCall& c : last.tool_calls) rest.tool_calls.push_back(std::move(c));
+            send_reply(ev.sample, std::move(rest), nullptr);
+            if (!st.role_sent[i]) send_text(ev.sample, "", nullptr);
+            std::string reason = finish_reason(ev.stop_reason);
+            if (st.readers[i]->made_tool_calls() && reason == "stop") reason = "tool_calls";
+            out += sse(chunk_json(st.header, ev.sample, nullptr, false, nullptr, reason, usage_null));
+            st.n_completion += ev.n_output_tokens;
+            st.ended[i] = true;
+            continue;
+        }
         if (!st.echo_text.empty() && !st.role_sent[i]) {
             out += sse(chunk_json(st.header, ev.sample, &st.echo_text, false, nullptr, "", usage_null));
             st.role_sent[i] = true;
@@ -332,7 +431,8 @@ std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
 }
 
 void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader header, int32_t n_prompt, std::string echo_text,
-                   workbench::RequestHandle handle, std::shared_ptr<RequestChannel> channel, httplib::Response& res) {
+                   const ReplyReading& reading, workbench::RequestHandle handle, std::shared_ptr<RequestChannel> channel,
+                   httplib::Response& res) {
     auto st = std::make_shared<StreamState>();
     const size_t n = static_cast<size_t>(r.n);
     st->request = std::move(r);
@@ -348,6 +448,11 @@ void answer_stream(const CompletionContext& ctx, ApiRequest r, ResponseHeader he
     st->streamed.assign(n, 0);
     st->role_sent.assign(n, false);
     st->ended.assign(n, false);
+    st->reading = reading;
+    st->n_calls.assign(n, 0);
+    if (reading.on)
+        for (size_t i = 0; i < n; ++i)
+            st->readers.push_back(std::make_unique<workbench::ChatReplyStream>(reading.format, reading.tools, reading.thinking_open));
     res.set_header("Cache-Control", "no-cache");
     res.set_header("X-Accel-Buffering", "no");
     res.set_chunked_content_provider(
@@ -418,6 +523,7 @@ void handle_completion(const CompletionContext& ctx, Endpoint endpoint, const st
         scorer->top = r.top_logprobs;
     }
     std::optional<ApiError> limit;
+    const ReplyReading reading = reply_reading(ctx, r, std::get<0>(tokens));
     workbench::EngineRequest request = engine_request(ctx, r, std::move(std::get<0>(tokens)), limit);
     if (limit) return send_error(res, *limit);
     if (ctx.stopping) {
@@ -430,8 +536,9 @@ void handle_completion(const CompletionContext& ctx, Endpoint endpoint, const st
     auto channel = std::make_shared<RequestChannel>(r.best_of);
     const workbench::RequestHandle handle =
         ctx.engine.submit(std::move(request), forward_events(channel, ctx.engine, ctx.metrics, std::move(scorer)));
-    if (r.stream) return answer_stream(ctx, std::move(r), std::move(header), n_prompt, std::move(echo_text), handle, std::move(channel), res);
-    answer_whole(ctx, r, header, n_prompt, echo_text, handle, *channel, res);
+    if (r.stream)
+        return answer_stream(ctx, std::move(r), std::move(header), n_prompt, std::move(echo_text), reading, handle, std::move(channel), res);
+    answer_whole(ctx, r, header, n_prompt, echo_text, reading, handle, *channel, res);
 }
 
 }  // namespace wbserver

@@ -106,20 +106,87 @@ std::optional<ApiError> read_messages(const Json& body, const RequestLimits& lim
         if (!role || !role->is_string()) return bad(where + ".role", "'" + where + ".role' must be a string");
         std::string r = role->get<std::string>();
         if (r == "developer") r = "system";   // OpenAI's newer name for the system role
-        if (r != "system" && r != "user" && r != "assistant")
+        if (r != "system" && r != "user" && r != "assistant" && r != "tool")
             return bad(where + ".role",
-                       "'" + where + ".role' must be \"system\", \"developer\", \"user\" or \"assistant\" (got \"" + r + "\")");
+                       "'" + where + ".role' must be \"system\", \"developer\", \"user\", \"assistant\" or \"tool\" (got \"" + r + "\")");
         const Json* content = field(m, "content");
-        if (!content) return bad(where + ".content", "'" + where + ".content' is required");
+        const Json* calls = r == "assistant" ? field(m, "tool_calls") : nullptr;
+        if (!content && !calls) return bad(where + ".content", "'" + where + ".content' is required");
         workbench::ChatMessage message{r, {}};
-        if (auto e = read_content(*content, where + ".content", message.content)) return e;
-        out.template_messages.push_back({{"role", message.role}, {"content", message.content}});
+        if (content)
+            if (auto e = read_content(*content, where + ".content", message.content)) return e;
+        Json templated = {{"role", message.role}, {"content", message.content}};
+        if (r == "tool") {
+            const Json* id = field(m, "tool_call_id");
+            if (!id || !id->is_string()) return bad(where + ".tool_call_id", "'" + where + ".tool_call_id' is required: the id of the call this answers");
+            templated["tool_call_id"] = *id;
+            if (const Json* name = field(m, "name"); name && name->is_string()) templated["name"] = *name;
+        }
+        if (calls) {
+            if (!calls->is_array()) return bad(where + ".tool_calls", "'" + where + ".tool_calls' must be an array");
+            for (size_t k = 0; k < calls->size(); ++k) {
+                const Json& c = (*calls)[k];
+                const std::string at = where + ".tool_calls[" + std::to_string(k) + "]";
+                const Json* fn = c.is_object() ? field(c, "function") : nullptr;
+                const Json* name = fn && fn->is_object() ? field(*fn, "name") : nullptr;
+                const Json* args = fn && fn->is_object() ? field(*fn, "arguments") : nullptr;
+                if (!name || !name->is_string()) return bad(at + ".function.name", "'" + at + ".function.name' must be a string");
+                if (args && !args->is_string() && !args->is_object())
+                    return bad(at + ".function.arguments", "'" + at + ".function.arguments' must be a JSON text (a string)");
+            }
+            templated["tool_calls"] = *calls;
+        }
+        if (const Json* reasoning = field(m, "reasoning_content"); reasoning && reasoning->is_string() && r == "assistant")
+            templated["reasoning_content"] = *reasoning;
+        out.template_messages.push_back(std::move(templated));
         out.messages.push_back(std::move(message));
     }
     if (const Json* kwargs = field(body, "chat_template_kwargs")) {
         if (!kwargs->is_object()) return bad("chat_template_kwargs", "'chat_template_kwargs' must be an object of the template's variables");
         out.template_kwargs = *kwargs;
     }
+    return std::nullopt;
+}
+
+// tools, tool_choice, parallel_tool_calls.
+std::optional<ApiError> read_tools(const Json& body, ApiRequest& out) {
+    if (const Json* tools = field(body, "tools")) {
+        if (!tools->is_array()) return bad("tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {\"name\", …}}");
+        if (tools->size() > 128) return bad("tools", "'tools' has " + std::to_string(tools->size()) + " entries; at most 128 are accepted");
+        for (size_t i = 0; i < tools->size(); ++i) {
+            const Json& t = (*tools)[i];
+            const std::string at = "tools[" + std::to_string(i) + "]";
+            const Json* type = t.is_object() ? field(t, "type") : nullptr;
+            if (!type || *type != "function") return bad(at + ".type", "'" + at + ".type' must be \"function\"");
+            const Json* fn = field(t, "function");
+            const Json* name = fn && fn->is_object() ? field(*fn, "name") : nullptr;
+            if (!name || !name->is_string() || name->get<std::string>().empty() || name->get<std::string>().size() > 64 ||
+                name->get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+                return bad(at + ".function.name", "'" + at + ".function.name' must be 1 to 64 letters, digits, '_', '-' or '.'");
+            if (const Json* p = field(*fn, "parameters"); p && !p->is_object())
+                return bad(at + ".function.parameters", "'" + at + ".function.parameters' must be a JSON Schema object");
+            out.tools.push_back(t);
+        }
+    }
+    if (auto e = read_bool(body, "parallel_tool_calls", out.parallel_tool_calls)) return e;
+    if (const Json* choice = field(body, "tool_choice")) {
+        using C = ApiRequest::ToolChoice;
+        if (choice->is_string() && (*choice == "none" || *choice == "auto" || *choice == "required")) {
+            out.tool_choice = *choice == "none" ? C::none : *choice == "auto" ? C::automatic : C::required;
+        } else if (choice->is_object() && field(*choice, "function") && (*choice)["function"].is_object() &&
+                   field((*choice)["function"], "name") && (*choice)["function"]["name"].is_string()) {
+            out.tool_choice = C::named;
+            out.tool_name = (*choice)["function"]["name"].get<std::string>();
+        } else {
+            return bad("tool_choice", "'tool_choice' must be \"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": …}}");
+        }
+        if ((out.tool_choice == C::required || out.tool_choice == C::named) && out.tools.empty())
+            return bad("tool_choice", "'tool_choice' asks for a call but no 'tools' are given");
+        if (out.tool_choice == C::named &&
+            std::none_of(out.tools.begin(), out.tools.end(), [&](const Json& t) { return t["function"]["name"] == out.tool_name; }))
+            return bad("tool_choice", "'tool_choice' names the function '" + out.tool_name + "', which is not among 'tools'");
+    }
+    if (out.tool_choice == ApiRequest::ToolChoice::none) out.tools = Json::array();   // not offered at all
     return std::nullopt;
 }
 
@@ -280,10 +347,10 @@ std::optional<ApiError> refuse_unimplemented(const Json& body, Endpoint endpoint
         if (const Json* suffix = field(body, "suffix"); suffix && !(suffix->is_string() && suffix->get<std::string>().empty()))
             return refuse("suffix", "fill-in-the-middle needs a model and template trained for it");
     }
-    if (const Json* tools = field(body, "tools"); tools && !(tools->is_array() && tools->empty()))
-        return refuse("tools", "this server does not render tool definitions into the prompt yet");
-    if (const Json* choice = field(body, "tool_choice"); choice && !(choice->is_string() && choice->get<std::string>() == "none"))
-        return refuse("tool_choice", "this server does not call tools yet");
+    if (endpoint == Endpoint::completions)
+        for (const char* key : {"tools", "tool_choice"})
+            if (const Json* v = field(body, key); v && !(v->is_array() && v->empty()) && !(v->is_string() && v->get<std::string>() == "none"))
+                return refuse(key, "tools are offered in a chat (/v1/chat/completions)");
     for (const char* key : {"functions", "function_call", "audio", "prediction", "web_search_options"})
         if (field(body, key)) return refuse(key, "this server does not implement it");
     if (const Json* modalities = field(body, "modalities"))
@@ -329,6 +396,10 @@ std::variant<ApiRequest, ApiError> parse_api_request(std::string_view text, Endp
     }
     if (auto e = endpoint == Endpoint::chat_completions ? read_messages(body, limits, out) : read_prompt(body, limits, out)) return *e;
     if (auto e = read_structured_output(body, out)) return *e;
+    if (endpoint == Endpoint::chat_completions)
+        if (auto e = read_tools(body, out)) return *e;
+    if (!out.grammar.empty() && (out.tool_choice == ApiRequest::ToolChoice::required || out.tool_choice == ApiRequest::ToolChoice::named))
+        return bad("tool_choice", "a required tool call and 'response_format'/'grammar' cannot both hold the reply");
     // max_completion_tokens is the newer name of max_tokens; given both, they must agree.
     std::optional<int64_t> max_tokens, max_completion_tokens;
     // 0 is allowed here for echo (scoring a prompt); checked against echo below.

@@ -51,6 +51,12 @@ struct ApiRequest {
     // Structured output: the GBNF grammar the reply must follow, from response_format
     // (json_object, json_schema) or our "grammar" field (llama.cpp's); empty: free text.
     std::string grammar;
+    // Tools (chat): the functions offered ({"type": "function", "function": {"name", "description",
+    // "parameters"}}), whether the model may, must or must not call one, or which one it must.
+    workbench::Json tools = workbench::Json::array();
+    enum class ToolChoice { none, automatic, required, named } tool_choice = ToolChoice::automatic;
+    std::string tool_name;                             // ToolChoice::named
+    bool parallel_tool_calls = true;
     std::string prompt_text;                           // completions, when a string
     std::optional<std::vector<workbench::TokenId>> prompt_tokens;   // completions, when token ids
     std::optional<int32_t> max_tokens;                 // unset: what the context leaves

@@ -87,8 +87,19 @@ Json completion_json(const ResponseHeader& h, const std::vector<ChoiceState>& ch
         std::vector<const ChannelEvent*> tokens;
         for (const ChannelEvent& t : c.tokens) tokens.push_back(&t);
         Json choice = {{"index", static_cast<int>(i)}};
-        if (chat) choice["message"] = {{"role", "assistant"}, {"content", c.text}};
-        else choice["text"] = c.text;
+        if (chat && c.reply) {
+            Json message = {{"role", "assistant"}, {"content", c.reply->content}};
+            if (!c.reply->reasoning.empty()) message["reasoning_content"] = c.reply->reasoning;
+            if (!c.reply->tool_calls.empty()) {
+                if (c.reply->content.empty()) message["content"] = nullptr;   // as OpenAI answers a bare call
+                message["tool_calls"] = Json::array();
+                for (const workbench::ToolCall& call : c.reply->tool_calls) message["tool_calls"].push_back(tool_call_json(call));
+            }
+            choice["message"] = std::move(message);
+        } else if (chat) {
+            choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+        }
+        else if (!chat) choice["text"] = c.text;
         choice["logprobs"] = logprobs_json(h.endpoint, tokens, logprobs, 0);
         choice["finish_reason"] = c.finish_reason;
         list.push_back(std::move(choice));
@@ -116,6 +127,22 @@ Json chunk_json(const ResponseHeader& h, int32_t index, const std::string* delta
     choice["finish_reason"] = finish.empty() ? Json(nullptr) : Json(finish);
     out["choices"] = Json::array({std::move(choice)});
     if (usage_null) out["usage"] = nullptr;
+    return out;
+}
+
+Json delta_chunk_json(const ResponseHeader& h, int32_t index, Json delta, const Json& logprobs, bool usage_null) {
+    Json out = {{"id", h.id}, {"object", "chat.completion.chunk"}, {"created", h.created}, {"model", h.model}};
+    out["choices"] = Json::array({{{"index", index}, {"delta", std::move(delta)}, {"logprobs", logprobs}, {"finish_reason", nullptr}}});
+    if (usage_null) out["usage"] = nullptr;
+    return out;
+}
+
+Json tool_call_json(const workbench::ToolCall& call, int32_t index) {
+    Json out = Json::object();
+    if (index >= 0) out["index"] = index;
+    out["id"] = call.id;
+    out["type"] = "function";
+    out["function"] = {{"name", call.name}, {"arguments", call.arguments}};
     return out;
 }
 

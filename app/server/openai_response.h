@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "workbench/chat_reply.h"
 
 #include "openai_request.h"
 #include "request_channel.h"
@@ -26,6 +29,8 @@ struct ChoiceState {
     std::vector<ChannelEvent> tokens;    // token events carrying log-probabilities (echo: the prompt's first)
     std::string finish_reason;           // empty while running
     int32_t n_output_tokens = 0;
+    // chat: the text read as the model's format (thinking, answer, tool calls with their ids).
+    std::optional<workbench::ChatReply> reply;
 };
 
 const char* finish_reason(workbench::StopReason reason);
@@ -41,6 +46,11 @@ workbench::Json completion_json(const ResponseHeader& h, const std::vector<Choic
 // finish reason. `usage_null` adds "usage": null (OpenAI does when usage was asked for).
 workbench::Json chunk_json(const ResponseHeader& h, int32_t index, const std::string* delta_text, bool with_role,
                            const workbench::Json& logprobs, const std::string& finish, bool usage_null);
+// A chat stream chunk whose delta is given whole (reasoning_content, tool_calls, content).
+workbench::Json delta_chunk_json(const ResponseHeader& h, int32_t index, workbench::Json delta, const workbench::Json& logprobs,
+                                 bool usage_null);
+// A call as a message's tool_calls entry (a delta's, with "index", when index >= 0).
+workbench::Json tool_call_json(const workbench::ToolCall& call, int32_t index = -1);
 workbench::Json usage_chunk_json(const ResponseHeader& h, int32_t n_prompt, int32_t n_completion);
 // "data: <json>\n\n"
 std::string sse(const workbench::Json& value);

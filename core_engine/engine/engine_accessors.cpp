@@ -80,6 +80,10 @@ std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messa
     return impl_->tokenizer->encode(text, true, true, content);
 }
 
+ChatFormat Engine::chat_format() const {
+    return chat_format_of(impl_->model_template.parsed ? std::string_view(impl_->model_template.source) : std::string_view());
+}
+
 std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
 
 void Engine::reset() {

@@ -245,7 +245,9 @@ bool StepLoop::deliver(LiveSample& c, TokenId token, std::span<const float> logi
     c.tokens.push_back(token);
     c.token_ms.push_back(since(c.arrival));
     ++counters_.n_generation_tokens;
-    const bool stop_string = c.filter.push(c.utf8.push(e_.tokenizer->token_to_piece(token, false)));
+    // An end-of-generation token is never text; other control tokens are when asked for.
+    const bool as_text = g.render_special && !e_.tokenizer->is_eog(token);
+    const bool stop_string = c.filter.push(c.utf8.push(e_.tokenizer->token_to_piece(token, as_text)));
     RequestEvent ev;
     ev.kind = RequestEvent::Kind::token;
     ev.token = token;

@@ -96,6 +96,9 @@ struct GenerationRequest {
     // each token is checked against it and, when the draw falls outside, drawn again from the
     // allowed tokens only. Such a request does not speculate.
     std::string grammar;
+    // The text streamed includes control tokens (gpt-oss's <|channel|>, Mistral's [TOOL_CALLS]):
+    // what a reply parser needs for formats marked by them. End-of-generation tokens never show.
+    bool render_special = false;
 };
 
 // One request of a batch (Engine::run_batch): a prompt, how to generate, how many samples.

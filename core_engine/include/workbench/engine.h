@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "workbench/attention.h"
+#include "workbench/chat_reply.h"
 #include "workbench/config.h"
 #include "workbench/metrics.h"
 #include "workbench/model_chat_template.h"
@@ -145,6 +146,8 @@ public:
     std::vector<TokenId> tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                        bool special_in_content = false) const;
     std::string default_system_prompt() const;
+    // How the model's replies mark thinking and tool calls (workbench/chat_reply.h), from its template.
+    ChatFormat chat_format() const;
 
     // Continues `prompt` (raw text, special tokens parsed). Tokens already in the KV cache from
     // the previous call are reused up to the first difference, so a chat only prefills its new

@@ -159,5 +159,81 @@ try:
 except openai.BadRequestError as e:
     check("json_schema outside the subset: 400 naming the keyword", e.status_code == 400 and "'format'" in str(e), str(e))
 
+
+# Tools: the default model's template has no tool form, so the tools are described in the Hermes
+# form; a required or named call is held to the tools' schemas by the grammar and comes back as
+# tool_calls (whole and streamed), whose arguments validate against the tool's parameters.
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "The weather in a city now",
+                                           "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 30},
+                                                                                          "unit": {"enum": ["c", "f"]}},
+                                                          "required": ["city", "unit"]}}},
+         {"type": "function", "function": {"name": "add", "description": "Add two integers",
+                                           "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                                                          "required": ["a", "b"]}}}]
+PARAMS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+
+
+def calls_valid(calls):
+    try:
+        for call in calls:
+            jsonschema.validate(json.loads(call.function.arguments), PARAMS[call.function.name])
+        return len(calls) > 0
+    except (KeyError, ValueError, jsonschema.ValidationError):
+        return False
+
+
+forced = client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice="required", temperature=0, max_tokens=200,
+                                        parallel_tool_calls=False)
+message = forced.choices[0].message
+check("tools required: a call whose arguments validate", calls_valid(message.tool_calls or []), repr(message))
+check("tools required: finish_reason tool_calls", forced.choices[0].finish_reason == "tool_calls", forced.choices[0].finish_reason)
+check("tools required: ids are call_…", all(c.id.startswith("call_") and c.type == "function" for c in message.tool_calls or []))
+named = client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "add"}},
+                                       temperature=0.8, seed=3, max_tokens=200)
+check("tools named: only that function, valid arguments",
+      calls_valid(named.choices[0].message.tool_calls or []) and all(c.function.name == "add" for c in named.choices[0].message.tool_calls),
+      repr(named.choices[0].message))
+deltas, finish = {}, None
+for chunk in client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice="required", temperature=0, max_tokens=200,
+                                            parallel_tool_calls=False, stream=True):
+    for choice in chunk.choices:
+        for d in choice.delta.tool_calls or []:
+            entry = deltas.setdefault(d.index, {"id": "", "name": "", "arguments": ""})
+            entry["id"] += d.id or ""
+            entry["name"] += d.function.name or ""
+            entry["arguments"] += d.function.arguments or ""
+        finish = choice.finish_reason or finish
+joined = [(e["name"], e["arguments"]) for _, e in sorted(deltas.items())]
+check("tools streamed: the deltas join into the whole answer's calls",
+      joined == [(c.function.name, c.function.arguments) for c in message.tool_calls or []] and finish == "tool_calls", repr(joined))
+# The call and its result sent back: the model answers from it (a 200 with text, the result rendered).
+follow = client.chat.completions.create(model=model, temperature=0, max_tokens=30, tools=TOOLS, messages=ask + [
+    {"role": "assistant", "content": None, "tool_calls": [c.model_dump() for c in message.tool_calls or []]},
+    {"role": "tool", "tool_call_id": (message.tool_calls or [None])[0].id if message.tool_calls else "x", "content": "18 C and sunny"}])
+check("tools: a tool result is accepted and answered", isinstance(follow.choices[0].message.content, str), repr(follow.choices[0].message))
+try:
+    client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}}, max_tokens=5)
+    check("tool_choice naming an unknown function: refused", False)
+except openai.BadRequestError as e:
+    check("tool_choice naming an unknown function: 400", e.status_code == 400 and "nope" in str(e), str(e))
+
+# Reasoning: a reply that opens with <think> (forced here by a grammar, as the default model does not
+# think) is split into reasoning_content and content, whole and streamed alike.
+THINK = 'root ::= "<think>" [a-z ]{3,30} "</think>" [A-Za-z ]{3,30}'
+whole = client.chat.completions.create(model=model, messages=ask, temperature=0, max_tokens=80, extra_body={"grammar": THINK})
+reasoning = getattr(whole.choices[0].message, "reasoning_content", None) or whole.choices[0].message.model_extra.get("reasoning_content")
+check("reasoning: thinking apart from the answer",
+      isinstance(reasoning, str) and len(reasoning) >= 3 and "<think>" not in whole.choices[0].message.content and len(whole.choices[0].message.content) >= 3,
+      repr(whole.choices[0].message))
+parts_r, parts_c = [], []
+for chunk in client.chat.completions.create(model=model, messages=ask, temperature=0, max_tokens=80, extra_body={"grammar": THINK}, stream=True):
+    for choice in chunk.choices:
+        extra = choice.delta.model_extra or {}
+        parts_r.append(extra.get("reasoning_content") or "")
+        parts_c.append(choice.delta.content or "")
+check("reasoning streamed: reasoning_content deltas then content deltas, as the whole",
+      "".join(parts_r) == reasoning and "".join(parts_c) == whole.choices[0].message.content, repr(("".join(parts_r), "".join(parts_c))))
+
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -1,0 +1,121 @@
+// Tools on the way in: the conversation shaped for the template (and, for a template without a
+// tool form, written in the Hermes form), the grammar that forces a call, and call ids.
+#include <random>
+
+#include "workbench/chat_reply.h"
+#include "workbench/structured_output.h"
+
+namespace workbench {
+namespace {
+
+constexpr const char* kToolSystemPrompt =
+    "You can call functions to help answer. Their signatures are listed as JSON inside <tools></tools>:\n<tools>\n";
+constexpr const char* kToolSystemPromptEnd =
+    "</tools>\nTo call one, reply with a JSON object naming the function and giving its arguments, inside "
+    "<tool_call></tool_call> tags, one block per call:\n<tool_call>\n{\"name\": \"function_name\", \"arguments\": {\"arg\": \"value\"}}\n</tool_call>\n"
+    "Results come back inside <tool_response></tool_response> tags. Use only the functions listed and do not invent argument values.";
+
+std::string message_text(const Json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string text;
+    if (content.is_array())
+        for (const Json& part : content)
+            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
+    return text;
+}
+
+// A call's arguments as an object where they parse (templates were written for objects).
+Json arguments_object(const Json& arguments) {
+    if (arguments.is_string()) {
+        auto j = parse_json(arguments.get<std::string>());
+        if (j.ok() && j->is_object()) return *j;
+    }
+    return arguments;
+}
+
+std::string hermes_call(const Json& call) {
+    const Json& fn = call.contains("function") ? call["function"] : call;
+    Json body = Json::object();
+    body["name"] = fn.value("name", "");
+    body["arguments"] = arguments_object(fn.contains("arguments") ? fn["arguments"] : Json::object());
+    return "<tool_call>\n" + dump_json(body) + "\n</tool_call>";
+}
+
+}  // namespace
+
+Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const Json& tools) {
+    Json out = Json::array();
+    const bool offered = tools.is_array() && !tools.empty();
+    const bool describe = !format.template_renders_tools;
+    for (const Json& m : messages) {
+        Json copy = m;
+        if (copy.contains("tool_calls") && copy["tool_calls"].is_array()) {
+            for (Json& call : copy["tool_calls"])
+                if (call.is_object() && call.contains("function") && call["function"].is_object() && call["function"].contains("arguments"))
+                    call["function"]["arguments"] = arguments_object(call["function"]["arguments"]);
+            if (describe) {   // the calls as the Hermes text the model was told to write
+                std::string text = copy.contains("content") ? message_text(copy["content"]) : "";
+                for (const Json& call : copy["tool_calls"]) text += (text.empty() ? "" : "\n") + hermes_call(call);
+                copy.erase("tool_calls");
+                copy["content"] = text;
+            }
+        }
+        if (describe && copy.value("role", "") == "tool") {
+            copy = {{"role", "user"}, {"content", "<tool_response>\n" + message_text(m.value("content", Json(""))) + "\n</tool_response>"}};
+        }
+        if (copy.contains("content") && copy["content"].is_null()) copy["content"] = "";
+        out.push_back(std::move(copy));
+    }
+    if (describe && offered) {
+        std::string listing = kToolSystemPrompt;
+        for (const Json& t : tools) listing += dump_json(t) + "\n";
+        listing += kToolSystemPromptEnd;
+        if (!out.empty() && out[0].value("role", "") == "system") {
+            out[0]["content"] = message_text(out[0]["content"]) + "\n\n" + listing;
+        } else {
+            out.insert(out.begin(), Json{{"role", "system"}, {"content", listing}});
+        }
+    }
+    return out;
+}
+
+Result<std::string> tool_call_grammar(const ChatFormat& format, const Json& tools, const std::string& name, bool parallel) {
+    if (!tools.is_array() || tools.empty()) return error(StatusCode::invalid_argument, "a call is required but no tools are given");
+    const bool llama3 = format.tools == ToolCallFormat::llama3_json && format.template_renders_tools;
+    Json choices = Json::array();
+    for (const Json& t : tools) {
+        const Json& fn = t.contains("function") ? t["function"] : t;
+        const std::string fn_name = fn.value("name", "");
+        if (!name.empty() && fn_name != name) continue;
+        Json params = fn.contains("parameters") && fn["parameters"].is_object() ? fn["parameters"] : Json{{"type", "object"}};
+        Json call = {{"type", "object"},
+                     {"properties", {{"name", {{"const", fn_name}}}, {llama3 ? "parameters" : "arguments", params}}},
+                     {"required", Json::array({"name", llama3 ? "parameters" : "arguments"})}};
+        // Each tool's schema on its own first, so an error names the tool.
+        if (auto g = json_schema_grammar(call); !g.ok())
+            return error(StatusCode::invalid_argument, "tool '" + fn_name + "': " + g.status().message());
+        choices.push_back(std::move(call));
+    }
+    if (choices.empty()) return error(StatusCode::invalid_argument, "no tool is named '" + name + "'");
+    WB_ASSIGN_OR_RETURN(std::string g, json_schema_grammar(choices.size() == 1 ? choices[0] : Json{{"anyOf", choices}}));
+    // The schema's root becomes one call; the new root frames the calls.
+    const std::string kRoot = "root ::= ";
+    if (g.rfind(kRoot, 0) != 0) return error(StatusCode::internal, "the schema grammar has no root rule first");
+    g = "call-json ::= " + g.substr(kRoot.size());
+    std::string root;
+    if (llama3) root = parallel ? "root ::= call-json ( \";\" \" \"? call-json ){0,3}\n" : "root ::= call-json\n";
+    else root = std::string("root ::= call-block") + (parallel ? " ( \"\\n\" call-block ){0,3}" : "") +
+                "\ncall-block ::= \"<tool_call>\\n\" call-json \"\\n</tool_call>\"\n";
+    return root + g;
+}
+
+std::string tool_call_id(const ChatFormat& format, uint64_t seed, int32_t n) {
+    static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    std::mt19937_64 rng(seed * 1000003u + static_cast<uint64_t>(n));
+    const bool mistral = format.tools == ToolCallFormat::mistral;
+    std::string id = mistral ? "" : "call_";
+    for (int i = 0; i < (mistral ? 9 : 24); ++i) id += kAlphabet[rng() % 62];
+    return id;
+}
+
+}  // namespace workbench
