@@ -65,6 +65,7 @@ std::string Histogram::render(const std::string& name, const std::string& labels
 ServerMetrics::ServerMetrics(std::string model_name)
     : model_name_(std::move(model_name)),
       ttft_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}),
+      answer_({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}),
       tpot_({0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}),
       itl_({0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}),
       e2e_({0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}),
@@ -90,6 +91,7 @@ void ServerMetrics::record_finished(const workbench::RequestMetrics& m) {
     queue_.observe(m.queue_ms / 1000.0);
     if (m.n_output_tokens == 0) return;
     ttft_.observe(m.ttft_ms / 1000.0);
+    if (m.first_answer_ms) answer_.observe(*m.first_answer_ms / 1000.0);
     if (m.tpot_ms) tpot_.observe(*m.tpot_ms / 1000.0);
     for (double gap : m.itl_ms) itl_.observe(gap / 1000.0);
 }
@@ -120,6 +122,8 @@ std::string ServerMetrics::render() const {
     metric(out, "workbench:spec_decode_num_accepted_tokens_total", "counter", "Speculative decoding: drafted tokens accepted.", labels, static_cast<double>(c.n_accepted_tokens));
     header(out, "workbench:time_to_first_token_seconds", "histogram", "Arrival to first token, queueing included.");
     out += ttft_.render("workbench:time_to_first_token_seconds", labels);
+    header(out, "workbench:time_to_first_answer_token_seconds", "histogram", "Arrival to the answer's first token, after any thinking.");
+    out += answer_.render("workbench:time_to_first_answer_token_seconds", labels);
     header(out, "workbench:time_per_output_token_seconds", "histogram", "Per completion: (e2e - ttft) / (tokens - 1).");
     out += tpot_.render("workbench:time_per_output_token_seconds", labels);
     header(out, "workbench:inter_token_latency_seconds", "histogram", "Every gap between consecutive tokens.");

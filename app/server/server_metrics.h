@@ -48,7 +48,7 @@ private:
     mutable std::mutex mutex_;
     std::string model_name_;
     Snapshot now_;
-    Histogram ttft_, tpot_, itl_, e2e_, queue_;
+    Histogram ttft_, answer_, tpot_, itl_, e2e_, queue_;
 };
 
 }  // namespace wbserver

@@ -126,6 +126,14 @@ void StepLoop::start(Submitted& s) {
     const int32_t n_samples = req->conversation ? 1 : std::max(1, req->n_samples);
     std::shared_ptr<const Grammar> grammar;
     Status bad_grammar;
+    // A prompt that ends inside <think> (DeepSeek-R1's generation prompt): the reply starts thinking.
+    bool thinking_open = false;
+    if (!req->prompt.empty()) {
+        const size_t tail = std::min<size_t>(req->prompt.size(), 12);
+        const std::string end = e_.tokenizer->decode(std::vector<TokenId>(req->prompt.end() - static_cast<std::ptrdiff_t>(tail), req->prompt.end()), true);
+        const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
+        thinking_open = open != std::string::npos && (close == std::string::npos || close < open);
+    }
     if (!req->generation.grammar.empty()) {
         if (auto g = parse_grammar(req->generation.grammar); g.ok()) {
             grammar = std::make_shared<const Grammar>(std::move(*g));
@@ -167,6 +175,7 @@ void StepLoop::start(Submitted& s) {
         }
         if (req->conversation) conversation_busy_ = c.owns_conversation = true;
         if (grammar) c.grammar = std::make_unique<GrammarMatcher>(grammar, token_trie_);
+        c.answer_reader = std::make_unique<ChatReplyStream>(ChatFormat{}, false, thinking_open);
         if (g.max_tokens == 0 && !runs_prompt_only) {
             finish(c, StopReason::max_tokens);
             continue;
@@ -247,7 +256,12 @@ bool StepLoop::deliver(LiveSample& c, TokenId token, std::span<const float> logi
     ++counters_.n_generation_tokens;
     // An end-of-generation token is never text; other control tokens are when asked for.
     const bool as_text = g.render_special && !e_.tokenizer->is_eog(token);
-    const bool stop_string = c.filter.push(c.utf8.push(e_.tokenizer->token_to_piece(token, as_text)));
+    const std::string piece = e_.tokenizer->token_to_piece(token, as_text);
+    if (c.answer_reader && !c.first_answer_ms) {
+        const ChatReply r = c.answer_reader->push(piece);
+        if (r.content.find_first_not_of(" \n\t\r") != std::string::npos) c.first_answer_ms = c.token_ms.back();
+    }
+    const bool stop_string = c.filter.push(c.utf8.push(piece));
     RequestEvent ev;
     ev.kind = RequestEvent::Kind::token;
     ev.token = token;
@@ -314,6 +328,7 @@ void StepLoop::finish(LiveSample& c, StopReason why) {
     m.prefill_ms = c.prefill_ms;
     if (!c.token_ms.empty()) {
         m.ttft_ms = c.token_ms.front();
+        m.first_answer_ms = c.first_answer_ms;
         m.e2e_ms = c.token_ms.back();
         for (size_t i = 1; i < c.token_ms.size(); ++i) m.itl_ms.push_back(c.token_ms[i] - c.token_ms[i - 1]);
         m.itl = latency_stats(m.itl_ms);

@@ -12,6 +12,7 @@
 #include "engine/stop_string_filter.h"
 #include "sampling/grammar_matcher.h"
 #include "sampling/sampler.h"
+#include "workbench/chat_reply.h"
 
 namespace workbench {
 
@@ -52,6 +53,9 @@ struct StepLoop::LiveSample {
     int32_t draft_length = 0;
     std::unique_ptr<Sampler> draft_sampler;   // the draft model's draws (temperature > 0)
     std::unique_ptr<GrammarMatcher> grammar;  // GenerationRequest::grammar's state
+    // The reply read for where its answer starts (after any <think>…</think>): first_answer_ms.
+    std::unique_ptr<ChatReplyStream> answer_reader;
+    std::optional<double> first_answer_ms;
 };
 
 }  // namespace workbench

@@ -47,6 +47,7 @@ GenerationMetrics generation_metrics(const RequestMetrics& m) {
     g.n_prompt_reused = m.n_prompt_cached;
     g.n_generated = m.n_output_tokens;
     g.ttft_ms = m.ttft_ms;
+    g.first_answer_ms = m.first_answer_ms;
     g.prefill_ms = m.prefill_ms;
     const int32_t n_prefilled = m.n_prompt_tokens - m.n_prompt_cached;
     if (m.prefill_ms > 0 && n_prefilled > 0) g.prefill_tok_s = n_prefilled / (m.prefill_ms / 1000.0);

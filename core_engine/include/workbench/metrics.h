@@ -20,6 +20,9 @@ struct GenerationMetrics {
     int32_t n_prompt_reused = 0;       // of those, already in the KV cache from an earlier turn
     int32_t n_generated = 0;           // tokens sampled
     double ttft_ms = 0;                // request start → first token sampled (includes prefill)
+    // request start → the answer's first token, after the model's thinking (<think>…</think>);
+    // empty when the reply was thinking only. Without thinking it equals ttft_ms.
+    std::optional<double> first_answer_ms;
     double prefill_ms = 0;
     std::optional<double> prefill_tok_s;   // prefilled (not reused) tokens / prefill time
     std::optional<double> decode_tok_s;    // (n_generated − 1) / time from first to last token
@@ -45,6 +48,7 @@ struct RequestMetrics {
     int32_t n_output_tokens = 0;
     double queue_ms = 0;               // arrival → first scheduled
     double ttft_ms = 0;                // arrival → first token (queueing included)
+    std::optional<double> first_answer_ms;   // arrival → first token of the answer, after any thinking
     std::optional<double> tpot_ms;     // (e2e − ttft) / (n_output − 1)
     std::vector<double> itl_ms;        // every gap between consecutive tokens
     LatencyStats itl;                  // their statistics, computed once by the loop (n = 0: no gap)
