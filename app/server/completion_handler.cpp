@@ -68,7 +68,11 @@ struct ReplyReading {
     bool thinking_open = false;
     uint64_t id_seed = 0;
 
+    bool single_call = false;   // parallel_tool_calls false: the first call only
+
     workbench::ChatReply with_ids(workbench::ChatReply reply, int32_t& n_calls) const {
+        if (single_call && n_calls + reply.tool_calls.size() > 1)
+            reply.tool_calls.resize(static_cast<size_t>(std::max(0, 1 - n_calls)));
         for (workbench::ToolCall& c : reply.tool_calls)
             if (c.id.empty()) c.id = workbench::tool_call_id(format, id_seed, n_calls++);
         return reply;
@@ -86,11 +90,13 @@ ReplyReading reply_reading(const CompletionContext& ctx, const ApiRequest& r, co
     out.format = ctx.engine.chat_format();
     if (forces_call(r) && out.format.needs_special_text()) out.format.tools = workbench::ToolCallFormat::hermes;
     out.tools = !r.tools.empty();
+    out.single_call = !r.parallel_tool_calls;
     // DeepSeek-R1's generation prompt opens <think>: the reply starts inside it.
     const size_t tail = std::min<size_t>(prompt.size(), 12);
     const std::string end = ctx.engine.detokenize(std::vector<workbench::TokenId>(prompt.end() - static_cast<std::ptrdiff_t>(tail), prompt.end()), true);
     const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
-    out.thinking_open = open != std::string::npos && (close == std::string::npos || close < open);
+    // A grammar (response_format, a forced call) decides the reply's form from its first byte.
+    out.thinking_open = open != std::string::npos && (close == std::string::npos || close < open) && r.grammar.empty() && !forces_call(r);
     out.id_seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     return out;
 }

@@ -53,12 +53,19 @@ bool read_call_text(std::string_view text, ToolCall& out) {
     return j.ok() && read_call(*j, out);
 }
 
-// Llama 3.x: one JSON call, or several separated by ';' (after an optional <|python_tag|>).
+// Llama 3.x: one JSON call, or several separated by ';' (after an optional <|python_tag|>). A
+// bare JSON answer is a call only with "parameters" (or "arguments") beside its "name": an
+// object that merely has a name (a person, say) stays the answer.
+bool read_llama3_call(std::string_view text, ToolCall& out) {
+    auto j = parse_json(text);
+    return j.ok() && j->is_object() && (j->contains("parameters") || j->contains("arguments")) && read_call(*j, out);
+}
+
 bool read_llama3(std::string_view text, std::vector<ToolCall>& calls) {
     text = ltrim(text);
     if (text.substr(0, kPythonTag.size()) == kPythonTag) text.remove_prefix(kPythonTag.size());
     ToolCall one;
-    if (read_call_text(text, one)) {
+    if (read_llama3_call(text, one)) {
         calls.push_back(std::move(one));
         return true;
     }
@@ -68,7 +75,7 @@ bool read_llama3(std::string_view text, std::vector<ToolCall>& calls) {
         if (end == std::string_view::npos) end = text.size();
         const std::string_view part = ltrim(text.substr(start, end - start));
         ToolCall c;
-        if (!part.empty() && !read_call_text(part, c)) return false;
+        if (!part.empty() && !read_llama3_call(part, c)) return false;
         if (!part.empty()) found.push_back(std::move(c));
         start = end + 1;
     }
@@ -229,8 +236,12 @@ void ChatReplyStream::drain(ChatReply& out, bool final) {
                 continue;
             }
             case Mode::tool_call: {
-                const size_t close = pending_.find(kCallClose);
-                if (close == std::string::npos && !final) return;
+                const size_t close = pending_.find(kCallClose, searched_);
+                if (close == std::string::npos && !final) {
+                    searched_ = pending_.size() >= kCallClose.size() ? pending_.size() - kCallClose.size() + 1 : 0;
+                    return;
+                }
+                searched_ = 0;
                 const std::string body = pending_.substr(0, close);
                 ToolCall c;
                 if (read_call_text(body, c)) {
@@ -254,7 +265,7 @@ void ChatReplyStream::drain(ChatReply& out, bool final) {
                         continue;
                     }
                     auto could_be = [&](std::string_view marker) { return !final && head.size() < marker.size() && marker.substr(0, head.size()) == head; };
-                    if (head.substr(0, kThinkOpen.size()) == kThinkOpen && n_calls_ == 0 && out.content.empty()) {
+                    if (head.substr(0, kThinkOpen.size()) == kThinkOpen && !spoke_) {
                         pending_.erase(0, pending_.size() - head.size() + kThinkOpen.size());
                         mode_ = Mode::reasoning;
                         continue;
@@ -270,6 +281,7 @@ void ChatReplyStream::drain(ChatReply& out, bool final) {
                     if (after_block_) pending_.erase(0, pending_.size() - head.size());
                     after_block_ = false;
                     at_start_ = false;
+                    spoke_ = true;
                 }
                 std::string_view marker;
                 if (tools_ && format_.tools == ToolCallFormat::hermes) marker = kCallOpen;

@@ -41,6 +41,21 @@ std::string hermes_call(const Json& call) {
     return "<tool_call>\n" + dump_json(body) + "\n</tool_call>";
 }
 
+// A tool's parameters moved inside the call's schema: its "#/…" references follow it there.
+Json moved_refs(Json schema, const std::string& prefix) {
+    if (schema.is_object()) {
+        for (auto it = schema.begin(); it != schema.end(); ++it) {
+            if (it.key() == "$ref" && it.value().is_string() && it.value().get<std::string>().rfind("#", 0) == 0)
+                it.value() = prefix + it.value().get<std::string>().substr(1);
+            else
+                it.value() = moved_refs(std::move(it.value()), prefix);
+        }
+    } else if (schema.is_array()) {
+        for (Json& e : schema) e = moved_refs(std::move(e), prefix);
+    }
+    return schema;
+}
+
 }  // namespace
 
 Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const Json& tools) {
@@ -82,22 +97,30 @@ Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const
 Result<std::string> tool_call_grammar(const ChatFormat& format, const Json& tools, const std::string& name, bool parallel) {
     if (!tools.is_array() || tools.empty()) return error(StatusCode::invalid_argument, "a call is required but no tools are given");
     const bool llama3 = format.tools == ToolCallFormat::llama3_json && format.template_renders_tools;
-    Json choices = Json::array();
+    const std::string args_key = llama3 ? "parameters" : "arguments";
+    std::vector<std::pair<std::string, Json>> picked;   // name, parameters
     for (const Json& t : tools) {
         const Json& fn = t.contains("function") ? t["function"] : t;
         const std::string fn_name = fn.value("name", "");
         if (!name.empty() && fn_name != name) continue;
-        Json params = fn.contains("parameters") && fn["parameters"].is_object() ? fn["parameters"] : Json{{"type", "object"}};
-        Json call = {{"type", "object"},
-                     {"properties", {{"name", {{"const", fn_name}}}, {llama3 ? "parameters" : "arguments", params}}},
-                     {"required", Json::array({"name", llama3 ? "parameters" : "arguments"})}};
-        // Each tool's schema on its own first, so an error names the tool.
-        if (auto g = json_schema_grammar(call); !g.ok())
-            return error(StatusCode::invalid_argument, "tool '" + fn_name + "': " + g.status().message());
-        choices.push_back(std::move(call));
+        picked.emplace_back(fn_name, fn.contains("parameters") && fn["parameters"].is_object() ? fn["parameters"] : Json{{"type", "object"}});
     }
-    if (choices.empty()) return error(StatusCode::invalid_argument, "no tool is named '" + name + "'");
-    WB_ASSIGN_OR_RETURN(std::string g, json_schema_grammar(choices.size() == 1 ? choices[0] : Json{{"anyOf", choices}}));
+    if (picked.empty()) return error(StatusCode::invalid_argument, "no tool is named '" + name + "'");
+    // One call's schema, its parameters' references pointing where they now sit.
+    auto call_schema = [&](const std::string& fn_name, const Json& params, const std::string& at) {
+        return Json{{"type", "object"},
+                    {"properties", {{"name", {{"const", fn_name}}}, {args_key, moved_refs(params, at + "/properties/" + args_key)}}},
+                    {"required", Json::array({"name", args_key})}};
+    };
+    Json choices = Json::array();
+    for (size_t i = 0; i < picked.size(); ++i) {
+        // Each tool's schema on its own first, so an error names the tool.
+        if (auto g = json_schema_grammar(call_schema(picked[i].first, picked[i].second, "#")); !g.ok())
+            return error(StatusCode::invalid_argument, "tool '" + picked[i].first + "': " + g.status().message());
+        choices.push_back(call_schema(picked[i].first, picked[i].second, "#/anyOf/" + std::to_string(i)));
+    }
+    WB_ASSIGN_OR_RETURN(std::string g, json_schema_grammar(picked.size() == 1 ? call_schema(picked[0].first, picked[0].second, "#")
+                                                                             : Json{{"anyOf", choices}}));
     // The schema's root becomes one call; the new root frames the calls.
     const std::string kRoot = "root ::= ";
     if (g.rfind(kRoot, 0) != 0) return error(StatusCode::internal, "the schema grammar has no root rule first");

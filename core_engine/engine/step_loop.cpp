@@ -127,20 +127,25 @@ void StepLoop::start(Submitted& s) {
     std::shared_ptr<const Grammar> grammar;
     Status bad_grammar;
     // A prompt that ends inside <think> (DeepSeek-R1's generation prompt): the reply starts thinking.
-    bool thinking_open = false;
-    if (!req->prompt.empty()) {
+    bool thinking_open = false;   // (a grammar decides the reply's form itself)
+    if (!req->prompt.empty() && req->generation.grammar.empty()) {
         const size_t tail = std::min<size_t>(req->prompt.size(), 12);
         const std::string end = e_.tokenizer->decode(std::vector<TokenId>(req->prompt.end() - static_cast<std::ptrdiff_t>(tail), req->prompt.end()), true);
         const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
         thinking_open = open != std::string::npos && (close == std::string::npos || close < open);
     }
     if (!req->generation.grammar.empty()) {
-        if (auto g = parse_grammar(req->generation.grammar); g.ok()) {
+        // Compiled once per text: a server answers many requests with the same schema.
+        if (auto hit = grammars_.find(req->generation.grammar); hit != grammars_.end()) {
+            grammar = hit->second;
+        } else if (auto g = parse_grammar(req->generation.grammar); g.ok()) {
             grammar = std::make_shared<const Grammar>(std::move(*g));
-            if (!token_trie_) token_trie_ = std::make_shared<const TokenTrie>(*e_.tokenizer);
+            if (grammars_.size() >= 16) grammars_.clear();
+            grammars_.emplace(req->generation.grammar, grammar);
         } else {
             bad_grammar = g.status();
         }
+        if (grammar && !token_trie_) token_trie_ = std::make_shared<const TokenTrie>(*e_.tokenizer);
     }
     LiveSample* first = nullptr;
     for (int32_t i = 0; i < n_samples; ++i) {
@@ -221,18 +226,27 @@ int32_t StepLoop::admit(int32_t id, int32_t n_first) {
 // A token for `c` from `logits`: stream it, then stop or queue it to run.
 void StepLoop::take_token(LiveSample& c, std::span<const float> logits, std::span<const TopLogit> top) {
     if (c.req->generation.max_tokens == 0) return finish(c, StopReason::max_tokens);   // a prompt run for its cache or logits
-    if (c.grammar && c.grammar->dead()) return finish(c, StopReason::end_of_generation);   // matched in full, its end token passed (ignore_eos)
+    const auto too_big = [] {
+        return error(StatusCode::resource_exhausted, "the grammar keeps too many parses or states alive to follow (an ambiguous or "
+                                                     "deeply nested grammar); simplify it");
+    };
+    if (c.grammar && c.grammar->dead())   // matched in full and its end token passed (ignore_eos)
+        return c.grammar->overflowed() ? fail(c, too_big()) : finish(c, StopReason::end_of_generation);
     TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
     if (c.grammar) {
         // The draw stands when the grammar allows it; otherwise the row is drawn again with
-        // everything it refuses masked out (the same distribution as masking first: the
-        // sampler conditioned on the allowed tokens).
+        // everything it refuses masked out, as llama.cpp does. With plain temperature or greedy
+        // sampling that is the distribution masking first gives; under top-k/top-p/min-p the
+        // truncation comes before the mask, so the allowed tokens' shares can differ from it.
         if (!c.grammar->allows(token)) {
             masked_.assign(logits.begin(), logits.end());
-            if (c.grammar->mask(masked_) == 0) return fail(c, error(StatusCode::unsupported, "no token of this vocabulary continues the grammar here"));
+            const int32_t n_allowed = c.grammar->mask(masked_);
+            if (c.grammar->overflowed()) return fail(c, too_big());
+            if (n_allowed == 0) return fail(c, error(StatusCode::unsupported, "no token of this vocabulary continues the grammar here"));
             token = c.sampler.sample(masked_);
         }
         c.grammar->accept(token);
+        if (c.grammar->overflowed()) return fail(c, too_big());
     }
     c.sampler.accept(token);
     if (deliver(c, token, logits)) queue_next(c);

@@ -85,6 +85,7 @@ private:
     std::vector<float> logits_;
     std::vector<float> masked_;                      // a row with the grammar's mask applied
     std::shared_ptr<const TokenTrie> token_trie_;    // built for the first grammar request
+    std::unordered_map<std::string, std::shared_ptr<const Grammar>> grammars_;   // compiled, by their text
     std::vector<TopLogit> top_logits_;   // the rows that asked for their best alone, k a row
     std::vector<float> draft_logits_;
     std::unordered_map<SeqId, std::vector<TokenId>> draft_held_;   // the draft model's cache, per sequence

@@ -33,12 +33,18 @@ Result<List> iterate(const Value& v, const char* where) {
     if (v.is_list()) return v.as_list();
     if (v.is_dict()) {
         List keys;
-        for (const auto& [k, _] : v.as_dict().items) keys.emplace_back(k);
+        for (const auto& [k, _] : v.as_dict().items) keys.push_back(v.key(k));
         return keys;
     }
-    if (v.is_string()) {
+    if (v.is_string()) {   // characters, each with its own mark
         List chars;
-        for (char32_t cp : to_code_points(v.as_string())) chars.emplace_back(from_code_points(std::u32string(1, cp)));
+        const std::string& s = v.as_string();
+        for (size_t i = 0; i < s.size();) {
+            size_t n = 1;
+            while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) ++n;
+            chars.push_back(Value::marked_string(s.substr(i, n), sub_marks(v.marks(), i, i + n)));
+            i += n;
+        }
         return chars;
     }
     if (v.is_undefined()) return List{};
@@ -340,12 +346,12 @@ Result<Value> dict_method(const Value& d, const std::string& name, CallArgs& a) 
     const Dict& dict = d.as_dict();
     if (name == "items") {
         List out;
-        for (const auto& [k, v] : dict.items) out.push_back(Value::tuple(List{Value(k), v}));
+        for (const auto& [k, v] : dict.items) out.push_back(Value::tuple(List{d.key(k), v}));
         return Value(std::move(out));
     }
     if (name == "keys" || name == "values") {
         List out;
-        for (const auto& [k, v] : dict.items) out.push_back(name == "keys" ? Value(k) : v);
+        for (const auto& [k, v] : dict.items) out.push_back(name == "keys" ? d.key(k) : v);
         return Value(std::move(out));
     }
     if (name == "get") {
@@ -562,7 +568,7 @@ Result<Value> filter_impl(const std::string& name, const Value& v, CallArgs& a, 
         std::vector<std::pair<std::string, Value>> items = v.as_dict().items;
         std::stable_sort(items.begin(), items.end(), [](const auto& x, const auto& y) { return lower_ascii(x.first) < lower_ascii(y.first); });
         List out;
-        for (auto& [k, e] : items) out.push_back(Value::tuple(List{Value(k), e}));
+        for (auto& [k, e] : items) out.push_back(Value::tuple(List{v.key(k), e}));
         return Value(std::move(out));
     }
     if (name == "sum") {

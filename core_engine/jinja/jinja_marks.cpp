@@ -34,6 +34,7 @@ Value MarkedText::take() {
 
 bool has_marks(const Value& v) {
     if (v.is_string()) return !v.marks().empty();
+    if (v.from_conversation()) return true;   // its keys are the conversation's text
     if (v.is_list()) return std::any_of(v.as_list().begin(), v.as_list().end(), [](const Value& e) { return has_marks(e); });
     if (v.is_dict())
         return std::any_of(v.as_dict().items.begin(), v.as_dict().items.end(), [](const auto& kv) { return has_marks(kv.second); });

@@ -53,6 +53,11 @@ Value Value::marked_string(std::string s, Marks marks) {
     return v;
 }
 
+Value Value::key(const std::string& k) const {
+    if (!conversation_ || k.empty()) return Value(k);
+    return marked_string(k, {{0, k.size()}});
+}
+
 Value Value::from_json(const Json& j, bool marked) {
     switch (j.type()) {
         case Json::value_t::null: return none();
@@ -69,12 +74,16 @@ Value Value::from_json(const Json& j, bool marked) {
             List l;
             l.reserve(j.size());
             for (const Json& e : j) l.push_back(from_json(e, marked));
-            return Value(std::move(l));
+            Value v(std::move(l));
+            v.conversation_ = marked;
+            return v;
         }
         case Json::value_t::object: {
             Dict d;
             for (auto it = j.begin(); it != j.end(); ++it) d.items.emplace_back(it.key(), from_json(it.value(), marked));
-            return Value(std::move(d));
+            Value v(std::move(d));
+            v.conversation_ = marked;
+            return v;
         }
         default: return Value();
     }

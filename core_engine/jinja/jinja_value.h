@@ -87,6 +87,10 @@ public:
     const std::string& as_string() const { return *text_; }
     // A string's marks (empty for the template's own text and for anything not a string).
     const Marks& marks() const { static const Marks none; return marks_ ? *marks_ : none; }
+    // A list or dict that came from the conversation: its keys are the conversation's text too.
+    bool from_conversation() const { return conversation_; }
+    // One of this dict's keys as a value (marked when the dict came from the conversation).
+    Value key(const std::string& k) const;
     const List& as_list() const { return *list_; }
     const Dict& as_dict() const { return *dict_; }
     Dict& namespace_attributes() const { return *dict_; }   // a namespace's own, mutable
@@ -116,6 +120,7 @@ private:
     std::shared_ptr<Dict> dict_;              // dict; namespace attributes
     std::shared_ptr<Callable> callable_;
     std::shared_ptr<const Marks> marks_;     // string: its marked bytes; null when none
+    bool conversation_ = false;              // list, dict: from a marked variable
 };
 
 // A call's arguments: positional, then keyword.

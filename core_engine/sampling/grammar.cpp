@@ -6,7 +6,6 @@
 #include "sampling/grammar.h"
 
 #include <algorithm>
-#include <functional>
 #include <unordered_map>
 
 namespace workbench {
@@ -14,6 +13,8 @@ namespace {
 
 constexpr size_t kMaxElements = 4u << 20;   // the compiled grammar, however it is written
 constexpr int64_t kMaxRepeat = 100'000;      // the n of x{m,n}
+constexpr int32_t kMaxNesting = 256;          // groups inside groups
+constexpr size_t kMaxName = 256;              // a rule's name
 
 struct Sym {
     bool rule = false;
@@ -120,6 +121,7 @@ private:
     std::vector<std::bitset<256>> sets_;
     std::unordered_map<std::bitset<256>, uint32_t> set_ids_;
     size_t n_syms_ = 0;
+    int32_t nesting_ = 0;
 
     Status fail(const std::string& what) const {
         return error(StatusCode::invalid_argument, "grammar line " + std::to_string(line_) + ": " + what);
@@ -138,7 +140,7 @@ private:
     uint32_t synthetic(const std::string& parent) {
         const auto id = static_cast<uint32_t>(rules_.size());
         rules_.emplace_back();
-        names_.push_back(parent + "_" + std::to_string(id));
+        names_.push_back(parent.substr(0, 64) + "_" + std::to_string(id));   // bounded: there may be very many
         defined_.push_back(true);
         first_use_.push_back(line_);
         return id;
@@ -174,6 +176,7 @@ private:
         const size_t start = pos_;
         while (pos_ < src_.size() && (std::isalnum(static_cast<unsigned char>(src_[pos_])) || src_[pos_] == '-' || src_[pos_] == '_')) ++pos_;
         if (pos_ == start) return fail(pos_ < src_.size() ? std::string("expected a rule name at '") + src_[pos_] + "'" : "expected a rule name");
+        if (pos_ - start > kMaxName) return fail("a rule name longer than " + std::to_string(kMaxName) + " characters");
         return std::string(src_.substr(start, pos_ - start));
     }
 
@@ -347,8 +350,10 @@ private:
                 WB_RETURN_IF_ERROR(flush());
                 ++pos_;
                 skip_space(true);
+                if (++nesting_ > kMaxNesting) return fail("groups nested deeper than " + std::to_string(kMaxNesting));
                 const uint32_t id = synthetic(parent);
                 WB_RETURN_IF_ERROR(parse_alternates(id, true));
+                --nesting_;
                 if (pos_ >= src_.size() || src_[pos_] != ')') return fail("a '(' without its ')'");
                 ++pos_;
                 last = {{true, id}};
@@ -425,39 +430,78 @@ private:
         return Status::ok_status();
     }
 
-    // A rule that can reach itself before matching a byte would loop the matcher forever.
+    // A rule that can reach itself before matching a byte would loop the matcher forever. Both
+    // passes are iterative and linear: a grammar may chain a hundred thousand rules.
     Status check_left_recursion() const {
         const size_t n = rules_.size();
+        // Nullable rules by a worklist: an alternative of rules only is nullable once all are.
         std::vector<bool> nullable(n, false);
-        for (bool changed = true; changed;) {
-            changed = false;
-            for (size_t r = 0; r < n; ++r) {
-                if (nullable[r]) continue;
-                for (const Alt& alt : rules_[r])
-                    if (std::all_of(alt.begin(), alt.end(), [&](const Sym& s) { return s.rule && nullable[s.value]; })) {
-                        nullable[r] = changed = true;
-                        break;
-                    }
+        std::vector<std::vector<std::pair<uint32_t, uint32_t>>> users(n);   // rule → (rule, alt) it appears in
+        std::vector<std::vector<uint32_t>> missing(n);                        // per rule, per alt: rules not yet nullable
+        std::vector<uint32_t> queue;
+        for (uint32_t r = 0; r < n; ++r) {
+            missing[r].assign(rules_[r].size(), 0);
+            for (uint32_t a = 0; a < rules_[r].size(); ++a) {
+                const Alt& alt = rules_[r][a];
+                if (std::any_of(alt.begin(), alt.end(), [](const Sym& s) { return !s.rule; })) {
+                    missing[r][a] = UINT32_MAX;   // matches a byte: never empty
+                    continue;
+                }
+                for (const Sym& s : alt) users[s.value].emplace_back(r, a);
+                missing[r][a] = static_cast<uint32_t>(alt.size());
+                if (alt.empty() && !nullable[r]) {
+                    nullable[r] = true;
+                    queue.push_back(r);
+                }
             }
         }
-        std::vector<uint8_t> state(n, 0);   // 0 unseen, 1 on the path, 2 done
-        std::function<Result<bool>(uint32_t)> visit = [&](uint32_t r) -> Result<bool> {
-            if (state[r] == 1) return true;
-            if (state[r] == 2) return false;
-            state[r] = 1;
-            for (const Alt& alt : rules_[r])
-                for (const Sym& s : alt) {
-                    if (!s.rule) break;
-                    WB_ASSIGN_OR_RETURN(const bool cycle, visit(s.value));
-                    if (cycle) return error(StatusCode::invalid_argument, "grammar: rule '" + names_[r] + "' is left-recursive (it can reach itself before matching anything)");
-                    if (!nullable[s.value]) break;
+        while (!queue.empty()) {
+            const uint32_t done = queue.back();
+            queue.pop_back();
+            for (auto [r, a] : users[done])
+                if (missing[r][a] != UINT32_MAX && --missing[r][a] == 0 && !nullable[r]) {
+                    nullable[r] = true;
+                    queue.push_back(r);
                 }
-            state[r] = 2;
-            return false;
+        }
+        // Depth-first over "can begin with", with an explicit stack.
+        struct Frame {
+            uint32_t rule;
+            size_t alt = 0, sym = 0;
         };
-        for (uint32_t r = 0; r < n; ++r) {
-            auto cycle = visit(r);
-            if (!cycle.ok()) return cycle.status();
+        std::vector<uint8_t> state(n, 0);   // 0 unseen, 1 on the path, 2 done
+        for (uint32_t start = 0; start < n; ++start) {
+            if (state[start]) continue;
+            std::vector<Frame> stack{{start}};
+            state[start] = 1;
+            while (!stack.empty()) {
+                Frame& f = stack.back();
+                const auto& alts = rules_[f.rule];
+                if (f.alt >= alts.size()) {
+                    state[f.rule] = 2;
+                    stack.pop_back();
+                    continue;
+                }
+                const Alt& alt = alts[f.alt];
+                if (f.sym >= alt.size() || !alt[f.sym].rule) {
+                    ++f.alt;
+                    f.sym = 0;
+                    continue;
+                }
+                const uint32_t next = alt[f.sym].value;
+                if (nullable[next]) {
+                    ++f.sym;
+                } else {
+                    ++f.alt;
+                    f.sym = 0;
+                }
+                if (state[next] == 1)
+                    return error(StatusCode::invalid_argument, "grammar: rule '" + names_[next] + "' is left-recursive (it can reach itself before matching anything)");
+                if (state[next] == 0) {
+                    state[next] = 1;
+                    stack.push_back({next});
+                }
+            }
         }
         return Status::ok_status();
     }

@@ -40,11 +40,11 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shar
     for (uint32_t alt : g_->alternatives[g_->root]) {
         Stack s;
         if (g_->elements[alt].kind != Grammar::Element::Kind::end) s.push_back(alt);
-        expand(std::move(s), start);
+        if (!expand(std::move(s), start)) overflow_ = true;
     }
     std::sort(start.begin(), start.end());
     start.erase(std::unique(start.begin(), start.end()), start.end());
-    state_ = start.empty() ? kDead : intern(std::move(start));
+    state_ = start.empty() || overflow_ ? kDead : intern(std::move(start));
 }
 
 int32_t GrammarMatcher::intern(StackSet set) {
@@ -66,7 +66,11 @@ int32_t GrammarMatcher::intern(StackSet set) {
 int32_t GrammarMatcher::step(int32_t state, uint8_t byte) {
     int32_t n = next_[static_cast<size_t>(state)][byte];
     if (n != kUnknown) return n;
-    advance(sets_[static_cast<size_t>(state)], byte, scratch_);
+    constexpr size_t kMaxStates = 60'000;   // within one walk (between walks: forget_states_if_many)
+    if (overflow_ || sets_.size() >= kMaxStates || !advance(sets_[static_cast<size_t>(state)], byte, scratch_)) {
+        overflow_ = true;
+        return kDead;
+    }
     n = scratch_.empty() ? kDead : intern(std::move(scratch_));
     scratch_ = {};
     next_[static_cast<size_t>(state)][byte] = n;
@@ -76,7 +80,7 @@ int32_t GrammarMatcher::step(int32_t state, uint8_t byte) {
 // A long generation through a grammar of many states (bounded repetitions, long literals) must
 // not grow the table without end: past a bound it starts again from the current state.
 void GrammarMatcher::forget_states_if_many() {
-    constexpr size_t kMaxStates = 50'000;
+    constexpr size_t kMaxStates = 20'000;
     if (sets_.size() < kMaxStates || state_ < 0) return;
     StackSet current = std::move(sets_[static_cast<size_t>(state_)]);
     sets_.clear();
@@ -86,23 +90,39 @@ void GrammarMatcher::forget_states_if_many() {
     state_ = intern(std::move(current));
 }
 
-void GrammarMatcher::expand(Stack s, StackSet& out) const {
-    if (s.empty() || g_->elements[s.back()].kind == Grammar::Element::Kind::bytes) {
-        out.push_back(std::move(s));
-        return;
+// Budgets against grammars that keep many parses alive (a(b|c) nested without end) or chain
+// empty rules deeply; a grammar past them ends its request with an error.
+constexpr size_t kMaxStacks = 4096;          // parses alive at once
+constexpr size_t kMaxStackDepth = 20'000;    // rules open inside one another
+constexpr size_t kMaxExpansions = 200'000;   // rule expansions for one byte
+
+bool GrammarMatcher::expand(Stack s, StackSet& out) const {
+    std::vector<Stack> work;
+    work.push_back(std::move(s));
+    size_t expansions = 0;
+    while (!work.empty()) {
+        Stack cur = std::move(work.back());
+        work.pop_back();
+        if (cur.empty() || g_->elements[cur.back()].kind == Grammar::Element::Kind::bytes) {
+            out.push_back(std::move(cur));
+            if (out.size() > kMaxStacks) return false;
+            continue;
+        }
+        if (cur.size() > kMaxStackDepth || ++expansions > kMaxExpansions) return false;
+        const uint32_t at = cur.back();
+        cur.pop_back();
+        if (g_->elements[at + 1].kind != Grammar::Element::Kind::end) cur.push_back(at + 1);
+        const auto& alts = g_->alternatives[g_->elements[at].value];
+        for (size_t i = 0; i < alts.size(); ++i) {
+            Stack next = i + 1 < alts.size() ? cur : std::move(cur);
+            if (g_->elements[alts[i]].kind != Grammar::Element::Kind::end) next.push_back(alts[i]);
+            work.push_back(std::move(next));
+        }
     }
-    const uint32_t at = s.back();
-    s.pop_back();
-    if (g_->elements[at + 1].kind != Grammar::Element::Kind::end) s.push_back(at + 1);
-    const auto& alts = g_->alternatives[g_->elements[at].value];
-    for (size_t i = 0; i < alts.size(); ++i) {
-        Stack next = i + 1 < alts.size() ? s : std::move(s);
-        if (g_->elements[alts[i]].kind != Grammar::Element::Kind::end) next.push_back(alts[i]);
-        expand(std::move(next), out);
-    }
+    return true;
 }
 
-void GrammarMatcher::advance(const StackSet& from, uint8_t byte, StackSet& out) const {
+bool GrammarMatcher::advance(const StackSet& from, uint8_t byte, StackSet& out) const {
     out.clear();
     for (const Stack& s : from) {
         if (s.empty()) continue;
@@ -110,12 +130,13 @@ void GrammarMatcher::advance(const StackSet& from, uint8_t byte, StackSet& out) 
         if (!g_->byte_sets[g_->elements[at].value][byte]) continue;
         Stack next(s.begin(), s.end() - 1);
         if (g_->elements[at + 1].kind != Grammar::Element::Kind::end) next.push_back(at + 1);
-        expand(std::move(next), out);
+        if (!expand(std::move(next), out)) return false;
     }
     if (out.size() > 1) {
         std::sort(out.begin(), out.end());
         out.erase(std::unique(out.begin(), out.end()), out.end());
     }
+    return true;
 }
 
 bool GrammarMatcher::complete() const { return state_ >= 0 && complete_[static_cast<size_t>(state_)]; }

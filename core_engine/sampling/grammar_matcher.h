@@ -50,6 +50,9 @@ public:
     bool complete() const;
     // No stack alive: nothing can follow (a token the grammar refused was accepted).
     bool dead() const { return state_ < 0; }
+    // The grammar passed the matcher's budget (too many parses alive at once, or states met):
+    // what it allows can no longer be told; the request must end with an error.
+    bool overflowed() const { return overflow_; }
 
 private:
     using Stack = std::vector<uint32_t>;
@@ -66,14 +69,16 @@ private:
     std::unordered_map<size_t, std::vector<int32_t>> by_hash_;
     int32_t state_ = -1;
     StackSet scratch_;
+    bool overflow_ = false;
 
     static constexpr int32_t kUnknown = -2, kDead = -1;
     int32_t intern(StackSet set);
     int32_t step(int32_t state, uint8_t byte);
     void forget_states_if_many();
-    // Pushes `s` with each rule on its top expanded until a byte set is on top (or it is empty).
-    void expand(Stack s, StackSet& out) const;
-    void advance(const StackSet& from, uint8_t byte, StackSet& out) const;
+    // Pushes `s` with each rule on its top expanded until a byte set is on top (or it is empty);
+    // false past the budget.
+    bool expand(Stack s, StackSet& out) const;
+    bool advance(const StackSet& from, uint8_t byte, StackSet& out) const;
     void walk(uint32_t node, int32_t state, std::vector<char>& allowed);
 };
 

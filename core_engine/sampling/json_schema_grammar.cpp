@@ -113,12 +113,14 @@ private:
     std::vector<std::pair<std::string, std::string>> rules_;
     std::map<std::string, std::string> refs_;   // "$ref" → its rule
     int32_t depth_ = 0;
+    size_t written_ = 0;   // grammar text produced so far, however the schema repeats itself
 
     static Status unsupported(const std::string& what, const std::string& where) {
         return error(StatusCode::invalid_argument, "json_schema: " + what + " at " + where + " is not supported");
     }
 
     std::string add_rule(const std::string& body) {
+        written_ += body.size();
         const std::string name = "s" + std::to_string(rules_.size());
         rules_.emplace_back(name, body);
         return name;
@@ -161,9 +163,12 @@ private:
     }
 
     Result<std::string> visit(const Json& s, const std::string& where) {
+        constexpr size_t kMaxGrammar = 4u << 20;
         if (++depth_ > 64) return error(StatusCode::invalid_argument, "json_schema: nested deeper than 64 at " + where);
         auto r = visit_inner(s, where);
         --depth_;
+        if (r.ok() && (written_ += r->size()) > kMaxGrammar)
+            return error(StatusCode::invalid_argument, "json_schema: the schema makes a grammar of more than 4 MiB (at " + where + ")");
         return r;
     }
 
@@ -185,6 +190,15 @@ private:
                 if (kKnown.count(it.key()) && it.key() != "$ref") return unsupported("'" + it.key() + "' beside '$ref'", where);
             if (!s["$ref"].is_string()) return error(StatusCode::invalid_argument, "json_schema: '$ref' at " + where + " must be a string");
             return resolve(s["$ref"].get<std::string>(), where);
+        }
+        // Combinators and value lists take the whole schema: a constraint beside them would be dropped.
+        for (const char* key : {"anyOf", "oneOf", "allOf", "enum", "const"}) {
+            if (!s.contains(key)) continue;
+            for (auto it = s.begin(); it != s.end(); ++it) {
+                const bool type_beside_values = it.key() == "type" && (std::string(key) == "enum" || std::string(key) == "const");
+                if (kKnown.count(it.key()) && it.key() != key && !type_beside_values)
+                    return unsupported("'" + it.key() + "' beside '" + key + "'", where);
+            }
         }
         if (s.contains("const")) return json_literal(s["const"]);
         if (s.contains("enum")) {
@@ -224,6 +238,8 @@ private:
         } else {
             return std::string("value");
         }
+        std::sort(types.begin(), types.end());
+        types.erase(std::unique(types.begin(), types.end()), types.end());
         std::string out = "(";
         for (size_t i = 0; i < types.size(); ++i) {
             WB_ASSIGN_OR_RETURN(const std::string one, typed(s, types[i], where));
@@ -347,6 +363,8 @@ private:
             extra = "member";   // {"type": "object"} alone: any object
         } else if (s.contains("additionalProperties")) {
             const Json& a = s["additionalProperties"];
+            if (!(a.is_boolean() && !a.get<bool>()) && !props.empty())   // an extra key could repeat a listed one with another value
+                return unsupported("'additionalProperties' other than false beside 'properties'", where);
             if (!(a.is_boolean() && !a.get<bool>())) {
                 WB_ASSIGN_OR_RETURN(const std::string v, visit(a, where + "/additionalProperties"));
                 extra = add_rule("string ws \":\" ws " + v);

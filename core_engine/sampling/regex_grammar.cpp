@@ -52,6 +52,7 @@ private:
     std::string_view p_;
     const std::string& plain_;
     size_t pos_ = 0;
+    int32_t nesting_ = 0;
 
     Status fail(const std::string& what) const {
         return error(StatusCode::invalid_argument, "pattern: " + what + " (at character " + std::to_string(pos_ + 1) + ")");
@@ -170,12 +171,14 @@ private:
     Result<std::string> atom() {
         const char c = p_[pos_];
         if (c == '(') {
+            if (++nesting_ > 256) return fail("groups nested deeper than 256");
             ++pos_;
             if (p_.substr(pos_, 2) == "?:") pos_ += 2;
             else if (pos_ < p_.size() && p_[pos_] == '?') return fail("lookaround and named groups are not supported");
             WB_ASSIGN_OR_RETURN(std::string inner, alternation());
             if (pos_ >= p_.size() || p_[pos_] != ')') return fail("a '(' without its ')'");
             ++pos_;
+            --nesting_;
             return "(" + inner + ")";
         }
         if (c == '[') return char_class();
@@ -195,17 +198,38 @@ private:
         return literal(cp);
     }
 
-    Result<std::string> escaped_literal(char e) {
+    // The code point an escape (after its backslash, `e` already read) stands for: \n \t \r \f \v,
+    // \xHH, \uHHHH, or a punctuation character itself.
+    Result<uint32_t> escape_code(char e) {
+        auto hex = [&](size_t digits) -> Result<uint32_t> {
+            uint32_t v = 0;
+            for (size_t i = 0; i < digits; ++i, ++pos_) {
+                const char c = pos_ < p_.size() ? p_[pos_] : '\0';
+                const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                if (d < 0) return fail(std::string("\\") + e + " needs " + std::to_string(digits) + " hex digits");
+                v = v * 16 + static_cast<uint32_t>(d);
+            }
+            return v;
+        };
         switch (e) {
-            case 'n': return literal('\n');
-            case 't': return literal('\t');
-            case 'r': return literal('\r');
+            case 'n': return uint32_t{'\n'};
+            case 't': return uint32_t{'\t'};
+            case 'r': return uint32_t{'\r'};
+            case 'f': return uint32_t{'\f'};
+            case 'v': return uint32_t{'\v'};
+            case 'x': return hex(2);
+            case 'u': return hex(4);
             case 'b': case 'B': return fail("word boundaries (\\b) are not supported");
             default:
                 if (std::isdigit(static_cast<unsigned char>(e))) return fail("back-references are not supported");
                 if (std::isalpha(static_cast<unsigned char>(e))) return fail(std::string("the escape \\") + e + " is not supported");
-                return literal(static_cast<unsigned char>(e));
+                return static_cast<uint32_t>(static_cast<unsigned char>(e));
         }
+    }
+
+    Result<std::string> escaped_literal(char e) {
+        WB_ASSIGN_OR_RETURN(const uint32_t cp, escape_code(e));
+        return literal(cp);
     }
 
     Result<std::string> char_class() {
@@ -225,7 +249,7 @@ private:
                     r.insert(r.end(), sh.begin(), sh.end());
                     continue;
                 }
-                cp = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : static_cast<unsigned char>(e);
+                WB_ASSIGN_OR_RETURN(cp, escape_code(e));
             } else {
                 WB_ASSIGN_OR_RETURN(cp, code_point());
             }
@@ -234,7 +258,7 @@ private:
                 uint32_t hi = 0;
                 if (p_[pos_] == '\\') {
                     if (++pos_ >= p_.size()) break;
-                    hi = static_cast<unsigned char>(p_[pos_++]);
+                    WB_ASSIGN_OR_RETURN(hi, escape_code(p_[pos_++]));
                 } else {
                     WB_ASSIGN_OR_RETURN(hi, code_point());
                 }

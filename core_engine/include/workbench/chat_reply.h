@@ -63,6 +63,8 @@ private:
     Mode mode_;
     bool at_start_ = true;       // nothing but whitespace seen yet (of the reply, or after a block)
     bool after_block_ = false;   // thinking or a call just ended: leading blank lines are layout
+    bool spoke_ = false;         // the answer has begun (a later <think> is text)
+    size_t searched_ = 0;        // a call's body: bytes already searched for its end
     std::string pending_;        // received, not yet released
     std::string whole_;          // Mode::whole: everything
     int32_t n_calls_ = 0;

@@ -90,7 +90,10 @@ private slots:
         row("messages not an array", R"({"messages": "hi"})", true, "messages");
         row("messages empty", R"({"messages": []})", true, "messages");
         row("message not an object", R"({"messages": [1]})", true, "messages[0]");
-        row("role tool", R"({"messages": [{"role": "tool", "content": "x"}]})", true, "messages[0].role");
+        row("role tool without its call id", R"({"messages": [{"role": "tool", "content": "x"}]})", true, "messages[0].tool_call_id");
+        row("role unknown", R"({"messages": [{"role": "robot", "content": "x"}]})", true, "messages[0].role");
+        row("tool_calls not an array", R"({"messages": [{"role": "assistant", "tool_calls": {}}]})", true, "messages[0].tool_calls");
+        row("tool call without a name", R"({"messages": [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"arguments": "{}"}}]}]})", true, "messages[0].tool_calls[0].function.name");
         row("role missing", R"({"messages": [{"content": "x"}]})", true, "messages[0].role");
         row("content missing", R"({"messages": [{"role": "user"}]})", true, "messages[0].content");
         row("content a number", R"({"messages": [{"role": "user", "content": 5}]})", true, "messages[0].content");
@@ -141,7 +144,11 @@ private slots:
         row("speculative draft_max 0", R"({"prompt": "x", "speculative": {"draft": "lookup", "draft_max": 0}})", false, "speculative.draft_max");
         row("speculative ngram 99", R"({"prompt": "x", "speculative": {"draft": "lookup", "ngram": 99}})", false, "speculative.ngram");
         row("suffix (fill-in-the-middle)", R"({"prompt": "x", "suffix": "y"})", false, "suffix");
-        row("tools", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", true, "tools");
+        row("tool without a function name", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", true, "tools[0].function.name");
+        row("tool of another type", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "retrieval"}]})", true, "tools[0].type");
+        row("tool parameters not an object", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]})", true, "tools[0].function.parameters");
+        row("tool_choice naming an absent tool", R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}}})", true, "tool_choice");
+        row("tools on completions", R"({"prompt": "x", "tools": [{"type": "function", "function": {"name": "f"}}]})", false, "tools");
         row("tool_choice required", R"({"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"})", true, "tool_choice");
         row("response_format json_schema outside the subset", R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"type": "string", "format": "uri"}}}})", false, "response_format.json_schema.schema");
         row("response_format json_schema without a schema", R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema": {"name": "n"}}})", false, "response_format.json_schema.schema");

@@ -83,6 +83,10 @@ void TestChatReply::other_families() {
     QCOMPARE(tagged.tool_calls.size(), size_t{2});
     QCOMPARE(tagged.tool_calls[1].name, std::string("b"));
     QCOMPARE(parse_chat_reply(format_with(ToolCallFormat::llama3_json), "The answer is {x}.", true, false).content, std::string("The answer is {x}."));
+    // An object that merely has a name is an answer (a JSON reply about a person), not a call.
+    const ChatReply person = parse_chat_reply(format_with(ToolCallFormat::llama3_json), "{\"name\": \"Bob\", \"age\": 3}", true, false);
+    QVERIFY(person.tool_calls.empty());
+    QCOMPARE(person.content, std::string("{\"name\": \"Bob\", \"age\": 3}"));
 
     const ChatReply nemo = parse_chat_reply(format_with(ToolCallFormat::mistral), "[TOOL_CALLS][{\"name\": \"f\", \"arguments\": {\"q\": \"x\"}, \"id\": \"abcDEF123\"}]", true, false);
     QCOMPARE(nemo.tool_calls.size(), size_t{1});
@@ -123,6 +127,7 @@ void TestChatReply::streaming_matches_the_whole_reading() {
         {ToolCallFormat::llama3_json, "  {\"name\": \"f\", \"parameters\": {\"a\": \"}\"}}", false},
         {ToolCallFormat::mistral, "ok [TOOL_CALLS]f[ARGS]{\"q\": 1}", false},
         {ToolCallFormat::harmony, "<|channel|>analysis<|message|>t<|end|><|start|>assistant<|channel|>final<|message|>done", false},
+        {ToolCallFormat::hermes, "<tool_call>bad</tool_call><think>x</think>", false},   // a late <think> is text
     };
     for (const auto& [tools, text, open] : cases) {
         const ChatFormat f = format_with(tools);
@@ -191,6 +196,15 @@ void TestChatReply::forced_call_grammar() {
     QVERIFY2(g.ok(), g.ok() ? "" : g.status().message().c_str());
     QVERIFY(check_grammar(*g).ok());
     QVERIFY(!tool_call_grammar(format_with(ToolCallFormat::hermes), tools, "c", false).ok());
+    // Parameters with their own $defs (as Pydantic writes them): the references still resolve,
+    // for one tool and for several.
+    const Json with_refs = *parse_json(R"([{"type": "function", "function": {"name": "r", "parameters": {"$defs": {"P": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+        "type": "object", "properties": {"p": {"$ref": "#/$defs/P"}}}}}])");
+    QVERIFY(tool_call_grammar(format_with(ToolCallFormat::hermes), with_refs, "", false).ok());
+    Json both = with_refs;
+    both.push_back(tools[0]);
+    const auto g2 = tool_call_grammar(format_with(ToolCallFormat::hermes), both, "", true);
+    QVERIFY2(g2.ok(), g2.ok() ? "" : g2.status().message().c_str());
     const Json bad = *parse_json(R"([{"type": "function", "function": {"name": "z", "parameters": {"type": "string", "format": "uri"}}}])");
     const auto refused = tool_call_grammar(format_with(ToolCallFormat::hermes), bad, "", false);
     QVERIFY(!refused.ok() && refused.status().message().find("tool 'z'") != std::string::npos && refused.status().message().find("'format'") != std::string::npos);

@@ -74,6 +74,13 @@ private slots:
         check("{{ 'x' if messages[0].content else 'y' }}", "x");
         check("{% filter upper %}<b>{{ messages[0].role }}{% endfilter %}", "[<B>USER]");    // a filter over marked text: whole
         check("{{ bos_token | trim }}{{ '<t>' | upper }}", "<s><T>");
+        // Keys of the conversation's dicts are its text too (a tool's parameter names, argument keys).
+        check("{% for k, v in tools[0].items() %}<{{ k }}>{% endfor %}", "<[name]>");
+        check("{% for k in messages[0] %}{{ k }};{% endfor %}", "[role];[content];");
+        check("{{ (messages[0] | dictsort)[0][0] }}", "[content]");
+        check("{{ {'k': 1} | tojson }}|{{ {'<x>': messages[0].role} | tojson }}", "{\"k\": 1}|[{\"<x>\": \"user\"}]");
+        check("{% for c in messages[0].role %}<{{ c }}>{% endfor %}", "<[u]><[s]><[e]><[r]>");
+        check("{{ messages[0].role | list | join('') }}", "[user]");
     }
 
     // The real templates: each message's text appears marked, and no turn marker written by the

@@ -76,6 +76,7 @@ private slots:
     void unsupported_keywords_are_named();
     void mask_agrees_with_each_token_on_the_real_vocabulary();
     void random_walks_end_in_valid_json();
+    void hostile_grammars_end_with_an_error();
 };
 
 // The bodies are hidden from moc, which misreads some of their raw string literals.
@@ -162,9 +163,9 @@ void TestGrammar::schemas_compile_to_their_shape() {
     const std::string unanchored = grammar(R"({"type":"string","pattern":"cat|dog"})");
     QVERIFY(matches(unanchored, "\"a dog here\""));
     QVERIFY(!matches(unanchored, "\"a bird\""));
-    const std::string extra = grammar(R"({"type":"object","properties":{"a":{"type":"boolean"}},"additionalProperties":{"type":"number"}})");
-    QVERIFY(matches(extra, R"({"a": true, "x": 1.5, "y": 2})"));
-    QVERIFY(matches(extra, R"({"x": 1})"));
+    const std::string extra = grammar(R"({"type":"object","additionalProperties":{"type":"number"}})");
+    QVERIFY(matches(extra, R"({"x": 1.5, "y": 2})"));
+    QVERIFY(matches(extra, R"({})"));
     QVERIFY(!matches(extra, R"({"x": "s"})"));
     const std::string any = grammar(R"({"type":"object"})");   // no properties listed: any object
     QVERIFY(matches(any, R"({"k": [1, {"z": null}]})"));
@@ -186,6 +187,13 @@ void TestGrammar::unsupported_keywords_are_named() {
     refused(R"({"$ref":"https://example.com/s.json"})", "only references within the schema");
     refused(R"({"type":"string","pattern":"(a)\\1"})", "back-references");
     refused(R"({"type":"integer","minimum":10,"maximum":3})", "no integer");
+    refused(R"({"anyOf":[{"type":"integer"}],"minimum":5})", "'minimum' beside 'anyOf'");
+    refused(R"({"properties":{"a":{"type":"integer"}},"additionalProperties":true})", "'additionalProperties' other than false beside 'properties'");
+    // A type listed twice is compiled once (else 40 levels would cost 2^40); a grammar past 4 MiB is refused.
+    Json deep = Json{{"type", "string"}};
+    for (int i = 0; i < 40; ++i) deep = Json{{"type", Json::array({"object", "object"})}, {"properties", {{"a", deep}}}};
+    QVERIFY(json_schema_grammar(deep).ok());
+    refused(dump_json(Json{{"enum", Json::array({std::string(5u << 20, 'x')})}}).c_str(), "more than 4 MiB");
     // Annotations are not constraints: accepted.
     QVERIFY(json_schema_grammar(*parse_json(R"({"title":"T","description":"d","type":"string","examples":["x"]})")).ok());
 }
@@ -265,6 +273,38 @@ void TestGrammar::random_walks_end_in_valid_json() {
         if (j->contains("ok")) QVERIFY2((*j)["ok"].is_boolean(), text.c_str());
     }
     QVERIFY2(finished >= 20, qPrintable(QString::number(finished)));
+}
+
+// What a client may send: deep nesting, long chains of empty rules, grammars that keep
+// exponentially many parses alive, huge names. Each ends with an error, within its budget.
+void TestGrammar::hostile_grammars_end_with_an_error() {
+    const std::string deep = "root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')');
+    QVERIFY(!parse_grammar(deep).ok());
+    QVERIFY(parse_grammar(deep).status().message().find("nested deeper") != std::string::npos);
+    QVERIFY(!parse_grammar("root ::= " + std::string(300, 'n') + "\n" + std::string(300, 'n') + " ::= \"a\"").ok());
+    auto overflows = [](const std::string& gbnf, const std::string& text) {
+        auto g = parse_grammar(gbnf);
+        if (!g.ok()) return false;
+        GrammarMatcher m(std::make_shared<const Grammar>(std::move(*g)), byte_trie());
+        for (const char c : text) {
+            if (m.overflowed()) return true;
+            const auto b = static_cast<TokenId>(static_cast<unsigned char>(c));
+            if (!m.allows(b)) return m.overflowed();
+            m.accept(b);
+        }
+        std::vector<float> logits(257, 0.0f);
+        m.mask(logits);
+        return m.overflowed();
+    };
+    QVERIFY(overflows("root ::= (\"a\"?){0,100000}", "aaa"));                               // empty rules chained deep
+    QVERIFY(overflows("root ::= a\na ::= \"(\" a \")\" | \"(\" a \"]\"", std::string(40, '(')));   // parses doubling per byte
+    QVERIFY(!overflows("root ::= a\na ::= \"(\" a \")\" | \"x\"", std::string(200, '(')));        // deep but one parse: fine
+    // Patterns: deep groups refused; \x and \u escapes read, in and out of classes.
+    QVERIFY(!json_schema_grammar(Json{{"type", "string"}, {"pattern", std::string(1000, '(') + "a" + std::string(1000, ')')}}).ok());
+    const auto cjk = json_schema_grammar(*parse_json(R"({"type":"string","pattern":"^[\\u4e00-\\u9fa5]+\\x21$"})"));
+    QVERIFY2(cjk.ok(), cjk.ok() ? "" : cjk.status().message().c_str());
+    QVERIFY(matches(*cjk, "\"中文!\""));
+    QVERIFY(!matches(*cjk, "\"abc!\""));
 }
 
 #endif
