@@ -6,14 +6,12 @@
 
 namespace workbench {
 
-TokenTrie::TokenTrie(const Tokenizer& tokenizer) {
+TokenTrie::TokenTrie(std::vector<std::string> pieces, std::vector<TokenId> end_tokens)
+    : pieces_(std::move(pieces)), end_tokens_(std::move(end_tokens)) {
     nodes_.emplace_back();
-    const int32_t n = tokenizer.n_vocab();
-    pieces_.resize(static_cast<size_t>(n));
-    for (TokenId id = 0; id < n; ++id) {
-        if (tokenizer.is_eog(id)) end_tokens_.push_back(id);
-        if (tokenizer.is_control(id)) continue;
-        std::string piece = tokenizer.token_to_piece(id, false);
+    std::sort(end_tokens_.begin(), end_tokens_.end());
+    for (size_t id = 0; id < pieces_.size(); ++id) {
+        const std::string& piece = pieces_[id];
         if (piece.empty()) continue;
         uint32_t at = 0;
         for (const char c : piece) {
@@ -22,15 +20,14 @@ TokenTrie::TokenTrie(const Tokenizer& tokenizer) {
             auto it = std::lower_bound(kids.begin(), kids.end(), b, [](const auto& kid, uint8_t x) { return kid.first < x; });
             if (it == kids.end() || it->first != b) {
                 const auto child = static_cast<uint32_t>(nodes_.size());
-                it = kids.insert(it, {b, child});
-                nodes_.emplace_back();   // may move kids' storage: `it` is not used after this
+                kids.insert(it, {b, child});
+                nodes_.emplace_back();   // may move `kids`: not used after this
                 at = child;
             } else {
                 at = it->second;
             }
         }
-        nodes_[at].tokens.push_back(id);
-        pieces_[static_cast<size_t>(id)] = std::move(piece);
+        nodes_[at].tokens.push_back(static_cast<TokenId>(id));
     }
 }
 

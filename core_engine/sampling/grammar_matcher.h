@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "sampling/grammar.h"
@@ -21,7 +22,10 @@ namespace workbench {
 // The vocabulary as a trie of byte strings; built once per tokenizer.
 class TokenTrie {
 public:
-    explicit TokenTrie(const Tokenizer& tokenizer);
+    // Each token's bytes (empty: never produced as text, a control token) and the tokens that
+    // end generation, ascending.
+    TokenTrie(std::vector<std::string> pieces, std::vector<TokenId> end_tokens);
+    explicit TokenTrie(const Tokenizer& tokenizer) : TokenTrie(pieces_of(tokenizer), tokenizer.eog_ids()) {}
     struct Node {
         std::vector<std::pair<uint8_t, uint32_t>> children;   // by byte, ascending
         std::vector<TokenId> tokens;                           // tokens whose bytes end here
@@ -35,6 +39,13 @@ private:
     std::vector<Node> nodes_;
     std::vector<std::string> pieces_;
     std::vector<TokenId> end_tokens_;
+
+    static std::vector<std::string> pieces_of(const Tokenizer& tokenizer) {
+        std::vector<std::string> pieces(static_cast<size_t>(tokenizer.n_vocab()));
+        for (TokenId id = 0; id < tokenizer.n_vocab(); ++id)
+            if (!tokenizer.is_control(id)) pieces[static_cast<size_t>(id)] = tokenizer.token_to_piece(id, false);
+        return pieces;
+    }
 };
 
 class GrammarMatcher {
