@@ -3,6 +3,8 @@
 #include <QClipboard>
 #include <QDesktopServices>
 #include <QGuiApplication>
+#include <QJsonDocument>
+#include <QRegularExpression>
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextDocument>
@@ -75,8 +77,20 @@ QString TokenStreamView::codeBlockOf(int index, int block) const {
     return blocks.value(block);
 }
 
+void TokenStreamView::toggleThinking(int index) {
+    if (index < 0 || index >= m_entries.size()) return;
+    m_entries[index].thinkingOpen = !m_entries[index].thinkingOpen;
+    const int scroll = verticalScrollBar()->value();
+    render();
+    verticalScrollBar()->setValue(scroll);   // the reader stays where they clicked
+}
+
 void TokenStreamView::followLink(const QUrl& url) {
     QString text;
+    if (url.scheme() == QLatin1String("toggle-thinking")) {
+        toggleThinking(url.path().toInt());
+        return;
+    }
     if (url.scheme() == QLatin1String("copy-message")) {
         text = textOf(url.path().toInt());
     } else if (url.scheme() == QLatin1String("copy-code")) {
@@ -133,6 +147,8 @@ void TokenStreamView::addMessage(Role role, const QString& text, const QString& 
 void TokenStreamView::beginStream() {
     m_streaming = true;
     m_streamText.clear();
+    m_streamThinking.clear();
+    m_streamCalls.clear();
     m_streamCodeBlocks.clear();
     QTextCursor c(document());
     c.movePosition(QTextCursor::End);
@@ -148,6 +164,55 @@ void TokenStreamView::appendStream(const QString& chunk) {
     if (!m_streamRender.isActive()) m_streamRender.start();
 }
 
+void TokenStreamView::appendThinking(const QString& chunk) {
+    if (!m_streaming || chunk.isEmpty()) return;
+    m_streamThinking += chunk;
+    if (!m_streamRender.isActive()) m_streamRender.start();
+}
+
+void TokenStreamView::addToolCall(const QString& name, const QString& arguments) {
+    if (!m_streaming) return;
+    m_streamCalls.append({name, arguments});
+    if (!m_streamRender.isActive()) m_streamRender.start();
+}
+
+void TokenStreamView::renderThinking(QTextCursor& c, const QString& thinking, bool open, int index) {
+    if (thinking.trimmed().isEmpty()) return;
+    const qsizetype words = thinking.split(QRegularExpression(QStringLiteral("\\s+")), Qt::SkipEmptyParts).size();
+    const QString label = words == 1 ? tr("Thinking · 1 word") : tr("Thinking · %1 words").arg(words);
+    if (index >= 0) {
+        c.insertHtml(QStringLiteral("<a class=\"copy\" href=\"toggle-thinking:%1\">%2 %3</a>")
+                         .arg(index)
+                         .arg(open ? QStringLiteral("▾") : QStringLiteral("▸"), label.toHtmlEscaped()));
+    } else {
+        QTextCharFormat f;
+        f.setForeground(m_colors.note);
+        c.insertText(tr("Thinking…"), f);
+    }
+    c.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    if (!open) return;
+    QTextBlockFormat quote;
+    quote.setLeftMargin(14);
+    c.setBlockFormat(quote);
+    QTextCharFormat f;
+    f.setForeground(m_colors.note);
+    f.setFontItalic(true);
+    c.insertText(thinking.trimmed(), f);
+    c.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    c.setBlockFormat(QTextBlockFormat());
+}
+
+void TokenStreamView::renderToolCalls(QTextCursor& c, const QList<ToolCall>& calls) {
+    for (const ToolCall& call : calls) {
+        QString args = call.arguments;
+        if (const QJsonDocument doc = QJsonDocument::fromJson(call.arguments.toUtf8()); doc.isObject())
+            args = QString::fromUtf8(doc.toJson(QJsonDocument::Indented)).trimmed();
+        const QString md = tr("**Tool call** `%1`").arg(call.name) + QStringLiteral("\n\n```json\n") + args + QStringLiteral("\n```\n");
+        c.insertHtml(markdownToHtml(md, QStringLiteral("copy-call:"), m_colors.codeBackground).html);
+        c.insertBlock(QTextBlockFormat(), QTextCharFormat());
+    }
+}
+
 void TokenStreamView::renderStreamTail() {
     if (!m_streaming) return;
     QScrollBar* bar = verticalScrollBar();
@@ -156,9 +221,15 @@ void TokenStreamView::renderStreamTail() {
     c.setPosition(m_streamStart);
     c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
     c.removeSelectedText();
+    // The thinking shows as it comes; once the answer begins it folds to its line.
+    renderThinking(c, m_streamThinking, m_streamText.isEmpty() && m_streamCalls.isEmpty(), -1);
     const MarkdownHtml md = markdownToHtml(m_streamText, copyCodePrefix(static_cast<int>(m_entries.size())), m_colors.codeBackground);
     m_streamCodeBlocks = md.codeBlocks;
     c.insertHtml(md.html);
+    if (!m_streamCalls.isEmpty()) {
+        c.insertBlock(QTextBlockFormat(), QTextCharFormat());
+        renderToolCalls(c, m_streamCalls);
+    }
     // Follow the stream unless the reader scrolled up to look at something.
     if (atBottom) bar->setValue(bar->maximum());
 }
@@ -167,9 +238,12 @@ void TokenStreamView::finishStream(const QString& finalText, const QString& foot
     if (!m_streaming) return;
     m_streaming = false;
     m_streamRender.stop();
+    Entry e{Role::Assistant, finalText, footer, {}, m_streamThinking, m_streamCalls};
     m_streamText.clear();
+    m_streamThinking.clear();
+    m_streamCalls.clear();
     m_streamCodeBlocks.clear();
-    m_entries.append({Role::Assistant, finalText, footer, {}});
+    m_entries.append(std::move(e));
     // Rendering the whole transcript again is the simplest exact way (a few hundred messages at
     // most; once per reply, never per token).
     render();
@@ -180,6 +254,8 @@ void TokenStreamView::abortStream() {
     m_streaming = false;
     m_streamRender.stop();
     m_streamText.clear();
+    m_streamThinking.clear();
+    m_streamCalls.clear();
     m_streamCodeBlocks.clear();
     render();
 }
@@ -194,6 +270,8 @@ void TokenStreamView::clearMessages() {
     m_streaming = false;
     m_streamRender.stop();
     m_streamText.clear();
+    m_streamThinking.clear();
+    m_streamCalls.clear();
     m_streamCodeBlocks.clear();
     render();
 }
@@ -236,9 +314,14 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
 void TokenStreamView::renderEntry(QTextCursor& c, Entry& e, int index) {
     insertHeader(c, e.role, index);
     if (e.role == Role::Assistant || e.role == Role::User) {
+        renderThinking(c, e.thinking, e.thinkingOpen, index);
         const MarkdownHtml md = markdownToHtml(e.text, copyCodePrefix(index), m_colors.codeBackground);
         e.codeBlocks = md.codeBlocks;
         c.insertHtml(md.html);
+        if (!e.toolCalls.isEmpty()) {
+            c.insertBlock(QTextBlockFormat(), QTextCharFormat());
+            renderToolCalls(c, e.toolCalls);
+        }
     } else {
         QTextCharFormat f;
         f.setForeground(e.role == Role::Error ? m_colors.error : m_colors.note);

@@ -2,8 +2,10 @@
 // with tables, code highlighted by language), the reply being generated too, re-rendered as it
 // grows (at most every kStreamRenderMs), so an open code fence shows as code, never as ```. Each
 // message has a Copy link beside its role and each code block one above it; each message may
-// carry a footer line (metrics). Plain strings in, nothing engine-specific. Its colours follow its
-// palette: on a dark palette (the dark theme) code, links, labels and footers switch to a dark set.
+// carry a footer line (metrics). A reply may carry the model's thinking — shown as it streams,
+// then folded into a "Thinking" line that opens and closes on a click — and tool calls, each a
+// block of its own (name and arguments). Plain strings in, nothing engine-specific. Its colours
+// follow its palette: on a dark palette (the dark theme) code, links, labels and footers switch.
 #pragma once
 
 #include <QList>
@@ -30,6 +32,9 @@ public:
     // Starts an assistant message that grows with appendStream() until finishStream().
     void beginStream();
     void appendStream(const QString& chunk);
+    // The streamed reply's thinking and its tool calls (arguments: JSON text), kept with it at the end.
+    void appendThinking(const QString& chunk);
+    void addToolCall(const QString& name, const QString& arguments);
     void finishStream(const QString& finalText, const QString& footer);
     // Drops the message being streamed (its request failed).
     void abortStream();
@@ -42,6 +47,11 @@ public:
     QString streamText() const { return m_streamText; }
     QString footerOf(int index) const { return m_entries.value(index).footer; }
     QString textOf(int index) const { return m_entries.value(index).text; }
+    QString thinkingOf(int index) const { return m_entries.value(index).thinking; }
+    bool thinkingShown(int index) const { return m_entries.value(index).thinkingOpen; }
+    int toolCallCount(int index) const { return static_cast<int>(m_entries.value(index).toolCalls.size()); }
+    // Opens or folds message `index`'s thinking (what its "Thinking" link does).
+    void toggleThinking(int index);
     // Code block `block` of message `index` (the stream's is messageCount()), as its Copy link copies it.
     QString codeBlockOf(int index, int block) const;
     // What a link in the transcript does: copy a message or a code block, or open a web link.
@@ -58,12 +68,21 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
+    struct ToolCall {
+        QString name, arguments;
+    };
     struct Entry {
         Role role;
         QString text;
         QString footer;
         QStringList codeBlocks;
+        QString thinking;
+        QList<ToolCall> toolCalls;
+        bool thinkingOpen = false;
     };
+    // Thinking (open or as a folded link) and tool calls of an assistant message.
+    void renderThinking(QTextCursor& cursor, const QString& thinking, bool open, int index);
+    void renderToolCalls(QTextCursor& cursor, const QList<ToolCall>& calls);
     void render();
     void applyColors();
     void renderEntry(QTextCursor& cursor, Entry& entry, int index);
@@ -72,6 +91,8 @@ private:
 
     QList<Entry> m_entries;
     QString m_streamText;
+    QString m_streamThinking;
+    QList<ToolCall> m_streamCalls;
     QStringList m_streamCodeBlocks;
     QStringList m_highlightWords;
     void applyHighlights(bool scrollToFirst);

@@ -90,6 +90,33 @@ private slots:
         QVERIFY(view.document()->toPlainText().contains("5 tokens"));
     }
 
+    // Thinking shows while it streams, folds to its line once the answer begins and at the end,
+    // and opens again on its link; a tool call is a block of its own with its arguments.
+    void thinking_folds_and_tool_calls_show_as_calls() {
+        TokenStreamView view;
+        view.addMessage(TokenStreamView::Role::User, QStringLiteral("Weather?"));
+        view.beginStream();
+        view.appendThinking(QStringLiteral("The user wants the weather in Paris."));
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("wants the weather"), 2000);
+        view.appendStream(QStringLiteral("Let me check."));
+        view.addToolCall(QStringLiteral("get_weather"), QStringLiteral("{\"city\":\"Paris\"}"));
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("get_weather"), 2000);
+        QVERIFY(!view.document()->toPlainText().contains("wants the weather"));   // folded once the answer began
+        view.finishStream(QStringLiteral("Let me check."), QStringLiteral("12 tokens"));
+        QCOMPARE(view.thinkingOf(1), QStringLiteral("The user wants the weather in Paris."));
+        QCOMPARE(view.toolCallCount(1), 1);
+        QCOMPARE(view.textOf(1), QStringLiteral("Let me check."));   // Copy copies the answer
+        const QString folded = view.document()->toPlainText();
+        QVERIFY(folded.contains("Thinking · 7 words"));
+        QVERIFY(!folded.contains("wants the weather"));
+        QVERIFY(folded.contains("\"city\": \"Paris\""));   // the arguments, indented JSON
+        view.followLink(QUrl(QStringLiteral("toggle-thinking:1")));
+        QVERIFY(view.thinkingShown(1));
+        QVERIFY(view.document()->toPlainText().contains("wants the weather"));
+        view.followLink(QUrl(QStringLiteral("toggle-thinking:1")));
+        QVERIFY(!view.document()->toPlainText().contains("wants the weather"));
+    }
+
     void copy_links_copy_the_message_and_the_code() {
         TokenStreamView view;
         const QString reply = QStringLiteral("Two blocks:\n\n```\nfirst\n```\n\n```sh\necho second\n```");

@@ -191,7 +191,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
 void ChatPage::connectBackend() {
     m_backendConnections = {
         connect(m_backend, &ChatBackend::tokensArrived, this, [this](const QString& text) {
-            if (m_replyStreaming) m_view->appendStream(text);
+            if (m_replyStreaming && m_replyReader) showReply(m_replyReader->push(text.toStdString()));
         }),
         connect(m_backend, &ChatBackend::samplesArrived, this, &ChatPage::onSamples),
         connect(m_backend, &ChatBackend::replyFinished, this, &ChatPage::onReplyFinished),
@@ -309,12 +309,26 @@ void ChatPage::startReply() {
                                  static_cast<int>(users) - 1);
     }
     m_replyStreaming = true;
+    // The reply read as the model writes it: thinking apart from the answer, and any call it makes
+    // in the Hermes form shown as a call.
+    m_replyReader = std::make_unique<workbench::ChatReplyStream>(workbench::ChatFormat{}, true, false);
+    m_replyAnswer.clear();
+    m_replyParted = false;
     m_view->beginStream();
     m_metrics->beginReply();
     updateButtons();
 }
 
 void ChatPage::stop() { m_backend->stop(); }
+
+void ChatPage::showReply(const workbench::ChatReply& part) {
+    m_replyAnswer += QString::fromStdString(part.content);
+    m_replyParted = m_replyParted || !part.reasoning.empty() || !part.tool_calls.empty();
+    m_view->appendThinking(QString::fromStdString(part.reasoning));
+    m_view->appendStream(QString::fromStdString(part.content));
+    for (const workbench::ToolCall& call : part.tool_calls)
+        m_view->addToolCall(QString::fromStdString(call.name), QString::fromStdString(call.arguments));
+}
 
 void ChatPage::truncateHistory(int index) {
     if (index < 0 || index >= static_cast<int>(m_history.size())) return;
@@ -378,7 +392,10 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
     m_replyStreaming = false;
     m_viewIndex.append(m_view->messageCount());
     m_history.push_back({"assistant", summary.text.toStdString()});
-    m_view->finishStream(summary.text, summary.remote ? fmt::remoteReplyFooter(summary.metrics, summary.stopReasonName,
+    if (m_replyReader) showReply(m_replyReader->finish());
+    m_replyReader.reset();
+    // The message shows the answer; the thinking and calls go with it (the history keeps all).
+    m_view->finishStream(m_replyParted ? m_replyAnswer : summary.text, summary.remote ? fmt::remoteReplyFooter(summary.metrics, summary.stopReasonName,
                                                                                summary.remote->where, summary.remote->kvFraction,
                                                                                summary.remote->cutOff)
                                                       : fmt::replyFooter(summary.metrics, summary.stopReasonName, summary.seed));

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include "ui/bridge/engine_types.h"
+#include "workbench/chat_reply.h"
 
 class ChatBackend;
 class ConfigPanel;
@@ -129,5 +130,9 @@ private:
     QList<int> m_viewIndex;        // transcript entry of each history turn
     int m_contextTokens = 0;
     bool m_replyStreaming = false;
+    std::unique_ptr<workbench::ChatReplyStream> m_replyReader;   // the reply being read
+    QString m_replyAnswer;        // its answer so far (without thinking or calls)
+    bool m_replyParted = false;   // it had thinking or calls
+    void showReply(const workbench::ChatReply& part);
     bool m_regenerating = false;   // startReply() for Regenerate: the user message is already recorded
 };
