@@ -15,6 +15,8 @@ QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopRe
     QStringList parts;
     parts << QStringLiteral("%1 tokens").arg(m.n_generated);
     parts << QStringLiteral("TTFT %1 ms").arg(m.ttft_ms, 0, 'f', 0);
+    // A model that thought first: when its answer began.
+    if (m.first_answer_ms && *m.first_answer_ms > m.ttft_ms + 0.5) parts << QStringLiteral("answer at %1 ms").arg(*m.first_answer_ms, 0, 'f', 0);
     // Undefined for a one-token reply: say so rather than print a made-up rate.
     parts << (m.decode_tok_s ? QStringLiteral("%1 tok/s").arg(*m.decode_tok_s, 0, 'f', 1) : QStringLiteral("— tok/s"));
     parts << QStringLiteral("prompt %1 (%2 reused)").arg(m.n_prompt_tokens).arg(m.n_prompt_reused);
