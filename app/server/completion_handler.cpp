@@ -70,11 +70,12 @@ struct ReplyReading {
 
     bool single_call = false;   // parallel_tool_calls false: the first call only
 
-    workbench::ChatReply with_ids(workbench::ChatReply reply, int32_t& n_calls) const {
+    // Ids differ between calls of a choice and between choices (n > 1).
+    workbench::ChatReply with_ids(workbench::ChatReply reply, int32_t& n_calls, int32_t choice) const {
         if (single_call && n_calls + reply.tool_calls.size() > 1)
             reply.tool_calls.resize(static_cast<size_t>(std::max(0, 1 - n_calls)));
         for (workbench::ToolCall& c : reply.tool_calls)
-            if (c.id.empty()) c.id = workbench::tool_call_id(format, id_seed, n_calls++);
+            if (c.id.empty()) c.id = workbench::tool_call_id(format, id_seed + static_cast<uint64_t>(choice) * 0x9E3779B97F4A7C15ull, n_calls++);
         return reply;
     }
 };
@@ -322,9 +323,11 @@ void answer_whole(const CompletionContext& ctx, const ApiRequest& r, const Respo
     for (const ChoiceState& c : choices) n_generated += c.n_output_tokens;
     if (r.best_of > r.n) choices = best_choices(std::move(choices), r.n);
     if (reading.on)
-        for (ChoiceState& c : choices) {
+        for (size_t i = 0; i < choices.size(); ++i) {
+            ChoiceState& c = choices[i];
             int32_t n_calls = 0;
-            c.reply = reading.with_ids(workbench::parse_chat_reply(reading.format, c.text, reading.tools, reading.thinking_open), n_calls);
+            c.reply = reading.with_ids(workbench::parse_chat_reply(reading.format, c.text, reading.tools, reading.thinking_open), n_calls,
+                                       static_cast<int32_t>(i));
             if (!c.reply->tool_calls.empty() && c.finish_reason == "stop") c.finish_reason = "tool_calls";
         }
     if (r.echo)
@@ -371,7 +374,7 @@ std::string stream_text(StreamState& st, std::vector<ChannelEvent>& events) {
     auto send_reply = [&](int32_t i, workbench::ChatReply d, const Json& logprobs) {
         const size_t k = static_cast<size_t>(i);
         const int32_t first_call = st.n_calls[k];
-        d = st.reading.with_ids(std::move(d), st.n_calls[k]);
+        d = st.reading.with_ids(std::move(d), st.n_calls[k], i);
         auto with_role = [&](Json delta) {
             if (!st.role_sent[k]) delta["role"] = "assistant";
             st.role_sent[k] = true;

@@ -189,6 +189,11 @@ message = forced.choices[0].message
 check("tools required: a call whose arguments validate", calls_valid(message.tool_calls or []), repr(message))
 check("tools required: finish_reason tool_calls", forced.choices[0].finish_reason == "tool_calls", forced.choices[0].finish_reason)
 check("tools required: ids are call_…", all(c.id.startswith("call_") and c.type == "function" for c in message.tool_calls or []))
+two = client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice="required", temperature=1.0, seed=5,
+                                     max_tokens=200, n=2, parallel_tool_calls=False)
+ids = [c.id for choice in two.choices for c in choice.message.tool_calls or []]
+check("tools n=2: every call valid, ids unique across choices",
+      len(ids) == 2 and len(set(ids)) == 2 and all(calls_valid(ch.message.tool_calls or []) for ch in two.choices), repr(ids))
 named = client.chat.completions.create(model=model, messages=ask, tools=TOOLS, tool_choice={"type": "function", "function": {"name": "add"}},
                                        temperature=0.8, seed=3, max_tokens=200)
 check("tools named: only that function, valid arguments",
