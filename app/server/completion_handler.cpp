@@ -95,9 +95,8 @@ ReplyReading reply_reading(const CompletionContext& ctx, const ApiRequest& r, co
     // DeepSeek-R1's generation prompt opens <think>: the reply starts inside it.
     const size_t tail = std::min<size_t>(prompt.size(), 12);
     const std::string end = ctx.engine.detokenize(std::vector<workbench::TokenId>(prompt.end() - static_cast<std::ptrdiff_t>(tail), prompt.end()), true);
-    const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
     // A grammar (response_format, a forced call) decides the reply's form from its first byte.
-    out.thinking_open = open != std::string::npos && (close == std::string::npos || close < open) && r.grammar.empty() && !forces_call(r);
+    out.thinking_open = workbench::ends_inside_thinking(end) && r.grammar.empty() && !forces_call(r);
     out.id_seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     return out;
 }

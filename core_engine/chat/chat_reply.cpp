@@ -184,6 +184,20 @@ ChatFormat chat_format_of(std::string_view source) {
     return f;
 }
 
+bool ends_inside_thinking(std::string_view tail) {
+    const size_t open = tail.rfind(kThinkOpen), close = tail.rfind(kThinkClose);
+    return open != std::string_view::npos && (close == std::string_view::npos || close < open);
+}
+
+std::string chat_content_text(const Json& content) {
+    if (content.is_string()) return content.get<std::string>();
+    std::string text;
+    if (content.is_array())
+        for (const Json& part : content)
+            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
+    return text;
+}
+
 ChatReplyStream::ChatReplyStream(ChatFormat format, bool tools_offered, bool thinking_open)
     : format_(format), tools_(tools_offered), mode_(thinking_open ? Mode::reasoning : Mode::content) {
     if (format_.tools == ToolCallFormat::harmony) mode_ = Mode::whole;

@@ -15,15 +15,6 @@ constexpr const char* kToolSystemPromptEnd =
     "<tool_call></tool_call> tags, one block per call:\n<tool_call>\n{\"name\": \"function_name\", \"arguments\": {\"arg\": \"value\"}}\n</tool_call>\n"
     "Results come back inside <tool_response></tool_response> tags. Use only the functions listed and do not invent argument values.";
 
-std::string message_text(const Json& content) {
-    if (content.is_string()) return content.get<std::string>();
-    std::string text;
-    if (content.is_array())
-        for (const Json& part : content)
-            if (part.is_object() && part.contains("text") && part["text"].is_string()) text += part["text"].get<std::string>();
-    return text;
-}
-
 // A call's arguments as an object where they parse (templates were written for objects).
 Json arguments_object(const Json& arguments) {
     if (arguments.is_string()) {
@@ -69,14 +60,14 @@ Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const
                 if (call.is_object() && call.contains("function") && call["function"].is_object() && call["function"].contains("arguments"))
                     call["function"]["arguments"] = arguments_object(call["function"]["arguments"]);
             if (describe) {   // the calls as the Hermes text the model was told to write
-                std::string text = copy.contains("content") ? message_text(copy["content"]) : "";
+                std::string text = copy.contains("content") ? chat_content_text(copy["content"]) : "";
                 for (const Json& call : copy["tool_calls"]) text += (text.empty() ? "" : "\n") + hermes_call(call);
                 copy.erase("tool_calls");
                 copy["content"] = text;
             }
         }
         if (describe && copy.value("role", "") == "tool") {
-            copy = {{"role", "user"}, {"content", "<tool_response>\n" + message_text(m.value("content", Json(""))) + "\n</tool_response>"}};
+            copy = {{"role", "user"}, {"content", "<tool_response>\n" + chat_content_text(m.value("content", Json(""))) + "\n</tool_response>"}};
         }
         if (copy.contains("content") && copy["content"].is_null()) copy["content"] = "";
         out.push_back(std::move(copy));
@@ -86,7 +77,7 @@ Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const
         for (const Json& t : tools) listing += dump_json(t) + "\n";
         listing += kToolSystemPromptEnd;
         if (!out.empty() && out[0].value("role", "") == "system") {
-            out[0]["content"] = message_text(out[0]["content"]) + "\n\n" + listing;
+            out[0]["content"] = chat_content_text(out[0]["content"]) + "\n\n" + listing;
         } else {
             out.insert(out.begin(), Json{{"role", "system"}, {"content", listing}});
         }

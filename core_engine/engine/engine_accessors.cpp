@@ -24,17 +24,6 @@ Json messages_json(const std::vector<ChatMessage>& messages) {
     return out;
 }
 
-// A message's text for the native families: a string, or the text parts of a list of parts.
-std::string message_text(const Json& content) {
-    if (content.is_string()) return content.get<std::string>();
-    std::string text;
-    if (content.is_array())
-        for (const Json& part : content)
-            if (part.is_object() && part.value("type", "") == "text" && part.contains("text") && part["text"].is_string())
-                text += part["text"].get<std::string>();
-    return text;
-}
-
 }  // namespace
 
 Result<RenderedChat> Engine::render_conversation(const ChatTemplateInput& input) const {
@@ -44,7 +33,7 @@ Result<RenderedChat> Engine::render_conversation(const ChatTemplateInput& input)
     for (const Json& m : input.messages) {
         if (!m.is_object() || !m.contains("role") || !m["role"].is_string())
             return error(StatusCode::invalid_argument, "each message needs a \"role\" string");
-        messages.push_back({m["role"].get<std::string>(), message_text(m.value("content", Json()))});
+        messages.push_back({m["role"].get<std::string>(), chat_content_text(m.value("content", Json()))});
     }
     std::vector<TextRange> ranges;
     RenderedChat out;
@@ -80,9 +69,7 @@ std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messa
     return impl_->tokenizer->encode(text, true, true, content);
 }
 
-ChatFormat Engine::chat_format() const {
-    return chat_format_of(impl_->model_template.parsed ? std::string_view(impl_->model_template.source) : std::string_view());
-}
+ChatFormat Engine::chat_format() const { return impl_->chat_format; }
 
 std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
 

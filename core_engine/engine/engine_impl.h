@@ -22,6 +22,7 @@ struct Engine::Impl {
     ModelChatTemplate model_template;   // parsed when the file carries one that parses
     ChatTemplate chat_template;         // the native family: for files without a template
     std::string template_parse_error;   // why the file's template is not used
+    ChatFormat chat_format;             // how its replies mark thinking and calls (from the template in use)
     std::unique_ptr<DecoderModel> model;
     std::unique_ptr<ThreadPool> pool;
     AttentionLayout layout;           // as configured (the model's native pattern is applied in kv)

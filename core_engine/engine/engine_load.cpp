@@ -184,6 +184,7 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
         if (Status parsed = prepare_model_chat_template(impl->model_template); !parsed.ok())
             impl->template_parse_error = parsed.message();
     }
+    impl->chat_format = chat_format_of(impl->model_template.parsed ? std::string_view(impl->model_template.source) : std::string_view());
 
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
     WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));

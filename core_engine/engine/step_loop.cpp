@@ -130,9 +130,8 @@ void StepLoop::start(Submitted& s) {
     bool thinking_open = false;   // (a grammar decides the reply's form itself)
     if (!req->prompt.empty() && req->generation.grammar.empty()) {
         const size_t tail = std::min<size_t>(req->prompt.size(), 12);
-        const std::string end = e_.tokenizer->decode(std::vector<TokenId>(req->prompt.end() - static_cast<std::ptrdiff_t>(tail), req->prompt.end()), true);
-        const size_t open = end.rfind("<think>"), close = end.rfind("</think>");
-        thinking_open = open != std::string::npos && (close == std::string::npos || close < open);
+        thinking_open = ends_inside_thinking(
+            e_.tokenizer->decode(std::vector<TokenId>(req->prompt.end() - static_cast<std::ptrdiff_t>(tail), req->prompt.end()), true));
     }
     if (!req->generation.grammar.empty()) {
         // Compiled once per text: a server answers many requests with the same schema.

@@ -83,6 +83,11 @@ Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const
 // invalid_argument naming the tool and keyword for a parameters schema outside the subset.
 Result<std::string> tool_call_grammar(const ChatFormat& format, const Json& tools, const std::string& name, bool parallel);
 
+// Whether a rendered prompt's tail leaves the reply inside <think> (DeepSeek-R1's generation prompt).
+bool ends_inside_thinking(std::string_view prompt_tail);
+// A message's text: its content string, or the text parts of a list of parts joined.
+std::string chat_content_text(const Json& content);
+
 // An id for a call the model made: `n` distinguishes calls of one reply, `seed` replies.
 std::string tool_call_id(const ChatFormat& format, uint64_t seed, int32_t n);
 
