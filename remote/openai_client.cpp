@@ -13,6 +13,7 @@
 #include <httplib.h>
 
 #include "sse_reader.h"
+#include "workbench/chat_reply.h"
 #include "workbench/json.h"
 
 namespace wbremote {
@@ -81,9 +82,8 @@ Json request_json(const RemoteRequest& r) {
     Json body = Json::object();
     if (!r.model.empty()) body["model"] = r.model;
     if (r.chat) {
-        Json messages = Json::array();
-        for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-        body["messages"] = std::move(messages);
+        body["messages"] = workbench::chat_messages_json(r.messages);
+        if (r.tools.is_array() && !r.tools.empty()) body["tools"] = r.tools;
     } else {
         if (r.prompt_tokens.empty()) body["prompt"] = r.prompt;
         else body["prompt"] = r.prompt_tokens;
@@ -102,6 +102,70 @@ Json request_json(const RemoteRequest& r) {
     body["stream_options"] = {{"include_usage", true}};
     return body;
 }
+
+// A chat stream's deltas as one text, the way the workbench's chat reads replies
+// (workbench/chat_reply.h, Hermes form): the thinking ("reasoning_content", or vLLM's newer
+// "reasoning") inside <think>…</think>, and the calls (tool_calls deltas, by index, arguments in
+// fragments) as <tool_call> blocks, written whole once the answer moves on or the stream ends.
+class DeltaTranscript {
+public:
+    std::string take(const Json& delta) {
+        std::string out;
+        for (const char* key : {"reasoning_content", "reasoning"})
+            if (const auto it = delta.find(key); it != delta.end() && it->is_string() && !it->get<std::string>().empty()) {
+                if (!thinking_) out += "<think>";
+                thinking_ = true;
+                out += it->get<std::string>();
+                break;
+            }
+        if (const auto it = delta.find("tool_calls"); it != delta.end() && it->is_array())
+            for (const Json& c : *it) add_call(c);
+        if (const auto it = delta.find("content"); it != delta.end() && it->is_string() && !it->get<std::string>().empty()) {
+            out += close();
+            out += it->get<std::string>();
+        }
+        return out;
+    }
+    // The thinking closed and the calls written.
+    std::string close() {
+        std::string out = thinking_ ? "</think>\n\n" : "";
+        thinking_ = false;
+        for (const Call& c : calls_) {
+            Json call = {{"name", c.name}};
+            auto args = workbench::parse_json(c.arguments.empty() ? "{}" : c.arguments);
+            call["arguments"] = args.ok() ? *args : Json(c.arguments);
+            if (!c.id.empty()) call["id"] = c.id;
+            out += "<tool_call>\n" + workbench::dump_json(call) + "\n</tool_call>\n";
+        }
+        calls_.clear();
+        return out;
+    }
+
+private:
+    struct Call {
+        std::string id, name, arguments;
+    };
+    bool thinking_ = false;
+    std::vector<Call> calls_;
+
+    void add_call(const Json& c) {
+        if (!c.is_object()) return;
+        size_t index = calls_.size();
+        if (const auto it = c.find("index"); it != c.end() && it->is_number_unsigned()) index = it->get<size_t>();
+        else if (!calls_.empty() && !c.contains("id")) index = calls_.size() - 1;   // a fragment of the last call
+        if (index > 127) return;
+        if (index >= calls_.size()) calls_.resize(index + 1);
+        Call& call = calls_[index];
+        if (const auto it = c.find("id"); it != c.end() && it->is_string()) call.id = it->get<std::string>();
+        if (const auto fn = c.find("function"); fn != c.end() && fn->is_object()) {
+            if (const auto n = fn->find("name"); n != fn->end() && n->is_string()) call.name += n->get<std::string>();
+            if (const auto a = fn->find("arguments"); a != fn->end()) {
+                if (a->is_string()) call.arguments += a->get<std::string>();
+                else if (a->is_object()) call.arguments = workbench::dump_json(*a);
+            }
+        }
+    }
+};
 
 }  // namespace
 
@@ -223,6 +287,7 @@ RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteR
     req.body = workbench::dump_json(request_json(request));
 
     SseReader sse;
+    DeltaTranscript transcript;
     std::string error_body;
     bool event_stream = false, done = false;
     int32_t n_content_events = 0;
@@ -267,17 +332,27 @@ RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteR
             for (const Json& ch : (*j)["choices"]) {
                 if (!ch.is_object()) continue;
                 std::string piece;
-                if (ch.contains("delta") && ch["delta"].is_object() && ch["delta"].contains("content") && ch["delta"]["content"].is_string())
-                    piece = ch["delta"]["content"].get<std::string>();
-                else if (ch.contains("text") && ch["text"].is_string())
+                bool carried = false;   // a token's worth arrived (a call's fragment writes nothing yet)
+                if (ch.contains("delta") && ch["delta"].is_object()) {
+                    const Json& delta = ch["delta"];
+                    piece = transcript.take(delta);
+                    carried = !piece.empty() || delta.contains("tool_calls");
+                } else if (ch.contains("text") && ch["text"].is_string()) {
                     piece = ch["text"].get<std::string>();
-                if (!piece.empty()) {
-                    out.text += piece;
+                    carried = !piece.empty();
+                }
+                if (ch.contains("finish_reason") && ch["finish_reason"].is_string()) {
+                    out.finish_reason = ch["finish_reason"].get<std::string>();
+                    piece += transcript.close();
+                }
+                if (carried) {
                     arrivals.push_back(t);
                     ++n_content_events;
+                }
+                if (!piece.empty()) {
+                    out.text += piece;
                     if (on_text) on_text(piece, t);
                 }
-                if (ch.contains("finish_reason") && ch["finish_reason"].is_string()) out.finish_reason = ch["finish_reason"].get<std::string>();
             }
         }
         return true;
@@ -303,6 +378,11 @@ RemoteCompletion stream_completion(const RemoteEndpoint& endpoint, const RemoteR
     if (watcher.joinable()) watcher.join();
     const double end_ms = since();
     out.n_malformed_lines += sse.n_malformed_lines();
+    // A stream cut off inside the thinking or a call: what arrived of them, written out.
+    if (const std::string rest = transcript.close(); !rest.empty()) {
+        out.text += rest;
+        if (on_text) on_text(rest, end_ms);
+    }
 
     workbench::RequestMetrics& m = out.metrics;
     m.n_prompt_tokens = usage_prompt.value_or(0);

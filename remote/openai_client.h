@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "workbench/config.h"
+#include "workbench/json.h"
 #include "workbench/metrics.h"
 #include "workbench/status.h"
 #include "workbench/store.h"
@@ -55,7 +56,8 @@ workbench::ConfigurationRecord remote_configuration(const std::string& base_url,
 struct RemoteRequest {
     std::string model;                               // empty: none sent (the server's default)
     bool chat = true;                                // /v1/chat/completions, else /v1/completions
-    std::vector<workbench::ChatMessage> messages;    // chat
+    std::vector<workbench::ChatMessage> messages;    // chat (tool calls and results in OpenAI's form)
+    workbench::Json tools;                           // chat: OpenAI's tools array; null: none offered
     std::string prompt;                              // completions
     std::vector<int32_t> prompt_tokens;              // completions: token ids sent instead of `prompt` when given
     workbench::GenerationRequest generation;         // max_tokens, sampling, stop, ignore_eos

@@ -38,12 +38,16 @@ void MainWindow::continueSession(qint64 sessionId, bool keepLoaded) {
             }
             PendingContinue pending{sessionId, {}};
             for (const workbench::MessageRecord& m : result->messages) {
-                if (m.role != "user" && m.role != "assistant") continue;
-                // A regenerated reply follows the one it replaced (the store keeps both): the
+                if (m.role != "user" && m.role != "assistant" && m.role != "tool") continue;
+                workbench::ChatMessage turn{m.role, m.text};
+                turn.reasoning = m.reasoning;
+                turn.tool_calls = m.tool_calls;
+                turn.tool_call_id = m.tool_call_id;
+                // A regenerated reply follows the one it replaced (earlier versions kept both): the
                 // conversation goes on from the newest.
                 if (m.role == "assistant" && !pending.turns.empty() && pending.turns.back().role == "assistant")
-                    pending.turns.back().content = m.text;
-                else pending.turns.push_back({m.role, m.text});
+                    pending.turns.back() = std::move(turn);
+                else pending.turns.push_back(std::move(turn));
             }
             m_continue = pending;
             showPage(QStringLiteral("Chat"));

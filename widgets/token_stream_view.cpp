@@ -131,8 +131,10 @@ void TokenStreamView::applyHighlights(bool scrollToFirst) {
     }
 }
 
-void TokenStreamView::addMessage(Role role, const QString& text, const QString& footer) {
-    m_entries.append({role, text, footer, {}});
+void TokenStreamView::addMessage(Role role, const QString& text, const QString& footer) { appendEntry({role, text, footer, {}}); }
+
+void TokenStreamView::appendEntry(Entry entry) {
+    m_entries.append(std::move(entry));
     if (m_streaming) {
         // Keep the stream last: render the new entry before it.
         render();
@@ -142,6 +144,10 @@ void TokenStreamView::addMessage(Role role, const QString& text, const QString& 
     c.movePosition(QTextCursor::End);
     renderEntry(c, m_entries.last(), static_cast<int>(m_entries.size() - 1));
     verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+}
+
+void TokenStreamView::addReply(const QString& text, const QString& thinking, const QList<ToolCall>& calls, const QString& footer) {
+    appendEntry({Role::Assistant, text, footer, {}, thinking, calls});
 }
 
 void TokenStreamView::beginStream() {
@@ -300,6 +306,7 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
     switch (role) {
     case Role::User: label = tr("You"); f.setForeground(m_colors.user); break;
     case Role::Assistant: label = tr("Assistant"); f.setForeground(m_colors.assistant); break;
+    case Role::Tool: label = tr("Tool result"); f.setForeground(m_colors.assistant); break;
     case Role::Note: label = tr("Note"); f.setForeground(m_colors.note); break;
     case Role::Error: label = tr("Error"); f.setForeground(m_colors.error); break;
     }
@@ -313,7 +320,7 @@ void TokenStreamView::insertHeader(QTextCursor& c, Role role, int index) {
 
 void TokenStreamView::renderEntry(QTextCursor& c, Entry& e, int index) {
     insertHeader(c, e.role, index);
-    if (e.role == Role::Assistant || e.role == Role::User) {
+    if (e.role == Role::Assistant || e.role == Role::User || e.role == Role::Tool) {
         renderThinking(c, e.thinking, e.thinkingOpen, index);
         const MarkdownHtml md = markdownToHtml(e.text, copyCodePrefix(index), m_colors.codeBackground);
         e.codeBlocks = md.codeBlocks;

@@ -16,7 +16,7 @@
 class TokenStreamView : public QTextBrowser {
     Q_OBJECT
 public:
-    enum class Role { User, Assistant, Note, Error };
+    enum class Role { User, Assistant, Tool, Note, Error };   // Tool: a tool's result, returned to the model
     static constexpr int kStreamRenderMs = 50;
 
     explicit TokenStreamView(QWidget* parent = nullptr);
@@ -29,6 +29,11 @@ public:
     bool isDark() const;
 
     void addMessage(Role role, const QString& text, const QString& footer = {});
+    struct ToolCall {
+        QString name, arguments;
+    };
+    // An assistant message with its thinking (folded) and tool calls (a stored conversation).
+    void addReply(const QString& text, const QString& thinking, const QList<ToolCall>& calls, const QString& footer = {});
     // Starts an assistant message that grows with appendStream() until finishStream().
     void beginStream();
     void appendStream(const QString& chunk);
@@ -68,9 +73,6 @@ protected:
     void changeEvent(QEvent* event) override;
 
 private:
-    struct ToolCall {
-        QString name, arguments;
-    };
     struct Entry {
         Role role;
         QString text;
@@ -81,6 +83,7 @@ private:
         bool thinkingOpen = false;
     };
     // Thinking (open or as a folded link) and tool calls of an assistant message.
+    void appendEntry(Entry entry);
     void renderThinking(QTextCursor& cursor, const QString& thinking, bool open, int index);
     void renderToolCalls(QTextCursor& cursor, const QList<ToolCall>& calls);
     void render();

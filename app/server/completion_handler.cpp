@@ -92,11 +92,8 @@ ReplyReading reply_reading(const CompletionContext& ctx, const ApiRequest& r, co
     if (forces_call(r) && out.format.needs_special_text()) out.format.tools = workbench::ToolCallFormat::hermes;
     out.tools = !r.tools.empty();
     out.single_call = !r.parallel_tool_calls;
-    // DeepSeek-R1's generation prompt opens <think>: the reply starts inside it.
-    const size_t tail = std::min<size_t>(prompt.size(), 12);
-    const std::string end = ctx.engine.detokenize(std::vector<workbench::TokenId>(prompt.end() - static_cast<std::ptrdiff_t>(tail), prompt.end()), true);
     // A grammar (response_format, a forced call) decides the reply's form from its first byte.
-    out.thinking_open = workbench::ends_inside_thinking(end) && r.grammar.empty() && !forces_call(r);
+    out.thinking_open = ctx.engine.prompt_opens_thinking(prompt) && r.grammar.empty() && !forces_call(r);
     out.id_seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     return out;
 }
@@ -107,11 +104,8 @@ std::variant<std::vector<workbench::TokenId>, ApiError> prompt_tokens(const Comp
     std::vector<workbench::TokenId> tokens;
     const char* param = r.endpoint == Endpoint::chat_completions ? "messages" : "prompt";
     if (r.endpoint == Endpoint::chat_completions) {
-        const workbench::ChatFormat format = ctx.engine.chat_format();
-        workbench::ChatTemplateInput input;
-        input.messages = workbench::prepare_tool_messages(format, r.template_messages, r.tools);
-        if (format.template_renders_tools && !r.tools.empty()) input.tools = r.tools;
-        input.extra = r.template_kwargs;
+        const workbench::ChatTemplateInput input =
+            workbench::chat_template_input(ctx.engine.chat_format(), r.template_messages, r.tools, r.template_kwargs);
         auto t = ctx.engine.tokenize_conversation(input, ctx.options.special_tokens_in_content);
         if (!t.ok()) return bad("messages", "the model's chat template refused the conversation: " + t.status().message());
         tokens = std::move(*t);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "workbench/chat_reply.h"
 #include "workbench/structured_output.h"
 
 namespace wbserver {
@@ -151,22 +152,9 @@ std::optional<ApiError> read_messages(const Json& body, const RequestLimits& lim
 // tools, tool_choice, parallel_tool_calls.
 std::optional<ApiError> read_tools(const Json& body, ApiRequest& out) {
     if (const Json* tools = field(body, "tools")) {
-        if (!tools->is_array()) return bad("tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {\"name\", …}}");
-        if (tools->size() > 128) return bad("tools", "'tools' has " + std::to_string(tools->size()) + " entries; at most 128 are accepted");
-        for (size_t i = 0; i < tools->size(); ++i) {
-            const Json& t = (*tools)[i];
-            const std::string at = "tools[" + std::to_string(i) + "]";
-            const Json* type = t.is_object() ? field(t, "type") : nullptr;
-            if (!type || *type != "function") return bad(at + ".type", "'" + at + ".type' must be \"function\"");
-            const Json* fn = field(t, "function");
-            const Json* name = fn && fn->is_object() ? field(*fn, "name") : nullptr;
-            if (!name || !name->is_string() || name->get<std::string>().empty() || name->get<std::string>().size() > 64 ||
-                name->get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
-                return bad(at + ".function.name", "'" + at + ".function.name' must be 1 to 64 letters, digits, '_', '-' or '.'");
-            if (const Json* p = field(*fn, "parameters"); p && !p->is_object())
-                return bad(at + ".function.parameters", "'" + at + ".function.parameters' must be a JSON Schema object");
-            out.tools.push_back(t);
-        }
+        std::string where;
+        if (const workbench::Status s = workbench::check_tools(*tools, &where); !s.ok()) return bad(where, s.message());
+        out.tools = *tools;
     }
     if (auto e = read_bool(body, "parallel_tool_calls", out.parallel_tool_calls)) return e;
     if (const Json* choice = field(body, "tool_choice")) {

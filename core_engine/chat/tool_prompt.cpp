@@ -133,3 +133,63 @@ std::string tool_call_id(const ChatFormat& format, uint64_t seed, int32_t n) {
 }
 
 }  // namespace workbench
+
+namespace workbench {
+
+Json chat_messages_json(const std::vector<ChatMessage>& messages) {
+    Json out = Json::array();
+    for (const ChatMessage& m : messages) {
+        Json j = {{"role", m.role}, {"content", m.content}};
+        if (!m.reasoning.empty()) j["reasoning_content"] = m.reasoning;
+        if (!m.tool_calls.empty()) {
+            Json calls = Json::array();
+            for (const ToolCall& c : m.tool_calls)
+                calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+            j["tool_calls"] = std::move(calls);
+        }
+        if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
+ChatTemplateInput chat_template_input(const ChatFormat& format, const Json& messages, const Json& tools, const Json& extra) {
+    ChatTemplateInput input;
+    const bool offered = tools.is_array() && !tools.empty();
+    input.messages = prepare_tool_messages(format, messages, offered ? tools : Json::array());
+    if (format.template_renders_tools && offered) input.tools = tools;
+    if (extra.is_object()) input.extra = extra;
+    return input;
+}
+
+Status check_tools(const Json& tools, std::string* field) {
+    const auto bad = [&](const std::string& at, const std::string& message) {
+        if (field) *field = at;
+        return error(StatusCode::invalid_argument, message);
+    };
+    if (!tools.is_array()) return bad("tools", "'tools' must be an array of {\"type\": \"function\", \"function\": {\"name\", …}}");
+    if (tools.size() > 128) return bad("tools", "'tools' has " + std::to_string(tools.size()) + " entries; at most 128 are accepted");
+    // A member of an object, or null (nlohmann's find() iterators only compare within one container).
+    const auto member = [](const Json& j, const char* key) -> const Json* {
+        if (!j.is_object()) return nullptr;
+        const auto it = j.find(key);
+        return it == j.end() ? nullptr : &*it;
+    };
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const Json& t = tools[i];
+        const std::string at = "tools[" + std::to_string(i) + "]";
+        const Json* type = member(t, "type");
+        if (!type || *type != "function") return bad(at + ".type", "'" + at + ".type' must be \"function\"");
+        const Json* fn = member(t, "function");
+        const Json* name = fn ? member(*fn, "name") : nullptr;
+        const bool named = name && name->is_string() && !name->get<std::string>().empty() && name->get<std::string>().size() <= 64 &&
+                           name->get<std::string>().find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") ==
+                               std::string::npos;
+        if (!named) return bad(at + ".function.name", "'" + at + ".function.name' must be 1 to 64 letters, digits, '_', '-' or '.'");
+        if (const Json* p = member(*fn, "parameters"); p && !p->is_object())
+            return bad(at + ".function.parameters", "'" + at + ".function.parameters' must be a JSON Schema object");
+    }
+    return Status();
+}
+
+}  // namespace workbench

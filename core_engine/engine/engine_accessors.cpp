@@ -16,16 +16,6 @@ std::string Engine::detokenize(const std::vector<TokenId>& tokens, bool render_s
 
 std::string Engine::token_text(TokenId token) const { return impl_->tokenizer->token_to_piece(token, true); }
 
-namespace {
-
-Json messages_json(const std::vector<ChatMessage>& messages) {
-    Json out = Json::array();
-    for (const ChatMessage& m : messages) out.push_back({{"role", m.role}, {"content", m.content}});
-    return out;
-}
-
-}  // namespace
-
 Result<RenderedChat> Engine::render_conversation(const ChatTemplateInput& input) const {
     if (impl_->model_template.parsed) return render_model_chat_template(impl_->model_template, input);
     if (!input.messages.is_array()) return error(StatusCode::invalid_argument, "messages must be a JSON array of {\"role\", \"content\"} objects");
@@ -52,7 +42,7 @@ Result<std::vector<TokenId>> Engine::tokenize_conversation(const ChatTemplateInp
 
 std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
     ChatTemplateInput input;
-    input.messages = messages_json(messages);
+    input.messages = chat_messages_json(messages);
     input.add_generation_prompt = add_generation_prompt;
     if (auto r = render_conversation(input); r.ok()) return std::move(r->text);
     return impl_->chat_template.render(messages, add_generation_prompt);
@@ -61,7 +51,7 @@ std::string Engine::render_chat(const std::vector<ChatMessage>& messages, bool a
 std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                            bool special_in_content) const {
     ChatTemplateInput input;
-    input.messages = messages_json(messages);
+    input.messages = chat_messages_json(messages);
     input.add_generation_prompt = add_generation_prompt;
     if (auto r = tokenize_conversation(input, special_in_content); r.ok()) return std::move(*r);
     std::vector<TextRange> content;
@@ -70,6 +60,11 @@ std::vector<TokenId> Engine::tokenize_chat(const std::vector<ChatMessage>& messa
 }
 
 ChatFormat Engine::chat_format() const { return impl_->chat_format; }
+
+bool Engine::prompt_opens_thinking(const std::vector<TokenId>& prompt) const {
+    const size_t tail = std::min<size_t>(prompt.size(), 12);
+    return ends_inside_thinking(detokenize(std::vector<TokenId>(prompt.end() - static_cast<std::ptrdiff_t>(tail), prompt.end()), true));
+}
 
 std::string Engine::default_system_prompt() const { return impl_->chat_template.default_system_prompt(); }
 

@@ -38,10 +38,12 @@ void bind_outcome(Statement& stmt, int first, const RunRecord& run) {
         .bind(first + 13, run.stop_reason);
 }
 
-// Speculative decoding's counts at `first`, first + 1; left NULL for a run that did not speculate.
+// Speculative decoding's counts at `first`, first + 1 (left NULL for a run that did not
+// speculate), and the time to the first answer token at first + 2.
 void bind_drafts(Statement& stmt, int first, const RunRecord& run) {
     if (run.n_draft_tokens) stmt.bind(first, *run.n_draft_tokens);
     if (run.n_accepted_tokens) stmt.bind(first + 1, *run.n_accepted_tokens);
+    stmt.bind(first + 2, run.first_answer_ms);
 }
 
 // Sets WAL (readers never block the writer, and a killed process loses at most its open
@@ -183,8 +185,8 @@ Result<RowId> Store::begin_run(const RunRecord& run) {
                          "n_tokens_prompt, n_tokens_generated, ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, "
                          "itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, kv_bytes_full, kv_bytes_read_per_token, "
                          "stop_reason, model_sha256, app_version, app_commit, cpu_model, cpu_features, backend, "
-                         "n_threads, seed, draft_tokens, accepted_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
-                         "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"));
+                         "n_threads, seed, draft_tokens, accepted_tokens, first_answer_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                         "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"));
         stmt.bind_id(1, start.session_id).bind_id(2, start.configuration_id).bind(3, start.started_unix_ms);
         bind_outcome(stmt, 4, start);
         const RunProvenance& p = start.provenance;
@@ -338,10 +340,15 @@ Status Store::add_message(const MessageRecord& message) {
     const int64_t created = or_now(message.created_unix_ms);
     impl_->writer->post([m = message, created](Connection& conn) -> Result<int64_t> {
         WB_ASSIGN_OR_RETURN(Statement stmt,
-                            conn.prepare("INSERT INTO messages (session_id, run_id, seq, role, text, created_unix_ms) "
+                            conn.prepare("INSERT INTO messages (session_id, run_id, seq, role, text, created_unix_ms, "
+                                         "reasoning, tool_calls, tool_call_id) "
                                          "VALUES (?1, ?2, (SELECT coalesce(max(seq) + 1, 0) FROM messages "
-                                         "WHERE session_id = ?1), ?3, ?4, ?5)"));
+                                         "WHERE session_id = ?1), ?3, ?4, ?5, ?6, ?7, ?8)"));
         stmt.bind(1, m.session_id).bind_id(2, m.run_id).bind(3, m.role).bind(4, m.text).bind(5, created);
+        // What a message does not have stays NULL.
+        if (!m.reasoning.empty()) stmt.bind(6, m.reasoning);
+        if (!m.tool_calls.empty()) stmt.bind(7, store::tool_calls_text(m.tool_calls));
+        if (!m.tool_call_id.empty()) stmt.bind(8, m.tool_call_id);
         WB_RETURN_IF_ERROR(while_doing(stmt.run(), "saving a message to session " + std::to_string(m.session_id)));
         return conn.last_insert_id();
     });
@@ -358,7 +365,8 @@ Status Store::finish_run(const RunRecord& run) {
                                          "n_tokens_generated = ?3, ttft_ms = ?4, prefill_tok_s = ?5, decode_tok_s = ?6, "
                                          "itl_ms_p50 = ?7, itl_ms_p90 = ?8, itl_ms_p99 = ?9, kv_bytes = ?10, "
                                          "kv_bytes_peak = ?11, kv_bytes_full = ?12, kv_bytes_read_per_token = ?13, "
-                                         "stop_reason = ?14, draft_tokens = ?16, accepted_tokens = ?17 WHERE id = ?15"));
+                                         "stop_reason = ?14, draft_tokens = ?16, accepted_tokens = ?17, first_answer_ms = ?18 "
+                                         "WHERE id = ?15"));
         bind_outcome(stmt, 1, r);
         stmt.bind(15, r.id);
         bind_drafts(stmt, 16, r);

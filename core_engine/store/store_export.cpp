@@ -34,6 +34,7 @@ Json run_json(const RunRecord& run, const std::vector<MetricSample>& samples) {
     o["n_tokens_prompt"] = run.n_tokens_prompt;
     o["n_tokens_generated"] = run.n_tokens_generated;
     o["ttft_ms"] = json_number(run.ttft_ms);
+    o["first_answer_ms"] = json_number(run.first_answer_ms);
     o["prefill_tok_s"] = json_number(run.prefill_tok_s);
     o["decode_tok_s"] = json_number(run.decode_tok_s);
     o["itl_ms_p50"] = json_number(run.itl_ms_p50);
@@ -106,9 +107,17 @@ Result<std::string> Store::export_session_json(RowId session_id) const {
         else
             root["configuration"] = nullptr;
         Json& message_array = root["messages"] = Json::array();
-        for (const MessageRecord& m : messages)
-            message_array.push_back({{"seq", m.seq}, {"role", m.role}, {"text", m.text}, {"run_id", id_or_null(m.run_id)},
-                                     {"created_unix_ms", m.created_unix_ms}});
+        for (const MessageRecord& m : messages) {
+            Json message = {{"seq", m.seq}, {"role", m.role}, {"text", m.text}, {"run_id", id_or_null(m.run_id)},
+                            {"created_unix_ms", m.created_unix_ms}};
+            if (!m.reasoning.empty()) message["reasoning"] = m.reasoning;
+            if (!m.tool_calls.empty()) {
+                Json& calls = message["tool_calls"] = Json::array();
+                for (const ToolCall& c : m.tool_calls) calls.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+            }
+            if (!m.tool_call_id.empty()) message["tool_call_id"] = m.tool_call_id;
+            message_array.push_back(std::move(message));
+        }
         Json& run_array = root["runs"] = Json::array();
         for (const RunRecord& run : runs) {
             WB_ASSIGN_OR_RETURN(std::vector<MetricSample> samples, store::read_samples(conn, run.id));
@@ -128,7 +137,7 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             "run_id,session_id,configuration_id,started_utc,finished_utc,n_tokens_prompt,n_tokens_generated,ttft_ms,"
             "prefill_tok_s,decode_tok_s,itl_ms_p50,itl_ms_p90,itl_ms_p99,kv_bytes,kv_bytes_peak,kv_bytes_full,"
             "kv_bytes_read_per_token,stop_reason,model_sha256,app_version,app_commit,cpu_model,cpu_features,backend,"
-            "n_threads,seed,draft_tokens,accepted_tokens\n";
+            "n_threads,seed,draft_tokens,accepted_tokens,first_answer_ms\n";
         for (const RunRecord& r : runs) {
             out += std::to_string(r.id) + ',' + std::to_string(r.session_id) + ',' + std::to_string(r.configuration_id) + ',';
             out += store::format_utc(r.started_unix_ms) + ',' + store::format_utc(r.finished_unix_ms) + ',';
@@ -151,6 +160,8 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             if (r.n_draft_tokens) out += std::to_string(*r.n_draft_tokens);
             out += ',';
             if (r.n_accepted_tokens) out += std::to_string(*r.n_accepted_tokens);
+            out += ',';
+            store::append_csv_number(out, r.first_answer_ms);
             out += '\n';
         }
         return out;

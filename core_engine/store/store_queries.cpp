@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "store/store_impl.h"
+#include "store/store_text.h"
 
 namespace workbench {
 
@@ -17,7 +18,7 @@ constexpr const char* kRunColumns =
     "id, session_id, configuration_id, started_unix_ms, finished_unix_ms, n_tokens_prompt, n_tokens_generated, "
     "ttft_ms, prefill_tok_s, decode_tok_s, itl_ms_p50, itl_ms_p90, itl_ms_p99, kv_bytes, kv_bytes_peak, "
     "kv_bytes_full, kv_bytes_read_per_token, stop_reason, model_sha256, app_version, app_commit, cpu_model, "
-    "cpu_features, backend, n_threads, seed, draft_tokens, accepted_tokens";
+    "cpu_features, backend, n_threads, seed, draft_tokens, accepted_tokens, first_answer_ms";
 
 RunRecord run_from_row(const Statement& row) {
     RunRecord run;
@@ -49,6 +50,7 @@ RunRecord run_from_row(const Statement& row) {
     if (!row.column_is_null(25)) run.seed = row.column_int(25);
     if (!row.column_is_null(26)) run.n_draft_tokens = static_cast<int32_t>(row.column_int(26));
     if (!row.column_is_null(27)) run.n_accepted_tokens = static_cast<int32_t>(row.column_int(27));
+    run.first_answer_ms = row.column_optional(28);
     return run;
 }
 
@@ -116,7 +118,8 @@ Result<SessionRecord> read_session(Connection& conn, RowId session_id) {
 }
 
 Result<std::vector<MessageRecord>> read_messages(Connection& conn, RowId session_id) {
-    WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare("SELECT id, session_id, run_id, seq, role, text, created_unix_ms "
+    WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare("SELECT id, session_id, run_id, seq, role, text, created_unix_ms, "
+                                                     "reasoning, tool_calls, tool_call_id "
                                                      "FROM messages WHERE session_id = ?1 ORDER BY seq"));
     stmt.bind(1, session_id);
     std::vector<MessageRecord> messages;
@@ -131,6 +134,9 @@ Result<std::vector<MessageRecord>> read_messages(Connection& conn, RowId session
         m.role = stmt.column_text(4);
         m.text = stmt.column_text(5);
         m.created_unix_ms = stmt.column_int(6);
+        m.reasoning = stmt.column_text(7);
+        m.tool_calls = tool_calls_from_text(stmt.column_text(8));
+        m.tool_call_id = stmt.column_text(9);
         messages.push_back(std::move(m));
     }
     return messages;

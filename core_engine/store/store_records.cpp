@@ -25,6 +25,7 @@ void apply_metrics(RunRecord& run, const GenerationMetrics& metrics) {
     run.n_tokens_generated = metrics.n_generated;
     // A run that produced no token has no time to first token.
     run.ttft_ms = metrics.n_generated > 0 ? std::optional<double>(metrics.ttft_ms) : std::nullopt;
+    run.first_answer_ms = metrics.first_answer_ms;
     run.prefill_tok_s = metrics.prefill_tok_s;
     run.decode_tok_s = metrics.decode_tok_s;
     run.itl_ms_p50 = metrics.itl_ms_p50;

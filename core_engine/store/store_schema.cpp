@@ -211,9 +211,19 @@ CREATE TABLE sweep_rows (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 9: a chat's tool calls and results and its thinking (NULL: none, or recorded before):
+// an assistant message's calls as JSON [{"id", "name", "arguments"}] and its reasoning, a tool
+// message's call id; and a run's time to its first answer token (NULL: not measured).
+constexpr const char* kMigration9 = R"sql(
+ALTER TABLE messages ADD COLUMN reasoning TEXT;
+ALTER TABLE messages ADD COLUMN tool_calls TEXT;
+ALTER TABLE messages ADD COLUMN tool_call_id TEXT;
+ALTER TABLE runs ADD COLUMN first_answer_ms REAL;
+)sql";
+
 const std::vector<const char*>& migrations() {
     static const std::vector<const char*> list = {kMigration1, kMigration2, kMigration3, kMigration4, kMigration5, kMigration6, kMigration7,
-                                                   kMigration8};
+                                                   kMigration8, kMigration9};
     return list;
 }
 

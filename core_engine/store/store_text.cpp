@@ -1,4 +1,5 @@
-// CSV and time formatting for the store's exports. Pure functions: no SQLite, no state.
+// CSV and time formatting for the store's exports, and the tool calls' column. Pure functions:
+// no SQLite, no state.
 #include "store/store_text.h"
 
 #include <charconv>
@@ -6,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+
+#include "workbench/json.h"
 
 namespace workbench::store {
 
@@ -52,6 +55,32 @@ std::string format_utc(int64_t unix_ms) {
 int64_t now_unix_ms() {
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+std::string tool_calls_text(const std::vector<ToolCall>& calls) {
+    Json out = Json::array();
+    for (const ToolCall& c : calls) out.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+    return dump_json(out);
+}
+
+std::vector<ToolCall> tool_calls_from_text(std::string_view text) {
+    std::vector<ToolCall> calls;
+    if (text.empty()) return calls;
+    auto j = parse_json(text);
+    if (!j.ok() || !j->is_array()) return calls;
+    for (const Json& c : *j) {
+        if (!c.is_object()) continue;
+        ToolCall call;
+        const auto text_of = [&](const char* key) {
+            const auto it = c.find(key);
+            return it != c.end() && it->is_string() ? it->get<std::string>() : std::string();
+        };
+        call.id = text_of("id");
+        call.name = text_of("name");
+        call.arguments = text_of("arguments");
+        calls.push_back(std::move(call));
+    }
+    return calls;
 }
 
 }  // namespace workbench::store

@@ -1,11 +1,15 @@
 // Text encodings for the CSV and Markdown exports: shortest round-trip numbers, CSV fields, UTC
-// timestamps. JSON is written through workbench/json.h.
+// timestamps; and a message's tool calls as the messages table keeps them. JSON is written
+// through workbench/json.h.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "workbench/types.h"
 
 namespace workbench::store {
 
@@ -19,5 +23,9 @@ void append_csv_number(std::string& out, const std::optional<double>& value);  /
 // "2025-03-04T05:06:07.089Z"; empty for 0.
 std::string format_utc(int64_t unix_ms);
 int64_t now_unix_ms();
+
+// Tool calls as JSON [{"id", "name", "arguments"}], and back (text that does not parse: none).
+std::string tool_calls_text(const std::vector<ToolCall>& calls);
+std::vector<ToolCall> tool_calls_from_text(std::string_view text);
 
 }  // namespace workbench::store

@@ -13,8 +13,10 @@ class ChatBackend : public QObject {
 public:
     using QObject::QObject;
 
-    // False (and nothing sent) when there is nothing to talk to or a reply is running.
-    virtual bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) = 0;
+    // False (and nothing sent) when there is nothing to talk to or a reply is running. `tools`:
+    // OpenAI's tools array as JSON text offered with the turn (empty: none).
+    virtual bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) = 0;
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) { return sendChat(messages, request, {}); }
     // Ends the running reply soon; it still ends with replyFinished (stop reason "cancelled").
     virtual void stop() = 0;
     // A model to talk to: loaded here, or a server connected.
@@ -28,6 +30,8 @@ public:
     virtual void resetConversation() = 0;
 
 signals:
+    // Before the reply's first token: how to read it.
+    void replyFormKnown(const ReplyForm& form);
     void tokensArrived(const QString& text);
     void samplesArrived(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);

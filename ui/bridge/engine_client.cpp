@@ -37,6 +37,7 @@ EngineClient::EngineClient(QObject* parent) : ChatBackend(parent) {
         setBusy(false, m_generating);
         emit loadFailed(message, modelKept);
     }, Qt::QueuedConnection);
+    connect(m_worker, &EngineWorker::replyFormKnown, this, &EngineClient::replyFormKnown, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::tokensArrived, this, &EngineClient::tokensArrived, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::samplesArrived, this, &EngineClient::samplesArrived, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::blockMapArrived, this, &EngineClient::blockMapArrived, Qt::QueuedConnection);
@@ -79,11 +80,11 @@ void EngineClient::loadModel(const workbench::EngineConfig& config, bool keepOnF
     emit requestLoad(m_config, keepOnFailure);
 }
 
-bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) {
+bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) {
     if (!isLoaded() || isBusy()) return false;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     setBusy(false, true);
-    emit requestChat(messages, request, m_cancel);
+    emit requestChat(messages, tools, request, m_cancel);
     return true;
 }
 

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "workbench/chat_reply.h"
 #include "workbench/config.h"
 #include "workbench/engine.h"
 #include "workbench/metrics.h"
@@ -48,6 +49,14 @@ struct ReplySummary {
     std::optional<Remote> remote;
 };
 
+// How the reply about to stream is read (workbench/chat_reply.h): the model's format, whether
+// tools were offered, whether the prompt left it inside <think>. Sent before its first token.
+struct ReplyForm {
+    workbench::ChatFormat format;
+    bool toolsOffered = false;
+    bool thinkingOpen = false;
+};
+
 // The conversation's KV blocks per layer (workbench::KvBlockState values, row-major).
 struct BlockMapSnapshot {
     int layers = 0, blocks = 0, blockTokens = 16;
@@ -68,6 +77,7 @@ Q_DECLARE_METATYPE(ChatHistory)
 Q_DECLARE_METATYPE(CancelFlag)
 Q_DECLARE_METATYPE(TokenSample)
 Q_DECLARE_METATYPE(ReplySummary)
+Q_DECLARE_METATYPE(ReplyForm)
 Q_DECLARE_METATYPE(BlockMapSnapshot)
 Q_DECLARE_METATYPE(MachineCeilings)
 Q_DECLARE_METATYPE(workbench::Engine::RooflineSnapshot)

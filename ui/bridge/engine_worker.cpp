@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QFileInfo>
 #include <QSettings>
+#include <algorithm>
 #include <string>
 
 #include "workbench/digest.h"
@@ -16,6 +17,7 @@ void registerEngineTypes() {
     qRegisterMetaType<ChatHistory>();
     qRegisterMetaType<CancelFlag>();
     qRegisterMetaType<TokenSample>();
+    qRegisterMetaType<ReplyForm>();
     qRegisterMetaType<QList<TokenSample>>();
     qRegisterMetaType<ReplySummary>();
     qRegisterMetaType<BlockMapSnapshot>();
@@ -115,12 +117,38 @@ BlockMapSnapshot EngineWorker::blockMap() const {
     return s;
 }
 
-void EngineWorker::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request,
+void EngineWorker::sendChat(const ChatHistory& messages, const QString& tools, const workbench::GenerationRequest& chatRequest,
                             const CancelFlag& cancel) {
     if (!m_engine) {
         emit replyFailed(tr("No model is loaded."));
         return;
     }
+    // The conversation through the model's own template, as the server renders it: tools offered
+    // where given, calls and results in their places.
+    workbench::Json toolsJson;
+    if (!tools.isEmpty())
+        if (auto parsed = workbench::parse_json(tools.toStdString()); parsed.ok()) toolsJson = std::move(*parsed);
+    const bool offered = toolsJson.is_array() && !toolsJson.empty();
+    const workbench::ChatFormat format = m_engine->chat_format();
+    const bool plain = !offered && std::all_of(messages.begin(), messages.end(), [](const workbench::ChatMessage& m) {
+        return m.role != "tool" && m.tool_calls.empty();
+    });
+    std::vector<workbench::TokenId> prompt;
+    if (plain) {
+        // A template that refuses plain turns falls back to its family's native rendering.
+        prompt = m_engine->tokenize_chat(messages, true);
+    } else {
+        auto t = m_engine->tokenize_conversation(
+            workbench::chat_template_input(format, workbench::chat_messages_json(messages), toolsJson, workbench::Json::object()));
+        if (!t.ok()) {
+            emit replyFailed(tr("The model's chat template refused the conversation: %1").arg(QString::fromStdString(t.status().message())));
+            return;
+        }
+        prompt = std::move(*t);
+    }
+    workbench::GenerationRequest request = chatRequest;
+    request.render_special = format.needs_special_text();
+    emit replyFormKnown(ReplyForm{format, offered, m_engine->prompt_opens_thinking(prompt)});
     QElapsedTimer clock;
     clock.start();
     QString pendingText;
@@ -161,7 +189,7 @@ void EngineWorker::sendChat(const ChatHistory& messages, const workbench::Genera
         pendingText += QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
         maybeFlush();
     };
-    auto result = m_engine->chat(messages, request, onText, cancel.get(), onToken);
+    auto result = m_engine->generate_tokens(prompt, request, onText, cancel.get(), onToken);
     flush();
     emit blockMapArrived(blockMap());
     emit rooflineArrived(m_engine->last_step_roofline());

@@ -27,7 +27,7 @@ public slots:
     void loadModel(const workbench::EngineConfig& config, bool keepOnFailure);
     // Generates the assistant's reply to `messages`. Emits tokensArrived/samplesArrived while it
     // runs, then replyFinished (also when stopped) or replyFailed.
-    void sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const CancelFlag& cancel);
+    void sendChat(const ChatHistory& messages, const QString& tools, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     // Forgets the cached conversation (a new chat).
     void resetConversation();
     // Frees the model (the Compare page between runs: its memory goes back).
@@ -40,6 +40,7 @@ signals:
     void modelDigest(const QString& sha256);
     void modelLoaded(const workbench::ModelInfo& info);
     void loadFailed(const QString& message, bool modelKept);
+    void replyFormKnown(const ReplyForm& form);
     void tokensArrived(const QString& text);
     void samplesArrived(const QList<TokenSample>& samples);
     void replyFinished(const ReplySummary& summary);

@@ -103,8 +103,13 @@ QString RemoteChatClient::metricsUrl(const QString& baseUrl) {
     return root + QStringLiteral("/metrics");
 }
 
-bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) {
+bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) {
     if (!isReady() || m_generating) return false;
+    workbench::Json toolsJson;
+    if (!tools.isEmpty()) {
+        auto parsed = workbench::parse_json(tools.toStdString());
+        if (parsed.ok()) toolsJson = std::move(*parsed);
+    }
     if (m_thread.joinable()) m_thread.join();  // the last reply's thread, already past its result
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     m_generating = true;
@@ -116,6 +121,13 @@ bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::Ge
     remote.model = m_target.model.toStdString();
     remote.messages = messages;
     remote.generation = request;
+    remote.tools = toolsJson;
+    // The stream comes back in one form whatever the server's model (wbremote: thinking in
+    // <think>, calls as Hermes blocks), so it is read as such.
+    ReplyForm form;
+    form.format.think_tags = true;
+    form.toolsOffered = toolsJson.is_array() && !toolsJson.empty();
+    emit replyFormKnown(form);
     m_thread = std::thread([this, endpoint = endpointOf(m_target.url, m_target.apiKey), remote, cancel = m_cancel] {
         QString pendingText;
         QList<TokenSample> pendingSamples;

@@ -71,7 +71,8 @@ public:
     // The server's /metrics URL: the base URL's root, not under /v1.
     static QString metricsUrl(const QString& baseUrl);
 
-    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) override;
+    using ChatBackend::sendChat;
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) override;
     void stop() override;
     bool isReady() const override { return !m_target.url.isEmpty(); }
     bool isGenerating() const override { return m_generating; }

@@ -36,23 +36,35 @@ void HistoryRecorder::setRemote(const QString& baseUrl, const QString& model, co
 namespace {
 
 // How many of the session's stored messages the chat still shows before this turn: those before
-// the answered user message (a new or edited turn), or up to and including it (a regenerated
-// reply). Counting user messages copes with sessions of earlier versions, which kept a
-// regenerated reply beside the one it replaced.
-int32_t messagesToKeep(const std::vector<workbench::MessageRecord>& messages, int userIndex, bool regenerated) {
+// the answered user message (a new or edited turn), or up to and including it and the calls and
+// results after it (a regenerated reply). Counting user messages copes with sessions of earlier
+// versions, which kept a regenerated reply beside the one it replaced.
+int32_t messagesToKeep(const std::vector<workbench::MessageRecord>& messages, int userIndex, int afterUser, bool regenerated) {
     int users = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
         if (messages[i].role != "user") continue;
-        if (users++ == userIndex) return static_cast<int32_t>(regenerated ? i + 1 : i);
+        if (users++ == userIndex)
+            return static_cast<int32_t>(std::min(messages.size(), regenerated ? i + 1 + static_cast<size_t>(afterUser) : i));
     }
     return static_cast<int32_t>(messages.size());
 }
 
+workbench::MessageRecord messageRecord(const workbench::ChatMessage& m) {
+    workbench::MessageRecord r;
+    r.role = m.role;
+    r.text = m.content;
+    r.reasoning = m.reasoning;
+    r.tool_calls = m.tool_calls;
+    r.tool_call_id = m.tool_call_id;
+    return r;
+}
+
 }  // namespace
 
-void HistoryRecorder::replyStarted(const QString& userText, int userIndex) {
-    m_pendingUser = userText;
+void HistoryRecorder::replyStarted(const ChatHistory& inputs, int userIndex, int afterUser) {
+    m_pendingInputs = inputs;
     m_pendingUserIndex = userIndex;
+    m_pendingAfterUser = afterUser;
     m_samples.clear();
     m_startedMs = QDateTime::currentMSecsSinceEpoch();
     m_inReply = true;
@@ -65,7 +77,7 @@ void HistoryRecorder::addSamples(const QList<TokenSample>& samples) {
 void HistoryRecorder::replyFailed() {
     m_inReply = false;
     m_samples.clear();
-    m_pendingUser.clear();
+    m_pendingInputs.clear();
 }
 
 void HistoryRecorder::startNewSession() {
@@ -110,7 +122,7 @@ std::vector<workbench::MetricSample> HistoryRecorder::toMetricSamples(const QLis
     return out;
 }
 
-void HistoryRecorder::replyFinished(const ReplySummary& summary) {
+void HistoryRecorder::replyFinished(const ReplySummary& summary, const workbench::ChatMessage& replyMessage) {
     if (!m_inReply) return;
     m_inReply = false;
     if (!m_store->isOpen() || m_configuration.config_json.empty()) return;
@@ -124,20 +136,19 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
     std::vector<workbench::MetricSample> samples = toMetricSamples(m_samples, summary.metrics);
     m_samples.clear();
 
-    workbench::MessageRecord user;
-    user.role = "user";
-    user.text = m_pendingUser.toStdString();
-    user.created_unix_ms = m_startedMs;
-    m_pendingUser.clear();
-    const int userIndex = m_pendingUserIndex;
-    workbench::MessageRecord reply;
-    reply.role = "assistant";
-    reply.text = summary.text.toStdString();
+    std::vector<workbench::MessageRecord> inputs;
+    for (const workbench::ChatMessage& m : m_pendingInputs) {
+        inputs.push_back(messageRecord(m));
+        inputs.back().created_unix_ms = m_startedMs;
+    }
+    m_pendingInputs.clear();
+    const int userIndex = m_pendingUserIndex, afterUser = m_pendingAfterUser;
+    workbench::MessageRecord reply = messageRecord(replyMessage);
 
     // One task for the whole turn: the ids it creates are used at once, in order, on the store thread.
     m_store->call<workbench::RowId>(
-        [shared = m_shared, configuration = m_configuration, run, samples = std::move(samples), user, reply,
-         userIndex](workbench::Store& store) mutable -> workbench::Result<workbench::RowId> {
+        [shared = m_shared, configuration = m_configuration, run, samples = std::move(samples), inputs, reply,
+         userIndex, afterUser](workbench::Store& store) mutable -> workbench::Result<workbench::RowId> {
             if (shared->configurationId == 0 || shared->configurationJson != configuration.config_json) {
                 auto id = store.save_configuration(configuration);
                 if (!id.ok()) return id.status();
@@ -159,13 +170,13 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary) {
             if (userIndex >= 0) {
                 auto stored = store.load_messages(shared->sessionId);
                 if (!stored.ok()) return stored.status();
-                const int32_t keep = messagesToKeep(*stored, userIndex, user.text.empty());
+                const int32_t keep = messagesToKeep(*stored, userIndex, afterUser, inputs.empty());
                 if (keep < static_cast<int32_t>(stored->size()))
                     if (auto st = store.truncate_session(shared->sessionId, keep); !st.ok()) return st;
             }
-            if (!user.text.empty()) {
-                user.session_id = shared->sessionId;
-                if (auto st = store.add_message(user); !st.ok()) return st;
+            for (workbench::MessageRecord& input : inputs) {
+                input.session_id = shared->sessionId;
+                if (auto st = store.add_message(input); !st.ok()) return st;
             }
             run.session_id = shared->sessionId;
             run.configuration_id = shared->configurationId;

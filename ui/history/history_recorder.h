@@ -31,12 +31,16 @@ public:
     void setRemote(const QString& baseUrl, const QString& model, const QString& serverKind);
 
     // The chat's events, in order.
-    // `userText` empty: a regenerated reply (no new user message). `userIndex`: which of the chat's
-    // user messages (0-based) the reply answers; what the session holds from that turn on (a reply
+    // `inputs`: what the turn adds before the reply (the user's message, or the results of the
+    // calls the last reply made); empty for a regenerated reply. `userIndex`: which of the chat's
+    // user messages (0-based) the reply answers, and `afterUser` how many turns (calls, results)
+    // stand between it and a regenerated reply: what the session holds past them (a reply
     // regenerated, a message edited and sent again) is replaced when the reply is recorded.
-    void replyStarted(const QString& userText, int userIndex);
+    // userIndex -1: the turn only adds (it answers calls).
+    void replyStarted(const ChatHistory& inputs, int userIndex, int afterUser = 0);
     void addSamples(const QList<TokenSample>& samples);
-    void replyFinished(const ReplySummary& summary);
+    // `reply`: the assistant's message as the chat keeps it (answer, thinking, calls).
+    void replyFinished(const ReplySummary& summary, const workbench::ChatMessage& reply);
     void replyFailed();
     // A new chat: the next turn opens a new session.
     void startNewSession();
@@ -62,8 +66,9 @@ private:
     workbench::ConfigurationRecord m_configuration;
     workbench::RunProvenance m_provenance;
     QList<TokenSample> m_samples;
-    QString m_pendingUser;
+    ChatHistory m_pendingInputs;
     int m_pendingUserIndex = -1;
+    int m_pendingAfterUser = 0;
     qint64 m_startedMs = 0;
     bool m_inReply = false;
     workbench::RowId m_sessionId = 0;

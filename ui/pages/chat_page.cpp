@@ -1,5 +1,6 @@
 #include "ui/pages/chat_page.h"
 
+#include <QDateTime>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -17,6 +18,8 @@
 #include "ui/history/history_recorder.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
+#include "ui/pages/tool_result_bar.h"
+#include "ui/pages/tools_dialog.h"
 #include "ui/pages/welcome_panel.h"
 #include "widgets/token_stream_view.h"
 
@@ -80,7 +83,15 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_system->setPlaceholderText(tr("System prompt (empty: the chat template's default)"));
     m_system->setToolTip(tr("Sent as the conversation's first message with every turn; a change applies to the next "
                             "turn (the engine re-reads the conversation from the first difference)."));
-    col->addWidget(m_system);
+    m_tools = new QPushButton(chatColumn);
+    m_tools->setObjectName(QStringLiteral("toolsButton"));
+    m_tools->setToolTip(tr("Functions the model may call (OpenAI's tools): calls show in the chat, and you answer with the tool's result."));
+    connect(m_tools, &QPushButton::clicked, this, &ChatPage::editTools);
+    auto* systemRow = new QHBoxLayout();
+    systemRow->addWidget(m_system, 1);
+    systemRow->addWidget(m_tools);
+    col->addLayout(systemRow);
+    updateToolsButton();
 
     m_view = new TokenStreamView(chatColumn);
     m_view->setObjectName(QStringLiteral("transcript"));
@@ -117,6 +128,13 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     gaugeRow->addWidget(m_gaugeNewChat);
     gaugeRow->addWidget(m_gaugeSliding);
     col->addLayout(gaugeRow);
+
+    m_toolBar = new ToolResultBar(chatColumn);
+    connect(m_toolBar, &ToolResultBar::dismissed, this, [this] {
+        m_pendingCalls.clear();
+        showPendingCall();
+    });
+    col->addWidget(m_toolBar);
 
     m_input = new QPlainTextEdit(chatColumn);
     m_input->setObjectName(QStringLiteral("chatInput"));
@@ -190,6 +208,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
 
 void ChatPage::connectBackend() {
     m_backendConnections = {
+        connect(m_backend, &ChatBackend::replyFormKnown, this, &ChatPage::onReplyForm),
         connect(m_backend, &ChatBackend::tokensArrived, this, [this](const QString& text) {
             if (m_replyStreaming && m_replyReader) showReply(m_replyReader->push(text.toStdString()));
         }),
@@ -239,11 +258,16 @@ void ChatPage::restoreConversation(const ChatHistory& turns) {
     m_metrics->continueAfterTurns(static_cast<int>(
         std::count_if(turns.begin(), turns.end(), [](const workbench::ChatMessage& m) { return m.role == "user"; })));
     for (const workbench::ChatMessage& m : turns) {
-        if (m.role != "user" && m.role != "assistant") continue;
+        if (m.role != "user" && m.role != "assistant" && m.role != "tool") continue;
         m_viewIndex.append(m_view->messageCount());
         m_history.push_back(m);
-        m_view->addMessage(m.role == "user" ? TokenStreamView::Role::User : TokenStreamView::Role::Assistant,
-                           QString::fromStdString(m.content));
+        if (m.role == "assistant") {
+            QList<TokenStreamView::ToolCall> calls;
+            for (const workbench::ToolCall& c : m.tool_calls) calls.append({QString::fromStdString(c.name), QString::fromStdString(c.arguments)});
+            m_view->addReply(QString::fromStdString(m.content), QString::fromStdString(m.reasoning), calls);
+        } else {
+            addTurnToView(m);
+        }
     }
     updateButtons();
 }
@@ -288,10 +312,55 @@ void ChatPage::send() {
     const QString text = m_input->toPlainText().trimmed();
     if (text.isEmpty() || !m_backend->isReady() || m_backend->isBusy()) return;
     m_input->clear();
+    if (!m_pendingCalls.isEmpty()) return sendToolResult(text);
     m_viewIndex.append(m_view->messageCount());
     m_history.push_back({"user", text.toStdString()});
-    m_view->addMessage(TokenStreamView::Role::User, text);
+    addTurnToView(m_history.back());
     startReply();
+}
+
+void ChatPage::sendToolResult(const QString& text) {
+    const workbench::ToolCall call = m_pendingCalls.takeFirst();
+    workbench::ChatMessage result{"tool", text.toStdString()};
+    result.tool_call_id = call.id;
+    m_viewIndex.append(m_view->messageCount());
+    m_history.push_back(result);
+    addTurnToView(result);
+    showPendingCall();
+    // Every call answered: the model reads the results and goes on.
+    if (m_pendingCalls.isEmpty()) startReply();
+}
+
+namespace {
+
+// The name of the call `id` answers, from the assistant turns before it.
+QString calledName(const ChatHistory& history, const std::string& id) {
+    for (auto it = history.rbegin(); it != history.rend(); ++it)
+        for (const workbench::ToolCall& c : it->tool_calls)
+            if (c.id == id) return QString::fromStdString(c.name);
+    return QStringLiteral("tool");
+}
+
+// Text shown verbatim as a Markdown code block: a fence longer than any run of backticks in it.
+QString fenced(const QString& text) {
+    int longest = 0, run = 0;
+    for (QChar ch : text) {
+        run = ch == QLatin1Char('`') ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    const QString fence(std::max(3, longest + 1), QLatin1Char('`'));
+    return fence + QLatin1Char('\n') + text + QLatin1Char('\n') + fence;
+}
+
+}  // namespace
+
+void ChatPage::addTurnToView(const workbench::ChatMessage& m) {
+    const QString text = QString::fromStdString(m.content);
+    if (m.role == "tool")
+        m_view->addMessage(TokenStreamView::Role::Tool, tr("`%1` returned:").arg(calledName(m_history, m.tool_call_id)) +
+                                                             QStringLiteral("\n\n") + fenced(text));
+    else
+        m_view->addMessage(TokenStreamView::Role::User, text);
 }
 
 void ChatPage::startReply() {
@@ -299,35 +368,79 @@ void ChatPage::startReply() {
     const QString system = m_system->text().trimmed();
     if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
     messages.insert(messages.end(), m_history.begin(), m_history.end());
-    if (!m_backend->sendChat(messages, m_config->generationRequest())) return;
+    const QString tools = ToolsDialog::offeredTools();
+    if (!m_backend->sendChat(messages, m_config->generationRequest(), tools)) return;
     if (m_recorder) {
-        // A regenerated reply answers a user message already recorded.
-        const bool newTurn = !m_history.empty() && m_history.back().role == "user" && !m_regenerating;
-        const auto users = std::count_if(m_history.begin(), m_history.end(),
-                                         [](const workbench::ChatMessage& m) { return m.role == "user"; });
-        m_recorder->replyStarted(newTurn ? QString::fromStdString(m_history.back().content) : QString(),
-                                 static_cast<int>(users) - 1);
+        // What this turn adds before the reply: the user's message, or the tools' results (none
+        // for a regenerated reply, whose inputs are already recorded).
+        ChatHistory inputs;
+        if (!m_regenerating)
+            for (auto it = m_history.rbegin(); it != m_history.rend() && it->role != "assistant"; ++it) inputs.insert(inputs.begin(), *it);
+        int userIndex = -1, afterUser = 0;
+        for (size_t i = 0; i < m_history.size(); ++i) {
+            if (m_history[i].role == "user") {
+                ++userIndex;
+                afterUser = 0;
+            } else {
+                ++afterUser;
+            }
+        }
+        // A turn that answers calls only adds to the session; one that answers the user replaces
+        // what followed that user message before (an edit, a regenerated reply).
+        const bool answersCalls = !inputs.empty() && inputs.front().role == "tool";
+        m_recorder->replyStarted(inputs, answersCalls ? -1 : userIndex, m_regenerating ? afterUser : 0);
     }
     m_replyStreaming = true;
-    // The reply read as the model writes it: thinking apart from the answer, and any call it makes
-    // in the Hermes form shown as a call.
-    m_replyReader = std::make_unique<workbench::ChatReplyStream>(workbench::ChatFormat{}, true, false);
-    m_replyAnswer.clear();
-    m_replyParted = false;
+    // Read as the model writes it: thinking apart from the answer, and its calls. The backend says
+    // in which form before the first token; until then, the Hermes form.
+    onReplyForm(ReplyForm{workbench::ChatFormat{}, !tools.isEmpty(), false});
     m_view->beginStream();
     m_metrics->beginReply();
     updateButtons();
+}
+
+void ChatPage::onReplyForm(const ReplyForm& form) {
+    m_replyForm = form;
+    m_replyReader = std::make_unique<workbench::ChatReplyStream>(form.format, form.toolsOffered, form.thinkingOpen);
+    m_replyAnswer.clear();
+    m_replyThinking.clear();
+    m_replyCalls.clear();
+    m_replyParted = false;
+}
+
+void ChatPage::editTools() {
+    ToolsDialog dialog(this);
+    if (dialog.exec() == QDialog::Accepted) updateToolsButton();
+}
+
+void ChatPage::updateToolsButton() {
+    const int n = ToolsDialog::offeredCount();
+    m_tools->setText(n > 0 ? tr("Tools (%1)…").arg(n) : tr("Tools…"));
+}
+
+void ChatPage::showPendingCall() {
+    if (m_pendingCalls.isEmpty()) {
+        m_toolBar->setVisible(false);
+        m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter starts a new line)"));
+        return;
+    }
+    const workbench::ToolCall& c = m_pendingCalls.first();
+    m_toolBar->showCall(QString::fromStdString(c.name), QString::fromStdString(c.arguments), static_cast<int>(m_pendingCalls.size()));
+    m_input->setPlaceholderText(tr("The result of %1 (Enter sends it to the model)").arg(QString::fromStdString(c.name)));
 }
 
 void ChatPage::stop() { m_backend->stop(); }
 
 void ChatPage::showReply(const workbench::ChatReply& part) {
     m_replyAnswer += QString::fromStdString(part.content);
+    m_replyThinking += QString::fromStdString(part.reasoning);
     m_replyParted = m_replyParted || !part.reasoning.empty() || !part.tool_calls.empty();
     m_view->appendThinking(QString::fromStdString(part.reasoning));
     m_view->appendStream(QString::fromStdString(part.content));
-    for (const workbench::ToolCall& call : part.tool_calls)
+    for (const workbench::ToolCall& call : part.tool_calls) {
+        m_replyCalls.push_back(call);
         m_view->addToolCall(QString::fromStdString(call.name), QString::fromStdString(call.arguments));
+    }
 }
 
 void ChatPage::truncateHistory(int index) {
@@ -335,12 +448,15 @@ void ChatPage::truncateHistory(int index) {
     m_view->removeFrom(m_viewIndex[index]);
     m_history.resize(static_cast<size_t>(index));
     m_viewIndex.resize(index);
+    // Calls whose reply went are no longer waiting.
+    m_pendingCalls.clear();
+    showPendingCall();
 }
 
 void ChatPage::regenerate() {
     if (m_backend->isBusy() || !m_backend->isReady() || m_history.empty()) return;
     if (m_history.back().role == "assistant") truncateHistory(static_cast<int>(m_history.size()) - 1);
-    if (m_history.empty() || m_history.back().role != "user") return;
+    if (m_history.empty() || (m_history.back().role != "user" && m_history.back().role != "tool")) return;
     m_regenerating = true;
     startReply();
     m_regenerating = false;
@@ -363,6 +479,8 @@ void ChatPage::newChat() {
     m_backend->stop();
     m_history.clear();
     m_viewIndex.clear();
+    m_pendingCalls.clear();
+    showPendingCall();
     m_view->clearMessages();
     m_replyStreaming = false;
     m_metrics->clearAll();
@@ -391,11 +509,22 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
     if (!m_replyStreaming) return;  // a reply of a conversation cleared while it ran
     m_replyStreaming = false;
     m_viewIndex.append(m_view->messageCount());
-    m_history.push_back({"assistant", summary.text.toStdString()});
     if (m_replyReader) showReply(m_replyReader->finish());
     m_replyReader.reset();
-    // The message shows the answer; the thinking and calls go with it (the history keeps all).
-    m_view->finishStream(m_replyParted ? m_replyAnswer : summary.text, summary.remote ? fmt::remoteReplyFooter(summary.metrics, summary.stopReasonName,
+    // The history keeps the answer, the thinking and the calls apart, as the template takes them
+    // back; a reply read in a control-token form (harmony, Mistral) is never kept raw.
+    const bool read = m_replyParted || m_replyForm.format.needs_special_text();
+    workbench::ChatMessage reply{"assistant", (read ? m_replyAnswer : summary.text).toStdString()};
+    reply.reasoning = m_replyThinking.toStdString();
+    reply.tool_calls = m_replyCalls;
+    // Ids the tool results will quote: the model's own where it wrote them, else made here.
+    const uint64_t idSeed = summary.seed ^ static_cast<uint64_t>(QDateTime::currentMSecsSinceEpoch());
+    for (size_t i = 0; i < reply.tool_calls.size(); ++i)
+        if (reply.tool_calls[i].id.empty())
+            reply.tool_calls[i].id = workbench::tool_call_id(m_replyForm.format, idSeed, static_cast<int32_t>(i));
+    m_history.push_back(reply);
+    // The message shows the answer; the thinking and calls go with it.
+    m_view->finishStream(QString::fromStdString(reply.content), summary.remote ? fmt::remoteReplyFooter(summary.metrics, summary.stopReasonName,
                                                                                summary.remote->where, summary.remote->kvFraction,
                                                                                summary.remote->cutOff)
                                                       : fmt::replyFooter(summary.metrics, summary.stopReasonName, summary.seed));
@@ -403,7 +532,11 @@ void ChatPage::onReplyFinished(const ReplySummary& summary) {
         addNote(tr("The reply was cut off (the text above is what arrived): %1").arg(summary.remote->cutOff), true);
     m_config->noteSeedUsed(summary.seed);
     m_metrics->endReply(summary);
-    if (m_recorder) m_recorder->replyFinished(summary);
+    if (m_recorder) m_recorder->replyFinished(summary, reply);
+    // The calls wait for their results (not those of a reply that was stopped).
+    if (summary.stopReason != workbench::StopReason::cancelled)
+        m_pendingCalls = QList<workbench::ToolCall>(reply.tool_calls.begin(), reply.tool_calls.end());
+    showPendingCall();
     m_contextTokens = summary.metrics.n_context_tokens;
     updateGauge();
     updateButtons();

@@ -22,6 +22,7 @@ class QProgressBar;
 class QPushButton;
 class QSplitter;
 class TokenStreamView;
+class ToolResultBar;
 
 class ChatPage : public QWidget {
     Q_OBJECT
@@ -97,6 +98,13 @@ private:
     void onSamples(const QList<TokenSample>& samples);
     void onReplyFinished(const ReplySummary& summary);
     void onReplyFailed(const QString& message);
+    void onReplyForm(const ReplyForm& form);
+    void editTools();
+    void updateToolsButton();
+    // The model's calls waiting for results: the bar shows the first; none hides it.
+    void showPendingCall();
+    void sendToolResult(const QString& text);
+    void addTurnToView(const workbench::ChatMessage& message);   // a user message or a tool's result
     void updateGauge();
     void updateButtons();
     void updateWelcome();  // the welcome instead of an empty transcript
@@ -126,12 +134,19 @@ private:
     QPlainTextEdit* m_input = nullptr;
     QPushButton *m_send = nullptr, *m_stop = nullptr, *m_regenerate = nullptr, *m_edit = nullptr, *m_new = nullptr;
 
-    ChatHistory m_history;         // user and assistant turns, without the system prompt
+    QPushButton* m_tools = nullptr;
+    ToolResultBar* m_toolBar = nullptr;
+    QList<workbench::ToolCall> m_pendingCalls;   // the last reply's calls not yet answered
+
+    ChatHistory m_history;         // the turns (user, assistant, tool results), without the system prompt
     QList<int> m_viewIndex;        // transcript entry of each history turn
     int m_contextTokens = 0;
     bool m_replyStreaming = false;
     std::unique_ptr<workbench::ChatReplyStream> m_replyReader;   // the reply being read
+    ReplyForm m_replyForm;        // how
     QString m_replyAnswer;        // its answer so far (without thinking or calls)
+    QString m_replyThinking;
+    std::vector<workbench::ToolCall> m_replyCalls;
     bool m_replyParted = false;   // it had thinking or calls
     void showReply(const workbench::ChatReply& part);
     bool m_regenerating = false;   // startReply() for Regenerate: the user message is already recorded

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "workbench/json.h"
+#include "workbench/model_chat_template.h"
 #include "workbench/status.h"
+#include "workbench/types.h"
 
 namespace workbench {
 
@@ -30,12 +32,6 @@ struct ChatFormat {
 };
 // From the template's source (empty: no template, the Hermes fallback).
 ChatFormat chat_format_of(std::string_view template_source);
-
-struct ToolCall {
-    std::string id;          // "call_…" (Mistral: nine letters and digits, as its template demands)
-    std::string name;
-    std::string arguments;   // a JSON object's text
-};
 
 struct ChatReply {
     std::string content;     // the answer (the reply itself when nothing else was found)
@@ -75,6 +71,19 @@ private:
 // (what templates were written for); for a template without a tool form, the tools described in
 // the first system message and tool calls and results written as Hermes text.
 Json prepare_tool_messages(const ChatFormat& format, const Json& messages, const Json& tools);
+
+// The conversation in OpenAI's form: role, content, reasoning_content, tool_calls (arguments as
+// JSON text), tool_call_id.
+Json chat_messages_json(const std::vector<ChatMessage>& messages);
+
+// What the template renders for a conversation in OpenAI's form (prepare_tool_messages), with the
+// tools passed on where the template reads them itself, and the template's own variables.
+ChatTemplateInput chat_template_input(const ChatFormat& format, const Json& messages, const Json& tools, const Json& extra);
+
+// OpenAI's `tools`: an array of {"type": "function", "function": {"name", "description",
+// "parameters"}}, at most 128. invalid_argument naming the field (`field`, when given, gets it:
+// "tools[2].function.name").
+Status check_tools(const Json& tools, std::string* field = nullptr);
 
 // The grammar that makes the reply a call (tool_choice "required", or `name` for a named
 // function): Hermes <tool_call> blocks — or Llama 3.x's JSON, where that is the model's form —

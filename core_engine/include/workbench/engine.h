@@ -148,6 +148,8 @@ public:
     std::string default_system_prompt() const;
     // How the model's replies mark thinking and tool calls (workbench/chat_reply.h), from its template.
     ChatFormat chat_format() const;
+    // Whether a chat prompt leaves the reply inside <think> (DeepSeek-R1's generation prompt).
+    bool prompt_opens_thinking(const std::vector<TokenId>& prompt) const;
 
     // Continues `prompt` (raw text, special tokens parsed). Tokens already in the KV cache from
     // the previous call are reused up to the first difference, so a chat only prefills its new

@@ -27,6 +27,7 @@
 #include "workbench/config.h"
 #include "workbench/metrics.h"
 #include "workbench/status.h"
+#include "workbench/types.h"
 
 namespace workbench {
 
@@ -70,9 +71,12 @@ struct MessageRecord {
     RowId session_id = 0;
     RowId run_id = 0;             // the run that generated an assistant message; 0: none
     int32_t seq = 0;              // order in the session, assigned by the store
-    std::string role;             // "system", "user", "assistant"
+    std::string role;             // "system", "user", "assistant", "tool"
     std::string text;
     int64_t created_unix_ms = 0;  // 0 on save: now
+    std::string reasoning;               // assistant: its thinking (empty: none)
+    std::vector<ToolCall> tool_calls;    // assistant: the calls it made
+    std::string tool_call_id;            // tool: the call it answers
 };
 
 // Where a run's numbers came from, so a figure can be traced to a build, a file and a machine.
@@ -100,6 +104,7 @@ struct RunRecord {
     std::optional<int64_t> seed;   // the sampling seed; none for runs recorded before schema 5
     // Speculative decoding: tokens drafted and verified, and accepted (none: it did not speculate).
     std::optional<int32_t> n_draft_tokens, n_accepted_tokens;
+    std::optional<double> first_answer_ms;   // time to the first answer token (after any thinking)
     std::optional<double> acceptance_rate() const {
         if (!n_draft_tokens || *n_draft_tokens <= 0 || !n_accepted_tokens) return std::nullopt;
         return static_cast<double>(*n_accepted_tokens) / *n_draft_tokens;

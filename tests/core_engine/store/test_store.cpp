@@ -33,9 +33,9 @@ private slots:
         const std::string path = new_path();
         auto store = open(path);
         QVERIFY(store);
-        QCOMPARE(Store::schema_version(), 8);
+        QCOMPARE(Store::schema_version(), 9);
         RawDb raw(path);
-        QCOMPARE(raw.count("PRAGMA user_version"), 8LL);
+        QCOMPARE(raw.count("PRAGMA user_version"), 9LL);
         QCOMPARE(raw.count("PRAGMA application_id"), static_cast<long long>(store::kApplicationId));
         QCOMPARE(q(raw.text("PRAGMA journal_mode")), QString("wal"));
         // Foreign keys are on in the store's connection: a message for no session is refused.
@@ -88,6 +88,31 @@ private slots:
             QCOMPARE((*runs)[0].decode_tok_s.value_or(0), 12.5);
             QVERIFY(!(*runs)[0].seed);  // recorded before runs had a seed
             QVERIFY(!(*runs)[0].n_draft_tokens && !(*runs)[0].acceptance_rate());   // nor speculation's counts (version 7)
+            QVERIFY(!(*runs)[0].first_answer_ms);                                   // nor the answer's start (version 9)
+            QVERIFY((*messages)[1].tool_calls.empty() && (*messages)[1].reasoning.empty() && (*messages)[1].tool_call_id.empty());
+            // A turn with a tool call, its result and thinking goes in and comes back (version 9).
+            MessageRecord call;
+            call.session_id = 1;
+            call.role = "assistant";
+            call.reasoning = "the user wants the weather";
+            call.tool_calls = {{"call_1", "get_weather", R"({"city":"Oslo"})"}};
+            MessageRecord result;
+            result.session_id = 1;
+            result.role = "tool";
+            result.text = "-3 C";
+            result.tool_call_id = "call_1";
+            WB_VERIFY_OK(store->add_message(call));
+            WB_VERIFY_OK(store->add_message(result));
+            WB_VERIFY_OK(store->flush());
+            auto turns = store->load_messages(1);
+            WB_VERIFY_OK(turns);
+            QCOMPARE(turns->size(), size_t(4));
+            QCOMPARE((*turns)[2].tool_calls.size(), size_t(1));
+            QCOMPARE(q((*turns)[2].tool_calls[0].name), QString("get_weather"));
+            QCOMPARE(q((*turns)[2].tool_calls[0].arguments), QString(R"({"city":"Oslo"})"));
+            QCOMPARE(q((*turns)[2].reasoning), QString("the user wants the weather"));
+            QCOMPARE(q((*turns)[3].tool_call_id), QString("call_1"));
+            QCOMPARE(q((*turns)[3].role), QString("tool"));
             auto samples = store->load_samples(1);
             WB_VERIFY_OK(samples);
             QCOMPARE(samples->size(), size_t(1));
@@ -156,12 +181,14 @@ private slots:
             seeded.id = *seeded_id;
             seeded.n_draft_tokens = 40;
             seeded.n_accepted_tokens = 30;
+            seeded.first_answer_ms = 812.5;
             WB_VERIFY_OK(store->finish_run(seeded));
             WB_VERIFY_OK(store->flush());
             auto with_drafts = store->load_runs(1);
             WB_VERIFY_OK(with_drafts);
             QCOMPARE(with_drafts->back().n_draft_tokens.value_or(-1), 40);
             QCOMPARE(with_drafts->back().acceptance_rate().value_or(-1), 0.75);
+            QCOMPARE(with_drafts->back().first_answer_ms.value_or(-1), 812.5);   // version 9
         }
     }
 
@@ -686,7 +713,7 @@ private slots:
         const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(*json), &parse_error);
         QVERIFY2(parse_error.error == QJsonParseError::NoError, qPrintable(parse_error.errorString()));
         const QJsonObject root = doc.object();
-        QCOMPARE(root["schema_version"].toInt(), 8);
+        QCOMPARE(root["schema_version"].toInt(), 9);
         QCOMPARE(root["configuration"].toObject()["model"].toString(), QString("tiny.gguf"));
         QCOMPARE(root["configuration"].toObject()["engine_config"].toObject()["attention"].toString(), QString("full"));
         const QJsonArray messages = root["messages"].toArray();
