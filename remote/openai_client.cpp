@@ -83,7 +83,10 @@ Json request_json(const RemoteRequest& r) {
     if (!r.model.empty()) body["model"] = r.model;
     if (r.chat) {
         body["messages"] = workbench::chat_messages_json(r.messages);
-        if (r.tools.is_array() && !r.tools.empty()) body["tools"] = r.tools;
+        if (r.tools.is_array() && !r.tools.empty()) {
+            body["tools"] = r.tools;
+            if (r.tool_required) body["tool_choice"] = "required";
+        }
     } else {
         if (r.prompt_tokens.empty()) body["prompt"] = r.prompt;
         else body["prompt"] = r.prompt_tokens;

@@ -58,6 +58,7 @@ struct RemoteRequest {
     bool chat = true;                                // /v1/chat/completions, else /v1/completions
     std::vector<workbench::ChatMessage> messages;    // chat (tool calls and results in OpenAI's form)
     workbench::Json tools;                           // chat: OpenAI's tools array; null: none offered
+    bool tool_required = false;                      // chat: tool_choice "required" (with tools)
     std::string prompt;                              // completions
     std::vector<int32_t> prompt_tokens;              // completions: token ids sent instead of `prompt` when given
     workbench::GenerationRequest generation;         // max_tokens, sampling, stop, ignore_eos

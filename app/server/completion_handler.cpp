@@ -88,8 +88,7 @@ ReplyReading reply_reading(const CompletionContext& ctx, const ApiRequest& r, co
     ReplyReading out;
     if (r.endpoint != Endpoint::chat_completions) return out;
     out.on = true;
-    out.format = ctx.engine.chat_format();
-    if (forces_call(r) && out.format.needs_special_text()) out.format.tools = workbench::ToolCallFormat::hermes;
+    out.format = forces_call(r) ? workbench::forced_call_format(ctx.engine.chat_format()) : ctx.engine.chat_format();
     out.tools = !r.tools.empty();
     out.single_call = !r.parallel_tool_calls;
     // A grammar (response_format, a forced call) decides the reply's form from its first byte.
@@ -149,15 +148,14 @@ workbench::EngineRequest engine_request(const CompletionContext& ctx, const ApiR
     out.generation.ignore_eos = r.ignore_eos;
     out.generation.grammar = r.grammar;
     if (r.endpoint == Endpoint::chat_completions) {
-        workbench::ChatFormat format = ctx.engine.chat_format();
+        const workbench::ChatFormat format = forces_call(r) ? workbench::forced_call_format(ctx.engine.chat_format()) : ctx.engine.chat_format();
         if (forces_call(r)) {
-            if (format.needs_special_text()) format.tools = workbench::ToolCallFormat::hermes;
             auto g = workbench::tool_call_grammar(format, r.tools, r.tool_choice == ApiRequest::ToolChoice::named ? r.tool_name : "",
                                                   r.parallel_tool_calls);
             if (!g.ok()) error = bad("tools", g.status().message());
             else out.generation.grammar = std::move(*g);
         }
-        out.generation.render_special = format.needs_special_text() && !forces_call(r);
+        out.generation.render_special = format.needs_special_text();
     }
     workbench::SpeculationParams& spec = out.generation.speculation;
     spec = ctx.options.speculation;

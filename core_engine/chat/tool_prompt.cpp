@@ -162,6 +162,11 @@ ChatTemplateInput chat_template_input(const ChatFormat& format, const Json& mess
     return input;
 }
 
+ChatFormat forced_call_format(ChatFormat format) {
+    if (format.needs_special_text()) format.tools = ToolCallFormat::hermes;
+    return format;
+}
+
 Status check_tools(const Json& tools, std::string* field) {
     const auto bad = [&](const std::string& at, const std::string& message) {
         if (field) *field = at;

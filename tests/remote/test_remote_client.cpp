@@ -14,8 +14,10 @@
 #include "remote/serve_benchmark.h"
 #include "tests/app/server/serve_process.h"
 #include "tests/remote/loopback_http.h"
+#include "workbench/chat_reply.h"
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
+#include "workbench/chat_reply.h"
 #include "workbench/json.h"
 #include "workbench/store.h"
 
@@ -55,7 +57,19 @@ public:
             } else {
                 res.set_chunked_content_provider("text/event-stream", [model](size_t, httplib::DataSink& sink) {
                     auto send = [&](const std::string& s) { return sink.write(s.data(), s.size()); };
-                    if (model == "bad-sse") {
+                    if (model == "thinks-and-calls") {
+                        // vLLM's shape: reasoning deltas, then a call whose arguments come in fragments.
+                        auto delta = [](const workbench::Json& d, const char* finish = nullptr) {
+                            workbench::Json j = {{"choices", {{{"index", 0}, {"delta", d}}}}};
+                            if (finish) j["choices"][0]["finish_reason"] = finish;
+                            return "data: " + workbench::dump_json(j) + "\n\n";
+                        };
+                        send(delta({{"reasoning_content", "Paris, "}}) + delta({{"reasoning_content", "so weather."}}));
+                        send(delta({{"tool_calls", {{{"index", 0}, {"id", "call_7"}, {"type", "function"},
+                                                     {"function", {{"name", "get_weather"}, {"arguments", "{\"ci"}}}}}}}));
+                        send(delta({{"tool_calls", {{{"index", 0}, {"function", {{"arguments", "ty\": \"Paris\"}"}}}}}}}));
+                        send(delta(workbench::Json::object(), "tool_calls") + "data: [DONE]\n\n");
+                    } else if (model == "bad-sse") {
                         send("garbage line\n" + chunk("Hel") + "data: {not json\n\n" + chunk("lo", "stop") + "data: [DONE]\n\n");
                     } else {
                         send(chunk("Hel"));
@@ -152,6 +166,29 @@ private slots:
         QCOMPARE(refused.http_status, 0);
         QVERIFY2(refused.error.find("cannot connect") != std::string::npos, refused.error.c_str());
         QVERIFY(!ask("not a url", "x").ok);
+    }
+
+    // Thinking and calls arrive in their own delta fields; the text reads them in the chat's
+    // Hermes form, the call whole with the server's id, and each delta counts as an arrival.
+    void reasoning_and_tool_call_deltas_become_text() {
+        FaultServer server;
+        std::string pieces;
+        RemoteRequest r;
+        r.model = "thinks-and-calls";
+        r.messages = {{"user", "weather in Paris?"}};
+        const RemoteCompletion c = stream_completion({server.url(), "", 2, 10}, r, [&](std::string_view t, double) { pieces += t; });
+        QVERIFY2(c.ok, c.error.c_str());
+        QCOMPARE(c.text, pieces);
+        QCOMPARE(c.finish_reason, std::string("tool_calls"));
+        QCOMPARE(c.metrics.n_output_tokens, 4);
+        const workbench::ChatFormat hermes{workbench::ToolCallFormat::hermes, false, true};
+        const workbench::ChatReply reply = workbench::parse_chat_reply(hermes, c.text, true, false);
+        QCOMPARE(reply.reasoning, std::string("Paris, so weather."));
+        QCOMPARE(reply.tool_calls.size(), size_t(1));
+        QCOMPARE(reply.tool_calls[0].id, std::string("call_7"));
+        QCOMPARE(reply.tool_calls[0].name, std::string("get_weather"));
+        QCOMPARE(workbench::parse_json(reply.tool_calls[0].arguments)->value("city", ""), std::string("Paris"));
+        QVERIFY2(reply.content.find_first_not_of(" \n") == std::string::npos, reply.content.c_str());
     }
 
     void a_benchmark_counts_failures_and_finishes() {

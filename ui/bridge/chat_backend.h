@@ -14,8 +14,8 @@ public:
     using QObject::QObject;
 
     // False (and nothing sent) when there is nothing to talk to or a reply is running. `tools`:
-    // OpenAI's tools array as JSON text offered with the turn (empty: none).
-    virtual bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) = 0;
+    // what the turn offers the model to call.
+    virtual bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const ToolOffer& tools) = 0;
     bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request) { return sendChat(messages, request, {}); }
     // Ends the running reply soon; it still ends with replyFinished (stop reason "cancelled").
     virtual void stop() = 0;

@@ -80,7 +80,7 @@ void EngineClient::loadModel(const workbench::EngineConfig& config, bool keepOnF
     emit requestLoad(m_config, keepOnFailure);
 }
 
-bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) {
+bool EngineClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const ToolOffer& tools) {
     if (!isLoaded() || isBusy()) return false;
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     setBusy(false, true);

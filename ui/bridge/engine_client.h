@@ -27,7 +27,7 @@ public:
     void loadModel(const workbench::EngineConfig& config, bool keepOnFailure = true);
     // False (and nothing sent) when no model is loaded or a reply or load is running.
     using ChatBackend::sendChat;
-    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) override;
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const ToolOffer& tools) override;
     // Halts the running reply within one decode step; it still ends with replyFinished.
     void stop() override;
     void resetConversation() override;
@@ -58,7 +58,7 @@ signals:
 
     // To the worker (queued: it lives on m_thread).
     void requestLoad(const workbench::EngineConfig& config, bool keepOnFailure);
-    void requestChat(const ChatHistory& messages, const QString& tools, const workbench::GenerationRequest& request, const CancelFlag& cancel);
+    void requestChat(const ChatHistory& messages, const ToolOffer& tools, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     void requestReset();
     void requestUnload();
 

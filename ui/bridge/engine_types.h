@@ -49,6 +49,13 @@ struct ReplySummary {
     std::optional<Remote> remote;
 };
 
+// The tools a chat turn offers: OpenAI's tools array as JSON text (empty: none), and whether the
+// reply must be a call (tool_choice "required").
+struct ToolOffer {
+    QString json;
+    bool required = false;
+};
+
 // How the reply about to stream is read (workbench/chat_reply.h): the model's format, whether
 // tools were offered, whether the prompt left it inside <think>. Sent before its first token.
 struct ReplyForm {
@@ -78,6 +85,7 @@ Q_DECLARE_METATYPE(CancelFlag)
 Q_DECLARE_METATYPE(TokenSample)
 Q_DECLARE_METATYPE(ReplySummary)
 Q_DECLARE_METATYPE(ReplyForm)
+Q_DECLARE_METATYPE(ToolOffer)
 Q_DECLARE_METATYPE(BlockMapSnapshot)
 Q_DECLARE_METATYPE(MachineCeilings)
 Q_DECLARE_METATYPE(workbench::Engine::RooflineSnapshot)

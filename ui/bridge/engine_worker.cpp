@@ -18,6 +18,7 @@ void registerEngineTypes() {
     qRegisterMetaType<CancelFlag>();
     qRegisterMetaType<TokenSample>();
     qRegisterMetaType<ReplyForm>();
+    qRegisterMetaType<ToolOffer>();
     qRegisterMetaType<QList<TokenSample>>();
     qRegisterMetaType<ReplySummary>();
     qRegisterMetaType<BlockMapSnapshot>();
@@ -117,19 +118,20 @@ BlockMapSnapshot EngineWorker::blockMap() const {
     return s;
 }
 
-void EngineWorker::sendChat(const ChatHistory& messages, const QString& tools, const workbench::GenerationRequest& chatRequest,
+void EngineWorker::sendChat(const ChatHistory& messages, const ToolOffer& tools, const workbench::GenerationRequest& chatRequest,
                             const CancelFlag& cancel) {
     if (!m_engine) {
         emit replyFailed(tr("No model is loaded."));
         return;
     }
     // The conversation through the model's own template, as the server renders it: tools offered
-    // where given, calls and results in their places.
+    // where given, calls and results in their places, a required call forced by its grammar.
     workbench::Json toolsJson;
-    if (!tools.isEmpty())
-        if (auto parsed = workbench::parse_json(tools.toStdString()); parsed.ok()) toolsJson = std::move(*parsed);
+    if (!tools.json.isEmpty())
+        if (auto parsed = workbench::parse_json(tools.json.toStdString()); parsed.ok()) toolsJson = std::move(*parsed);
     const bool offered = toolsJson.is_array() && !toolsJson.empty();
-    const workbench::ChatFormat format = m_engine->chat_format();
+    const bool forced = offered && tools.required;
+    const workbench::ChatFormat format = forced ? workbench::forced_call_format(m_engine->chat_format()) : m_engine->chat_format();
     const bool plain = !offered && std::all_of(messages.begin(), messages.end(), [](const workbench::ChatMessage& m) {
         return m.role != "tool" && m.tool_calls.empty();
     });
@@ -139,7 +141,7 @@ void EngineWorker::sendChat(const ChatHistory& messages, const QString& tools, c
         prompt = m_engine->tokenize_chat(messages, true);
     } else {
         auto t = m_engine->tokenize_conversation(
-            workbench::chat_template_input(format, workbench::chat_messages_json(messages), toolsJson, workbench::Json::object()));
+            workbench::chat_template_input(m_engine->chat_format(), workbench::chat_messages_json(messages), toolsJson, workbench::Json::object()));
         if (!t.ok()) {
             emit replyFailed(tr("The model's chat template refused the conversation: %1").arg(QString::fromStdString(t.status().message())));
             return;
@@ -148,7 +150,15 @@ void EngineWorker::sendChat(const ChatHistory& messages, const QString& tools, c
     }
     workbench::GenerationRequest request = chatRequest;
     request.render_special = format.needs_special_text();
-    emit replyFormKnown(ReplyForm{format, offered, m_engine->prompt_opens_thinking(prompt)});
+    if (forced) {
+        auto grammar = workbench::tool_call_grammar(format, toolsJson, "", true);
+        if (!grammar.ok()) {
+            emit replyFailed(tr("The tools cannot be required: %1").arg(QString::fromStdString(grammar.status().message())));
+            return;
+        }
+        request.grammar = std::move(*grammar);
+    }
+    emit replyFormKnown(ReplyForm{format, offered, !forced && m_engine->prompt_opens_thinking(prompt)});
     QElapsedTimer clock;
     clock.start();
     QString pendingText;

@@ -27,7 +27,7 @@ public slots:
     void loadModel(const workbench::EngineConfig& config, bool keepOnFailure);
     // Generates the assistant's reply to `messages`. Emits tokensArrived/samplesArrived while it
     // runs, then replyFinished (also when stopped) or replyFailed.
-    void sendChat(const ChatHistory& messages, const QString& tools, const workbench::GenerationRequest& request, const CancelFlag& cancel);
+    void sendChat(const ChatHistory& messages, const ToolOffer& tools, const workbench::GenerationRequest& request, const CancelFlag& cancel);
     // Forgets the cached conversation (a new chat).
     void resetConversation();
     // Frees the model (the Compare page between runs: its memory goes back).

@@ -103,11 +103,11 @@ QString RemoteChatClient::metricsUrl(const QString& baseUrl) {
     return root + QStringLiteral("/metrics");
 }
 
-bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) {
+bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const ToolOffer& tools) {
     if (!isReady() || m_generating) return false;
     workbench::Json toolsJson;
-    if (!tools.isEmpty()) {
-        auto parsed = workbench::parse_json(tools.toStdString());
+    if (!tools.json.isEmpty()) {
+        auto parsed = workbench::parse_json(tools.json.toStdString());
         if (parsed.ok()) toolsJson = std::move(*parsed);
     }
     if (m_thread.joinable()) m_thread.join();  // the last reply's thread, already past its result
@@ -122,6 +122,7 @@ bool RemoteChatClient::sendChat(const ChatHistory& messages, const workbench::Ge
     remote.messages = messages;
     remote.generation = request;
     remote.tools = toolsJson;
+    remote.tool_required = tools.required;
     // The stream comes back in one form whatever the server's model (wbremote: thinking in
     // <think>, calls as Hermes blocks), so it is read as such.
     ReplyForm form;

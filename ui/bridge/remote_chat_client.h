@@ -72,7 +72,7 @@ public:
     static QString metricsUrl(const QString& baseUrl);
 
     using ChatBackend::sendChat;
-    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const QString& tools) override;
+    bool sendChat(const ChatHistory& messages, const workbench::GenerationRequest& request, const ToolOffer& tools) override;
     void stop() override;
     bool isReady() const override { return !m_target.url.isEmpty(); }
     bool isGenerating() const override { return m_generating; }

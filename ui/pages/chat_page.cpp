@@ -368,7 +368,8 @@ void ChatPage::startReply() {
     const QString system = m_system->text().trimmed();
     if (!system.isEmpty()) messages.push_back({"system", system.toStdString()});
     messages.insert(messages.end(), m_history.begin(), m_history.end());
-    const QString tools = ToolsDialog::offeredTools();
+    const bool answeringCalls = !m_history.empty() && m_history.back().role == "tool";
+    const ToolOffer tools = ToolsDialog::offer(answeringCalls);
     if (!m_backend->sendChat(messages, m_config->generationRequest(), tools)) return;
     if (m_recorder) {
         // What this turn adds before the reply: the user's message, or the tools' results (none
@@ -393,7 +394,7 @@ void ChatPage::startReply() {
     m_replyStreaming = true;
     // Read as the model writes it: thinking apart from the answer, and its calls. The backend says
     // in which form before the first token; until then, the Hermes form.
-    onReplyForm(ReplyForm{workbench::ChatFormat{}, !tools.isEmpty(), false});
+    onReplyForm(ReplyForm{workbench::ChatFormat{}, !tools.json.isEmpty(), false});
     m_view->beginStream();
     m_metrics->beginReply();
     updateButtons();

@@ -15,6 +15,7 @@
 namespace {
 const QString kToolsKey = QStringLiteral("chat/tools");
 const QString kOfferKey = QStringLiteral("chat/offerTools");
+const QString kRequireKey = QStringLiteral("chat/requireToolCall");
 
 workbench::Result<workbench::Json> parsedTools(const QString& json) {
     auto j = workbench::parse_json(json.toStdString());
@@ -38,6 +39,11 @@ ToolsDialog::ToolsDialog(QWidget* parent) : QDialog(parent) {
     m_offer = new QCheckBox(tr("Offer these tools with every turn"), this);
     m_offer->setObjectName(QStringLiteral("offerToolsCheck"));
     layout->addWidget(m_offer);
+    m_require = new QCheckBox(tr("Require a call in reply to each of your messages (tool_choice \"required\")"), this);
+    m_require->setObjectName(QStringLiteral("requireToolCallCheck"));
+    m_require->setToolTip(tr("The reply is constrained to a call of one of these tools with arguments that follow its "
+                             "parameters; after the results, the model answers freely."));
+    layout->addWidget(m_require);
     m_edit = new QPlainTextEdit(this);
     m_edit->setObjectName(QStringLiteral("toolsEdit"));
     m_edit->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -63,6 +69,7 @@ ToolsDialog::ToolsDialog(QWidget* parent) : QDialog(parent) {
     QSettings s;
     m_edit->setPlainText(s.value(kToolsKey).toString());
     m_offer->setChecked(s.value(kOfferKey, false).toBool());
+    m_require->setChecked(s.value(kRequireKey, false).toBool());
 }
 
 QString ToolsDialog::check(const QString& json) {
@@ -82,6 +89,7 @@ void ToolsDialog::accept() {
     QSettings s;
     s.setValue(kToolsKey, text);
     s.setValue(kOfferKey, m_offer->isChecked() && !text.isEmpty());
+    s.setValue(kRequireKey, m_require->isChecked());
     QDialog::accept();
 }
 
@@ -92,6 +100,13 @@ QString ToolsDialog::offeredTools() {
     // Settings edited by hand may hold anything: offered only when it checks out.
     auto t = parsedTools(text);
     return t.ok() && !t->empty() ? QString::fromStdString(workbench::dump_json(*t)) : QString();
+}
+
+ToolOffer ToolsDialog::offer(bool answeringCalls) {
+    ToolOffer out;
+    out.json = offeredTools();
+    out.required = !out.json.isEmpty() && !answeringCalls && QSettings().value(kRequireKey, false).toBool();
+    return out;
 }
 
 int ToolsDialog::offeredCount() {

@@ -1,11 +1,15 @@
 // The tools the chat offers the model: OpenAI's `tools` (functions with a JSON Schema of their
 // parameters), written as JSON, checked as the server checks a request's (a mistake names its
-// field), with an example to start from, and kept in the settings with whether they are offered.
+// field), with an example to start from, and kept in the settings with whether they are offered
+// and whether a reply to the user must be a call (tool_choice "required": small models rarely
+// call on their own).
 // When the model calls one, the chat shows the call and takes what the tool returned as the next
 // message (ChatPage). GUI thread only.
 #pragma once
 
 #include <QDialog>
+
+#include "ui/bridge/engine_types.h"
 
 class QCheckBox;
 class QLabel;
@@ -16,7 +20,10 @@ class ToolsDialog : public QDialog {
 public:
     explicit ToolsDialog(QWidget* parent = nullptr);
 
-    // The tools offered with each turn (a JSON array), empty when none are: from the settings.
+    // The tools offered with a turn, from the settings: none when off. `answeringCalls`: the turn
+    // returns tool results, and the model answers them freely (a required call would loop).
+    static ToolOffer offer(bool answeringCalls);
+    // The tools offered (a JSON array), empty when none are.
     static QString offeredTools();
     // How many tools offeredTools() holds.
     static int offeredCount();
@@ -30,5 +37,6 @@ public:
 private:
     QPlainTextEdit* m_edit = nullptr;
     QCheckBox* m_offer = nullptr;
+    QCheckBox* m_require = nullptr;
     QLabel* m_error = nullptr;
 };

@@ -85,6 +85,11 @@ ChatTemplateInput chat_template_input(const ChatFormat& format, const Json& mess
 // "tools[2].function.name").
 Status check_tools(const Json& tools, std::string* field = nullptr);
 
+// The form a forced call is read in (tool_choice "required" or named): the model's own, except
+// where its markers are control tokens (Mistral, harmony), which a grammar over text cannot
+// write: the Hermes form there.
+ChatFormat forced_call_format(ChatFormat format);
+
 // The grammar that makes the reply a call (tool_choice "required", or `name` for a named
 // function): Hermes <tool_call> blocks — or Llama 3.x's JSON, where that is the model's form —
 // whose arguments follow each tool's parameters schema; up to four calls when `parallel` (a small
