@@ -8,6 +8,7 @@
 
 #include "engine/engine_impl.h"
 #include "engine/step_loop_live_sample.h"
+#include "sampling/token_mask.h"
 
 namespace workbench {
 namespace {
@@ -231,18 +232,20 @@ void StepLoop::take_token(LiveSample& c, std::span<const float> logits, std::spa
     };
     if (c.grammar && c.grammar->dead())   // matched in full and its end token passed (ignore_eos)
         return c.grammar->overflowed() ? fail(c, too_big()) : finish(c, StopReason::end_of_generation);
-    TokenId token = top.empty() ? c.sampler.sample(logits) : c.sampler.sample_top(top);
+    // The request's logit_bias shapes the row first (top logits are read only when it has none).
+    const std::span<const LogitBias> bias = c.req->generation.sampling.logit_bias;
+    TokenId token = top.empty() ? c.sampler.sample(mask_logits(logits, bias, nullptr, masked_)) : c.sampler.sample_top(top);
     if (c.grammar) {
         // The draw stands when the grammar allows it; otherwise the row is drawn again with
         // everything it refuses masked out, as llama.cpp does. With plain temperature or greedy
         // sampling that is the distribution masking first gives; under top-k/top-p/min-p the
         // truncation comes before the mask, so the allowed tokens' shares can differ from it.
         if (!c.grammar->allows(token)) {
-            masked_.assign(logits.begin(), logits.end());
-            const int32_t n_allowed = c.grammar->mask(masked_);
+            int32_t n_allowed = 0;
+            const std::span<const float> masked = mask_logits(logits, bias, c.grammar.get(), masked_, &n_allowed);
             if (c.grammar->overflowed()) return fail(c, too_big());
             if (n_allowed == 0) return fail(c, error(StatusCode::unsupported, "no token of this vocabulary continues the grammar here"));
-            token = c.sampler.sample(masked_);
+            token = c.sampler.sample(masked);
         }
         c.grammar->accept(token);
         if (c.grammar->overflowed()) return fail(c, too_big());
@@ -253,7 +256,9 @@ void StepLoop::take_token(LiveSample& c, std::span<const float> logits, std::spa
 
 int32_t StepLoop::top_logits_for(const LiveSample& c) const {
     const EngineRequest& r = *c.req;
-    if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0 || c.grammar) return 0;
+    if (r.generation.token_logits || r.top_logprobs >= 0 || r.generation.max_tokens == 0 || c.grammar ||
+        !r.generation.sampling.logit_bias.empty())
+        return 0;
     return c.sampler.top_logits_needed(e_.info.n_vocab);
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine/engine_impl.h"
 #include "engine/step_loop_live_sample.h"
+#include "sampling/token_mask.h"
 #include "speculation/ngram_lookup.h"
 #include "speculation/speculative_sampling.h"
 
@@ -85,8 +86,10 @@ std::vector<TokenId> StepLoop::draft_with_model(LiveSample& c, int32_t n) {
         }
         held.insert(held.end(), next.begin(), next.end());
         c.draft_q.emplace_back();
-        c.draft_sampler->distribution(draft_logits_, c.draft_q.back());
-        const TokenId t = params.temperature > 0 ? c.draft_sampler->sample(draft_logits_) : c.draft_q.back().front().token;
+        // The draft proposes from the row as the target will judge it: the same logit_bias.
+        const std::span<const float> row = mask_logits(draft_logits_, c.req->generation.sampling.logit_bias, nullptr, masked_);
+        c.draft_sampler->distribution(row, c.draft_q.back());
+        const TokenId t = params.temperature > 0 ? c.draft_sampler->sample(row) : c.draft_q.back().front().token;
         drafts.push_back(t);
         next = std::span(drafts).subspan(drafts.size() - 1);
     }
@@ -100,7 +103,11 @@ void StepLoop::verify_drafts(LiveSample& c, const float* rows, int32_t n_rows) {
     const std::vector<TokenId> drafts(c.tokens.begin() + static_cast<std::ptrdiff_t>(first_draft),
                                       c.tokens.begin() + static_cast<std::ptrdiff_t>(first_draft) + n_run);
     c.tokens.resize(first_draft);
-    auto row = [&](int32_t i) { return std::span<const float>(rows + static_cast<size_t>(i) * n_vocab, n_vocab); };
+    // Each row as the sampler sees it, the request's logit_bias applied (sampling/token_mask.h).
+    auto row = [&](int32_t i) {
+        return mask_logits(std::span<const float>(rows + static_cast<size_t>(i) * n_vocab, n_vocab), c.req->generation.sampling.logit_bias,
+                           nullptr, masked_);
+    };
     // Decide every token first (the sampler's history advances as a plain run's would), then
     // cut the cache back, then stream: a stop among them ends the completion there.
     struct Decided {

@@ -100,8 +100,6 @@ TokenId Sampler::prepare(std::span<const float> logits) {
         candidates_[i] = {logit, static_cast<TokenId>(i)};
     }
 
-    for (const LogitBias& b : params_.logit_bias)
-        if (b.token >= 0 && static_cast<size_t>(b.token) < n_vocab) candidates_[static_cast<size_t>(b.token)].first += b.bias;
     apply_penalties();
     return filter_candidates();
 }
@@ -138,7 +136,7 @@ TokenId Sampler::sample(std::span<const float> logits) {
 int32_t Sampler::top_logits_needed(int32_t n_vocab) const {
     const bool penalties = (params_.repeat_penalty != 1.0f || params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) &&
                            params_.penalty_last_n != 0;
-    if (penalties || !params_.logit_bias.empty() || n_vocab <= 0) return 0;   // they may lift any token into the best
+    if (penalties || n_vocab <= 0) return 0;   // they may lift any token into the best
     if (!(params_.temperature > 0.0f)) return 1;
     if (params_.top_k <= 0 || params_.top_k > kMaxTopLogits) return 0;
     return std::min(params_.top_k, n_vocab);

@@ -1,6 +1,7 @@
-// Picks the next token from logits: logit biases, penalties (repetition, frequency, presence over
-// the recent window), then top-k, top-p, min-p and temperature, then a seeded draw; temperature 0 is
-// greedy. Same seed and inputs give the same tokens. One Sampler per sequence; not thread-safe.
+// Picks the next token from logits: penalties (repetition, frequency, presence over the recent
+// window), then top-k, top-p, min-p and temperature, then a seeded draw; temperature 0 is greedy.
+// Same seed and inputs give the same tokens. The request's logit_bias and grammar are applied
+// before, to the row (sampling/token_mask.h). One Sampler per sequence; not thread-safe.
 #pragma once
 
 #include <cstdint>

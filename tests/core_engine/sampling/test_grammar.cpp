@@ -11,6 +11,8 @@
 #include "gguf/gguf_file.h"
 #include "sampling/grammar.h"
 #include "sampling/grammar_matcher.h"
+#include "sampling/sampler.h"
+#include "sampling/token_mask.h"
 #include "tests/skip_missing.h"
 #include "tokenizer/vocab_loader.h"
 #include "workbench/structured_output.h"
@@ -75,6 +77,7 @@ private slots:
     void schemas_compile_to_their_shape();
     void unsupported_keywords_are_named();
     void mask_agrees_with_each_token_on_the_real_vocabulary();
+    void bias_and_grammar_share_one_mask_stage();
     void random_walks_end_in_valid_json();
     void hostile_grammars_end_with_an_error();
 };
@@ -226,6 +229,39 @@ void TestGrammar::mask_agrees_with_each_token_on_the_real_vocabulary() {
         QVERIFY2(n > 0, prefix);
         if (std::string(prefix).back() == '}') QCOMPARE(n, static_cast<int32_t>(trie->end_tokens().size()));   // done: only the end
     }
+}
+
+// logit_bias and the grammar in one stage (sampling/token_mask.h): a bias moves only the tokens
+// the grammar allows (a refused token stays refused whatever its bias), nothing to apply leaves
+// the row itself, and a bias alone shapes a copy.
+void TestGrammar::bias_and_grammar_share_one_mask_stage() {
+    if (!QFile::exists(WB_DEFAULT_MODEL_PATH)) WB_SKIP_MISSING("the default model is not installed");
+    auto tok = default_tokenizer();
+    QVERIFY(tok.ok());
+    const auto trie = std::make_shared<const TokenTrie>(**tok);
+    const auto grammar = std::make_shared<const Grammar>(*parse_grammar(R"(root ::= "yes" | "no")"));
+    GrammarMatcher m(grammar, trie);
+    const std::vector<TokenId> yes = (*tok)->encode("yes", false, false), no = (*tok)->encode("no", false, false);
+    QCOMPARE(yes.size(), size_t(1));
+    QCOMPARE(no.size(), size_t(1));
+    const TokenId refused = (*tok)->encode("maybe", false, false).front();
+    const std::vector<float> row(static_cast<size_t>((*tok)->n_vocab()), 1.0f);
+    std::vector<float> scratch;
+    QCOMPARE(mask_logits(row, {}, nullptr, scratch).data(), row.data());   // nothing to apply: the row itself
+    const std::vector<LogitBias> bias = {{yes[0], -100.0f}, {no[0], 2.5f}, {refused, 100.0f}, {-3, 1.0f}, {1 << 30, 1.0f}};
+    const std::span<const float> biased = mask_logits(row, bias, nullptr, scratch);
+    QCOMPARE(biased[static_cast<size_t>(yes[0])], -99.0f);
+    QCOMPARE(biased[static_cast<size_t>(refused)], 101.0f);
+    QCOMPARE(row[static_cast<size_t>(refused)], 1.0f);   // the model's row is not touched
+    int32_t n_allowed = 0;
+    const std::span<const float> masked = mask_logits(row, bias, &m, scratch, &n_allowed);
+    QVERIFY(n_allowed >= 2);
+    QCOMPARE(masked[static_cast<size_t>(no[0])], 3.5f);
+    QCOMPARE(masked[static_cast<size_t>(yes[0])], -99.0f);   // allowed, pushed down
+    QVERIFY(std::isinf(masked[static_cast<size_t>(refused)]));   // refused, whatever its bias
+    // Greedy over that row: "no" (yes is banned by the bias, maybe by the grammar).
+    Sampler greedy(SamplingParams{0.0f, 0, 1.0f, 0.0f});
+    QCOMPARE(greedy.sample(masked), no[0]);
 }
 
 // Random walks: at each step a uniformly random allowed token of the real vocabulary, until
