@@ -4,7 +4,8 @@
 // message has a Copy link beside its role and each code block one above it; each message may
 // carry a footer line (metrics). A reply may carry the model's thinking — shown as it streams,
 // then folded into a "Thinking" line that opens and closes on a click — and tool calls, each a
-// block of its own (name and arguments). Plain strings in, nothing engine-specific. Its colours
+// block of its own (name and arguments); a tool's result is a message of its own. Plain strings
+// in, nothing engine-specific. Its colours
 // follow its palette: on a dark palette (the dark theme) code, links, labels and footers switch.
 #pragma once
 

@@ -1,6 +1,7 @@
 // The Chat page: the transcript with the streaming reply, the input box, Stop / Regenerate /
 // Edit-and-resend / New chat, the system prompt, the context gauge, the live charts below, and
-// the configuration panel beside it. It keeps the conversation (the engine only caches tokens)
+// the configuration panel beside it; Tools… offers functions to the model, its calls wait in a
+// bar for the results the user pastes. It keeps the conversation (the engine only caches tokens)
 // and sends each turn to a ChatBackend: the local engine's EngineClient, or a remote server's
 // RemoteChatClient (setBackend). GUI thread only.
 #pragma once
