@@ -39,10 +39,7 @@ void MainWindow::continueSession(qint64 sessionId, bool keepLoaded) {
             PendingContinue pending{sessionId, {}};
             for (const workbench::MessageRecord& m : result->messages) {
                 if (m.role != "user" && m.role != "assistant" && m.role != "tool") continue;
-                workbench::ChatMessage turn{m.role, m.text};
-                turn.reasoning = m.reasoning;
-                turn.tool_calls = m.tool_calls;
-                turn.tool_call_id = m.tool_call_id;
+                workbench::ChatMessage turn = workbench::chat_message(m);
                 // A regenerated reply follows the one it replaced (earlier versions kept both): the
                 // conversation goes on from the newest.
                 if (m.role == "assistant" && !pending.turns.empty() && pending.turns.back().role == "assistant")

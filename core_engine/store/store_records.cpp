@@ -1,5 +1,6 @@
 // Building store records from what the engine reports: a configuration row from an EngineConfig,
-// a run's metrics from GenerationMetrics, and this build's provenance. No SQLite here.
+// a run's metrics from GenerationMetrics, this build's provenance, and chat turns as message rows
+// and back. No SQLite here.
 #include <fstream>
 #include <string>
 
@@ -39,6 +40,24 @@ void apply_metrics(RunRecord& run, const GenerationMetrics& metrics) {
         run.n_draft_tokens = metrics.n_draft_tokens;
         run.n_accepted_tokens = metrics.n_accepted_tokens;
     }
+}
+
+MessageRecord message_record(const ChatMessage& message) {
+    MessageRecord r;
+    r.role = message.role;
+    r.text = message.content;
+    r.reasoning = message.reasoning;
+    r.tool_calls = message.tool_calls;
+    r.tool_call_id = message.tool_call_id;
+    return r;
+}
+
+ChatMessage chat_message(const MessageRecord& record) {
+    ChatMessage m{record.role, record.text};
+    m.reasoning = record.reasoning;
+    m.tool_calls = record.tool_calls;
+    m.tool_call_id = record.tool_call_id;
+    return m;
 }
 
 RunProvenance app_provenance() {

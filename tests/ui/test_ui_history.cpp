@@ -26,6 +26,7 @@
 #include <functional>
 #include <optional>
 
+#include "tests/ui/ui_chat_support.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/store_client.h"
@@ -56,22 +57,10 @@ class TestHistory : public QObject {
         return w;
     }
 
-    ReplySummary send(const QString& text) {
-        QSignalSpy finished(m_window->client(), &EngineClient::replyFinished);
-        chat()->input()->setPlainText(text);
-        QTest::keyClick(chat()->input(), Qt::Key_Return);
-        if (!QTest::qWaitFor([&] { return finished.count() == 1; }, uitest::kTimeoutMs)) qFatal("no reply");
-        if (!m_window->store()->waitIdle(uitest::kTimeoutMs)) qFatal("the store did not settle");
-        return finished.at(0).at(0).value<ReplySummary>();
-    }
-
-    // Runs `task` on the store thread and waits for its result.
+    ReplySummary send(const QString& text) { return uitest::sendAndWait(m_window, text); }
     template <typename T>
     workbench::Result<T> query(std::function<workbench::Result<T>(workbench::Store&)> task) {
-        std::optional<workbench::Result<T>> out;
-        m_window->store()->call<T>(std::move(task), this, [&out](const workbench::Result<T>& r) { out = r; });
-        if (!QTest::qWaitFor([&] { return out.has_value(); }, uitest::kTimeoutMs)) qFatal("no answer from the store");
-        return *out;
+        return uitest::storeQuery<T>(m_window, this, std::move(task));
     }
 
     int search(const QString& text) {

@@ -15,15 +15,19 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTest>
 #include <memory>
+#include <mutex>
 
 #include "remote/openai_client.h"
 #include "tests/app/server/serve_process.h"
+#include "tests/remote/loopback_http.h"
 #include "tests/skip_missing.h"
 #include "tests/ui/ui_test_support.h"
+#include "ui/bridge/engine_client.h"
 #include "ui/bridge/remote_chat_client.h"
 #include "ui/history/history_recorder.h"
 #include "ui/main_window.h"
@@ -31,10 +35,13 @@
 #include "ui/pages/config_panel.h"
 #include "ui/pages/connect_server_dialog.h"
 #include "ui/pages/metrics_panel.h"
+#include "ui/pages/tool_result_bar.h"
+#include "ui/pages/tools_dialog.h"
 #include "ui/pages/server_metrics_text.h"
 #include "widgets/kv_memory_chart.h"
 #include "widgets/server_kv_chart.h"
 #include "widgets/token_stream_view.h"
+#include "workbench/json.h"
 #include "workbench/store.h"
 
 namespace {
@@ -253,6 +260,81 @@ private slots:
         QVERIFY(m_window->isVisible());
         m_window.reset();
         m_serve.reset();
+    }
+
+    // A server whose model thinks and calls (vLLM's delta fields): the chat shows the thinking
+    // folded and the call as a block; the pasted result goes back as role tool with the server's
+    // call id beside the assistant's tool_calls, and the tools offered go with each turn.
+    void remoteThinkingAndToolCalls() {
+        wbtest::LoopbackHttp server;
+        std::mutex lock;
+        std::vector<workbench::Json> bodies;
+        server.http.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(R"({"object":"list","data":[{"id":"thinker","object":"model","owned_by":"vllm"}]})", "application/json");
+        });
+        server.http.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+            size_t turn = 0;
+            {
+                std::lock_guard<std::mutex> hold(lock);
+                bodies.push_back(*workbench::parse_json(req.body));
+                turn = bodies.size();
+            }
+            res.set_chunked_content_provider("text/event-stream", [turn](size_t, httplib::DataSink& sink) {
+                auto delta = [](const workbench::Json& d, const char* finish = nullptr) {
+                    workbench::Json j = {{"choices", {{{"index", 0}, {"delta", d}}}}};
+                    if (finish) j["choices"][0]["finish_reason"] = finish;
+                    return "data: " + workbench::dump_json(j) + "\n\n";
+                };
+                std::string out = delta({{"reasoning_content", "The user asks about Oslo."}});
+                if (turn == 1)
+                    out += delta({{"tool_calls", {{{"index", 0}, {"id", "call_42"}, {"type", "function"},
+                                                   {"function", {{"name", "get_weather"}, {"arguments", "{\"city\": \"Oslo\"}"}}}}}}}) +
+                           delta(workbench::Json::object(), "tool_calls");
+                else
+                    out += delta({{"content", "It is cold in Oslo."}}, "stop");
+                out += "data: [DONE]\n\n";
+                sink.write(out.data(), out.size());
+                sink.done();
+                return true;
+            });
+        });
+        server.start();
+        QSettings settings;
+        settings.setValue(QStringLiteral("chat/tools"), ToolsDialog::exampleTools());
+        settings.setValue(QStringLiteral("chat/offerTools"), true);
+
+        EngineClient local;   // no model: the page talks to the server only
+        ChatPage page(&local);
+        RemoteChatClient remote;
+        remote.setTarget({QString::fromStdString(server.url()), QString(), QStringLiteral("thinker"), QStringLiteral("vllm"), 0});
+        page.setBackend(&remote);
+        QSignalSpy finished(&remote, &ChatBackend::replyFinished);
+        page.input()->setPlainText(QStringLiteral("Weather in Oslo?"));
+        page.send();
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
+        TokenStreamView* view = page.transcript();
+        const int reply = view->messageCount() - 1;
+        QCOMPARE(view->thinkingOf(reply), QStringLiteral("The user asks about Oslo."));
+        QCOMPARE(view->toolCallCount(reply), 1);
+        QCOMPARE(page.history().back().tool_calls.size(), size_t(1));
+        QCOMPARE(page.history().back().tool_calls[0].id, std::string("call_42"));
+        QVERIFY(page.findChild<ToolResultBar*>(QStringLiteral("toolResultBar"))->isVisibleTo(&page));
+
+        page.input()->setPlainText(QStringLiteral("-4 C, snow"));
+        page.send();
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
+        QCOMPARE(QString::fromStdString(page.history().back().content), QStringLiteral("It is cold in Oslo."));
+        std::lock_guard<std::mutex> hold(lock);
+        QCOMPARE(bodies.size(), size_t(2));
+        QCOMPARE(bodies[0]["tools"].size(), size_t(2));
+        const workbench::Json& sent = bodies[1]["messages"];
+        QCOMPARE(sent.size(), size_t(3));
+        QVERIFY(sent[1]["role"] == workbench::Json("assistant"));
+        QVERIFY(sent[1]["tool_calls"][0]["id"] == workbench::Json("call_42"));
+        QVERIFY(sent[1]["tool_calls"][0]["function"]["name"] == workbench::Json("get_weather"));
+        QVERIFY(sent[2]["role"] == workbench::Json("tool"));
+        QVERIFY(sent[2]["tool_call_id"] == workbench::Json("call_42"));
+        QVERIFY(sent[2]["content"] == workbench::Json("-4 C, snow"));
     }
 };
 

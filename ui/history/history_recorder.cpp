@@ -49,16 +49,6 @@ int32_t messagesToKeep(const std::vector<workbench::MessageRecord>& messages, in
     return static_cast<int32_t>(messages.size());
 }
 
-workbench::MessageRecord messageRecord(const workbench::ChatMessage& m) {
-    workbench::MessageRecord r;
-    r.role = m.role;
-    r.text = m.content;
-    r.reasoning = m.reasoning;
-    r.tool_calls = m.tool_calls;
-    r.tool_call_id = m.tool_call_id;
-    return r;
-}
-
 }  // namespace
 
 void HistoryRecorder::replyStarted(const ChatHistory& inputs, int userIndex, int afterUser) {
@@ -138,12 +128,12 @@ void HistoryRecorder::replyFinished(const ReplySummary& summary, const workbench
 
     std::vector<workbench::MessageRecord> inputs;
     for (const workbench::ChatMessage& m : m_pendingInputs) {
-        inputs.push_back(messageRecord(m));
+        inputs.push_back(workbench::message_record(m));
         inputs.back().created_unix_ms = m_startedMs;
     }
     m_pendingInputs.clear();
     const int userIndex = m_pendingUserIndex, afterUser = m_pendingAfterUser;
-    workbench::MessageRecord reply = messageRecord(replyMessage);
+    workbench::MessageRecord reply = workbench::message_record(replyMessage);
 
     // One task for the whole turn: the ids it creates are used at once, in order, on the store thread.
     m_store->call<workbench::RowId>(

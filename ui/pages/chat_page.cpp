@@ -319,50 +319,6 @@ void ChatPage::send() {
     startReply();
 }
 
-void ChatPage::sendToolResult(const QString& text) {
-    const workbench::ToolCall call = m_pendingCalls.takeFirst();
-    workbench::ChatMessage result{"tool", text.toStdString()};
-    result.tool_call_id = call.id;
-    m_viewIndex.append(m_view->messageCount());
-    m_history.push_back(result);
-    addTurnToView(result);
-    showPendingCall();
-    // Every call answered: the model reads the results and goes on.
-    if (m_pendingCalls.isEmpty()) startReply();
-}
-
-namespace {
-
-// The name of the call `id` answers, from the assistant turns before it.
-QString calledName(const ChatHistory& history, const std::string& id) {
-    for (auto it = history.rbegin(); it != history.rend(); ++it)
-        for (const workbench::ToolCall& c : it->tool_calls)
-            if (c.id == id) return QString::fromStdString(c.name);
-    return QStringLiteral("tool");
-}
-
-// Text shown verbatim as a Markdown code block: a fence longer than any run of backticks in it.
-QString fenced(const QString& text) {
-    int longest = 0, run = 0;
-    for (QChar ch : text) {
-        run = ch == QLatin1Char('`') ? run + 1 : 0;
-        longest = std::max(longest, run);
-    }
-    const QString fence(std::max(3, longest + 1), QLatin1Char('`'));
-    return fence + QLatin1Char('\n') + text + QLatin1Char('\n') + fence;
-}
-
-}  // namespace
-
-void ChatPage::addTurnToView(const workbench::ChatMessage& m) {
-    const QString text = QString::fromStdString(m.content);
-    if (m.role == "tool")
-        m_view->addMessage(TokenStreamView::Role::Tool, tr("`%1` returned:").arg(calledName(m_history, m.tool_call_id)) +
-                                                             QStringLiteral("\n\n") + fenced(text));
-    else
-        m_view->addMessage(TokenStreamView::Role::User, text);
-}
-
 void ChatPage::startReply() {
     ChatHistory messages;
     const QString system = m_system->text().trimmed();
@@ -370,6 +326,9 @@ void ChatPage::startReply() {
     messages.insert(messages.end(), m_history.begin(), m_history.end());
     const bool answeringCalls = !m_history.empty() && m_history.back().role == "tool";
     const ToolOffer tools = ToolsDialog::offer(answeringCalls);
+    // Read as the model writes it: thinking apart from the answer, and its calls. The backend says
+    // in which form before the first token (a remote one while sending); until then, the Hermes form.
+    onReplyForm(ReplyForm{workbench::ChatFormat{}, !tools.json.isEmpty(), false});
     if (!m_backend->sendChat(messages, m_config->generationRequest(), tools)) return;
     if (m_recorder) {
         // What this turn adds before the reply: the user's message, or the tools' results (none
@@ -392,42 +351,9 @@ void ChatPage::startReply() {
         m_recorder->replyStarted(inputs, answersCalls ? -1 : userIndex, m_regenerating ? afterUser : 0);
     }
     m_replyStreaming = true;
-    // Read as the model writes it: thinking apart from the answer, and its calls. The backend says
-    // in which form before the first token; until then, the Hermes form.
-    onReplyForm(ReplyForm{workbench::ChatFormat{}, !tools.json.isEmpty(), false});
     m_view->beginStream();
     m_metrics->beginReply();
     updateButtons();
-}
-
-void ChatPage::onReplyForm(const ReplyForm& form) {
-    m_replyForm = form;
-    m_replyReader = std::make_unique<workbench::ChatReplyStream>(form.format, form.toolsOffered, form.thinkingOpen);
-    m_replyAnswer.clear();
-    m_replyThinking.clear();
-    m_replyCalls.clear();
-    m_replyParted = false;
-}
-
-void ChatPage::editTools() {
-    ToolsDialog dialog(this);
-    if (dialog.exec() == QDialog::Accepted) updateToolsButton();
-}
-
-void ChatPage::updateToolsButton() {
-    const int n = ToolsDialog::offeredCount();
-    m_tools->setText(n > 0 ? tr("Tools (%1)…").arg(n) : tr("Tools…"));
-}
-
-void ChatPage::showPendingCall() {
-    if (m_pendingCalls.isEmpty()) {
-        m_toolBar->setVisible(false);
-        m_input->setPlaceholderText(tr("Message (Enter sends, Shift+Enter starts a new line)"));
-        return;
-    }
-    const workbench::ToolCall& c = m_pendingCalls.first();
-    m_toolBar->showCall(QString::fromStdString(c.name), QString::fromStdString(c.arguments), static_cast<int>(m_pendingCalls.size()));
-    m_input->setPlaceholderText(tr("The result of %1 (Enter sends it to the model)").arg(QString::fromStdString(c.name)));
 }
 
 void ChatPage::stop() { m_backend->stop(); }

@@ -279,5 +279,8 @@ ConfigurationRecord make_configuration(const EngineConfig& config);
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.
 RunProvenance app_provenance();
+// A chat turn as a message row (no session, run or seq yet), and a stored message as a chat turn.
+MessageRecord message_record(const ChatMessage& message);
+ChatMessage chat_message(const MessageRecord& record);
 
 }  // namespace workbench

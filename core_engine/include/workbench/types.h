@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace workbench {
@@ -17,6 +18,8 @@ struct ToolCall {
 };
 
 struct ChatMessage {
+    ChatMessage() = default;
+    ChatMessage(std::string role_, std::string content_) : role(std::move(role_)), content(std::move(content_)) {}
     std::string role;     // "system", "user", "assistant", "tool" (a call's result)
     std::string content;
     std::string reasoning;               // assistant: its thinking, apart from the answer
