@@ -279,6 +279,11 @@ private slots:
                 bodies.push_back(*workbench::parse_json(req.body));
                 turn = bodies.size();
             }
+            if (turn == 2) {   // the results' first sending fails
+                res.status = 500;
+                res.set_content("upstream exploded", "text/plain");
+                return;
+            }
             res.set_chunked_content_provider("text/event-stream", [turn](size_t, httplib::DataSink& sink) {
                 auto delta = [](const workbench::Json& d, const char* finish = nullptr) {
                     workbench::Json j = {{"choices", {{{"index", 0}, {"delta", d}}}}};
@@ -320,14 +325,22 @@ private slots:
         QCOMPARE(page.history().back().tool_calls[0].id, std::string("call_42"));
         QVERIFY(page.findChild<ToolResultBar*>(QStringLiteral("toolResultBar"))->isVisibleTo(&page));
 
+        // A failed turn: the result leaves the conversation, the call waits again, the text is kept.
+        QSignalSpy failed(&remote, &ChatBackend::replyFailed);
         page.input()->setPlainText(QStringLiteral("-4 C, snow"));
+        page.send();
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(page.input()->toPlainText(), QStringLiteral("-4 C, snow"));
+        QCOMPARE(page.history().size(), size_t(2));
+        QVERIFY(page.findChild<ToolResultBar*>(QStringLiteral("toolResultBar"))->isVisibleTo(&page));
+        QTRY_VERIFY(!remote.isBusy());
         page.send();
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 2, uitest::kTimeoutMs);
         QCOMPARE(QString::fromStdString(page.history().back().content), QStringLiteral("It is cold in Oslo."));
         std::lock_guard<std::mutex> hold(lock);
-        QCOMPARE(bodies.size(), size_t(2));
+        QCOMPARE(bodies.size(), size_t(3));
         QCOMPARE(bodies[0]["tools"].size(), size_t(2));
-        const workbench::Json& sent = bodies[1]["messages"];
+        const workbench::Json& sent = bodies[2]["messages"];
         QCOMPARE(sent.size(), size_t(3));
         QVERIFY(sent[1]["role"] == workbench::Json("assistant"));
         QVERIFY(sent[1]["tool_calls"][0]["id"] == workbench::Json("call_42"));

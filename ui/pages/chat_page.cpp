@@ -478,6 +478,8 @@ void ChatPage::onReplyFailed(const QString& message) {
         if (!m_history.empty() && m_history.back().role == "user") {
             m_input->setPlainText(QString::fromStdString(m_history.back().content));
             truncateHistory(static_cast<int>(m_history.size()) - 1);
+        } else if (!m_history.empty() && m_history.back().role == "tool") {
+            restorePendingCalls();
         }
     }
     addNote(message, true);

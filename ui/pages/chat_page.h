@@ -105,6 +105,9 @@ private:
     // The model's calls waiting for results: the bar shows the first; none hides it.
     void showPendingCall();
     void sendToolResult(const QString& text);
+    // A turn that answered calls failed: its results leave the conversation, the calls wait again
+    // and the last result goes back into the input box.
+    void restorePendingCalls();
     void addTurnToView(const workbench::ChatMessage& message);   // a user message or a tool's result
     void updateGauge();
     void updateButtons();

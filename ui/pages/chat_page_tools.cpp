@@ -22,6 +22,17 @@ void ChatPage::sendToolResult(const QString& text) {
     if (m_pendingCalls.isEmpty()) startReply();
 }
 
+void ChatPage::restorePendingCalls() {
+    size_t first = m_history.size();
+    while (first > 0 && m_history[first - 1].role == "tool") --first;
+    if (first == m_history.size() || first == 0) return;
+    const std::vector<workbench::ToolCall> calls = m_history[first - 1].tool_calls;
+    m_input->setPlainText(QString::fromStdString(m_history[first].content));   // the first call's result
+    truncateHistory(static_cast<int>(first));
+    m_pendingCalls = QList<workbench::ToolCall>(calls.begin(), calls.end());
+    showPendingCall();
+}
+
 namespace {
 
 // The name of the call `id` answers, from the assistant turns before it.

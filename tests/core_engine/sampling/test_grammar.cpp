@@ -260,7 +260,9 @@ void TestGrammar::bias_and_grammar_share_one_mask_stage() {
     QCOMPARE(masked[static_cast<size_t>(yes[0])], -99.0f);   // allowed, pushed down
     QVERIFY(std::isinf(masked[static_cast<size_t>(refused)]));   // refused, whatever its bias
     // Greedy over that row: "no" (yes is banned by the bias, maybe by the grammar).
-    Sampler greedy(SamplingParams{0.0f, 0, 1.0f, 0.0f});
+    SamplingParams params;
+    params.temperature = 0.0f;
+    Sampler greedy(params);
     QCOMPARE(greedy.sample(masked), no[0]);
 }
 

@@ -576,8 +576,8 @@ private slots:
             for (int turn = 0; turn < 2; ++turn) {
                 auto run_id = store->begin_run(make_run(*id, plan.config, 5, plan.tok_s + turn));
                 WB_VERIFY_OK(run_id);
-                MessageRecord user{0, *id, 0, 0, "user", turn == 0 ? plan.first : "and more?", plan.created + 10 * turn};
-                MessageRecord reply{0, *id, *run_id, 0, "assistant", plan.reply, plan.created + 10 * turn + 5};
+                MessageRecord user{0, *id, 0, 0, "user", turn == 0 ? plan.first : "and more?", plan.created + 10 * turn, {}, {}, {}};
+                MessageRecord reply{0, *id, *run_id, 0, "assistant", plan.reply, plan.created + 10 * turn + 5, {}, {}, {}};
                 WB_VERIFY_OK(store->add_message(user));
                 WB_VERIFY_OK(store->add_message(reply));
             }
