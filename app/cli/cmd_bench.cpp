@@ -150,7 +150,8 @@ int cmd_bench(int argc, char** argv) {
         if (!shares.empty()) r.bench.roofline_pct = median(shares);
         if (!json && host_roofline) {
             const double probe_gb_s = median(probes);
-            std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << ", "
+            const char* active = info.n_expert > 0 ? " active" : "";  // of the experts, those a token runs
+            std::cerr << "\nread bandwidth at the weights' working set (" << format_bytes(info.decode_weight_bytes) << active << ", "
                       << info.n_threads << " threads), probed before each tg run: median " << probe_gb_s << " GB/s (min "
                       << (probes.empty() ? 0.0 : *std::min_element(probes.begin(), probes.end())) << ", max "
                       << (probes.empty() ? 0.0 : *std::max_element(probes.begin(), probes.end())) << ")";
@@ -158,8 +159,8 @@ int cmd_bench(int argc, char** argv) {
             // the variant's reads (indexer included) would allow, and how far the engine is from it.
             if (probe_gb_s > 0 && r.avg_ts > 0) {
                 const double predicted_ms = bytes_per_token / (probe_gb_s * 1e9) * 1000.0, measured_ms = 1000.0 / r.avg_ts;
-                std::fprintf(stderr, "\ndecode per token: predicted %.2f ms (%s of weights + %s of KV read at the median probe), measured %.2f ms (%.2f× predicted)",
-                             predicted_ms, format_bytes(info.decode_weight_bytes).c_str(), format_bytes(static_cast<uint64_t>(kv_read)).c_str(),
+                std::fprintf(stderr, "\ndecode per token: predicted %.2f ms (%s of%s weights + %s of KV read at the median probe), measured %.2f ms (%.2f× predicted)",
+                             predicted_ms, format_bytes(info.decode_weight_bytes).c_str(), active, format_bytes(static_cast<uint64_t>(kv_read)).c_str(),
                              measured_ms, measured_ms / predicted_ms);
             }
         }

@@ -30,8 +30,11 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
               << std::fixed << std::setprecision(1) << static_cast<double>(s.n_params) / 1e6 << "M parameters\n";
     if (info) {
         std::cout << "model:       " << info->name << " (" << info->arch << ")\n"
-                  << "layers:      " << info->n_layer << ", width " << info->n_embd << ", FFN " << info->n_ff << "\n"
-                  << "attention:   " << info->n_head << " query heads, " << info->n_head_kv << " KV heads (GQA "
+                  << "layers:      " << info->n_layer << ", width " << info->n_embd << ", FFN " << info->n_ff << "\n";
+        if (info->n_expert > 0)
+            std::cout << "experts:     " << info->n_expert << " per layer, " << info->n_expert_used << " run per token, width " << info->n_ff_exp
+                      << "; a token reads " << format_bytes(info->decode_weight_bytes) << " of the weights (active)\n";
+        std::cout << "attention:   " << info->n_head << " query heads, " << info->n_head_kv << " KV heads (GQA "
                   << info->n_head / info->n_head_kv << ":1), head size " << info->head_dim << "\n"
                   << "context:     " << info->n_ctx_train << " trained; RoPE base " << std::setprecision(0) << info->rope_freq_base << "\n"
                   << "vocabulary:  " << info->n_vocab << " tokens, " << info->tokenizer_model << " tokenizer (pre: " << info->tokenizer_pre
@@ -91,6 +94,11 @@ void print_json(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                           {"eos_id", info->eos_id},
                           {"chat_template", info->chat_template_family}};
         j["kv_bytes_per_token"] = info->kv_bytes_per_token;
+        if (info->n_expert > 0)
+            j["experts"] = {{"n_expert", info->n_expert},
+                            {"n_expert_used", info->n_expert_used},
+                            {"n_ff_exp", info->n_ff_exp},
+                            {"active_weight_bytes", info->decode_weight_bytes}};
         if (!info->native_attention.local_layers.empty())
             j["native_attention"] = {{"window", info->native_attention.window},
                                      {"local_layers", info->native_attention.local_layers},

@@ -16,13 +16,14 @@ int cmd_synth(int argc, char** argv) {
         {"--arch", "", true, "NAME  architecture: " + archs + " (default llama)"},
         {"--shape", "", true, "NAME  " + shapes + " (default tiny)"},
         {"--type", "", true, "TYPE  weight matrices: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1 (default f16)"},
+        {"--expert-type", "", true, "TYPE  a layer of experts' matrices (e.g. mxfp4, as gpt-oss ships them; default: --type)"},
         {"--vocab-from", "", true, "GGUF  copy this model's tokenizer (n_vocab follows it); default: a placeholder vocab"},
         {"--seed", "", true, "N  weights' seed (default 1)"},
         {"--output", "-o", true, "PATH  the GGUF to write (or as the last argument)"},
         {"out", "", true, "OUT.gguf  the GGUF to write, when -o is not given"},
     };
     CommandContext ctx;
-    if (int rc = prepare_command(argc, argv, "synth", "[--arch A] [--shape S] [--type T] [--vocab-from GGUF] (-o OUT.gguf | OUT.gguf)", flags, ctx, false);
+    if (int rc = prepare_command(argc, argv, "synth", "[--arch A] [--shape S] [--type T] [--expert-type T] [--vocab-from GGUF] (-o OUT.gguf | OUT.gguf)", flags, ctx, false);
         rc >= 0)
         return rc;
     if (!ctx.args.has("--output") && !ctx.args.has("out")) return usage_error("synth: the GGUF to write is required (-o OUT.gguf or OUT.gguf)");
@@ -32,7 +33,7 @@ int cmd_synth(int argc, char** argv) {
     const std::string out = ctx.args.get("--output", ctx.args.get("out"));
     const auto status = workbench::write_synth_model(ctx.args.get("--arch", "llama"), ctx.args.get("--shape", "tiny"),
                                                      ctx.args.get("--type", "f16"), ctx.args.get("--vocab-from", ""), out,
-                                                     static_cast<uint64_t>(seed));
+                                                     static_cast<uint64_t>(seed), ctx.args.get("--expert-type", ""));
     if (!status.ok()) return runtime_error(status.message());
     std::cerr << "wrote " << out << "\n";
     return 0;

@@ -38,6 +38,9 @@ ModelInfo describe(const Engine::Impl& e) {
     m.n_head_kv = hp.n_head_kv;
     m.head_dim = hp.head_dim;
     m.n_ff = hp.n_ff;
+    m.n_expert = hp.experts.n_expert;
+    m.n_expert_used = hp.experts.n_expert_used;
+    m.n_ff_exp = hp.experts.n_ff_exp;
     m.rope_freq_base = hp.rope_freq_base;
     m.rms_eps = hp.rms_eps;
     m.tied_output = w.tied_output;
@@ -72,7 +75,10 @@ ModelInfo describe(const Engine::Impl& e) {
         c.n_bytes += t.n_bytes;
     };
     for (const auto& l : w.layers)
-        for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) count(*t);
+    {
+        for (const WeightTensor* t : layer_matrices(l)) count(*t);
+        for (const WeightTensor* t : layer_expert_matrices(l)) count(*t);
+    }
     count(w.output);
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
@@ -83,8 +89,16 @@ ModelInfo describe(const Engine::Impl& e) {
     m.kv_types = kv_types_name(e.kv->types());
     m.kv_bytes_allocated = e.kv->usage().bytes_allocated;
     // A decode step reads every matrix once; the embedding table only when it is also the output.
-    m.weight_type = std::string(dtype_name(w.layers.empty() ? w.output.type : w.layers[0].ffn_up.type));
-    m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes);
+    const WeightTensor* mlp_up = w.layers.empty() ? nullptr : w.layers[0].ffn_up.present() ? &w.layers[0].ffn_up : &w.layers[0].ffn_up_exps;
+    m.weight_type = std::string(dtype_name(mlp_up && mlp_up->present() ? mlp_up->type : w.output.type));
+    // The experts a token does not run are not read for it.
+    uint64_t idle_expert_bytes = 0;
+    if (hp.experts.n_expert > 0)
+        for (const auto& l : w.layers)
+            for (const WeightTensor* t : layer_expert_matrices(l))
+                if (t->present())
+                    idle_expert_bytes += t->n_bytes / static_cast<uint64_t>(t->n_mat) * static_cast<uint64_t>(t->n_mat - hp.experts.n_expert_used);
+    m.decode_weight_bytes = w.n_bytes - (w.tied_output ? 0 : w.token_embd.n_bytes) - idle_expert_bytes;
     m.n_threads = e.pool->n_threads();
     m.backend = e.config.backend;
     const DeviceMemory device = e.model->device_memory();

@@ -89,7 +89,15 @@ struct LatentRows {
 // What the architecture decides for every backend.
 struct BackendOptions {
     bool gelu_gate = false;          // GeGLU (tanh GELU) instead of SwiGLU
+    bool clamped_swiglu = false;     // gpt-oss's clamped SwiGLU (kernels/cpu/swiglu.h) instead
     RopeParams rope, rope_local;     // the global layers' RoPE and the trained local layers'
+};
+
+// What a step's layers of experts read: the active experts' bytes (each once, however many
+// tokens chose it) and their weights times the tokens routed to them (half the multiply-add
+// count). A mixture-of-experts model's roofline counts these, not every expert it holds.
+struct ExpertReads {
+    double bytes = 0, params_x_tokens = 0;
 };
 
 // Memory a device backend holds on its device (all zero for the CPU's, whose memory is the
@@ -147,6 +155,11 @@ public:
     // calibration reads each layer's attention input.
     virtual void append_normed_rows(std::vector<float>& out) const = 0;
     virtual DeviceMemory device_memory() const { return {}; }
+    // Layers of experts: what the last step read of them, and for each of its rows the smallest
+    // router margin over its layers (kernels/expert_routing.h: how near a different choice of
+    // experts it came). Empty / zero for a model without experts.
+    virtual ExpertReads expert_reads_last_step() const { return {}; }
+    virtual std::span<const float> router_margins_last_step() const { return {}; }
     // Makes what the backend keeps of a KV cache (`layers`: each model layer's storage; a device
     // backend: its copy of the stores it attends over), so a device without room fails at load.
     // The CPU's keeps nothing.

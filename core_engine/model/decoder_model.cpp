@@ -14,6 +14,7 @@
 #endif
 #include "kv_blocks/kv_row_codec.h"
 #include "model/arch/architecture.h"
+#include "model/rope_scaling.h"
 
 namespace workbench {
 namespace {
@@ -28,10 +29,15 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, Mode
                                                       const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
     std::unique_ptr<DecoderModel> m(new DecoderModel(std::move(hp), std::move(weights)));
     BackendOptions options;
-    if (const Architecture* arch = find_architecture(m->hp_.arch)) options.gelu_gate = arch->activation == FfnActivation::gelu_tanh;
+    if (const Architecture* arch = find_architecture(m->hp_.arch)) {
+        options.gelu_gate = arch->activation == FfnActivation::gelu_tanh;
+        options.clamped_swiglu = arch->activation == FfnActivation::swiglu_clamped;
+    }
     options.rope = m->rope_params(false);
     options.rope_local = m->rope_params(true);
     if (backend == "cuda") {
+        if (m->hp_.experts.n_expert > 0)
+            return error(StatusCode::unsupported, m->hp_.arch + ": the CUDA backend does not run layers of experts yet (use --backend cpu)");
 #ifdef WB_HAVE_CUDA
         WB_ASSIGN_OR_RETURN(m->backend_, make_cuda_backend(m->hp_, m->w_, options, on_repacked));
         return m;
@@ -45,9 +51,7 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, Mode
 }
 
 RopeParams DecoderModel::rope_params(bool local_layer) const {
-    if (local_layer) return RopeParams{hp_.n_rot, hp_.rope_freq_base_local, hp_.rope_freq_scale_local, hp_.rope_style, nullptr};
-    return RopeParams{hp_.n_rot, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_style,
-                      w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr};
+    return model_rope(hp_, local_layer, !local_layer && w_.rope_freqs.present() ? f32(w_.rope_freqs) : nullptr);
 }
 
 Status DecoderModel::check_tokens(std::span<const TokenId> tokens, const PagedKv& kv) const {
@@ -396,12 +400,15 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
     double params = 0, bytes = 0;
     for (const LayerWeights& l : w_.layers)
-        for (const WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) {
+        for (const WeightTensor* t : layer_matrices(l)) {
             params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
             bytes += static_cast<double>(t->n_bytes);
         }
+    // Of the experts, only what the step's tokens chose (each active expert read once).
+    const ExpertReads experts = backend_->expert_reads_last_step();
+    bytes += experts.bytes;
     const double head_params = static_cast<double>(w_.output.n_in) * static_cast<double>(w_.output.n_out);
-    r.matmul.ops = 2.0 * (params * static_cast<double>(n) + head_params * static_cast<double>(n_logit_rows));
+    r.matmul.ops = 2.0 * (params * static_cast<double>(n) + experts.params_x_tokens + head_params * static_cast<double>(n_logit_rows));
     r.matmul.bytes = bytes + (n_logit_rows > 0 ? static_cast<double>(w_.output.n_bytes) : 0.0);
     const AttentionWork& attention = attention_;
     r.matmul.seconds = std::max(0.0, total_s - attention.seconds);

@@ -71,6 +71,9 @@ public:
     // The KV cache geometry this model needs (PagedKv::create).
     // With latent factors built, their rank per layer too (a latent cache takes its widths from it).
     PagedKvShape kv_shape() const;
+    // Layers of experts: for each row of the last step, the smallest router margin over its
+    // layers (how near a different choice of experts it came); empty for a model without them.
+    std::span<const float> router_margins() const { return backend_->router_margins_last_step(); }
 
     // Appends `tokens` to sequence `seq` of `kv` (its attention variant decides what is stored
     // and read). Logits go to `logits`: every position's ([n, n_vocab]) when all_logits, else

@@ -12,4 +12,17 @@ namespace workbench {
 // Reads and validates the hyperparameters; `n_vocab` comes from the tokenizer's token list.
 Result<ModelHparams> load_hparams(const GgufFile& file, int32_t n_vocab);
 
+// The mixture-of-experts keys every such architecture has, for its read_hparams hook:
+// expert_count (1..1024), expert_used_count (1..expert_count), expert_feed_forward_length
+// (default: feed_forward_length / expert_used_count, as llama.cpp) and, when the file has them,
+// expert_group_count / expert_group_used_count. What the architecture fixes (gating,
+// normalisation) it sets itself. A per-layer array where one value is expected is refused.
+Status read_expert_hparams(const GgufFile& file, ModelHparams& hp);
+
+// Trained local layers (hp.local_layers, hp.sliding_window), as llama.cpp reads them:
+// attention.sliding_window, and attention.sliding_window_pattern — every Nth layer global, the
+// others local (N = `default_period` when absent), or one boolean per layer (true: local). No
+// window in the file: no local layers, or an error when `required`.
+Status read_local_layers(const GgufFile& file, ModelHparams& hp, uint32_t default_period, bool required);
+
 }  // namespace workbench

@@ -54,11 +54,12 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
     auto convert = [&](WeightTensor& t) -> Status {
         const DType target = effective_weight_type(type, t.n_in);
         if (!t.present() || t.type == target) return {};
-        const uint64_t bytes = dtype_row_bytes(dtype_traits(target), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(t.n_out);
+        const int64_t rows = t.n_out * t.n_mat;
+        const uint64_t bytes = dtype_row_bytes(dtype_traits(target), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(rows);
         std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[bytes]);
         if (!buf) return error(StatusCode::resource_exhausted, "out of memory converting weights to " + std::string(dtype_name(target)));
-        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, target, buf.get(), t.n_out, t.n_in));
-        t = WeightTensor{target, buf.get(), t.n_in, t.n_out, bytes};
+        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, target, buf.get(), rows, t.n_in));
+        t = WeightTensor{target, buf.get(), t.n_in, t.n_out, bytes, t.n_mat};
         storage.push_back(std::move(buf));
         return {};
     };
@@ -69,13 +70,15 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
     const int n_layers = static_cast<int>(w.layers.size());
     for (int il = 0; il < n_layers; ++il) {
         LayerWeights& l = w.layers[static_cast<size_t>(il)];
-        for (WeightTensor* t : {&l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down}) WB_RETURN_IF_ERROR(convert(*t));
+        // The router stays as the file has it (llama-quantize keeps it f32 too): its logits choose.
+        for (WeightTensor* t : layer_matrices(l))
+            if (t != &l.ffn_gate_inp) WB_RETURN_IF_ERROR(convert(*t));
+        for (WeightTensor* t : layer_expert_matrices(l)) WB_RETURN_IF_ERROR(convert(*t));
         if (progress) progress(il + 1, n_layers);
     }
     uint64_t total = 0;
     for (const auto& l : w.layers)
-        for (const WeightTensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-            total += t->present() ? t->n_bytes : 0;
+        for (const WeightTensor* t : layer_tensors(l)) total += t->present() ? t->n_bytes : 0;
     total += w.token_embd.n_bytes + w.output_norm.n_bytes + (tied ? 0 : w.output.n_bytes) + (w.rope_freqs.present() ? w.rope_freqs.n_bytes : 0);
     w.n_bytes = total;
     return Status::ok_status();

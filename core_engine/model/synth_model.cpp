@@ -1,6 +1,7 @@
 // `synth`: random-weight models of a named shape, laid out as an architecture file declares its
 // tensors (model/arch/), so every architecture the engine runs can be written at any size for
 // tests and benchmarks without downloading weights.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -18,6 +19,9 @@ namespace {
 struct SynthShape {
     const char* name;
     int32_t n_layer, n_embd, n_ff, n_head, n_head_kv, head_dim, n_vocab, n_ctx;
+    // An architecture with layers of experts: how many, how many a token runs, their width
+    // (0: 8 experts, 2 a token, a quarter of n_ff each, at least 32).
+    int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
 };
 
 // tiny: what the architecture tests use; small: the smallest with 32-wide heads (what quantized KV
@@ -29,6 +33,9 @@ constexpr SynthShape kShapes[] = {
     {"llama-3b", 28, 3072, 8192, 24, 8, 128, 32000, 4096},     // Llama 3.2 3B's block
     {"qwen3-0.6b", 28, 1024, 3072, 16, 8, 128, 32000, 4096},   // Qwen3 0.6B's block
     {"gemma3-270m", 18, 640, 2048, 4, 1, 256, 32000, 32768},   // Gemma 3 270M's block (its vocabulary is 262k)
+    // Qwen3-30B-A3B's block (128 experts of 768, 8 a token) in 12 of its 48 layers: about 0.7 B
+    // weights read per token of 7.5 B held.
+    {"qwen3moe-a3b-12l", 12, 2048, 6144, 32, 4, 128, 32000, 4096, 128, 8, 768},
 };
 
 // Uniform in [-a, a) from a splitmix64 stream: the variance of N(0, s²) for a = s·√3, and fast
@@ -72,7 +79,7 @@ std::vector<std::string> synth_shape_names() {
 }
 
 Status write_synth_model(const std::string& arch_name, const std::string& shape_name, const std::string& type_name,
-                         const std::string& vocab_from, const std::string& out_path, uint64_t seed) {
+                         const std::string& vocab_from, const std::string& out_path, uint64_t seed, const std::string& expert_type_name) {
     const Architecture* arch = find_architecture(arch_name);
     if (!arch) return bad("architecture '" + arch_name + "' is not one the engine runs (" + supported_architectures() + ")");
     const SynthShape* shape = nullptr;
@@ -85,6 +92,9 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     const std::optional<DType> type = dtype_from_name(type_name);
     if (!type || !dtype_traits(*type).dequantizable || !quantize_row(*type, nullptr, nullptr, 0))
         return bad("type '" + type_name + "' cannot be written (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, ...)");
+    const std::optional<DType> expert_type = expert_type_name.empty() ? type : dtype_from_name(expert_type_name);
+    if (!expert_type || !dtype_traits(*expert_type).dequantizable || !quantize_row(*expert_type, nullptr, nullptr, 0))
+        return bad("expert type '" + expert_type_name + "' cannot be written (mxfp4, q8_0, q4_0, ...)");
 
     GgufWriter w;
     int32_t n_vocab = shape->n_vocab;
@@ -121,33 +131,51 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     hp.n_head = shape->n_head;
     hp.n_head_kv = shape->n_head_kv;
     hp.head_dim = shape->head_dim;
+    const bool experts = std::any_of(arch->layer_tensors.begin(), arch->layer_tensors.end(),
+                                     [](const LayerTensor& t) { return t.n_mat == TensorDim::expert; });
+    if (experts) {
+        ExpertHparams& e = hp.experts;
+        e.n_expert = shape->n_expert > 0 ? shape->n_expert : 8;
+        e.n_expert_used = shape->n_expert > 0 ? shape->n_expert_used : 2;
+        e.n_ff_exp = shape->n_expert > 0 ? shape->n_ff_exp : std::max(32, shape->n_ff / 4 / 32 * 32);
+        w.set_uint32(p + "expert_count", static_cast<uint32_t>(e.n_expert));
+        w.set_uint32(p + "expert_used_count", static_cast<uint32_t>(e.n_expert_used));
+        w.set_uint32(p + "expert_feed_forward_length", static_cast<uint32_t>(e.n_ff_exp));
+    }
     auto dim = [&](TensorDim d) { return tensor_dim(d, hp); };
     Noise noise(seed);
     std::vector<float> values;
-    // Vectors (norms) are f32 near 1; matrices are `type` with the variance of 1/n_in.
-    auto add = [&](const std::string& name, int64_t n_in, int64_t n_out) -> Status {
-        const bool vector = n_out == 1;
-        const DType t = vector ? DType::f32 : *type;
+    // Norms are f32 near 1, biases and sink logits f32 near 0; matrices are `type` with the
+    // variance of 1/n_in; a router stays f32 (as llama-quantize keeps it), its rows spread
+    // 3/sqrt(n_in) so its choices are clear.
+    auto add = [&](const std::string& name, int64_t n_in, int64_t n_out, int64_t n_mat = 1) -> Status {
+        const bool vector = n_out == 1 || name.ends_with(".bias");
+        const bool norm = name.find("norm") != std::string::npos;
+        const bool router = name.find("ffn_gate_inp.weight") != std::string::npos;
+        const DType t = vector || router ? DType::f32 : n_mat > 1 ? *expert_type : *type;
         const auto& traits = dtype_traits(t);
         if (n_in % traits.block_elements != 0)
-            return bad("type " + type_name + " stores rows in blocks of " + std::to_string(traits.block_elements) + "; " + name +
+            return bad("type " + std::string(dtype_name(t)) + " stores rows in blocks of " + std::to_string(traits.block_elements) + "; " + name +
                        "'s rows of " + std::to_string(n_in) + " do not divide (pick another shape or type)");
-        values.resize(static_cast<size_t>(n_in * n_out));
-        const float a = vector ? 0.1f : std::sqrt(3.0f / static_cast<float>(n_in));
-        for (float& v : values) v = (vector ? 1.0f : 0.0f) + noise.next(a);
-        std::vector<uint8_t> bytes(static_cast<size_t>(n_in * n_out / traits.block_elements * traits.block_bytes));
+        const int64_t n = n_in * n_out * n_mat;
+        values.resize(static_cast<size_t>(n));
+        const float a = vector ? 0.1f : std::sqrt(3.0f / static_cast<float>(n_in)) * (router ? 3.0f : 1.0f);
+        for (float& v : values) v = (norm ? 1.0f : 0.0f) + noise.next(a);
+        std::vector<uint8_t> bytes(static_cast<size_t>(n / traits.block_elements * traits.block_bytes));
         if (t == DType::f32) std::memcpy(bytes.data(), values.data(), bytes.size());
-        else quantize_row(t, values.data(), bytes.data(), n_in * n_out);
+        else quantize_row(t, values.data(), bytes.data(), n);
         std::vector<uint64_t> ne{static_cast<uint64_t>(n_in)};
-        if (!vector) ne.push_back(static_cast<uint64_t>(n_out));
+        if (n_out > 1 || n_mat > 1) ne.push_back(static_cast<uint64_t>(n_out));
+        if (n_mat > 1) ne.push_back(static_cast<uint64_t>(n_mat));
         return w.add_tensor(name, ne, t, bytes);
     };
-    WB_RETURN_IF_ERROR(add("token_embd.weight", shape->n_embd, n_vocab));  // tied: no output.weight
+    WB_RETURN_IF_ERROR(add("token_embd.weight", shape->n_embd, n_vocab));  // tied (no output.weight) where the architecture allows
     WB_RETURN_IF_ERROR(add("output_norm.weight", shape->n_embd, 1));
+    if (arch->untied_output) WB_RETURN_IF_ERROR(add("output.weight", shape->n_embd, n_vocab));
     for (int32_t il = 0; il < shape->n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         for (const LayerTensor& t : arch->layer_tensors)
-            if (t.required) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out)));
+            if (t.required) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out), dim(t.n_mat)));
         for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
             WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), fused_rows(t, hp)));
         }

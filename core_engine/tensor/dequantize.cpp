@@ -114,6 +114,16 @@ void dequantize_q4_0(const void* src, float* dst, int64_t n) {
     });
 }
 
+void dequantize_mxfp4(const void* src, float* dst, int64_t n) {
+    dequantize_blocks<BlockMXFP4>(src, dst, n, QK_MXFP4, [](const BlockMXFP4& b, float* y) {
+        const float d = e8m0_half(b.e);
+        for (int j = 0; j < QK_MXFP4 / 2; ++j) {
+            y[j] = static_cast<float>(kMxfp4Values[b.qs[j] & 0x0F]) * d;
+            y[j + QK_MXFP4 / 2] = static_cast<float>(kMxfp4Values[b.qs[j] >> 4]) * d;
+        }
+    });
+}
+
 void dequantize_q4_1(const void* src, float* dst, int64_t n) {
     dequantize_blocks<BlockQ4_1>(src, dst, n, QK4_1, [](const BlockQ4_1& b, float* y) {
         const float d = fp16_to_fp32(b.d);
@@ -285,6 +295,7 @@ constexpr RowCodec kCodecs[] = {
     {DType::q5_k, dequantize_q5_k, nullptr},
     {DType::q6_k, dequantize_q6_k, quantize_q6_k},
     {DType::q8_k, dequantize_q8_k, quantize_q8_k},
+    {DType::mxfp4, dequantize_mxfp4, quantize_mxfp4},
 };
 
 // The table entry for a row of `n` elements of `type`; null for an unknown type or a row that

@@ -8,7 +8,7 @@
 namespace workbench {
 namespace {
 
-constexpr std::array<DTypeTraits, 20> kTraits = {{
+constexpr std::array<DTypeTraits, 21> kTraits = {{
     {DType::f32, "f32", 1, 4, true},
     {DType::f16, "f16", 1, 2, true},
     {DType::q4_0, "q4_0", 32, 18, true},
@@ -29,6 +29,7 @@ constexpr std::array<DTypeTraits, 20> kTraits = {{
     {DType::i64, "i64", 1, 8, false},
     {DType::f64, "f64", 1, 8, false},
     {DType::bf16, "bf16", 1, 2, true},
+    {DType::mxfp4, "mxfp4", 32, 17, true},
 }};
 
 }  // namespace

@@ -29,6 +29,7 @@ enum class DType : uint32_t {
     i64 = 27,
     f64 = 28,
     bf16 = 30,
+    mxfp4 = 39,   // OCP microscaling FP4: 32 E2M1 values sharing an E8M0 exponent (gpt-oss's experts)
 };
 
 struct DTypeTraits {

@@ -85,6 +85,24 @@ struct BlockQ8_K {
     int16_t bsums[QK_K / 16];  // sums of 16 consecutive quants, for the k-quant dot products
 };
 
+// MXFP4: e is an E8M0 exponent, qs Q4_0's nibble order (byte j: element j low, j + 16 high),
+// each nibble an index into kMxfp4Values (E2M1 values doubled, so the scale is 2^(e − 128)).
+struct BlockMXFP4 {
+    uint8_t e;
+    uint8_t qs[16];
+};
+constexpr int QK_MXFP4 = 32;
+constexpr int8_t kMxfp4Values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
+// 2^(e − 128) exactly, subnormal for e < 2 (ggml's E8M0_TO_FP32_HALF).
+inline float e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+constexpr uint8_t kMxfp4BadExponent = 0xFF;  // NaN in E8M0: ggml refuses a block holding it
+static_assert(sizeof(BlockMXFP4) == 17);
+
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22 && sizeof(BlockQ5_1) == 24);
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ8_1) == 36);
@@ -165,5 +183,6 @@ void quantize_q8_1(const float* src, void* dst, int64_t n);
 void quantize_q8_k(const float* src, void* dst, int64_t n);
 void quantize_q4_k(const float* src, void* dst, int64_t n);  // quantize_kquants.cpp
 void quantize_q6_k(const float* src, void* dst, int64_t n);
+void quantize_mxfp4(const float* src, void* dst, int64_t n);
 
 }  // namespace workbench::quant

@@ -145,6 +145,29 @@ void quantize_q8_0(const float* x, void* dst, int64_t n) {
     });
 }
 
+// ggml's quantize_row_mxfp4_ref: the exponent from the block's largest magnitude (its top E2M1
+// value 6 = 12/2 just holds it), each value to the nearest of the 16 (the first on a tie).
+// Exponents outside E8M0's range are clamped to it (ggml's cast would wrap).
+void quantize_mxfp4(const float* x, void* dst, int64_t n) {
+    quantize_blocks<BlockMXFP4>(x, dst, n, QK_MXFP4, [](const float* in, BlockMXFP4& b) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK_MXFP4; ++j) amax = std::max(amax, std::fabs(in[j]));
+        const float e = amax > 0.0f ? std::floor(std::log2(amax)) - 2.0f + 127.0f : 0.0f;
+        b.e = static_cast<uint8_t>(std::clamp(e, 0.0f, 254.0f));
+        const float d = e8m0_half(b.e);
+        auto nearest = [d](float v) {
+            int best = 0;
+            float best_err = std::fabs(static_cast<float>(kMxfp4Values[0]) * d - v);
+            for (int i = 1; i < 16; ++i) {
+                const float err = std::fabs(static_cast<float>(kMxfp4Values[i]) * d - v);
+                if (err < best_err) best = i, best_err = err;
+            }
+            return static_cast<uint8_t>(best);
+        };
+        for (int j = 0; j < QK_MXFP4 / 2; ++j) b.qs[j] = static_cast<uint8_t>(nearest(in[j]) | (nearest(in[j + QK_MXFP4 / 2]) << 4));
+    });
+}
+
 void quantize_q8_1(const float* x, void* dst, int64_t n) {
     quantize_blocks<BlockQ8_1>(x, dst, n, QK8_1, [](const float* in, BlockQ8_1& b) {
         const float d = quantize_q8_block(in, b.qs);

@@ -128,7 +128,7 @@ private slots:
     // an unknown shape or a type whose blocks do not divide the rows is named.
     void synth_writes_models_that_run() {
         QTemporaryDir dir;
-        for (const char* arch : {"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma3"}) {
+        for (const char* arch : {"llama", "mistral", "qwen2", "qwen3", "phi3", "gemma3", "qwen3moe", "gpt-oss"}) {
             const QString path = dir.filePath(QStringLiteral("%1.gguf").arg(arch));
             auto w = run_cli({"synth", "--arch", arch, "--shape", "tiny", "--type", "q8_0", "-o", path});
             QVERIFY2(w.exit_code == 0, w.err.constData());
@@ -136,6 +136,14 @@ private slots:
             QVERIFY2(r.exit_code == 0, (QByteArray(arch) + ": " + r.err).constData());
             QCOMPARE(QJsonDocument::fromJson(r.out).object()["tokens"].toArray().size(), 4);
         }
+        // gpt-oss as released: the experts MXFP4, the rest another type.
+        const QString mxfp4 = dir.filePath("gpt-oss-mxfp4.gguf");
+        auto wx = run_cli({"synth", "--arch", "gpt-oss", "--type", "q8_0", "--expert-type", "mxfp4", "-o", mxfp4});
+        QVERIFY2(wx.exit_code == 0, wx.err.constData());
+        auto inspected = run_cli({"inspect", "-m", mxfp4});
+        QVERIFY2(inspected.out.contains("mxfp4 x") && inspected.out.contains("experts:     8 per layer, 2 run per token"), inspected.out.constData());
+        auto rx = run_cli({"run", "-m", mxfp4, "-p", "t5 t9 t12", "-n", "4", "--temp", "0", "--ignore-eos", "--json", "-t", "1"});
+        QVERIFY2(rx.exit_code == 0, rx.err.constData());
         const QString again = dir.filePath("again.gguf"), other = dir.filePath("other.gguf");
         QCOMPARE(run_cli({"synth", "--arch", "qwen3", "--type", "q8_0", "-o", again}).exit_code, 0);
         QCOMPARE(run_cli({"synth", "--arch", "qwen3", "--type", "q8_0", "--seed", "2", "-o", other}).exit_code, 0);
@@ -144,7 +152,7 @@ private slots:
         QVERIFY(bytes(other) != bytes(again) && bytes(other).size() == bytes(again).size());
         auto bad = run_cli({"synth", "--shape", "huge", "-o", dir.filePath("x.gguf")});
         QCOMPARE(bad.exit_code, 1);
-        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m)"), bad.err.constData());
+        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m, qwen3moe-a3b-12l)"), bad.err.constData());
         bad = run_cli({"synth", "--type", "q4_k", "-o", dir.filePath("x.gguf")});
         QVERIFY2(bad.err.contains("blocks of 256") && bad.err.contains("do not divide"), bad.err.constData());
         QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no output named

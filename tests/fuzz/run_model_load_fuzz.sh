@@ -27,11 +27,11 @@ ninja -C "$BUILD" fuzz_model_load
 seeds="$BUILD/model_load_seeds" corpus="$BUILD/model_load_corpus"
 rm -rf "$seeds" "$corpus"
 mkdir -p "$seeds" "$corpus"
-for arch in $("$CLI" synth --help | sed -n 's/.*architecture: \([a-z0-9, ]*\).*/\1/p' | tr -d ,); do
+for arch in $("$CLI" synth --help | sed -n 's/.*architecture: \([a-z0-9, -]*\).*/\1/p' | tr -d ,); do
   "$CLI" synth --arch "$arch" --shape tiny --type q8_0 -o "$seeds/$arch.gguf"
 done
 n_seeds=$(ls "$seeds" | wc -l)
-[ "$n_seeds" -ge 6 ] || { echo "error: only $n_seeds seed models written" >&2; exit 1; }
+[ "$n_seeds" -ge 7 ] || { echo "error: only $n_seeds seed models written" >&2; exit 1; }
 max_len=$(stat -c %s "$seeds"/*.gguf | sort -n | tail -1)
 echo "fuzzing the model loader for ${RUN_S} s from $n_seeds seeds ($(ls "$seeds" | tr '\n' ' '))"
 cd "$BUILD"

@@ -4,7 +4,7 @@
 package (gguf.quants) as the ground truth and a fixed seed, so reruns give identical bytes.
 
 Regenerate:  python3 tests/reference/make_dequant_golden.py   (needs numpy and gguf; made with
-             gguf 0.17.1, numpy 2.4)
+             gguf 0.19.0, the first with MXFP4, numpy 2.4; the other types' files are as 0.17.1 made them)
 
 File layout (all little-endian):
     char[4]  magic "WBDQ"
@@ -183,6 +183,14 @@ def main() -> int:
         deq = dequantize(blocks, qtype).reshape(-1)
         assert np.isfinite(deq).all()
         emit(qtype, deq.size, 0, None, blocks, deq)
+
+    # MXFP4 (gpt-oss's experts): blocks over many exponents, one all zero (e = 0) and one so
+    # small its exponent is subnormal in E8M0 (e < 2).
+    x = make_floats(rng, 16, 32)
+    x[5 * 32:6 * 32] = 0.0
+    x[7 * 32:8 * 32] = rng.normal(0.0, 1.0, 32) * np.float32(2.0 ** -125)
+    blocks = quantize(x, T.MXFP4).view(np.uint8).reshape(-1)
+    emit(T.MXFP4, x.size, FLAG_HAS_INPUT, x, blocks, dequantize(blocks, T.MXFP4).reshape(-1))
 
     total = sum(p.stat().st_size for p in written)
     print(f"wrote {len(written)} files, {total} bytes, to {OUT_DIR}")

@@ -85,6 +85,8 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("Layers / heads / KV heads / head dim"),
                 QStringLiteral("%1 / %2 / %3 / %4").arg(m.n_layer).arg(m.n_head).arg(m.n_head_kv).arg(m.head_dim));
     html += row(tr("Embedding / FFN / vocabulary"), QStringLiteral("%1 / %2 / %3").arg(m.n_embd).arg(m.n_ff).arg(m.n_vocab));
+    if (m.n_expert > 0)
+        html += row(tr("Experts"), tr("%1 per layer, %2 run per token, width %3").arg(m.n_expert).arg(m.n_expert_used).arg(m.n_ff_exp));
     html += row(tr("Context (trained / in use)"), QStringLiteral("%1 / %2").arg(m.n_ctx_train).arg(m.n_ctx));
     html += row(tr("Tokenizer"), s(m.tokenizer_model) + QStringLiteral(" (") + s(m.tokenizer_pre) + QStringLiteral(")"));
     html += row(tr("Chat template"), s(m.chat_template_family) +
@@ -104,7 +106,8 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("KV types"), s(m.kv_types));
     html += row(tr("KV per token (full attention)"), fmt::bytes(static_cast<double>(m.kv_bytes_per_token)));
     html += row(tr("KV pool"), fmt::bytes(static_cast<double>(m.kv_bytes_allocated)));
-    html += row(tr("Weight bytes per decode step"), fmt::bytes(static_cast<double>(m.decode_weight_bytes)));
+    html += row(m.n_expert > 0 ? tr("Weight bytes per decode step (active experts)") : tr("Weight bytes per decode step"),
+                fmt::bytes(static_cast<double>(m.decode_weight_bytes)));
     if (m.device_weight_bytes > 0)
         html += row(tr("Device memory (%1)").arg(s(m.backend)),
                     tr("weights %1, KV %2, activations %3, workspace %4")

@@ -40,6 +40,8 @@ struct ModelInfo {
     int32_t n_vocab = 0, n_ctx_train = 0, n_ctx = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
     float rope_freq_base = 0, rms_eps = 0;
     bool tied_output = false;
+    // Layers of experts: each token runs n_expert_used of n_expert (0: a dense model).
+    int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
     // chat_template_family: "jinja" when the file's own template is used, else the native family.
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;
@@ -55,7 +57,9 @@ struct ModelInfo {
     uint64_t kv_bytes_allocated = 0;   // the KV pool
     std::vector<double> latent_error;  // latent: per layer, relative K/V output error on the calibration
     std::vector<int32_t> latent_ranks; // latent: per layer (ranks=measured chooses them at load)
-    uint64_t decode_weight_bytes = 0;  // weight bytes one decode step reads (all matmuls incl. the output head)
+    // Weight bytes one decode step reads (all matmuls incl. the output head; of the experts, the
+    // share one token runs: n_expert_used / n_expert — the "active" bytes).
+    uint64_t decode_weight_bytes = 0;
     int32_t n_threads = 0;
     std::string backend = "cpu";       // where it runs (EngineConfig::backend)
     // A device backend's memory on its device at load (0 on the CPU): the weights as uploaded,

@@ -52,8 +52,10 @@ std::vector<std::string> architecture_names();
 // bf16, q8_0, q4_0, q4_1, q5_0, q5_1), norms f32; its tokenizer copied from the GGUF at
 // `vocab_from` (n_vocab follows it), else a placeholder vocab of the shape's size. Seeded: the
 // same arguments write the same bytes. invalid_argument naming an unknown arch, shape or type,
-// or a type whose blocks do not divide the shape's rows; io_error naming the path.
+// or a type whose blocks do not divide the shape's rows; io_error naming the path. A layer of
+// experts' matrices are `expert_type` when given (mxfp4, as gpt-oss ships them), else `type`.
 Status write_synth_model(const std::string& arch, const std::string& shape, const std::string& type,
-                         const std::string& vocab_from, const std::string& out_path, uint64_t seed = 1);
+                         const std::string& vocab_from, const std::string& out_path, uint64_t seed = 1,
+                         const std::string& expert_type = "");
 
 }  // namespace workbench

@@ -143,10 +143,20 @@ inline void merge_block(float& m, double& l, float* o, float m_b, double l_b, co
     m = m_new;
 }
 
+// What a row's values are multiplied by once its keys are folded (max m, sum l): 1/l, or with a
+// sink logit z the softmax that also counts e^z: e^(m − m')/(l·e^(m − m') + e^(z − m')), m' = max(m, z).
+inline float row_normaliser(float m, double l, const float* sink) {
+    if (!sink) return static_cast<float>(1.0 / l);
+    const float m_new = std::max(m, *sink);
+    const double a = std::exp(static_cast<double>(m - m_new));
+    return static_cast<float>(a / (l * a + std::exp(static_cast<double>(*sink - m_new))));
+}
+
 }  // namespace
 
 void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
-                  const AttentionShape& s, float scale, float* out, ThreadPool& pool) {
+                  const AttentionShape& s, float scale, float* out, ThreadPool& pool, std::span<const float> sink_logits) {
+    auto sink_of = [&](int64_t head) { return sink_logits.empty() ? nullptr : &sink_logits[static_cast<size_t>(head)]; };
     const int64_t group = s.n_head / s.n_head_kv;
     const int64_t hd = s.head_dim;
     const bool simd = hd % 8 == 0;
@@ -206,7 +216,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hd), hd);
             }
             if (l == 0) continue;  // an empty list: zeros
-            const float inv = static_cast<float>(1.0 / l);
+            const float inv = row_normaliser(m, l, sink_of(kvh * group + qh % group));
             for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
         }
     };
@@ -381,7 +391,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         if (ranges == 1)
             for (int64_t qh = 0; qh < n_qh; ++qh) {
                 if (row_sum[qh] == 0) continue;  // an empty list: zeros
-                const float inv = static_cast<float>(1.0 / row_sum[qh]);
+                const float inv = row_normaliser(row_max[qh], row_sum[qh], sink_of(kvh * group + qh % group));
                 float* o = out_rows[qh];
                 for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
             }

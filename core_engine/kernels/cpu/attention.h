@@ -23,9 +23,11 @@ struct AttentionShape {
 };
 
 // q: [n_tokens, n_head, head_dim] f32; out: same shape. scale is usually 1/sqrt(head_dim).
-// A query whose list is empty gets zeros.
+// A query whose list is empty gets zeros. `sink_logits` ([n_head], gpt-oss): one learned logit
+// per head that joins each query's softmax unscaled and adds no value (a key every query reads
+// that lets a head attend to nothing); empty: none, and the arithmetic is exactly the plain one.
 void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView> streams, const AttendPlan& plan,
-                  const AttentionShape& shape, float scale, float* out, ThreadPool& pool);
+                  const AttentionShape& shape, float scale, float* out, ThreadPool& pool, std::span<const float> sink_logits = {});
 
 // Values stored Hadamard-rotated (LayerKvStorage::rotated_values) give each head's output rotated:
 // the normalized transform is its own inverse, so one more turn per head row brings it back.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <utility>
 
 #include "kernels/cpu/dot_f32.h"
@@ -32,10 +33,6 @@ void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
 
 const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
 
-void fit(std::vector<float>& v, int64_t size) {
-    if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
@@ -58,16 +55,29 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, c
     for (size_t il = 0; il < w.layers.size(); ++il) {
         const LayerWeights& l = w.layers[il];
         PackedLayer& p = b->packed_[il];
-        for (auto [src, dst] : {std::pair{&l.wq, &p.wq}, {&l.wk, &p.wk}, {&l.wv, &p.wv}, {&l.wo, &p.wo},
-                                {&l.ffn_gate, &p.ffn_gate}, {&l.ffn_up, &p.ffn_up}, {&l.ffn_down, &p.ffn_down}})
-            WB_RETURN_IF_ERROR(pack(*src, *dst));
+        const auto src = layer_matrices(l);
+        const auto dst = layer_matrices(p);
+        for (size_t i = 0; i < src.size(); ++i)
+            if (src[i]->present()) WB_RETURN_IF_ERROR(pack(*src[i], *dst[i]));
+        const auto stacks = layer_expert_matrices(l);
+        const auto packed_stacks = layer_expert_matrices(p);
+        for (size_t i = 0; i < stacks.size(); ++i) {
+            if (!stacks[i]->present()) continue;
+            packed_stacks[i]->resize(static_cast<size_t>(stacks[i]->n_mat));
+            for (int64_t e = 0; e < stacks[i]->n_mat; ++e) WB_RETURN_IF_ERROR(pack(stacks[i]->mat(e), (*packed_stacks[i])[static_cast<size_t>(e)]));
+        }
     }
     WB_RETURN_IF_ERROR(pack(w.output, b->output_));
     return b;
 }
 
+void CpuBackend::fit(std::vector<float>& v, int64_t size) {
+    if (static_cast<int64_t>(v.size()) < size) v.resize(static_cast<size_t>(size));
+}
+
 void CpuBackend::activate(float* gate, const float* up, int64_t n) const {
-    if (options_.gelu_gate) geglu_tanh(gate, up, gate, n);
+    if (options_.clamped_swiglu) swiglu_clamped(gate, up, gate, n);
+    else if (options_.gelu_gate) geglu_tanh(gate, up, gate, n);
     else swiglu(gate, up, gate, n);
 }
 
@@ -95,6 +105,10 @@ void CpuBackend::begin_step(std::span<const int32_t> positions, ThreadPool& pool
     pos_ = positions;
     n_ = static_cast<int64_t>(positions.size());
     ensure_scratch(n_);
+    if (hp_.experts.n_expert > 0) {
+        expert_reads_ = {};
+        router_margins_.assign(static_cast<size_t>(n_), std::numeric_limits<float>::infinity());
+    }
     rope_angles(positions.data(), n_, options_.rope, angles_);
     if (!hp_.local_layers.empty()) rope_angles(positions.data(), n_, options_.rope_local, angles_local_);
 }
@@ -145,7 +159,10 @@ void CpuBackend::residual_norm(const ResidualNorm& op) {
 void CpuBackend::matmul_group(int32_t layer, MatmulGroup group, bool own_kv) {
     switch (group) {
         case MatmulGroup::attention_in: attention_in(layer, own_kv); break;
-        case MatmulGroup::attention_out: matmul(packed_[static_cast<size_t>(layer)].wo, attn_.data(), proj_.data(), n_, *pool_, mm_); break;
+        case MatmulGroup::attention_out:
+            matmul(packed_[static_cast<size_t>(layer)].wo, attn_.data(), proj_.data(), n_, *pool_, mm_);
+            add_bias(proj_.data(), w_.layers[static_cast<size_t>(layer)].bo, n_);
+            break;
         case MatmulGroup::mlp_in: mlp_in(layer); break;
         case MatmulGroup::mlp_out: mlp_out(layer); break;
     }
@@ -199,14 +216,17 @@ HostRows CpuBackend::host_rows(int32_t, const LayerKvStorage&, bool with_kv) {
 }
 
 // The cache wrote K/V (the host's memory is this backend's) and planned: the kernel attends.
-void CpuBackend::attend(int32_t, const LayerAttention& a) {
+void CpuBackend::attend(int32_t il, const LayerAttention& a) {
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
-    attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_);
+    const WeightTensor& sinks = w_.layers[static_cast<size_t>(il)].attn_sinks;
+    attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_,
+                 sinks.present() ? std::span(f32(sinks), static_cast<size_t>(hp_.n_head)) : std::span<const float>{});
     if (a.kv.rotated_values) unrotate_attention_rows(attn_.data(), n_, shape, *pool_);
 }
 
 void CpuBackend::mlp_in(int32_t il) {
+    if (hp_.is_expert_layer(il)) return experts_in(il);
     const int64_t n = n_, n_ff = hp_.n_ff;
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
     // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens it
@@ -244,6 +264,7 @@ void CpuBackend::mlp_in(int32_t il) {
 }
 
 void CpuBackend::mlp_out(int32_t il) {
+    if (hp_.is_expert_layer(il)) return experts_out(il);
     MatmulFusion down;
     down.quantized_input = quantize_ff_ ? &ff_q_ : nullptr;
     const PackedMatrix* down_w[1] = {&packed_[static_cast<size_t>(il)].ffn_down};

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/expert_routing.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/latent_layer.h"
 #include "kernels/cpu/huge_page_arena.h"
@@ -40,19 +41,27 @@ public:
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     void append_normed_rows(std::vector<float>& out) const override;
+    ExpertReads expert_reads_last_step() const override { return expert_reads_; }
+    std::span<const float> router_margins_last_step() const override { return router_margins_; }
 
 private:
-    struct PackedLayer {
-        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down;
+    struct PackedLayer {  // the member names of LayerWeights (layer_matrices walks both)
+        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp;
+        std::vector<PackedMatrix> ffn_gate_exps, ffn_up_exps, ffn_down_exps;  // one per expert
     };
 
     CpuBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
     void ensure_scratch(int64_t n_tokens);
+    static void fit(std::vector<float>& v, int64_t size);  // grows v to at least size
     // Elementwise work over token rows: split across the pool for a prompt, inline for a few tokens.
     void token_rows(const std::function<void(int64_t, int64_t)>& fn);
     void attention_in(int32_t layer, bool own_kv);
     void mlp_in(int32_t layer);
     void mlp_out(int32_t layer);
+    // A layer of experts in place of mlp_in / mlp_out (cpu_backend_experts.cpp).
+    void experts_in(int32_t layer);
+    void experts_out(int32_t layer);
+    void add_expert_biases(const WeightTensor& bias, float* rows, int64_t width) const;
     // The MLP's gate activation on n elements (in place into gate), SwiGLU or GeGLU.
     void activate(float* gate, const float* up, int64_t n) const;
 
@@ -82,6 +91,18 @@ private:
     std::vector<float> gate_;   // [n, n_ff]
     std::vector<float> head_logits_;   // output_top_logits' rows before their selection
     std::vector<float> up_;     // [n, n_ff]
+    // Layers of experts: the router's logits, each token's choices, the rows gathered per
+    // expert (input as f32 or 8-bit blocks; gate_/up_ hold their gate/up products, ff_q_ the
+    // activation's blocks) and each gathered row's down product.
+    std::vector<float> router_logits_;
+    std::vector<ExpertChoice> choices_;
+    ExpertPlan plan_;
+    std::vector<float> routed_x_;
+    QuantizedActivations routed_q_;
+    std::vector<float> expert_out_;
+    std::vector<MatmulItem> items_;
+    ExpertReads expert_reads_;        // the step's, summed over its layers
+    std::vector<float> router_margins_, layer_margins_;  // per token: the step's smallest, this layer's
     // The latent variant: the rebuilt K and V of the whole sequence per layer.
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
     std::vector<float> lat_rope_;   // the cached kept RoPE dimensions, [n_all, rope_dims]

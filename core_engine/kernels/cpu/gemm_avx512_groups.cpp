@@ -46,6 +46,10 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
             wq[k] = _mm512_and_si512(packed, mask);
             wq[k + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), mask);
         }
+        if constexpr (group_e8m0_scales(L)) {  // nibble → its MXFP4 value, −12..12
+            const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
+            for (int j = 0; j < 8; ++j) wq[j] = _mm512_shuffle_epi8(table, wq[j]);
+        }
     }
 }
 
@@ -53,7 +57,10 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
 template <PackedLayout L>
 inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part) {
     const int64_t at = group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_f32_scales(L)) return _mm512_castsi512_ps(join(low + at, high + at));
+    if constexpr (group_e8m0_scales(L)) {  // the two groups' 8 exponents each, as the 256-bit kernels decode them
+        const __m256i first = _mm256_castps_si256(e8m0_half_8(low + at)), second = _mm256_castps_si256(e8m0_half_8(high + at));
+        return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1));
+    } else if constexpr (group_f32_scales(L)) return _mm512_castsi512_ps(join(low + at, high + at));
     const __m256i halves = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(low + at))),
                                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(high + at)), 1);
     return _mm512_cvtph_ps(halves);
@@ -70,7 +77,7 @@ inline __m512i pair_dot(const __m512i wq[8], const int8_t* aq) {
 template <PackedLayout L, int NT>
 void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
     constexpr int64_t block_bytes = group_block_bytes(L);
-    constexpr bool kSigned = L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8;
+    constexpr bool kSigned = group_signed<L>();
     const uint8_t* low_group = w.data + g * w.row_bytes;
     const uint8_t* high_group = low_group + w.row_bytes;
     __m512 acc[NT];

@@ -70,6 +70,11 @@ struct VnniDot {
     }
 };
 
+// MXFP4's 16 E2M1 values (doubled) as signed bytes, in both 128-bit lanes for a byte shuffle.
+inline __m256i mxfp4_table() {
+    return _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+}
+
 template <PackedLayout L>
 inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
     if constexpr (!group_nibbles(L)) {
@@ -81,13 +86,29 @@ inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
             wq[k] = _mm256_and_si256(packed, mask);
             wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
         }
+        if constexpr (group_e8m0_scales(L)) {  // nibble → its value, −12..12
+            const __m256i table = mxfp4_table();
+            for (int j = 0; j < 8; ++j) wq[j] = _mm256_shuffle_epi8(table, wq[j]);
+        }
     }
+}
+
+// Layouts whose quants are signed bytes (the policies' signed path).
+template <PackedLayout L>
+constexpr bool group_signed() { return L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8 || L == PackedLayout::mxfp4x8; }
+
+// 2^(e − 128) of 8 E8M0 bytes, as ggml's E8M0_TO_FP32_HALF (exponents under 2: subnormal).
+inline __m256 e8m0_half_8(const uint8_t* at) {
+    const __m256i e = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
+    const __m256i normal = _mm256_slli_epi32(_mm256_sub_epi32(e, _mm256_set1_epi32(1)), 23);
+    const __m256i subnormal = _mm256_sllv_epi32(_mm256_set1_epi32(0x00200000), e);
+    return _mm256_castsi256_ps(_mm256_blendv_epi8(normal, subnormal, _mm256_cmpgt_epi32(_mm256_set1_epi32(2), e)));
 }
 
 // One token's block against the group's block: 8 int32 dot products, one per row (lane).
 template <PackedLayout L, typename Dot>
 inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const int8_t* aq, int32_t sum_a) {
-    if constexpr (L == PackedLayout::q8_0x8) return Dot::template signed_sum<0, 8>(wq, wabs, aq, sum_a);
+    if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::mxfp4x8) return Dot::template signed_sum<0, 8>(wq, wabs, aq, sum_a);
     else if constexpr (group_nibbles(L) || Dot::kWholeBlock) return Dot::template unsigned_sum<0, 8>(wq, aq);
     else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
 }
@@ -96,7 +117,8 @@ inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const
 template <PackedLayout L>
 inline __m256 group_scales(const uint8_t* block, int part) {
     const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
+    if constexpr (group_e8m0_scales(L)) return e8m0_half_8(at);
+    else if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
     else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
 }
 
@@ -116,7 +138,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
             for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
-        if constexpr (L == PackedLayout::q8_0x8 || L == PackedLayout::q6_kx8)
+        if constexpr (group_signed<L>())
             for (int j = 0; j < 8; ++j) wabs[j] = Dot::prepare_signed(wq[j]);
         const __m256 dw = group_scales<L>(block, 0);
         for (int k = 0; k < NT; ++k) {
@@ -158,6 +180,7 @@ void quant_group_rows(const PackedView& w, const ActivationView& a, int64_t r0, 
         case PackedLayout::q4_kx8: walk_groups<Tiles<PackedLayout::q4_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q8_kx8: walk_groups<Tiles<PackedLayout::q8_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q6_kx8: walk_groups<Tiles<PackedLayout::q6_kx8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::mxfp4x8: walk_groups<Tiles<PackedLayout::mxfp4x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;
         default: break;  // split-row layouts are the AVX-512 kernels'
     }

@@ -46,6 +46,22 @@ struct MatmulFusion {
 void matmul_shared_input(std::span<const PackedMatrix* const> ws, const float* x, std::span<float* const> ys, int64_t n_tokens,
                          ThreadPool& pool, MatmulScratch& scratch, const MatmulFusion& fusion = {});
 
+// One product of a group that runs in one parallel region with the others, each with its own
+// matrix, input rows and output (a step's experts, each over the tokens routed to it): the
+// threads meet once for the group, not once per product. Quantized layouts read the input as
+// 8-bit blocks (rows [xq_row0, xq_row0 + n_tokens) of xq, which the caller quantized), the
+// others as f32 rows x ([n_tokens, n_in]). y[t·ldy + r] for row r of token t.
+struct MatmulItem {
+    const PackedMatrix* w = nullptr;
+    const float* x = nullptr;
+    const QuantizedActivations* xq = nullptr;
+    int64_t xq_row0 = 0;
+    int64_t n_tokens = 0;
+    float* y = nullptr;
+    int64_t ldy = 0;
+};
+void matmul_items(std::span<const MatmulItem> items, ThreadPool& pool, MatmulScratch& scratch);
+
 // Which kernel set matmul uses on this CPU: "avx512-vnni" or "avx2".
 const char* matmul_kernel_name();
 

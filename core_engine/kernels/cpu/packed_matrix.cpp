@@ -12,7 +12,9 @@
 #include "tensor/quant_blocks.h"
 
 namespace workbench {
+using quant::BlockMXFP4;
 using quant::BlockQ4_0;
+using quant::e8m0_half;
 using quant::BlockQ4_1;
 using quant::BlockQ8_0;
 using quant::BlockQ5_0;
@@ -169,6 +171,14 @@ void pack_row_groups(const WeightTensor& w, PackedMatrix& out) {
             auto* scales = reinterpret_cast<uint16_t*>(block + quant_bytes);
             // A GGUF 4-bit byte j holds elements j and j + 16: exactly byte j of the group's
             // registers (elements 4k..4k+3 low, 16+4k.. high), so 4-bit rows copy 4 bytes at a time.
+            if (w.type == DType::mxfp4) {  // Q4_0's nibble order, the exponent byte as the row's scale
+                for (int i = 0; i < rows; ++i) {
+                    const uint8_t* blk = w.row(g * 8 + i) + b * static_cast<int64_t>(sizeof(BlockMXFP4));
+                    block[quant_bytes + i] = blk[0];
+                    for (int64_t k = 0; k < quant_bytes / 32; ++k) std::memcpy(block + k * 32 + i * 4, blk + 1 + k * 4, 4);
+                }
+                continue;
+            }
             if (!(w.type == DType::q8_0 || w.type == DType::q4_0 || w.type == DType::q4_1)) {
                 for (int i = 0; i < rows; ++i) write_group_row(out.layout, block, b, i, extract_block(w.type, w.row(g * 8 + i), b));
                 continue;
@@ -241,6 +251,7 @@ CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, 
 
 float group_scale(PackedLayout l, const uint8_t* block, int i, int part) {
     const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
+    if (group_e8m0_scales(l)) return e8m0_half(at[i]);
     if (group_f32_scales(l)) {
         float v;
         std::memcpy(&v, at + 4 * i, 4);
@@ -273,6 +284,7 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
             case DType::f16: out.layout = PackedLayout::f16x8; break;
             case DType::bf16: out.layout = PackedLayout::bf16x8; break;
             case DType::f32: out.layout = PackedLayout::f32; break;
+            case DType::mxfp4: out.layout = PackedLayout::mxfp4x8; break;
             default: out.layout = PackedLayout::gguf_blocks; break;
         }
     } else switch (w.type) {
@@ -368,7 +380,7 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
             const int bias = m.layout == PackedLayout::q4_0x8 ? 8 : 0;
             for (int j = 0; j < 32; ++j) {
                 const float s = group_half_scales(m.layout) && j >= 16 ? part1 : scale;
-                out[b * 32 + j] = static_cast<float>(group_quant(m.layout, block, i, j) - bias) * s + offset;
+                out[b * 32 + j] = static_cast<float>(group_value(m.layout, block, i, j) - bias) * s + offset;
             }
         }
         return;

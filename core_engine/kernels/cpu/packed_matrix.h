@@ -42,12 +42,13 @@
 #include <memory>
 
 #include "tensor/half_convert.h"
+#include "tensor/quant_blocks.h"
 
 #include "model_data/weight_tensors.h"
 
 namespace workbench {
 
-enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q8_kx8, q6_kx8, q2_kx8, q3_kx8, f16x8, bf16x8 };
+enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q8_kx8, q6_kx8, q2_kx8, q3_kx8, f16x8, bf16x8, mxfp4x8 };
 
 // Which family the quantized types are packed into: the one the matmul kernels of this CPU read.
 enum class PackFamily { for_this_cpu, row_groups, split_rows };
@@ -55,26 +56,33 @@ enum class PackFamily { for_this_cpu, row_groups, split_rows };
 constexpr bool is_row_grouped(PackedLayout l) {  // the quantized row-group layouts
     return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8 || l == PackedLayout::q8_1x8 ||
            l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8 || l == PackedLayout::q2_kx8 ||
-           l == PackedLayout::q3_kx8;
+           l == PackedLayout::q3_kx8 || l == PackedLayout::mxfp4x8;
 }
 constexpr bool is_quantized_layout(PackedLayout l) {
     return l == PackedLayout::q4_0 || l == PackedLayout::q4_1 || l == PackedLayout::q8_0 || is_row_grouped(l);
 }
 
 // Row groups: what a layout holds, the bytes of one block of 8 rows and where its parts start.
-constexpr bool group_nibbles(PackedLayout l) { return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q4_kx8; }
+constexpr bool group_nibbles(PackedLayout l) {
+    return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q4_kx8 || l == PackedLayout::mxfp4x8;
+}
+// mxfp4x8 (MXFP4): the nibbles index E2M1 values (kernels map them through a table to signed
+// bytes −12..12), and each row's scale is the file's E8M0 exponent byte: 8 bytes after the
+// quants, 136 bytes per 8 × 32 weights, the file's 4.25 bits per weight.
+constexpr bool group_e8m0_scales(PackedLayout l) { return l == PackedLayout::mxfp4x8; }
 // q2_kx8 / q3_kx8: 2-bit quants with integer sub-scales per 16 elements (see above).
 constexpr bool group_crumbs(PackedLayout l) { return l == PackedLayout::q2_kx8 || l == PackedLayout::q3_kx8; }
 constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
 constexpr bool group_offsets(PackedLayout l) {
-    return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8;
+    return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8 &&
+           l != PackedLayout::mxfp4x8;
 }
 // q6_kx8: one scale per 16 elements (Q6_K's sub-blocks): part 0 for elements 0..15, part 1 for 16..31.
 constexpr bool group_half_scales(PackedLayout l) { return l == PackedLayout::q6_kx8; }
 constexpr int64_t group_quant_bytes(PackedLayout l) {
     return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : 256;
 }
-constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : 16; }
+constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : group_e8m0_scales(l) ? 8 : 16; }
 // 2-bit layouts: a block is its quants and 16 sub-scale bytes; the super-block's fp16 d (and
 // dmin) follow its 8 blocks.
 constexpr int64_t group_block_bytes(PackedLayout l) {
@@ -108,6 +116,11 @@ inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
     const int reg = (j % 16) / 4;
     const uint8_t byte = block[reg * 32 + i * 4 + j % 4];
     return j < 16 ? (byte & 0x0F) : (byte >> 4);
+}
+// The integer that element j stands for: the quant, or for mxfp4x8 the E2M1 value its nibble indexes.
+inline int group_value(PackedLayout l, const uint8_t* block, int i, int j) {
+    const int q = group_quant(l, block, i, j);
+    return group_e8m0_scales(l) ? quant::kMxfp4Values[q] : q;
 }
 // Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float; not
 // for the 2-bit layouts (group_crumb_scales).

@@ -13,6 +13,30 @@ void rope_angles(const int32_t* positions, int64_t n_tokens, const RopeParams& p
     out.cos.resize(static_cast<size_t>(n_tokens * half));
     out.sin.resize(static_cast<size_t>(n_tokens * half));
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+    if (p.yarn()) {
+        // ggml's rope_yarn, operation for operation: the extrapolated angle by the recurrence
+        // from the position, the interpolated one scaled, the ramp between by pair.
+        float mscale = p.attn_factor;
+        if (p.ext_factor != 0.0f) mscale *= 1.0f + 0.1f * std::log(1.0f / p.freq_scale);
+        if (p.unit_magnitude) mscale = 1.0f;
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            float theta_extrap = static_cast<float>(positions[t]);
+            for (int64_t i = 0; i < half; ++i) {
+                const float extrap = p.freq_factors ? theta_extrap / p.freq_factors[i] : theta_extrap;
+                const float interp = p.freq_scale * extrap;
+                float angle = interp;
+                if (p.ext_factor != 0.0f) {
+                    const float y = (static_cast<float>(i) - p.corr_low) / std::max(0.001f, p.corr_high - p.corr_low);
+                    const float ramp = (1.0f - std::min(1.0f, std::max(0.0f, y))) * p.ext_factor;
+                    angle = interp * (1.0f - ramp) + extrap * ramp;
+                }
+                out.cos[static_cast<size_t>(t * half + i)] = std::cos(angle) * mscale;
+                out.sin[static_cast<size_t>(t * half + i)] = std::sin(angle) * mscale;
+                theta_extrap *= theta_scale;
+            }
+        }
+        return;
+    }
     for (int64_t t = 0; t < n_tokens; ++t) {
         // Same recurrence as ggml (theta *= theta_scale) so angles match its rounding.
         float theta = static_cast<float>(positions[t]) * p.freq_scale;

@@ -57,9 +57,7 @@ Result<std::unique_ptr<CudaBackend>> CudaBackend::create(const ModelHparams& hp,
 Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint64_t)>& on_uploaded) {
     std::vector<const WeightTensor*> all;
     for (const LayerWeights& l : w_.layers)
-        for (const WeightTensor* t : {&l.attn_norm, &l.ffn_norm, &l.attn_post_norm, &l.ffn_post_norm, &l.q_norm, &l.k_norm, &l.bq,
-                                      &l.bk, &l.bv, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_gate, &l.ffn_up, &l.ffn_down})
-            all.push_back(t);
+        for (const WeightTensor* t : layer_tensors(l)) all.push_back(t);  // absent ones take no bytes
     all.push_back(&w_.output_norm);
     all.push_back(&w_.output);
     if (!w_.tied_output) all.push_back(&w_.token_embd);
@@ -123,10 +121,12 @@ Status CudaBackend::upload_weights(const std::function<void(const uint8_t*, uint
                                 {&l.ffn_post_norm, &residual_norm}, {&l.q_norm, &d.q_norm}, {&l.k_norm, &d.k_norm}, {&l.bq, &d.bq},
                                 {&l.bk, &d.bk}, {&l.bv, &d.bv}})
             WB_RETURN_IF_ERROR(vector(*src, *dst));
-        for (auto [src, dst] : {std::pair{&l.wq, &d.wq}, {&l.wk, &d.wk}, {&l.wv, &d.wv}, {&l.wo, &d.wo}, {&l.ffn_gate, &d.gate},
-                                {&l.ffn_up, &d.up}, {&l.ffn_down, &d.down}}) {
-            WB_RETURN_IF_ERROR(matrix(*src, *dst));
-            largest = std::max(largest, src->n_in * src->n_out);
+        const auto src = layer_matrices(l);
+        const auto dst = layer_matrices(d);
+        for (size_t i = 0; i < src.size(); ++i) {
+            if (!src[i]->present()) continue;
+            WB_RETURN_IF_ERROR(matrix(*src[i], *dst[i]));
+            largest = std::max(largest, src[i]->n_in * src[i]->n_out);
         }
     }
     WB_RETURN_IF_ERROR(vector(w_.output_norm, output_norm_));
@@ -289,16 +289,16 @@ void CudaBackend::matmul_group(int32_t il, MatmulGroup group, bool own_kv) {
         case MatmulGroup::attention_out: keep(matmul(l.wo, attn_.as<float>(), proj_.as<float>(), n_)); break;
         case MatmulGroup::mlp_in:
             // A decode step's gate and up in one pass with the activation (matrices stored alike).
-            if (n_ <= gemv_max_tokens_ && l.gate.type == l.up.type && l.gate.row_bytes == l.up.row_bytes && l.gate.n_in == l.up.n_in &&
-                l.gate.n_out == l.up.n_out) {
-                keep(cuda::gemv_gated(l.gate, l.up, xn_.as<float>(), gate_.as<float>(), n_, options_.gelu_gate, stream_));
+            if (n_ <= gemv_max_tokens_ && l.ffn_gate.type == l.ffn_up.type && l.ffn_gate.row_bytes == l.ffn_up.row_bytes && l.ffn_gate.n_in == l.ffn_up.n_in &&
+                l.ffn_gate.n_out == l.ffn_up.n_out) {
+                keep(cuda::gemv_gated(l.ffn_gate, l.ffn_up, xn_.as<float>(), gate_.as<float>(), n_, options_.gelu_gate, stream_));
                 break;
             }
-            keep(matmul(l.gate, xn_.as<float>(), gate_.as<float>(), n_));
-            keep(matmul(l.up, xn_.as<float>(), up_.as<float>(), n_));
+            keep(matmul(l.ffn_gate, xn_.as<float>(), gate_.as<float>(), n_));
+            keep(matmul(l.ffn_up, xn_.as<float>(), up_.as<float>(), n_));
             if (error_.ok()) keep(cuda::gated_activation(gate_.as<float>(), up_.as<float>(), n_ * hp_.n_ff, options_.gelu_gate, stream_));
             break;
-        case MatmulGroup::mlp_out: keep(matmul(l.down, gate_.as<float>(), proj_.as<float>(), n_)); break;
+        case MatmulGroup::mlp_out: keep(matmul(l.ffn_down, gate_.as<float>(), proj_.as<float>(), n_)); break;
     }
 }
 

@@ -67,7 +67,9 @@ public:
 
 private:
     struct Layer {
-        DeviceMatrix wq, wk, wv, wo, gate, up, down;
+        // LayerWeights' names (layer_matrices walks both); the router stays empty: layers of
+        // experts are refused before a CUDA backend is made.
+        DeviceMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp;
         const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
     };
 

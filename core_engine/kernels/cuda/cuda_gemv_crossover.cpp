@@ -23,8 +23,8 @@ std::atomic<int64_t> last_crossover{0};
 int64_t cuda_gemv_max_tokens() { return last_crossover.load(); }
 
 void CudaBackend::measure_gemv_crossover() {
-    if (layers_.empty() || layers_[0].up.data == nullptr) return;
-    const DeviceMatrix& w = layers_[0].up;
+    if (layers_.empty() || layers_[0].ffn_up.data == nullptr) return;
+    const DeviceMatrix& w = layers_[0].ffn_up;
     constexpr int64_t kSizes[] = {16, 24, 32, 48, 64, 96, 128};
     if (!ensure_capacity(128).ok()) return;
     cudaEvent_t start = nullptr, stop = nullptr;

@@ -19,13 +19,16 @@
 namespace workbench {
 
 // A layer tensor's shape in the model's dimensions ([n_in, n_out] as ggml lists them).
-enum class TensorDim { one, embd, embd_q, embd_kv, ff, head };
+// expert: the experts a layer holds (a stack's ne[2]); ff_exp: an expert's MLP width.
+// heads: the query heads (a value per head: gpt-oss's sink logits).
+enum class TensorDim { one, embd, embd_q, embd_kv, ff, head, expert, ff_exp, heads };
 
 struct LayerTensor {
     const char* name;                 // after "blk.N.": "attn_q.weight"
     WeightTensor LayerWeights::*slot;
     TensorDim n_in, n_out;
     bool required = true;
+    TensorDim n_mat = TensorDim::one; // matrices stacked (the experts' [n_in, n_out, n_expert])
 };
 
 // One stored tensor holding several slots' rows one after another (Phi-3's attn_qkv: Q, K, V;
@@ -42,8 +45,8 @@ struct RefusedTensor {
     const char* feature;  // "LongRoPE (the 128k-context Phi-3 models)"
 };
 
-// The MLP's gate activation: silu (SwiGLU) or tanh-approximated GELU (GeGLU).
-enum class FfnActivation { silu, gelu_tanh };
+// The MLP's gate activation: silu (SwiGLU), tanh-approximated GELU (GeGLU) or gpt-oss's clamped SwiGLU.
+enum class FfnActivation { silu, gelu_tanh, swiglu_clamped };
 
 struct Architecture {
     std::string name;                              // general.architecture
@@ -58,6 +61,7 @@ struct Architecture {
     void (*write_synth_hparams)(GgufWriter& w, int32_t n_layer, int32_t n_ctx) = nullptr;
     // The chat format a file of this architecture gets when it carries no template.
     ChatTemplateFamily chat_family = ChatTemplateFamily::chatml;
+    bool untied_output = false;                    // output.weight is required (no tying to the embedding)
     std::vector<std::string> rope_scaling;         // rope.scaling.type values it runs ("none", "linear")
     std::vector<LayerTensor> layer_tensors;
     std::vector<FusedLayerTensor> fused_layer_tensors;
@@ -84,6 +88,9 @@ Architecture llama_block_architecture(std::string name, RopeStyle rope_style, bo
 // The pre-norm llama block's tensors: attention norm, Q/K/V/O, FFN norm, SwiGLU gate/up/down,
 // and Q/K/V biases (required when `qkv_bias`, else taken when present).
 std::vector<LayerTensor> llama_block_tensors(bool qkv_bias);
+// The same block with a layer of experts in place of its MLP: the router (ffn_gate_inp) and the
+// stacked SwiGLU experts (ffn_gate_exps, ffn_up_exps, ffn_down_exps).
+std::vector<LayerTensor> llama_expert_block_tensors(bool qkv_bias);
 // Appends the per-head QK-norm weights (attn_q_norm, attn_k_norm: [head_dim] each) to `tensors`.
 void add_qk_norm_tensors(std::vector<LayerTensor>& tensors);
 

@@ -15,19 +15,8 @@ namespace {
 
 Status read_gemma3_hparams(const GgufFile& f, ModelHparams& hp) {
     const std::string p = hp.arch + ".";
-    WB_ASSIGN_OR_RETURN(auto window, f.get_uint_opt(p + "attention.sliding_window"));
-    if (window && *window > 0) {
-        if (*window > (1u << 24))
-            return error(StatusCode::invalid_file, f.path() + ": metadata '" + p + "attention.sliding_window' = " + std::to_string(*window) +
-                                                       " is out of range (1..16777216)");
-        hp.sliding_window = static_cast<int32_t>(*window);
-        WB_ASSIGN_OR_RETURN(auto period, f.get_uint_opt(p + "attention.sliding_window_pattern"));
-        const uint64_t every = period.value_or(6);
-        if (every == 0 || every > 1024)
-            return error(StatusCode::invalid_file, f.path() + ": metadata '" + p + "attention.sliding_window_pattern' = " +
-                                                       std::to_string(every) + " is out of range (1..1024)");
-        for (int32_t il = 0; il < hp.n_layer; ++il)
-            if (static_cast<uint64_t>(il) % every < every - 1) hp.local_layers.push_back(il);
+    WB_RETURN_IF_ERROR(read_local_layers(f, hp, 6, false));
+    if (hp.sliding_window > 0) {
         WB_ASSIGN_OR_RETURN(auto base, f.get_float_opt(p + "rope.freq_base_swa"));
         if (base) hp.rope_freq_base_local = static_cast<float>(*base);
         if (!(hp.rope_freq_base_local > 0)) return error(StatusCode::invalid_file, f.path() + ": rope.freq_base_swa must be positive");

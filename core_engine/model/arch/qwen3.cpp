@@ -9,6 +9,7 @@ namespace {
 Architecture describe() {
     Architecture a = llama_block_architecture("qwen3", RopeStyle::neox, false);
     add_qk_norm_tensors(a.layer_tensors);
+    a.rope_scaling.push_back("yarn");  // the long-context releases (rope.scaling.factor 4 over 32k)
     return a;
 }
 

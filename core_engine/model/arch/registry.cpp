@@ -5,7 +5,7 @@
 namespace workbench {
 
 extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture,
-    kPhi3Architecture, kGemma3Architecture;
+    kPhi3Architecture, kGemma3Architecture, kQwen3MoeArchitecture, kGptOssArchitecture;
 
 namespace {
 
@@ -13,7 +13,8 @@ const std::vector<Architecture>& registry() {
     static const std::vector<Architecture> all = [] {
         std::vector<Architecture> out;
         for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture,
-                                                 &kPhi3Architecture, &kGemma3Architecture})
+                                                 &kPhi3Architecture, &kGemma3Architecture, &kQwen3MoeArchitecture,
+                                                 &kGptOssArchitecture})
             out.push_back(r->describe());
         return out;
     }();
@@ -48,6 +49,9 @@ int64_t tensor_dim(TensorDim d, const ModelHparams& hp) {
     case TensorDim::embd_kv: return hp.n_embd_kv();
     case TensorDim::ff: return hp.n_ff;
     case TensorDim::head: return hp.head_dim;
+    case TensorDim::expert: return hp.experts.n_expert;
+    case TensorDim::ff_exp: return hp.experts.n_ff_exp;
+    case TensorDim::heads: return hp.n_head;
     }
     return 0;
 }
@@ -88,6 +92,18 @@ std::vector<LayerTensor> llama_block_tensors(bool qkv_bias) {
         {"ffn_up.weight", &LayerWeights::ffn_up, D::embd, D::ff},
         {"ffn_down.weight", &LayerWeights::ffn_down, D::ff, D::embd},
     };
+}
+
+std::vector<LayerTensor> llama_expert_block_tensors(bool qkv_bias) {
+    using D = TensorDim;
+    std::vector<LayerTensor> out;
+    for (const LayerTensor& t : llama_block_tensors(qkv_bias))
+        if (t.slot != &LayerWeights::ffn_gate && t.slot != &LayerWeights::ffn_up && t.slot != &LayerWeights::ffn_down) out.push_back(t);
+    out.push_back({"ffn_gate_inp.weight", &LayerWeights::ffn_gate_inp, D::embd, D::expert});
+    out.push_back({"ffn_gate_exps.weight", &LayerWeights::ffn_gate_exps, D::embd, D::ff_exp, true, D::expert});
+    out.push_back({"ffn_up_exps.weight", &LayerWeights::ffn_up_exps, D::embd, D::ff_exp, true, D::expert});
+    out.push_back({"ffn_down_exps.weight", &LayerWeights::ffn_down_exps, D::ff_exp, D::embd, true, D::expert});
+    return out;
 }
 
 }  // namespace workbench

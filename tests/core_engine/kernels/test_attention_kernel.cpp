@@ -75,7 +75,7 @@ Stream make_stream(int32_t n, const AttentionShape& s, KvTypes types, float bias
 // kernel's contract says, and for q8_0, q4_0 and q2_0 keys also quantized to q8_0 blocks (they are
 // scored by int8 dot products).
 std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, const std::vector<Stream>& streams, const AttendPlan& plan,
-                             const AttentionShape& s, float scale) {
+                             const AttentionShape& s, float scale, const std::vector<float>& sinks = {}) {
     const int64_t hd = s.head_dim, group = s.n_head / s.n_head_kv;
     std::vector<float> out(q.size(), 0.0f);
     for (int64_t t = 0; t < n_tokens; ++t)
@@ -102,8 +102,10 @@ std::vector<float> reference(const std::vector<float>& q, int64_t n_tokens, cons
                     vs.push_back(st.v_f32.data() + (j * s.n_head_kv + kvh) * hd);
                 }
             if (sc.empty()) continue;
-            const double mx = *std::max_element(sc.begin(), sc.end());
-            double sum = 0;
+            // A sink logit (one per head) joins the softmax unscaled and brings no value.
+            const double sink = sinks.empty() ? -INFINITY : sinks[static_cast<size_t>(h)];
+            const double mx = std::max(*std::max_element(sc.begin(), sc.end()), sink);
+            double sum = std::exp(sink - mx);
             for (double& x : sc) sum += (x = std::exp(x - mx));
             for (int64_t i = 0; i < hd; ++i) {
                 double o = 0;
@@ -121,9 +123,9 @@ std::vector<KvStreamView> views(const std::vector<Stream>& streams) {
 }
 
 std::vector<float> run(const std::vector<float>& q, int64_t n_tokens, const std::vector<Stream>& streams, const AttendPlan& plan,
-                       const AttentionShape& s, float scale, ThreadPool& pool) {
+                       const AttentionShape& s, float scale, ThreadPool& pool, const std::vector<float>& sinks = {}) {
     std::vector<float> out(q.size(), -7.0f);  // garbage the kernel must overwrite
-    attend_spans(q.data(), n_tokens, views(streams), plan, s, scale, out.data(), pool);
+    attend_spans(q.data(), n_tokens, views(streams), plan, s, scale, out.data(), pool, sinks);
     return out;
 }
 
@@ -279,6 +281,36 @@ private slots:
             if (first.empty()) {
                 first = got;
                 expect_close(got, reference(q, 1, one, plan, s, 0.125f), "decode over 1037 keys");
+            }
+            QVERIFY2(got == first, qPrintable(QStringLiteral("%1 threads differ from 1").arg(threads)));
+        }
+    }
+
+    // gpt-oss's sink logits: one per head in the softmax, no value; as the reference for a tiled
+    // prompt and for a decode step split over threads (same bits at any thread count), and
+    // a sink of −∞ is no sink, bit for bit.
+    void sink_logits_join_the_softmax() {
+        const AttentionShape s{6, 2, 64};
+        std::mt19937 rng(12);
+        std::vector<Stream> one;
+        one.push_back(make_stream(700, s, KvTypes{}, 0.0f, rng));
+        const std::vector<float> sinks = {-2.0f, 0.5f, 3.0f, 1.0f, 8.0f, -0.5f};  // 8: a head that mostly attends to nothing
+        ThreadPool pool(2);
+        const std::vector<float> q = random_q(9, s, rng);
+        const AttendPlan prompt = causal(9, 20);
+        expect_close(run(q, 9, one, prompt, s, 0.125f, pool, sinks), reference(q, 9, one, prompt, s, 0.125f, sinks), "prompt with sinks");
+        QVERIFY(run(q, 9, one, prompt, s, 0.125f, pool, std::vector<float>(6, -INFINITY)) == run(q, 9, one, prompt, s, 0.125f, pool));
+        const std::vector<float> q1 = random_q(1, s, rng);
+        AttendPlan decode;
+        decode.add({0, 0, 690});
+        decode.close_list();
+        std::vector<float> first;
+        for (int threads : {1, 2, 5}) {
+            ThreadPool p(threads);
+            const std::vector<float> got = run(q1, 1, one, decode, s, 0.125f, p, sinks);
+            if (first.empty()) {
+                first = got;
+                expect_close(got, reference(q1, 1, one, decode, s, 0.125f, sinks), "decode with sinks");
             }
             QVERIFY2(got == first, qPrintable(QStringLiteral("%1 threads differ from 1").arg(threads)));
         }

@@ -117,7 +117,8 @@ class TestGemmKernels : public QObject {
         if (family == PackFamily::row_groups)
             cases.insert(cases.end(), {Case{DType::q5_0, 576, 19}, Case{DType::q5_1, 96, 11}, Case{DType::q4_k, 512, 13}, Case{DType::q5_k, 256, 17},
                                                 Case{DType::q6_k, 256, 9}, Case{DType::q6_k, 256, 35}, Case{DType::q2_k, 256, 13}, Case{DType::q2_k, 768, 21},
-                                                Case{DType::q3_k, 512, 17}, Case{DType::q3_k, 256, 6}});
+                                                Case{DType::q3_k, 512, 17}, Case{DType::q3_k, 256, 6}, Case{DType::mxfp4, 256, 13},
+                                                Case{DType::mxfp4, 96, 35}});
         for (Case c : cases) {
             Weights w = make_weights(c, rng, family);
             QVERIFY2(is_row_grouped(w.packed.layout) == (family == PackFamily::row_groups), dtype_name(c.type).data());
@@ -220,7 +221,7 @@ private slots:
         std::mt19937 rng(13);
         for (PackFamily family : {PackFamily::row_groups, PackFamily::split_rows})
             for (DType type : {DType::q4_0, DType::q4_1, DType::q8_0, DType::f16, DType::q5_0, DType::q5_1, DType::q4_k, DType::q5_k,
-                               DType::q6_k, DType::q2_k, DType::q3_k, DType::bf16}) {
+                               DType::q6_k, DType::q2_k, DType::q3_k, DType::bf16, DType::mxfp4}) {
                 const int64_t n_in = dtype_traits(type).block_elements == 256 ? 512 : 96;
                 Weights w = make_weights({type, n_in, 11}, rng, family);
                 std::vector<float> a(static_cast<size_t>(n_in)), b(static_cast<size_t>(n_in));
@@ -232,6 +233,35 @@ private slots:
                             QFAIL(qPrintable(QString("%1 row %2 element %3: %4 vs %5").arg(dtype_name(type).data()).arg(r).arg(i)
                                                  .arg(a[static_cast<size_t>(i)]).arg(b[static_cast<size_t>(i)])));
                 }
+            }
+    }
+
+    // MXFP4 as ggml computes its dot product against q8_0 activations: per block
+    // fp16(d_a)·2^(e − 128)·Σ value·q, summed over blocks; the reference kernel equals it.
+    void mxfp4_reference_is_ggmls_dot_product() {
+        std::mt19937 rng(21);
+        const Case c{DType::mxfp4, 128, 5};
+        Weights w = make_weights(c, rng, PackFamily::row_groups);
+        QCOMPARE(w.packed.layout, PackedLayout::mxfp4x8);
+        QCOMPARE(w.packed.n_bytes, w.gguf.size() / 5 * 8);  // 8 rows a group (3 of them padding): 136 bytes per 8 × 32
+        auto x = make_inputs(2, c.n_in, rng);
+        QuantizedActivations act;
+        resize_activations(act, 2, c.n_in);
+        quantize_activations(x.data(), 0, 2, act);
+        std::vector<float> got(static_cast<size_t>(2 * c.n_out));
+        gemm_quant_ref(view_of(w.packed), view_of(act), 0, c.n_out, got.data(), c.n_out);
+        for (int64_t t = 0; t < 2; ++t)
+            for (int64_t r = 0; r < c.n_out; ++r) {
+                double want = 0;  // block products summed in double, as the reference does
+                for (int64_t b = 0; b < c.n_in / 32; ++b) {
+                    const uint8_t* blk = w.gguf.data() + r * (w.gguf.size() / 5) + b * 17;
+                    int32_t isum = 0;
+                    for (int j = 0; j < 16; ++j)
+                        isum += quant::kMxfp4Values[blk[1 + j] & 0x0F] * act.qs[static_cast<size_t>(t * c.n_in + b * 32 + j)] +
+                                quant::kMxfp4Values[blk[1 + j] >> 4] * act.qs[static_cast<size_t>(t * c.n_in + b * 32 + j + 16)];
+                    want += static_cast<double>(static_cast<float>(isum) * (quant::e8m0_half(blk[0]) * act.d[static_cast<size_t>(t * act.block_stride + b)]));
+                }
+                QCOMPARE(got[static_cast<size_t>(t * c.n_out + r)], static_cast<float>(want));
             }
     }
 

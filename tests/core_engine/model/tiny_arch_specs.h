@@ -21,7 +21,43 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
     if (arch == "llama3") return s.arch = "llama", s.rope_freqs = true, s;  // Llama 3.x RoPE scaling
     if (arch == "qwen2") return s.qkv_bias = true, s;
     if (arch == "qwen3") return s.qk_norm = true, s;
+    if (arch == "gpt-oss" || arch == "gpt-oss_mxfp4") {
+        // Biases everywhere, sink logits, an untied head; layers 0 and 2 local over 8 tokens
+        // (the oracle's 24 + 16 tokens pass the window), 1 and 3 global; YaRN 4× over 32 tokens
+        // on both; 8 experts with biases, 2 a token, clamped SwiGLU.
+        s.n_layer = 4;
+        s.qkv_bias = s.untied_output = s.output_bias = s.sink_logits = s.expert_biases = true;
+        s.ffn_norm_name = "post_attention_norm.weight";
+        s.sliding_window = 8;
+        s.rope_scaling = "yarn";
+        s.rope_scaling_factor = 4.0f;
+        s.rope_orig_ctx = 32;
+        s.n_expert = 8;
+        s.n_expert_used = 2;
+        s.n_ff_exp = 32;
+        s.mxfp4_experts = arch == "gpt-oss_mxfp4";  // as the released files: the experts MXFP4, the rest f32 here
+        s.arch = "gpt-oss";
+        return s;
+    }
+    if (arch == "qwen3_yarn") {
+        // YaRN stretching a 32-token training context 4×: the ramp spans the head's pairs, and
+        // cos/sin carry its magnitude.
+        s.arch = "qwen3";
+        s.qk_norm = true;
+        s.rope_scaling = "yarn";
+        s.rope_scaling_factor = 4.0f;
+        s.rope_orig_ctx = 32;
+        return s;
+    }
     if (arch == "phi3") return s;  // fused attn_qkv and gate/up
+    if (arch == "qwen3moe") {
+        // qwen3's attention, 8 experts of width 32, 2 per token, weights renormalised.
+        s.qk_norm = true;
+        s.n_expert = 8;
+        s.n_expert_used = 2;
+        s.n_ff_exp = 32;
+        return s;
+    }
     if (arch == "gemma3" || arch == "gemma3_softcap") {
         // Sandwich norms, QK-norm, GeGLU, scaled embeddings; layers 0 and 2 local over 8 tokens
         // (RoPE base 10k), 1 and 3 global (base 1M): the oracle's 24 + 16 tokens pass the window.

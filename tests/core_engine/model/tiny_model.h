@@ -20,6 +20,8 @@ struct Spec {
     int n_vocab = 97, n_embd = 64, n_head = 4, n_head_kv = 2, n_ff = 96, n_layer = 2, n_ctx = 128;
     bool qkv_bias = false;
     std::string rope_scaling;  // rope.scaling.type; empty: not written
+    float rope_scaling_factor = 0.0f;  // rope.scaling.factor when > 0
+    int rope_orig_ctx = 0;             // rope.scaling.original_context_length when > 0
     bool qk_norm = false;      // attn_q_norm / attn_k_norm per head (qwen3)
     bool with_vocab = false;   // a placeholder SentencePiece vocab, so llama.cpp can load the file
     bool rope_freqs = false;   // Llama 3.x scaling: per-dimension RoPE frequency divisors (rope_freqs.weight)
@@ -28,6 +30,16 @@ struct Spec {
     int sliding_window = 0, sliding_pattern = 0;  // gemma3's trained local layers: window, every Nth layer global
     float rope_base = 10000.0f;
     float final_logit_softcap = 0.0f;  // <arch>.final_logit_softcapping when > 0
+    // Layers of experts (qwen3moe) in place of the MLP: a router and n_expert stacked SwiGLU
+    // experts of width n_ff_exp, n_expert_used per token. The router's rows are spread
+    // router_scale / sqrt(n_embd), so its logits differ by whole units and rarely near-tie.
+    int n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    float router_scale = 3.0f;
+    // gpt-oss's block: an untied output head, attn_output.bias, a sink logit per head, biases on
+    // the router and every expert, and its pre-MLP norm under another name.
+    bool untied_output = false, output_bias = false, sink_logits = false, expert_biases = false;
+    std::string ffn_norm_name = "ffn_norm.weight";
+    bool mxfp4_experts = false;  // the experts in MXFP4 (gpt-oss's files), the rest in weight_type
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -60,29 +72,38 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
     if (s.final_logit_softcap > 0) w.set_float32(p + "final_logit_softcapping", s.final_logit_softcap);
     if (s.sliding_pattern > 0) w.set_uint32(p + "attention.sliding_window_pattern", static_cast<uint32_t>(s.sliding_pattern));
     if (!s.rope_scaling.empty()) w.set_string(p + "rope.scaling.type", s.rope_scaling);
+    if (s.rope_scaling_factor > 0) w.set_float32(p + "rope.scaling.factor", s.rope_scaling_factor);
+    if (s.rope_orig_ctx > 0) w.set_uint32(p + "rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_orig_ctx));
+    if (s.n_expert > 0) {
+        w.set_uint32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
+        w.set_uint32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
+        w.set_uint32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
+    }
     if (s.with_vocab) workbench::add_placeholder_vocab(w, s.n_vocab);
 
-    auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable) {
+    auto add = [&](const std::string& name, int n_in, int n_out, float scale, bool is_norm, bool quantizable, int n_mat = 1) {
         for (const auto& sk : skip)
             if (sk == name) return;
-        std::vector<float> v(static_cast<size_t>(n_in) * n_out);
+        std::vector<float> v(static_cast<size_t>(n_in) * n_out * n_mat);
         for (auto& x : v) x = is_norm ? 1.0f + 0.1f * normal(rng) : scale * normal(rng);
         std::vector<uint64_t> shape = {static_cast<uint64_t>(n_in)};
-        if (n_out > 1) shape.push_back(static_cast<uint64_t>(n_out));
+        if (n_out > 1 || n_mat > 1) shape.push_back(static_cast<uint64_t>(n_out));
+        if (n_mat > 1) shape.push_back(static_cast<uint64_t>(n_mat));
         if (name == bad_shape) shape[0] += 32;
-        workbench::DType type = quantizable ? s.weight_type : workbench::DType::f32;
+        workbench::DType type = !quantizable ? workbench::DType::f32 : n_mat > 1 && s.mxfp4_experts ? workbench::DType::mxfp4 : s.weight_type;
         const auto& t = workbench::dtype_traits(type);
         std::vector<uint8_t> bytes(v.size() / t.block_elements * t.block_bytes);
         if (type == workbench::DType::f32) std::memcpy(bytes.data(), v.data(), bytes.size());
         else workbench::quantize_row(type, v.data(), bytes.data(), static_cast<int64_t>(v.size()));
         if (type != workbench::DType::f32) workbench::dequantize_row(type, bytes.data(), v.data(), static_cast<int64_t>(v.size()));
-        if (name == bad_shape) bytes.resize(bytes.size() + static_cast<size_t>(n_out) * 32 / t.block_elements * t.block_bytes);
+        if (name == bad_shape) bytes.resize(bytes.size() + static_cast<size_t>(n_out * n_mat) * 32 / t.block_elements * t.block_bytes);
         (void)w.add_tensor(name, shape, type, bytes);
         m.tensors[name] = std::move(v);
     };
     const int hd = s.n_embd / s.n_head;
     add("token_embd.weight", s.n_embd, s.n_vocab, 1.0f, false, true);
     add("output_norm.weight", s.n_embd, 1, 0, true, false);
+    if (s.untied_output) add("output.weight", s.n_embd, s.n_vocab, 1.0f, false, true);  // as the tied head: logits of tens
     if (s.long_rope) add("rope_factors_long.weight", s.n_embd / s.n_head / 2, 1, 0, true, false);
     if (s.rope_freqs) {
         // As the converter writes Llama 3.1's: 1 for high frequencies, the scaling factor for
@@ -107,6 +128,8 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
             add(b + "attn_v.weight", s.n_embd, s.n_head_kv * hd, ws, false, true);
         }
         add(b + "attn_output.weight", s.n_head * hd, s.n_embd, ws, false, true);
+        if (s.output_bias) add(b + "attn_output.bias", s.n_embd, 1, 0.1f, false, false);
+        if (s.sink_logits) add(b + "attn_sinks.weight", s.n_head, 1, 1.0f, false, false);
         if (s.qk_norm) {
             add(b + "attn_q_norm.weight", hd, 1, 0, true, false);
             add(b + "attn_k_norm.weight", hd, 1, 0, true, false);
@@ -117,14 +140,25 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
             add(b + "attn_v.bias", s.n_head_kv * hd, 1, 0.1f, false, false);
         }
         if (s.sandwich_norms) add(b + "post_attention_norm.weight", s.n_embd, 1, 0, true, false);
-        add(b + "ffn_norm.weight", s.n_embd, 1, 0, true, false);
-        if (s.arch == "phi3") {
+        add(b + s.ffn_norm_name, s.n_embd, 1, 0, true, false);
+        if (s.n_expert > 0) {
+            add(b + "ffn_gate_inp.weight", s.n_embd, s.n_expert, s.router_scale / std::sqrt(static_cast<float>(s.n_embd)), false, false);
+            add(b + "ffn_gate_exps.weight", s.n_embd, s.n_ff_exp, ws, false, true, s.n_expert);
+            add(b + "ffn_up_exps.weight", s.n_embd, s.n_ff_exp, ws, false, true, s.n_expert);
+            add(b + "ffn_down_exps.weight", s.n_ff_exp, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff_exp)), false, true, s.n_expert);
+            if (s.expert_biases) {
+                add(b + "ffn_gate_inp.bias", s.n_expert, 1, 0.5f, false, false);
+                add(b + "ffn_gate_exps.bias", s.n_ff_exp, s.n_expert, 0.1f, false, false);
+                add(b + "ffn_up_exps.bias", s.n_ff_exp, s.n_expert, 0.1f, false, false);
+                add(b + "ffn_down_exps.bias", s.n_embd, s.n_expert, 0.1f, false, false);
+            }
+        } else if (s.arch == "phi3") {
             add(b + "ffn_up.weight", s.n_embd, 2 * s.n_ff, ws, false, true);  // gate rows, then up rows
         } else {
             add(b + "ffn_gate.weight", s.n_embd, s.n_ff, ws, false, true);
             add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
         }
-        add(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)), false, true);
+        if (s.n_expert == 0) add(b + "ffn_down.weight", s.n_ff, s.n_embd, 1.0f / std::sqrt(static_cast<float>(s.n_ff)), false, true);
         if (s.sandwich_norms) add(b + "post_ffw_norm.weight", s.n_embd, 1, 0, true, false);
     }
     m.gguf = w.to_bytes();

@@ -28,7 +28,7 @@ private slots:
     void matchesGguf_data() {
         // Q8_1 has no dequantizer (activations only); its file is read by test_quantize.
         add_golden_rows({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k",
-                         "q3_k", "q4_k", "q5_k", "q6_k", "q8_k"});
+                         "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "mxfp4"});
     }
 
     // The floats gguf-py's dequantizer produced for the stored blocks, to the bit. Exact

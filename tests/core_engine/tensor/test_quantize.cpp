@@ -54,7 +54,7 @@ class TestQuantize : public QObject {
 private slots:
     void matchesGguf_data() {
         add_golden_rows(
-            {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q8_k"});
+            {"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q8_1", "q8_k", "mxfp4"});
     }
 
     // The stored blocks are gguf-py's quantization of the stored input (for Q8_1 and Q8_K,
