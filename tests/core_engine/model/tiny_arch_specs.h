@@ -21,6 +21,7 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
     if (arch == "llama3") return s.arch = "llama", s.rope_freqs = true, s;  // Llama 3.x RoPE scaling
     if (arch == "qwen2") return s.qkv_bias = true, s;
     if (arch == "qwen3") return s.qk_norm = true, s;
+    if (arch == "llama_q8") return s.arch = "llama", s.weight_type = workbench::DType::q8_0, s;  // quantized activations' baseline
     if (arch == "gpt-oss" || arch == "gpt-oss_mxfp4") {
         // Biases everywhere, sink logits, an untied head; layers 0 and 2 local over 8 tokens
         // (the oracle's 24 + 16 tokens pass the window), 1 and 3 global; YaRN 4× over 32 tokens
