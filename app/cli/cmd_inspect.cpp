@@ -34,13 +34,20 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
         if (info->n_expert > 0)
             std::cout << "experts:     " << info->n_expert << " per layer, " << info->n_expert_used << " run per token, width " << info->n_ff_exp
                       << "; a token reads " << format_bytes(info->decode_weight_bytes) << " of the weights (active)\n";
-        std::cout << "attention:   " << info->n_head << " query heads, " << info->n_head_kv << " KV heads (GQA "
-                  << info->n_head / info->n_head_kv << ":1), head size " << info->head_dim << "\n"
-                  << "context:     " << info->n_ctx_train << " trained; RoPE base " << std::setprecision(0) << info->rope_freq_base << "\n"
+        if (info->kv_lora_rank > 0)
+            std::cout << "attention:   " << info->n_head << " query heads over one latent KV head (MLA): rank " << info->kv_lora_rank
+                      << " + a RoPE key of " << info->head_dim - info->kv_lora_rank << " per token and layer, values its first "
+                      << info->head_dim_v << (info->q_lora_rank > 0 ? "; queries through rank " + std::to_string(info->q_lora_rank) : std::string())
+                      << "\n";
+        else
+            std::cout << "attention:   " << info->n_head << " query heads, " << info->n_head_kv << " KV heads (GQA "
+                      << info->n_head / info->n_head_kv << ":1), head size " << info->head_dim << "\n";
+        std::cout << "context:     " << info->n_ctx_train << " trained; RoPE base " << std::setprecision(0) << info->rope_freq_base << "\n"
                   << "vocabulary:  " << info->n_vocab << " tokens, " << info->tokenizer_model << " tokenizer (pre: " << info->tokenizer_pre
                   << "), chat template: " << info->chat_template_family << "\n"
                   << "output head: " << (info->tied_output ? "tied to the token embedding" : "separate") << "\n"
-                  << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 K+V, full attention) = "
+                  << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 " << (info->kv_lora_rank > 0 ? "latent rows" : "K+V")
+                  << ", full attention) = "
                   << format_bytes(info->kv_bytes_per_token * static_cast<uint64_t>(info->n_ctx_train)) << " at " << info->n_ctx_train << " tokens\n";
         if (const std::string pattern = workbench::native_attention_name(info->native_attention, info->n_layer); !pattern.empty()) {
             const auto native = native_kv_at_train_context(*info);
@@ -99,6 +106,8 @@ void print_json(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                             {"n_expert_used", info->n_expert_used},
                             {"n_ff_exp", info->n_ff_exp},
                             {"active_weight_bytes", info->decode_weight_bytes}};
+        if (info->kv_lora_rank > 0)
+            j["latent_attention"] = {{"kv_lora_rank", info->kv_lora_rank}, {"q_lora_rank", info->q_lora_rank}, {"rope_dims", info->head_dim - info->kv_lora_rank}};
         if (!info->native_attention.local_layers.empty())
             j["native_attention"] = {{"window", info->native_attention.window},
                                      {"local_layers", info->native_attention.local_layers},

@@ -52,7 +52,8 @@ void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table,
                 kr = rot.data();
             }
             kv_encode_row(arena.types.k, kr, arena.store->k_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
-            kv_encode_row(arena.types.v, v + (i * n_kv + h) * hd, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
+            if (!arena.store->values_in_keys())
+                kv_encode_row(arena.types.v, v + (i * n_kv + h) * hd, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
             if (observer) observer->key_row(storage, blk, slot, static_cast<int32_t>(h), kr);
         }
         arena.store->note_written(storage, blk);
@@ -67,6 +68,32 @@ Status check_recent_window(const AttentionPolicy& policy, KvTypes types) {
                                                    std::string(attention_kind_name(policy.spec().kind)) +
                                                    " attention stores rows that are not the layer's own tokens, so they cannot "
                                                    "be kept in f16 beside the cache; drop recent=");
+}
+
+Status check_rotated_rows(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types) {
+    const bool k = kv_type_rotates_rows(types.k), v = kv_type_rotates_rows(types.v);
+    const int64_t hd = shape.head_dim;
+    if (!(k || v) || !policy.rotates_low_bit_rows() || (hd > 0 && (hd & (hd - 1)) == 0)) return Status::ok_status();
+    return error(StatusCode::invalid_argument, "--kv-type " + kv_types_name(types) + ": " + std::string(kv_dtype_name(k ? types.k : types.v)) +
+                                                   " rows are rotated with a Hadamard transform, which needs a power-of-two head_dim; "
+                                                   "this model's is " + std::to_string(hd));
+}
+
+Status check_values_in_keys(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types) {
+    if (!shape.values_in_keys) return Status::ok_status();
+    const AttentionSpec& spec = policy.spec();
+    const std::string kind(attention_kind_name(spec.kind));
+    if (spec.kind == AttentionKind::latent)
+        return error(StatusCode::invalid_argument, "latent: this model's attention is latent already (its KV rows are " +
+                                                       std::to_string(shape.head_dim_v) + "-value latents and a RoPE key); use full attention");
+    if ((spec.kind == AttentionKind::compressed || spec.kind == AttentionKind::heavy) && spec.pool == PoolMode::max)
+        return error(StatusCode::invalid_argument, kind + ":pool=max: this model's values are part of its keys (latent attention), and "
+                                                          "the largest key per channel is no value; use pool=mean or pool=weighted");
+    if (types.recent > 0)
+        return error(StatusCode::invalid_argument, "--kv-type recent=" + std::to_string(types.recent) +
+                                                       ": this model's values are part of its keys (latent attention), which the f16 "
+                                                       "window keeps apart; drop recent=");
+    return Status::ok_status();
 }
 
 uint64_t recent_ring_bytes_per_layer(KvTypes types, const PagedKvShape& stored) {

@@ -39,6 +39,12 @@ struct PagedKvShape {
     // per layer); empty: the spec's rank.
     std::vector<int32_t> latent_ranks;
     float attention_scale = 0.0f;   // the query's scale before QK^T (0: 1/sqrt(head_dim)), for scores a policy computes itself
+    // Native latent attention (DeepSeek's MLA): one row per token holds [c | RoPE key]; V is its
+    // first head_dim_v values (KvCacheConfig::values_in_keys), and RoPE turns the values from
+    // rope_offset on (0 elsewhere: a head's first n_rot values).
+    bool values_in_keys = false;
+    int32_t head_dim_v = 0;         // 0: head_dim
+    int32_t rope_offset = 0;
     int32_t head_dim_of(int32_t storage) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(storage)];
     }
@@ -120,6 +126,13 @@ protected:
 
 // invalid_argument when `types` keeps a recent window in f16 that the policy's rows cannot have.
 Status check_recent_window(const AttentionPolicy& policy, KvTypes types);
+// invalid_argument when 4- and 2-bit rows, which the policy stores Hadamard-rotated, are not a power of two wide.
+Status check_rotated_rows(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types);
+// invalid_argument naming what a policy cannot do on native latent-attention rows
+// (PagedKvShape::values_in_keys): the SVD latent (the rows are latent already), max pooling (V
+// would become each channel's largest latent, not a pooled value), a recent f16 window (it keeps
+// V apart from K). Everything else reads and moves whole rows, V with its K.
+Status check_values_in_keys(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types);
 // Bytes one sequence's recent-window ring takes per storage layer (0 without a window).
 uint64_t recent_ring_bytes_per_layer(KvTypes types, const PagedKvShape& stored);
 // A recent window's ring holds this many tokens beyond it, so a sequence cut back by at most this

@@ -13,7 +13,6 @@ namespace workbench {
 
 namespace {
 
-bool is_power_of_two(int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 }  // namespace
 
@@ -27,17 +26,14 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     AttentionPolicy& policy = *kv->policy_;
     KvArena& arena = kv->arena_;
     const int32_t n_layers = shape.n_layers;
+    WB_RETURN_IF_ERROR(check_values_in_keys(policy, shape, types));
     WB_RETURN_IF_ERROR(policy.check(shape, types));
     arena.types = types;
     arena.shape = policy.stored_shape(shape);
     arena.tokens_per_block = n_tokens_per_block;
     arena.rotate_k = kv_type_rotates_rows(types.k) && policy.rotates_low_bit_rows();
     arena.rotate_v = kv_type_rotates_rows(types.v) && policy.rotates_low_bit_rows();
-    if ((arena.rotate_k || arena.rotate_v) && !is_power_of_two(shape.head_dim))
-        return error(StatusCode::invalid_argument, "--kv-type " + kv_types_name(types) + ": " +
-                                                   std::string(kv_dtype_name(arena.rotate_k ? types.k : types.v)) +
-                                                   " rows are rotated with a Hadamard transform, which needs a power-of-two "
-                                                   "head_dim; this model's is " + std::to_string(shape.head_dim));
+    WB_RETURN_IF_ERROR(check_rotated_rows(policy, shape, types));
     WB_RETURN_IF_ERROR(check_recent_window(policy, types));
     kv->recent_ = types.recent;
     kv->ring_ = types.recent > 0 ? types.recent + kRecentRollback : 0;
@@ -60,6 +56,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     config.n_kv_heads = arena.shape.n_kv_heads;
     config.head_dim = arena.shape.head_dim;
     config.layer_head_dim = arena.shape.layer_head_dim;
+    config.values_in_keys = arena.shape.values_in_keys;
     config.n_tokens_per_block = n_tokens_per_block;
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     KvCacheConfig full_config = config;
@@ -67,6 +64,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     full_config.n_kv_heads = shape.n_kv_heads;
     full_config.head_dim = shape.head_dim;
     full_config.layer_head_dim.clear();
+    full_config.values_in_keys = shape.values_in_keys;
     kv->full_bytes_per_token_ = kv_bytes_per_token(full_config);
     kv->aux_block_bytes_ = policy.aux_bytes_per_block(arena);
 
@@ -379,7 +377,7 @@ const AttendPlan& KvGroup::part_plan(int32_t layer, StepPart& part, const float*
     // (f16 rows from the recent ring).
     const int64_t n_kv = arena_.shape.n_kv_heads;
     const int32_t storage = arena_.storage_of[static_cast<size_t>(layer)];
-    const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->k_layout(storage).row_bytes + arena_.store->v_layout(storage).row_bytes);
+    const uint64_t row_bytes = static_cast<uint64_t>(arena_.store->row_pair_bytes(storage));
     const uint64_t f16_row_bytes = 4 * static_cast<uint64_t>(arena_.shape.head_dim);
     const int32_t first_recent_stream = recent_ > 0 ? recent_stream(layer, part) : INT32_MAX;
     const int64_t last = part.n - 1;
@@ -589,7 +587,7 @@ std::vector<uint64_t> KvGroup::layer_bytes(SeqId seq) const {
     const uint64_t ring_per_layer = recent_bytes(*it->second) / arena_.members.size();
     for (size_t storage = 0; storage < arena_.members.size(); ++storage) {
         const int32_t st = static_cast<int32_t>(storage);
-        const uint64_t layer_block = static_cast<uint64_t>(arena_.store->k_layout(st).block_stride + arena_.store->v_layout(st).block_stride) + aux_per_layer;
+        const uint64_t layer_block = static_cast<uint64_t>(arena_.store->block_pair_bytes(st)) + aux_per_layer;
         out[static_cast<size_t>(arena_.members[storage].front())] = blocks * layer_block + ring_per_layer;
     }
     return out;

@@ -84,7 +84,7 @@ public:
             ks.assign(s.policy_rows.begin() + static_cast<std::ptrdiff_t>(storage * n_sinks * row),
                       s.policy_rows.begin() + static_cast<std::ptrdiff_t>((storage + 1) * n_sinks * row));
             std::vector<int32_t> shift(static_cast<size_t>(n_sinks), ps.rotations[r]);
-            rope(ks.data(), shift.data(), n_sinks, n_kv, hd, arena.shape.rope.rotation_only());
+            rope(ks.data() + arena.shape.rope_offset, shift.data(), n_sinks, n_kv, hd, arena.shape.rope.rotation_only());
             vs.resize(ks.size());
             for (int32_t j = 0; j < n_sinks; ++j)
                 for (int64_t h = 0; h < n_kv; ++h) {

@@ -118,6 +118,8 @@ KvGeometry kv_geometry(const ModelInfo& info) {
     g.n_kv_heads = info.n_head_kv;
     g.head_dim = info.head_dim;
     g.n_head = info.n_head;
+    g.values_in_keys = info.kv_lora_rank > 0;
+    g.head_dim_v = info.head_dim_v;
     g.native = info.native_attention;
     return g;
 }

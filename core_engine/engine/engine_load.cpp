@@ -37,6 +37,9 @@ ModelInfo describe(const Engine::Impl& e) {
     m.n_head = hp.n_head;
     m.n_head_kv = hp.n_head_kv;
     m.head_dim = hp.head_dim;
+    m.kv_lora_rank = hp.mla.kv_lora_rank;
+    m.q_lora_rank = hp.mla.q_lora_rank;
+    m.head_dim_v = hp.head_dim_v;
     m.n_ff = hp.n_ff;
     m.n_expert = hp.experts.n_expert;
     m.n_expert_used = hp.experts.n_expert_used;
@@ -78,6 +81,7 @@ ModelInfo describe(const Engine::Impl& e) {
     {
         for (const WeightTensor* t : layer_matrices(l)) count(*t);
         for (const WeightTensor* t : layer_expert_matrices(l)) count(*t);
+        for (const WeightTensor* t : layer_head_matrices(l)) count(*t);
     }
     count(w.output);
     for (auto& [_, c] : computed) m.weight_types.push_back(c);

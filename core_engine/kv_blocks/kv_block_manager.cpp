@@ -27,7 +27,7 @@ Status unknown_sequence(SeqId seq_id) { return error(StatusCode::not_found, "KV 
 // Bytes of one block, or nullopt on overflow (only absurd configs get there).
 std::optional<uint64_t> checked_block_bytes(const KvCacheConfig& c) {
     const auto row_pair_bytes = [&](int32_t dim) {
-        return kv_bytes(c.types.k, static_cast<uint64_t>(dim)) + kv_bytes(c.types.v, static_cast<uint64_t>(dim));
+        return kv_bytes(c.types.k, static_cast<uint64_t>(dim)) + (c.values_in_keys ? 0 : kv_bytes(c.types.v, static_cast<uint64_t>(dim)));
     };
     uint64_t per_head = 0;   // one token's K and V rows of one head, summed over the layers
     if (c.layer_head_dim.empty()) {
@@ -70,6 +70,10 @@ Status validate_kv_cache_config(const KvCacheConfig& c) {
                                  std::string(layout.name) + "; choose f16 or bf16 for this model");
         }
     }
+    if (c.values_in_keys && c.types.k != c.types.v)
+        return error(StatusCode::invalid_argument, "KV cache: this model's values are part of its keys (latent attention), so K and V "
+                                                   "take one type; got " + std::string(kv_dtype_layout(c.types.k).name) + " and " +
+                                                   std::string(kv_dtype_layout(c.types.v).name));
     if (!checked_block_bytes(c)) return error(StatusCode::invalid_argument, "KV cache: bytes per block overflow");
     return Status::ok_status();
 }

@@ -29,6 +29,9 @@ struct KvCacheConfig {
     // Per layer where the row width differs by layer (latent ranks per layer; head_dim is then the
     // widest); empty: head_dim in every layer.
     std::vector<int32_t> layer_head_dim;
+    // V is each K row's first values (DeepSeek's latent attention: the row is [c | RoPE key] and
+    // V is c): there is no V arena, and a token's bytes are its K rows alone. K and V types match.
+    bool values_in_keys = false;
     int32_t head_dim_of(int32_t layer) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(layer)];
     }
@@ -39,7 +42,7 @@ struct KvCacheConfig {
 Status validate_kv_cache_config(const KvCacheConfig& config);
 
 // K + V bytes of one token over all layers: n_layers · n_kv_heads · (bytes_k(head_dim) +
-// bytes_v(head_dim)); scales included. Both require a valid config.
+// bytes_v(head_dim)), without the V term when values_in_keys; scales included. Both require a valid config.
 uint64_t kv_bytes_per_token(const KvCacheConfig& config);
 uint64_t kv_bytes_per_block(const KvCacheConfig& config);
 

@@ -4,6 +4,8 @@
 // block are contiguous, so attention (one KV head at a time) streams whole cache lines of its own. Block ids come from
 // the KvBlockManager over the same config; this class only maps (block, slot, head) to bytes.
 // Arenas are allocated uninitialised, so pages become resident only as blocks are first written.
+// With values_in_keys (KvCacheConfig) there is no V arena: V rows are the K rows (a reader takes
+// their first values), and writers skip V.
 #pragma once
 
 #include <cstdint>
@@ -56,13 +58,17 @@ public:
 
     const KvRowLayout& k_layout(int32_t layer) const { return k_layouts_[static_cast<size_t>(layer)]; }
     const KvRowLayout& v_layout(int32_t layer) const { return v_layouts_[static_cast<size_t>(layer)]; }
+    // One token's K and V row bytes in one head, and one block's K and V bytes (V counted once: not at all when it is inside K).
+    int64_t row_pair_bytes(int32_t layer) const { return k_layout(layer).row_bytes + (values_in_keys_ ? 0 : v_layout(layer).row_bytes); }
+    int64_t block_pair_bytes(int32_t layer) const { return k_layout(layer).block_stride + (values_in_keys_ ? 0 : v_layout(layer).block_stride); }
     // Whether every layer's rows have one width.
     bool uniform_rows() const { return uniform_rows_; }
     int32_t n_layers() const { return static_cast<int32_t>(k_.size()); }
     int32_t n_tokens_per_block() const { return n_tokens_per_block_; }
 
     uint8_t* k_base(int32_t layer) { return k_[static_cast<size_t>(layer)].get(); }
-    uint8_t* v_base(int32_t layer) { return v_[static_cast<size_t>(layer)].get(); }
+    uint8_t* v_base(int32_t layer) { return values_in_keys_ ? k_base(layer) : v_[static_cast<size_t>(layer)].get(); }
+    bool values_in_keys() const { return values_in_keys_; }
     uint8_t* k_row(int32_t layer, BlockId block, int32_t slot, int32_t head) {
         const KvRowLayout& l = k_layout(layer);
         return k_base(layer) + block * l.block_stride + slot * l.token_stride + head * l.head_stride;
@@ -83,6 +89,7 @@ public:
 private:
     std::vector<KvRowLayout> k_layouts_, v_layouts_;   // per layer
     bool uniform_rows_ = true;
+    bool values_in_keys_ = false;
     int32_t n_tokens_per_block_ = 0, n_blocks_ = 0;
     uint64_t id_ = 0;
     KvStoreMirror* mirror_ = nullptr;

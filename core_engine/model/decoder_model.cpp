@@ -38,6 +38,8 @@ Result<std::unique_ptr<DecoderModel>> DecoderModel::create(ModelHparams hp, Mode
     if (backend == "cuda") {
         if (m->hp_.experts.n_expert > 0)
             return error(StatusCode::unsupported, m->hp_.arch + ": the CUDA backend does not run layers of experts yet (use --backend cpu)");
+        if (m->hp_.is_mla())
+            return error(StatusCode::unsupported, m->hp_.arch + ": the CUDA backend does not run latent attention yet (use --backend cpu)");
 #ifdef WB_HAVE_CUDA
         WB_ASSIGN_OR_RETURN(m->backend_, make_cuda_backend(m->hp_, m->w_, options, on_repacked));
         return m;
@@ -180,6 +182,11 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
 
 PagedKvShape DecoderModel::kv_shape() const {
     PagedKvShape shape{hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params(), {}, latent_ranks(), hp_.attention_scale};
+    if (hp_.is_mla()) {
+        shape.values_in_keys = true;
+        shape.head_dim_v = hp_.head_dim_v;
+        shape.rope_offset = hp_.mla.kv_lora_rank;   // rows are [c | RoPE key]
+    }
     return shape;
 }
 
@@ -240,6 +247,9 @@ Result<std::vector<double>> DecoderModel::latent_sensitivity(const AttentionSpec
 Result<std::vector<double>> DecoderModel::enable_latent(const AttentionSpec& latent, std::span<const TokenId> calibration,
                                                         std::span<const TokenId> held_out, int32_t rank_step, ThreadPool& pool,
                                                         const std::function<void(int, int)>& progress) {
+    if (hp_.is_mla())
+        return error(StatusCode::invalid_argument, "latent: " + hp_.arch + "'s attention is latent already (its KV rows are " +
+                                                       std::to_string(hp_.mla.kv_lora_rank) + "-value latents and a RoPE key); use full attention");
     if (calibration.empty()) return error(StatusCode::invalid_argument, "latent: the calibration text is empty");
     if (!w_.layers.empty() && w_.layers.front().q_norm.present())
         return error(StatusCode::unsupported, "latent: " + hp_.arch + " normalizes each key head before RoPE, which the latent "
@@ -369,11 +379,12 @@ void DecoderModel::attend(int32_t il, PagedKv& kv, ThreadPool& pool) {
     a.plan = &plan;
     a.streams = kv.streams(il);
     b.attend(il, a);
-    // Operations: per key read, a dot product and a weighted add per query head (2·2·head_dim).
+    // Operations: per key read, a dot product and a weighted add per query head (2·head_dim + 2·value width).
     const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / hp_.n_head_kv : hp_.n_head);
     double keys = 0;
     for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
-    attention_.ops += 4.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim);
+    const int32_t value_dim = hp_.head_dim_v > 0 ? hp_.head_dim_v : hp_.head_dim;
+    attention_.ops += 2.0 * keys * heads_per_list * static_cast<double>(hp_.head_dim + value_dim);
     attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
 }
 
@@ -399,11 +410,16 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
     r.n_tokens = n;
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
     double params = 0, bytes = 0;
-    for (const LayerWeights& l : w_.layers)
+    for (const LayerWeights& l : w_.layers) {
         for (const WeightTensor* t : layer_matrices(l)) {
             params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
             bytes += static_cast<double>(t->n_bytes);
         }
+        for (const WeightTensor* t : layer_head_matrices(l)) {
+            params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out) * static_cast<double>(t->n_mat);
+            bytes += static_cast<double>(t->n_bytes);
+        }
+    }
     // Of the experts, only what the step's tokens chose (each active expert read once).
     const ExpertReads experts = backend_->expert_reads_last_step();
     bytes += experts.bytes;

@@ -12,7 +12,8 @@ namespace {
 
 Status bad(const GgufFile& f, const std::string& what) { return error(StatusCode::invalid_file, f.path() + ": " + what); }
 
-// An integer key in [lo, hi]; absent: `out` keeps its value unless `required`.
+}  // namespace
+
 Status read_count(const GgufFile& f, const std::string& key, int32_t& out, bool required, int64_t lo, int64_t hi) {
     if (const GgufValue* v = f.find(key); v && v->type == GgufType::array)
         return error(StatusCode::unsupported, f.path() + ": metadata '" + key + "' differs per layer, which this engine does not run");
@@ -23,8 +24,6 @@ Status read_count(const GgufFile& f, const std::string& key, int32_t& out, bool 
     out = static_cast<int32_t>(*v);
     return {};
 }
-
-}  // namespace
 
 Status read_local_layers(const GgufFile& f, ModelHparams& hp, uint32_t default_period, bool required) {
     const std::string p = hp.arch + ".";

@@ -12,6 +12,10 @@ namespace workbench {
 // Reads and validates the hyperparameters; `n_vocab` comes from the tokenizer's token list.
 Result<ModelHparams> load_hparams(const GgufFile& file, int32_t n_vocab);
 
+// An integer key in [lo, hi] (errors name the key; a per-layer array is refused); absent: `out`
+// keeps its value, or not_found when `required`.
+Status read_count(const GgufFile& file, const std::string& key, int32_t& out, bool required, int64_t lo, int64_t hi);
+
 // The mixture-of-experts keys every such architecture has, for its read_hparams hook:
 // expert_count (1..1024), expert_used_count (1..expert_count), expert_feed_forward_length
 // (default: feed_forward_length / expert_used_count, as llama.cpp) and, when the file has them,

@@ -58,7 +58,11 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
         const uint64_t bytes = dtype_row_bytes(dtype_traits(target), static_cast<uint64_t>(t.n_in)) * static_cast<uint64_t>(rows);
         std::unique_ptr<uint8_t[]> buf(new (std::nothrow) uint8_t[bytes]);
         if (!buf) return error(StatusCode::resource_exhausted, "out of memory converting weights to " + std::string(dtype_name(target)));
-        WB_RETURN_IF_ERROR(requantize_rows(t.type, t.data, target, buf.get(), rows, t.n_in));
+        // A merged stack's matrices lie between another tensor's: one matrix at a time.
+        const uint64_t mat_bytes = bytes / static_cast<uint64_t>(t.n_mat);
+        for (int64_t e = 0; e < (t.mat_stride ? t.n_mat : 1); ++e)
+            WB_RETURN_IF_ERROR(requantize_rows(t.type, t.mat_stride ? t.mat(e).data : t.data, target, buf.get() + static_cast<uint64_t>(e) * mat_bytes,
+                                               t.mat_stride ? t.n_out : rows, t.n_in));
         t = WeightTensor{target, buf.get(), t.n_in, t.n_out, bytes, t.n_mat};
         storage.push_back(std::move(buf));
         return {};
@@ -74,6 +78,7 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
         for (WeightTensor* t : layer_matrices(l))
             if (t != &l.ffn_gate_inp) WB_RETURN_IF_ERROR(convert(*t));
         for (WeightTensor* t : layer_expert_matrices(l)) WB_RETURN_IF_ERROR(convert(*t));
+        for (WeightTensor* t : layer_head_matrices(l)) WB_RETURN_IF_ERROR(convert(*t));
         if (progress) progress(il + 1, n_layers);
     }
     uint64_t total = 0;

@@ -22,6 +22,10 @@ struct SynthShape {
     // An architecture with layers of experts: how many, how many a token runs, their width
     // (0: 8 experts, 2 a token, a quarter of n_ff each, at least 32).
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // Latent attention (deepseek2): head_dim is a query head (position-free part + RoPE part),
+    // then its RoPE part, value width, the KV latent's and the queries' ranks (0: one matrix),
+    // the leading dense layers and the shared experts. 0 everywhere: derived from head_dim.
+    int32_t rope_dims = 0, head_v = 0, kv_lora_rank = 0, q_lora_rank = 0, n_dense_lead = 0, n_shared = 0;
 };
 
 // tiny: what the architecture tests use; small: the smallest with 32-wide heads (what quantized KV
@@ -36,6 +40,9 @@ constexpr SynthShape kShapes[] = {
     // Qwen3-30B-A3B's block (128 experts of 768, 8 a token) in 12 of its 48 layers: about 0.7 B
     // weights read per token of 7.5 B held.
     {"qwen3moe-a3b-12l", 12, 2048, 6144, 32, 4, 128, 32000, 4096, 128, 8, 768},
+    // DeepSeek-V2-Lite's block (latent rank 512 + a 64-value RoPE key, 16 heads of 128 + 64,
+    // 64 experts of 1408, 6 a token, 2 shared, the first layer dense) in 8 of its 27 layers.
+    {"deepseek-v2-lite-8l", 8, 2048, 10944, 16, 16, 192, 32000, 4096, 64, 6, 1408, 64, 128, 512, 0, 1, 2},
 };
 
 // Uniform in [-a, a) from a splitmix64 stream: the variance of N(0, s²) for a = s·√3, and fast
@@ -142,6 +149,33 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
         w.set_uint32(p + "expert_used_count", static_cast<uint32_t>(e.n_expert_used));
         w.set_uint32(p + "expert_feed_forward_length", static_cast<uint32_t>(e.n_ff_exp));
     }
+    const bool latent = std::any_of(arch->layer_tensors.begin(), arch->layer_tensors.end(),
+                                    [](const LayerTensor& t) { return t.n_out == TensorDim::kv_lora_rope; });
+    if (latent) {
+        // The file as DeepSeek's converter writes it: one KV head of [c | RoPE key], V = c.
+        LatentAttentionHparams& m = hp.mla;
+        hp.n_rot = shape->rope_dims > 0 ? shape->rope_dims : std::max(16, shape->head_dim);
+        // Derived widths stay multiples of 32, so block types can store every matrix.
+        m.head_k = shape->rope_dims > 0 ? shape->head_dim : std::max(32, shape->head_dim) + hp.n_rot;
+        m.head_v = shape->head_v > 0 ? shape->head_v : std::max(32, shape->head_dim);
+        m.kv_lora_rank = shape->kv_lora_rank > 0 ? shape->kv_lora_rank : std::max(64, 4 * shape->head_dim);
+        m.q_lora_rank = shape->q_lora_rank;
+        hp.experts.n_dense_lead = shape->n_expert > 0 ? shape->n_dense_lead : 1;
+        hp.experts.n_shared = shape->n_expert > 0 ? shape->n_shared : 1;
+        w.set_uint32(p + "attention.head_count_kv", 1);
+        w.set_uint32(p + "attention.key_length", static_cast<uint32_t>(m.kv_lora_rank + hp.n_rot));
+        w.set_uint32(p + "attention.value_length", static_cast<uint32_t>(m.kv_lora_rank));
+        w.set_uint32(p + "attention.key_length_mla", static_cast<uint32_t>(m.head_k));
+        w.set_uint32(p + "attention.value_length_mla", static_cast<uint32_t>(m.head_v));
+        w.set_uint32(p + "rope.dimension_count", static_cast<uint32_t>(hp.n_rot));
+        w.set_uint32(p + "attention.kv_lora_rank", static_cast<uint32_t>(m.kv_lora_rank));
+        w.set_uint32(p + "attention.q_lora_rank", static_cast<uint32_t>(m.q_lora_rank));
+        w.set_uint32(p + "leading_dense_block_count", static_cast<uint32_t>(hp.experts.n_dense_lead));
+        w.set_uint32(p + "expert_shared_count", static_cast<uint32_t>(hp.experts.n_shared));
+        w.set_float32(p + "expert_weights_scale", 1.0f);
+        w.set_bool(p + "expert_weights_norm", false);
+        w.set_uint32(p + "expert_gating_func", 1);
+    }
     auto dim = [&](TensorDim d) { return tensor_dim(d, hp); };
     Noise noise(seed);
     std::vector<float> values;
@@ -175,10 +209,9 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     for (int32_t il = 0; il < shape->n_layer; ++il) {
         const std::string b = "blk." + std::to_string(il) + ".";
         for (const LayerTensor& t : arch->layer_tensors)
-            if (t.required) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out), dim(t.n_mat)));
-        for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
-            WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), fused_rows(t, hp)));
-        }
+            if (t.required && (!t.present_if || t.present_if(hp, il))) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), dim(t.n_out), dim(t.n_mat)));
+        for (const FusedLayerTensor& t : arch->fused_layer_tensors)
+            if (!t.present_if || t.present_if(hp, il)) WB_RETURN_IF_ERROR(add(b + t.name, dim(t.n_in), fused_rows(t, hp), dim(t.n_mat)));
     }
     return w.write_to(out_path);
 }

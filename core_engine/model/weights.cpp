@@ -81,16 +81,20 @@ Result<ModelWeights> load_weights(const GgufFile& f, const ModelHparams& hp) {
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         for (const LayerTensor& t : arch->layer_tensors)
-            WB_RETURN_IF_ERROR(b.bind(w.layers[il].*t.slot, p + t.name, dim(t.n_in), dim(t.n_out), !t.required, dim(t.n_mat)));
+            if (!t.present_if || t.present_if(hp, il))
+                WB_RETURN_IF_ERROR(b.bind(w.layers[il].*t.slot, p + t.name, dim(t.n_in), dim(t.n_out), !t.required, dim(t.n_mat)));
         for (const FusedLayerTensor& t : arch->fused_layer_tensors) {
-            const int64_t rows = fused_rows(t, hp);
+            if (t.present_if && !t.present_if(hp, il)) continue;
+            const int64_t rows = fused_rows(t, hp), n_mat = dim(t.n_mat);
             WeightTensor fused;
-            WB_RETURN_IF_ERROR(b.bind(fused, p + t.name, dim(t.n_in), rows));
-            const uint64_t row_bytes = fused.n_bytes / static_cast<uint64_t>(rows);
+            WB_RETURN_IF_ERROR(b.bind(fused, p + t.name, dim(t.n_in), rows, false, n_mat));
+            const uint64_t row_bytes = fused.n_bytes / static_cast<uint64_t>(rows * n_mat);
             int64_t row0 = 0;
             for (const auto& [slot, n_rows] : t.parts) {
                 const int64_t n = dim(n_rows);
-                w.layers[il].*slot = WeightTensor{fused.type, fused.data + row0 * row_bytes, fused.n_in, n, static_cast<uint64_t>(n) * row_bytes};
+                w.layers[il].*slot = WeightTensor{fused.type, fused.data + row0 * row_bytes, fused.n_in, n,
+                                                  static_cast<uint64_t>(n * n_mat) * row_bytes, n_mat,
+                                                  n_mat > 1 ? static_cast<uint64_t>(rows) * row_bytes : 0};
                 row0 += n;
             }
         }

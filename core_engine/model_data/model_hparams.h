@@ -23,6 +23,24 @@ struct ExpertHparams {
     bool norm_weights = false;    // a token's weights divided by their sum
     float weights_scale = 0.0f;   // then multiplied by it (0 or 1: not)
     int32_t n_groups = 0, n_group_used = 0;
+    // Shared experts (DeepSeek): a dense SwiGLU MLP of width n_ff_exp · n_shared every token
+    // runs beside its routed ones, added after them.
+    int32_t n_shared = 0;
+    bool merged_gate_up = false;  // the file stores gate and up in one stack (ffn_gate_up_exps)
+    bool selection_bias = false;  // a per-expert bias added to the scores that choose (exp_probs_b)
+};
+
+// DeepSeek's multi-head latent attention (kv_lora_rank > 0). Each token's keys and values come
+// from one latent c (kv_lora_rank values, RMS-normed) and one RoPE key of n_rot values shared by
+// every head; a query head is head_k values (head_k − n_rot without position, then n_rot with),
+// through a low-rank q_lora_rank step when that is > 0. The engine runs the absorbed form: the
+// cache holds [c | RoPE key] per token and layer (one KV head of kv_lora_rank + n_rot values,
+// V = its first kv_lora_rank), each head's position-free query is turned into c's space by its
+// attn_k_b, and each head's output leaves c's space through its attn_v_b (value width head_v).
+struct LatentAttentionHparams {
+    int32_t q_lora_rank = 0, kv_lora_rank = 0;
+    int32_t head_k = 0, head_v = 0;
+    bool split_kv_b = true;       // attn_k_b / attn_v_b; false: the older files' single attn_kv_b
 };
 
 struct ModelHparams {
@@ -57,6 +75,13 @@ struct ModelHparams {
     float embedding_scale = 1.0f;    // token embeddings are multiplied by it (Gemma: sqrt(n_embd))
     float final_logit_softcap = 0.0f;  // logits = c·tanh(logits / c) when > 0
     ExpertHparams experts;
+    LatentAttentionHparams mla;
+    // The values a KV row's reader sums (0: head_dim): the latent c of an MLA row. Then V is the
+    // start of the K row itself and nothing else is stored.
+    int32_t head_dim_v = 0;
+
+    bool is_mla() const { return mla.kv_lora_rank > 0; }
+    int32_t mla_nope() const { return mla.head_k - n_rot; }
 
     bool is_expert_layer(int32_t il) const { return experts.n_expert > 0 && il >= experts.n_dense_lead; }
 

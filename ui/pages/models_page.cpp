@@ -85,6 +85,12 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("Layers / heads / KV heads / head dim"),
                 QStringLiteral("%1 / %2 / %3 / %4").arg(m.n_layer).arg(m.n_head).arg(m.n_head_kv).arg(m.head_dim));
     html += row(tr("Embedding / FFN / vocabulary"), QStringLiteral("%1 / %2 / %3").arg(m.n_embd).arg(m.n_ff).arg(m.n_vocab));
+    if (m.kv_lora_rank > 0)
+        html += row(tr("Latent attention (MLA)"),
+                    tr("KV rows of rank %1 + a RoPE key of %2, one per token and layer; values are the first %1%3")
+                        .arg(m.kv_lora_rank)
+                        .arg(m.head_dim - m.kv_lora_rank)
+                        .arg(m.q_lora_rank > 0 ? tr("; queries through rank %1").arg(m.q_lora_rank) : QString()));
     if (m.n_expert > 0)
         html += row(tr("Experts"), tr("%1 per layer, %2 run per token, width %3").arg(m.n_expert).arg(m.n_expert_used).arg(m.n_ff_exp));
     html += row(tr("Context (trained / in use)"), QStringLiteral("%1 / %2").arg(m.n_ctx_train).arg(m.n_ctx));

@@ -42,6 +42,9 @@ struct ModelInfo {
     bool tied_output = false;
     // Layers of experts: each token runs n_expert_used of n_expert (0: a dense model).
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;
+    // Latent attention (DeepSeek's MLA, kv_lora_rank > 0): a KV row per token and layer of
+    // head_dim = kv_lora_rank + RoPE key values, whose first head_dim_v are its values.
+    int32_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
     // chat_template_family: "jinja" when the file's own template is used, else the native family.
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;

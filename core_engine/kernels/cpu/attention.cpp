@@ -68,7 +68,7 @@ Int8Key int8_keys_of(const KvStreamView& st, int64_t hd) {
 
 // Appends the cursor's next `n` keys to `refs` and moves past them; rows of types other than
 // f16/f32 (int8-scored keys apart) are decoded into `scratch` from `used` on (the caller sized it for 2·n rows).
-void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd,
+void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams, int64_t kvh, int64_t hd, int64_t hdv,
                   std::vector<KeyRef>& refs, std::vector<float>& scratch, size_t& used) {
     while (n > 0 && c.span < c.list.size()) {
         const KvSpan& sp = c.list[c.span];
@@ -97,9 +97,9 @@ void resolve_next(KeyCursor& c, int64_t n, std::span<const KvStreamView> streams
                 used += static_cast<size_t>(hd);
             }
             if (!v16 && !v32) {
-                kv_decode_row(st.v.type, vr, &scratch[used], hd);
+                kv_decode_row(st.v.type, vr, &scratch[used], hdv);
                 r.v = &scratch[used];
-                used += static_cast<size_t>(hd);
+                used += static_cast<size_t>(hdv);
             }
             refs.push_back(r);
         }
@@ -158,8 +158,8 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                   const AttentionShape& s, float scale, float* out, ThreadPool& pool, std::span<const float> sink_logits) {
     auto sink_of = [&](int64_t head) { return sink_logits.empty() ? nullptr : &sink_logits[static_cast<size_t>(head)]; };
     const int64_t group = s.n_head / s.n_head_kv;
-    const int64_t hd = s.head_dim;
-    const bool simd = hd % 8 == 0;
+    const int64_t hd = s.head_dim, hdv = s.value_dim();
+    const bool simd = hd % 8 == 0, simd_v = hdv % 8 == 0;
     // Queries are tiled so each K/V row loaded serves several of them; per (query, head, key)
     // the arithmetic is exactly the untiled one, so tiling never changes a result.
     const int64_t tile = simd && group * kQueryTile <= kMaxAcc ? kQueryTile : 1;
@@ -194,7 +194,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         const size_t n_parts = static_cast<size_t>(n_units * max_blocks * rows_per_unit);
         part_m.assign(n_parts, -INFINITY);  // -inf: the row has no key in that block
         part_l.assign(n_parts, 0.0);
-        part_acc.resize(n_parts * static_cast<size_t>(hd));
+        part_acc.resize(n_parts * static_cast<size_t>(hdv));
     }
     float* const pm = part_m.data();
     double* const pl = part_l.data();
@@ -207,17 +207,17 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
     auto merge_unit = [&](int64_t unit) {
         const int64_t t0 = (unit / s.n_head_kv) * tile, kvh = unit % s.n_head_kv;
         for (int64_t qh = 0; qh < rows_per_unit && t0 + qh / group < n_tokens; ++qh) {
-            float* o = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
-            std::fill(o, o + hd, 0.0f);
+            float* o = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hdv;
+            std::fill(o, o + hdv, 0.0f);
             float m = -INFINITY;
             double l = 0;
             for (int64_t b = 0; b < max_blocks; ++b) {
                 const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
-                if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hd), hd);
+                if (pm[at] != -INFINITY) merge_block(m, l, o, pm[at], pl[at], pacc + at * static_cast<size_t>(hdv), hdv);
             }
             if (l == 0) continue;  // an empty list: zeros
             const float inv = row_normaliser(m, l, sink_of(kvh * group + qh % group));
-            for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
+            for (int64_t i = 0; i < hdv; ++i) o[i] *= inv;
         }
     };
 
@@ -245,16 +245,16 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         thread_local std::vector<float*> out_rows;  // per (query, head) row: no division in the inner loops
         out_rows.resize(static_cast<size_t>(n_qh));
         for (int64_t qh = 0; qh < n_qh; ++qh) {
-            out_rows[qh] = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hd;
-            if (ranges == 1) std::fill(out_rows[qh], out_rows[qh] + hd, 0.0f);
+            out_rows[qh] = out + ((t0 + qh / group) * s.n_head + kvh * group + qh % group) * hdv;
+            if (ranges == 1) std::fill(out_rows[qh], out_rows[qh] + hdv, 0.0f);
         }
-        scratch.resize(static_cast<size_t>(2 * kKeyBlock * (nq + 1) * hd));
+        scratch.resize(static_cast<size_t>(kKeyBlock * (nq + 1) * (hd + hdv)));
         scores.resize(static_cast<size_t>(n_qh * kKeyBlock));
         qr.resize(static_cast<size_t>(n_qh * hd));
-        block_acc.resize(static_cast<size_t>(n_qh * hd));
+        block_acc.resize(static_cast<size_t>(n_qh * hdv));
         row_max.assign(static_cast<size_t>(n_qh), -INFINITY);
         row_sum.assign(static_cast<size_t>(n_qh), 0.0);
-        auto acc_row = [&](int64_t qh) { return block_acc.data() + qh * hd; };
+        auto acc_row = [&](int64_t qh) { return block_acc.data() + qh * hdv; };
         // Q is rounded to f16, as llama.cpp's CPU path does when it multiplies it with the f16
         // cache; matching it keeps our logits within its noise.
         for (int64_t a = 0; a < nq; ++a)
@@ -311,21 +311,21 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
         // Per output lane the keys are added in list order; a block split between calls changes
         // nothing (the sums pass through block_acc exactly).
         auto add_values = [&](const KeyRef* keys, int64_t n, int64_t col0, int64_t r0, int64_t r1) {
-            if (!simd) {
+            if (!simd_v) {
                 for (int64_t qh = r0; qh < r1; ++qh) {
                     float* o = acc_row(qh);
                     const float* p = &scores[qh * kKeyBlock + col0];
                     for (int64_t j = 0; j < n; ++j)
-                        for (int64_t i = 0; i < hd; ++i) o[i] += p[j] * load1(keys[j].v, keys[j].v16, i);
+                        for (int64_t i = 0; i < hdv; ++i) o[i] += p[j] * load1(keys[j].v, keys[j].v16, i);
                 }
                 return;
             }
-            const int64_t pass_rows = value_pass_rows(hd / 8);
+            const int64_t pass_rows = value_pass_rows(hdv / 8);
             for (int64_t g0 = r0; g0 < r1; g0 += pass_rows) {
                 const int64_t g1 = std::min(r1, g0 + pass_rows), nqh = g1 - g0;
-                const int64_t nl = lane_groups(nqh, hd / 8);
+                const int64_t nl = lane_groups(nqh, hdv / 8);
                 const ValueFn fn = value_fn(nqh, nl);
-                for (int64_t i0 = 0; i0 < hd; i0 += 8 * nl) {
+                for (int64_t i0 = 0; i0 < hdv; i0 += 8 * nl) {
                     __m256 acc[kMaxAcc];
                     for (int64_t k = 0; k < nqh; ++k)
                         for (int64_t c = 0; c < nl; ++c) acc[k * nl + c] = _mm256_loadu_ps(acc_row(g0 + k) + i0 + 8 * c);
@@ -349,12 +349,12 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
             const int64_t jc = std::clamp(n_common, j0, j1);
             size_t used = 0;
             common.clear();
-            resolve_next(common_keys, jc - j0, streams, kvh, hd, common, scratch, used);
+            resolve_next(common_keys, jc - j0, streams, kvh, hd, hdv, common, scratch, used);
             score(common.data(), jc - j0, 0, 0, n_qh);
             for (int64_t a = 0; a < nq; ++a) {
                 own[a].clear();
                 own_keys[a].skip(jc - j0);
-                resolve_next(own_keys[a], std::min(j1, n_keys[a]) - jc, streams, kvh, hd, own[a], scratch, used);
+                resolve_next(own_keys[a], std::min(j1, n_keys[a]) - jc, streams, kvh, hd, hdv, own[a], scratch, used);
                 score(own[a].data(), static_cast<int64_t>(own[a].size()), jc - j0, a * group, (a + 1) * group);
             }
             // Each row's block: its own max, weights e^(s − max), their sum, then the values.
@@ -369,7 +369,7 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 float* sc = &scores[qh * kKeyBlock];
                 bm[qh] = block_max(sc, nb);
                 bs[qh] = exponentiate(sc, nb, bm[qh]);
-                std::fill(acc_row(qh), acc_row(qh) + hd, 0.0f);
+                std::fill(acc_row(qh), acc_row(qh) + hdv, 0.0f);
             }
             if (jc > j0) add_values(common.data(), jc - j0, 0, 0, n_qh);
             for (int64_t a = 0; a < nq; ++a)
@@ -377,12 +377,12 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
             for (int64_t qh = 0; qh < n_qh; ++qh) {
                 if (bm[qh] == -INFINITY) continue;
                 if (ranges == 1) {
-                    merge_block(row_max[qh], row_sum[qh], out_rows[qh], bm[qh], bs[qh], acc_row(qh), hd);
+                    merge_block(row_max[qh], row_sum[qh], out_rows[qh], bm[qh], bs[qh], acc_row(qh), hdv);
                 } else {
                     const size_t at = static_cast<size_t>((unit * max_blocks + b) * rows_per_unit + qh);
                     pm[at] = bm[qh];
                     pl[at] = bs[qh];
-                    std::copy(acc_row(qh), acc_row(qh) + hd, pacc + at * static_cast<size_t>(hd));
+                    std::copy(acc_row(qh), acc_row(qh) + hdv, pacc + at * static_cast<size_t>(hdv));
                 }
             }
         }
@@ -393,13 +393,13 @@ void attend_spans(const float* q, int64_t n_tokens, std::span<const KvStreamView
                 if (row_sum[qh] == 0) continue;  // an empty list: zeros
                 const float inv = row_normaliser(row_max[qh], row_sum[qh], sink_of(kvh * group + qh % group));
                 float* o = out_rows[qh];
-                for (int64_t i = 0; i < hd; ++i) o[i] *= inv;
+                for (int64_t i = 0; i < hdv; ++i) o[i] *= inv;
             }
     });
 }
 
 void unrotate_attention_rows(float* out, int64_t n_tokens, const AttentionShape& shape, ThreadPool& pool) {
-    const int64_t hd = shape.head_dim;
+    const int64_t hd = shape.value_dim();
     const int64_t rows = n_tokens * shape.n_head;
     auto unrotate = [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) hadamard_rotate(out + r * hd, hd);

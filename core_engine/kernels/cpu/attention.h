@@ -20,9 +20,13 @@ struct AttentionShape {
     int64_t n_head = 0;
     int64_t n_head_kv = 0;
     int64_t head_dim = 0;
+    // Values read per V row (its first head_dim_v): DeepSeek's latent attention scores keys of
+    // [c | RoPE key] and sums values c. 0: head_dim.
+    int64_t head_dim_v = 0;
+    int64_t value_dim() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 };
 
-// q: [n_tokens, n_head, head_dim] f32; out: same shape. scale is usually 1/sqrt(head_dim).
+// q: [n_tokens, n_head, head_dim] f32; out: [n_tokens, n_head, value_dim()]. scale is usually 1/sqrt(head_dim).
 // A query whose list is empty gets zeros. `sink_logits` ([n_head], gpt-oss): one learned logit
 // per head that joins each query's softmax unscaled and adds no value (a key every query reads
 // that lets a head attend to nothing); empty: none, and the arithmetic is exactly the plain one.

@@ -58,14 +58,18 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, c
         const auto src = layer_matrices(l);
         const auto dst = layer_matrices(p);
         for (size_t i = 0; i < src.size(); ++i)
-            if (src[i]->present()) WB_RETURN_IF_ERROR(pack(*src[i], *dst[i]));
-        const auto stacks = layer_expert_matrices(l);
-        const auto packed_stacks = layer_expert_matrices(p);
-        for (size_t i = 0; i < stacks.size(); ++i) {
-            if (!stacks[i]->present()) continue;
-            packed_stacks[i]->resize(static_cast<size_t>(stacks[i]->n_mat));
-            for (int64_t e = 0; e < stacks[i]->n_mat; ++e) WB_RETURN_IF_ERROR(pack(stacks[i]->mat(e), (*packed_stacks[i])[static_cast<size_t>(e)]));
-        }
+            if (src[i]->present() && src[i] != &l.wkv_b) WB_RETURN_IF_ERROR(pack(*src[i], *dst[i]));
+        auto pack_stacks = [&](auto stacks, auto packed_stacks) -> Status {
+            for (size_t i = 0; i < stacks.size(); ++i) {
+                if (!stacks[i]->present()) continue;
+                packed_stacks[i]->resize(static_cast<size_t>(stacks[i]->n_mat));
+                for (int64_t e = 0; e < stacks[i]->n_mat; ++e) WB_RETURN_IF_ERROR(pack(stacks[i]->mat(e), (*packed_stacks[i])[static_cast<size_t>(e)]));
+            }
+            return {};
+        };
+        WB_RETURN_IF_ERROR(pack_stacks(layer_expert_matrices(l), layer_expert_matrices(p)));
+        WB_RETURN_IF_ERROR(pack_stacks(layer_head_matrices(l), layer_head_matrices(p)));
+        if (l.wkv_b.present()) WB_RETURN_IF_ERROR(b->latent_heads_from_kv_b(l, p, pack));
     }
     WB_RETURN_IF_ERROR(pack(w.output, b->output_));
     return b;
@@ -136,9 +140,11 @@ void CpuBackend::residual_norm(const ResidualNorm& op) {
     if (norm) {
         const PackedLayer& pl = packed_[static_cast<size_t>(op.next_layer)];
         if (op.next_group == MatmulGroup::mlp_in)
-            quantize = is_quantized_layout(pl.ffn_gate.layout) || is_quantized_layout(pl.ffn_up.layout);
+            quantize = is_quantized_layout(pl.ffn_gate.layout) || is_quantized_layout(pl.ffn_up.layout) ||
+                       is_quantized_layout(pl.ffn_gate_shexp.layout) || is_quantized_layout(pl.ffn_up_shexp.layout);
         else
-            quantize = is_quantized_layout(pl.wq.layout) || is_quantized_layout(pl.wk.layout) || is_quantized_layout(pl.wv.layout);
+            quantize = is_quantized_layout(pl.wq.layout) || is_quantized_layout(pl.wk.layout) || is_quantized_layout(pl.wv.layout) ||
+                       is_quantized_layout(pl.wq_a.layout) || is_quantized_layout(pl.wkv_a_mqa.layout);
     }
     xn_q_.n_tokens = 0;  // not valid until written below
     if (quantize) resize_activations(xn_q_, n_, n_embd);
@@ -158,8 +164,15 @@ void CpuBackend::residual_norm(const ResidualNorm& op) {
 
 void CpuBackend::matmul_group(int32_t layer, MatmulGroup group, bool own_kv) {
     switch (group) {
-        case MatmulGroup::attention_in: attention_in(layer, own_kv); break;
+        case MatmulGroup::attention_in:
+            if (hp_.is_mla()) latent_attention_in(layer);
+            else attention_in(layer, own_kv);
+            break;
         case MatmulGroup::attention_out:
+            if (hp_.is_mla()) {
+                latent_attention_out(layer);
+                break;
+            }
             matmul(packed_[static_cast<size_t>(layer)].wo, attn_.data(), proj_.data(), n_, *pool_, mm_);
             add_bias(proj_.data(), w_.layers[static_cast<size_t>(layer)].bo, n_);
             break;
@@ -212,12 +225,13 @@ void CpuBackend::attention_in(int32_t il, bool own_kv) {
 }
 
 HostRows CpuBackend::host_rows(int32_t, const LayerKvStorage&, bool with_kv) {
-    return {q_.data(), with_kv ? k_.data() : nullptr, with_kv ? v_.data() : nullptr};
+    // A latent-attention row is its own value (V = its first values): k_ serves as both.
+    return {q_.data(), with_kv ? k_.data() : nullptr, with_kv ? (hp_.is_mla() ? k_.data() : v_.data()) : nullptr};
 }
 
 // The cache wrote K/V (the host's memory is this backend's) and planned: the kernel attends.
 void CpuBackend::attend(int32_t il, const LayerAttention& a) {
-    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim};
+    const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim, hp_.head_dim_v};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     const WeightTensor& sinks = w_.layers[static_cast<size_t>(il)].attn_sinks;
     attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_,
@@ -227,13 +241,33 @@ void CpuBackend::attend(int32_t il, const LayerAttention& a) {
 
 void CpuBackend::mlp_in(int32_t il) {
     if (hp_.is_expert_layer(il)) return experts_in(il);
-    const int64_t n = n_, n_ff = hp_.n_ff;
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
-    // SwiGLU, and the quantization of its output for ffn_down, in one pass. For a few tokens it
-    // runs on each chunk of gate and up rows as soon as one thread has both (no pass of its own,
-    // no barrier); for a prompt the chunk's rows span every token and have left the cache by then,
-    // so a pass over token rows does it.
-    quantize_ff_ = is_quantized_layout(pl.ffn_down.layout) && n_ff % 32 == 0;
+    swiglu_mlp_in(pl.ffn_gate, pl.ffn_up, pl.ffn_down);
+}
+
+void CpuBackend::mlp_out(int32_t il) {
+    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    if (!hp_.is_expert_layer(il)) return swiglu_mlp_out(pl.ffn_down, proj_.data());
+    experts_out(il);
+    if (pl.ffn_gate_shexp.n_out == 0) return;
+    // The shared experts read the same normed rows; their output joins the routed experts' sum.
+    fit(shared_out_, n_ * hp_.n_embd);
+    swiglu_mlp_in(pl.ffn_gate_shexp, pl.ffn_up_shexp, pl.ffn_down_shexp);
+    swiglu_mlp_out(pl.ffn_down_shexp, shared_out_.data());
+    token_rows([&](int64_t b, int64_t e) {
+        for (int64_t i = b * hp_.n_embd; i < e * hp_.n_embd; ++i) proj_[static_cast<size_t>(i)] += shared_out_[static_cast<size_t>(i)];
+    });
+}
+
+void CpuBackend::swiglu_mlp_in(const PackedMatrix& gate_w, const PackedMatrix& up_w, const PackedMatrix& down_w) {
+    const int64_t n = n_, n_ff = gate_w.n_out;
+    fit(gate_, n * n_ff);
+    fit(up_, n * n_ff);
+    // SwiGLU, and the quantization of its output for the down matrix, in one pass. For a few
+    // tokens it runs on each chunk of gate and up rows as soon as one thread has both (no pass of
+    // its own, no barrier); for a prompt the chunk's rows span every token and have left the cache
+    // by then, so a pass over token rows does it.
+    quantize_ff_ = is_quantized_layout(down_w.layout) && n_ff % 32 == 0;
     const bool quantize_ff = quantize_ff_;
     const bool swiglu_in_epilogue = n < kFusedStepTokens;
     if (quantize_ff) resize_activations(ff_q_, n, n_ff);
@@ -243,7 +277,7 @@ void CpuBackend::mlp_in(int32_t il) {
         if (quantize_ff) quantize_activation_blocks(g, t, r0 / 32, (r1 + 31) / 32, ff_q_);
     };
     {
-        const PackedMatrix* ws[2] = {&pl.ffn_gate, &pl.ffn_up};
+        const PackedMatrix* ws[2] = {&gate_w, &up_w};
         float* ys[2] = {gate_.data(), up_.data()};
         MatmulFusion fusion;
         fusion.quantized_input = xn_q_.n_tokens == n ? &xn_q_ : nullptr;
@@ -263,13 +297,12 @@ void CpuBackend::mlp_in(int32_t il) {
         });
 }
 
-void CpuBackend::mlp_out(int32_t il) {
-    if (hp_.is_expert_layer(il)) return experts_out(il);
+void CpuBackend::swiglu_mlp_out(const PackedMatrix& down_w, float* out) {
     MatmulFusion down;
     down.quantized_input = quantize_ff_ ? &ff_q_ : nullptr;
-    const PackedMatrix* down_w[1] = {&packed_[static_cast<size_t>(il)].ffn_down};
-    float* down_y[1] = {proj_.data()};
-    matmul_shared_input(down_w, gate_.data(), down_y, n_, *pool_, mm_, down);
+    const PackedMatrix* ws[1] = {&down_w};
+    float* ys[1] = {out};
+    matmul_shared_input(ws, gate_.data(), ys, n_, *pool_, mm_, down);
 }
 
 // Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then

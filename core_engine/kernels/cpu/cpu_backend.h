@@ -46,9 +46,13 @@ public:
 
 private:
     struct PackedLayer {  // the member names of LayerWeights (layer_matrices walks both)
-        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp;
+        PackedMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp, wq_a, wq_b, wkv_a_mqa, ffn_gate_shexp, ffn_up_shexp,
+            ffn_down_shexp;
+        PackedMatrix wkv_b;  // never packed: latent_heads_from_kv_b makes wk_b and wv_b of it
         std::vector<PackedMatrix> ffn_gate_exps, ffn_up_exps, ffn_down_exps;  // one per expert
+        std::vector<PackedMatrix> wk_b, wv_b;                                 // one per head
     };
+    using PackFn = std::function<Status(const WeightTensor&, PackedMatrix&)>;
 
     CpuBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
     void ensure_scratch(int64_t n_tokens);
@@ -58,6 +62,17 @@ private:
     void attention_in(int32_t layer, bool own_kv);
     void mlp_in(int32_t layer);
     void mlp_out(int32_t layer);
+    // A SwiGLU MLP over the normed rows (the dense MLP, or the shared experts beside routed
+    // ones): gate and up into gate_ (activated, and as 8-bit blocks in ff_q_ when `down` is
+    // quantized), then down into `out`.
+    void swiglu_mlp_in(const PackedMatrix& gate, const PackedMatrix& up, const PackedMatrix& down);
+    void swiglu_mlp_out(const PackedMatrix& down, float* out);
+    // Latent attention in place of attention_in and the output projection (cpu_backend_mla.cpp).
+    void latent_attention_in(int32_t layer);
+    void latent_attention_out(int32_t layer);
+    // y[t·ldy + h·head_stride + r] = ws[h] · x_h[t] for every head h, x holding each head's n_ rows of n_in in turn.
+    void head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy);
+    Status latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
     // A layer of experts in place of mlp_in / mlp_out (cpu_backend_experts.cpp).
     void experts_in(int32_t layer);
     void experts_out(int32_t layer);
@@ -103,6 +118,13 @@ private:
     std::vector<MatmulItem> items_;
     ExpertReads expert_reads_;        // the step's, summed over its layers
     std::vector<float> router_margins_, layer_margins_;  // per token: the step's smallest, this layer's
+    std::vector<float> shared_out_;   // the shared experts' output, added to the routed ones'
+    // Latent attention: the raw queries [n, n_head·head_k], the q LoRA's rows, [c | RoPE key]
+    // before the norm and rotation, the RoPE parts being rotated, each head's gathered rows
+    // (its nope queries, or its latent outputs) and their 8-bit blocks, the heads' outputs.
+    std::vector<float> mla_q_, mla_qa_, mla_kv_, mla_rope_, mla_heads_, mla_o_;
+    QuantizedActivations heads_q_;
+    std::vector<std::vector<float>> owned_f32_;   // matrices made at load (older files' W_k_b)
     // The latent variant: the rebuilt K and V of the whole sequence per layer.
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
     std::vector<float> lat_rope_;   // the cached kept RoPE dimensions, [n_all, rope_dims]

@@ -37,7 +37,9 @@ void CpuBackend::experts_in(int32_t il) {
             for (int64_t e = 0; e < ne; ++e) router_logits_[static_cast<size_t>(t * ne + e)] += f32(lw.ffn_gate_inp_b)[e];
     choices_.resize(static_cast<size_t>(n * k));
     layer_margins_.resize(static_cast<size_t>(n));
-    route_tokens(router_logits_.data(), n, router_params(eh), choices_.data(), layer_margins_.data());
+    RouterParams routing = router_params(eh);
+    if (lw.exp_probs_b.present()) routing.selection_bias = f32(lw.exp_probs_b);
+    route_tokens(router_logits_.data(), n, routing, choices_.data(), layer_margins_.data());
     for (size_t t = 0; t < layer_margins_.size(); ++t) router_margins_[t] = std::min(router_margins_[t], layer_margins_[t]);
     plan_experts(choices_.data(), n, static_cast<int32_t>(k), static_cast<int32_t>(ne), plan_);
 

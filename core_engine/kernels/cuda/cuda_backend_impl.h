@@ -67,9 +67,10 @@ public:
 
 private:
     struct Layer {
-        // LayerWeights' names (layer_matrices walks both); the router stays empty: layers of
-        // experts are refused before a CUDA backend is made.
-        DeviceMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp;
+        // LayerWeights' names (layer_matrices walks both); the router, shared experts and latent
+        // attention's matrices stay empty: those models are refused before a CUDA backend is made.
+        DeviceMatrix wq, wk, wv, wo, ffn_gate, ffn_up, ffn_down, ffn_gate_inp, wq_a, wq_b, wkv_a_mqa, ffn_gate_shexp, ffn_up_shexp,
+            ffn_down_shexp, wkv_b;
         const float *q_norm = nullptr, *k_norm = nullptr, *bq = nullptr, *bk = nullptr, *bv = nullptr;  // null when absent
     };
 

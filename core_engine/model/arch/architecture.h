@@ -20,8 +20,18 @@ namespace workbench {
 
 // A layer tensor's shape in the model's dimensions ([n_in, n_out] as ggml lists them).
 // expert: the experts a layer holds (a stack's ne[2]); ff_exp: an expert's MLP width.
-// heads: the query heads (a value per head: gpt-oss's sink logits).
-enum class TensorDim { one, embd, embd_q, embd_kv, ff, head, expert, ff_exp, heads };
+// heads: the query heads (a value per head: gpt-oss's sink logits). ff_shexp: the shared
+// experts' width. Latent attention (LatentAttentionHparams): q_lora, kv_lora (L), kv_lora_rope
+// (L + n_rot), mla_q (n_head · head_k), mla_nope (head_k − n_rot), mla_v (head_v), mla_o
+// (n_head · head_v), mla_kv_b (n_head · (head_k − n_rot + head_v)).
+enum class TensorDim {
+    one, embd, embd_q, embd_kv, ff, head, expert, ff_exp, heads, ff_shexp,
+    q_lora, kv_lora, kv_lora_rope, mla_q, mla_nope, mla_v, mla_o, mla_kv_b
+};
+
+// Which layers of a model carry a tensor, when not all (a model's leading dense layers, its
+// layers of experts, one of two forms a file may take).
+using LayerPredicate = bool (*)(const ModelHparams& hp, int32_t layer);
 
 struct LayerTensor {
     const char* name;                 // after "blk.N.": "attn_q.weight"
@@ -29,14 +39,18 @@ struct LayerTensor {
     TensorDim n_in, n_out;
     bool required = true;
     TensorDim n_mat = TensorDim::one; // matrices stacked (the experts' [n_in, n_out, n_expert])
+    LayerPredicate present_if = nullptr;  // null: every layer
 };
 
 // One stored tensor holding several slots' rows one after another (Phi-3's attn_qkv: Q, K, V;
-// its ffn_up: gate then up): bound once, each slot a view of its rows.
+// its ffn_up: gate then up; DeepSeek's ffn_gate_up_exps: gate then up in each expert's
+// matrix): bound once, each slot a view of its rows.
 struct FusedLayerTensor {
     const char* name;
     TensorDim n_in;
     std::vector<std::pair<WeightTensor LayerWeights::*, TensorDim>> parts;  // in row order
+    TensorDim n_mat = TensorDim::one;
+    LayerPredicate present_if = nullptr;
 };
 
 // A tensor whose presence means a feature the engine does not run: refused with `feature`.

@@ -5,7 +5,7 @@
 namespace workbench {
 
 extern const ArchitectureRegistration kLlamaArchitecture, kMistralArchitecture, kQwen2Architecture, kQwen3Architecture,
-    kPhi3Architecture, kGemma3Architecture, kQwen3MoeArchitecture, kGptOssArchitecture;
+    kPhi3Architecture, kGemma3Architecture, kQwen3MoeArchitecture, kGptOssArchitecture, kDeepseek2Architecture;
 
 namespace {
 
@@ -14,7 +14,7 @@ const std::vector<Architecture>& registry() {
         std::vector<Architecture> out;
         for (const ArchitectureRegistration* r : {&kLlamaArchitecture, &kMistralArchitecture, &kQwen2Architecture, &kQwen3Architecture,
                                                  &kPhi3Architecture, &kGemma3Architecture, &kQwen3MoeArchitecture,
-                                                 &kGptOssArchitecture})
+                                                 &kGptOssArchitecture, &kDeepseek2Architecture})
             out.push_back(r->describe());
         return out;
     }();
@@ -52,6 +52,15 @@ int64_t tensor_dim(TensorDim d, const ModelHparams& hp) {
     case TensorDim::expert: return hp.experts.n_expert;
     case TensorDim::ff_exp: return hp.experts.n_ff_exp;
     case TensorDim::heads: return hp.n_head;
+    case TensorDim::ff_shexp: return static_cast<int64_t>(hp.experts.n_ff_exp) * hp.experts.n_shared;
+    case TensorDim::q_lora: return hp.mla.q_lora_rank;
+    case TensorDim::kv_lora: return hp.mla.kv_lora_rank;
+    case TensorDim::kv_lora_rope: return static_cast<int64_t>(hp.mla.kv_lora_rank) + hp.n_rot;
+    case TensorDim::mla_q: return static_cast<int64_t>(hp.n_head) * hp.mla.head_k;
+    case TensorDim::mla_nope: return hp.mla_nope();
+    case TensorDim::mla_v: return hp.mla.head_v;
+    case TensorDim::mla_o: return static_cast<int64_t>(hp.n_head) * hp.mla.head_v;
+    case TensorDim::mla_kv_b: return static_cast<int64_t>(hp.n_head) * (hp.mla_nope() + hp.mla.head_v);
     }
     return 0;
 }

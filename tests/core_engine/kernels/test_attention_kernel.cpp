@@ -316,6 +316,46 @@ private slots:
         }
     }
 
+    // DeepSeek's latent attention: one KV head of [c | RoPE key] rows whose values are their
+    // first head_dim_v (V is a view of the K rows): the result is the reference's over whole
+    // rows, cut to those values, for f16 and int8-scored q8_0 rows, prompt and split decode.
+    void values_inside_keys() {
+        const AttentionShape whole{16, 1, 96};
+        const AttentionShape latent{16, 1, 96, 64};
+        QCOMPARE(latent.value_dim(), int64_t{64});
+        for (KvDType type : {KvDType::f16, KvDType::q8_0}) {
+            std::mt19937 rng(21);
+            std::vector<Stream> one;
+            one.push_back(make_stream(300, whole, KvTypes{type, type}, 0.0f, rng));
+            Stream& st = one.back();
+            st.view.v = st.view.k;
+            st.view.v_base = st.view.k_base;
+            st.v_f32 = st.k_f32;
+            auto cut = [&](const std::vector<float>& rows) {
+                std::vector<float> out;
+                for (size_t r = 0; r < rows.size() / 96; ++r) out.insert(out.end(), rows.begin() + r * 96, rows.begin() + r * 96 + 64);
+                return out;
+            };
+            auto attend = [&](const std::vector<float>& q, int64_t n, const AttendPlan& plan, ThreadPool& pool) {
+                std::vector<float> out(static_cast<size_t>(n * 16 * 64), -7.0f);
+                attend_spans(q.data(), n, views(one), plan, latent, 0.1f, out.data(), pool);
+                return out;
+            };
+            ThreadPool pool(2);
+            const std::vector<float> q = random_q(5, whole, rng);
+            const AttendPlan prompt = causal(5, 40);
+            expect_close(attend(q, 5, prompt, pool), cut(reference(q, 5, one, prompt, whole, 0.1f)), "latent prompt");
+            const std::vector<float> q1 = random_q(1, whole, rng);
+            AttendPlan decode;
+            decode.add({0, 0, 300});
+            decode.close_list();
+            const std::vector<float> alone = attend(q1, 1, decode, pool);
+            expect_close(alone, cut(reference(q1, 1, one, decode, whole, 0.1f)), "latent decode");
+            ThreadPool five(5);
+            QVERIFY(attend(q1, 1, decode, five) == alone);
+        }
+    }
+
     // Each query of a tiled prompt step gets exactly what it gets alone, and a list cut into
     // more spans (the same keys in the same order) gives exactly the same result.
     void batch_and_split_invariant_data() {

@@ -169,6 +169,27 @@ Result<std::unique_ptr<PagedKv>> full_kv(const DecoderModel& model, int32_t n_ct
     return PagedKv::create(AttentionSpec{}, KvTypes{}, model.kv_shape(), 0, n_ctx);
 }
 
+// A model of `spec` given 20 tokens as one prompt and one token a step: the same logits bit for
+// bit (each step's ops depend on nothing but their own rows), and with experts, the router's
+// margins reported per row.
+void expect_prompt_equals_steps(const tiny::Spec& spec, bool experts) {
+    auto m = tiny::make(spec);
+    auto a = load(m), b = load(m);
+    QVERIFY(a.ok() && b.ok());
+    std::vector<TokenId> tokens;
+    for (int i = 0; i < 20; ++i) tokens.push_back((i * 31 + 7) % m.spec.n_vocab);
+    auto kv1 = full_kv(*a->model, 64), kv2 = full_kv(*b->model, 64);
+    ThreadPool pool(2);
+    std::vector<float> prompt, step, steps;
+    QVERIFY(a->model->forward(tokens, 0, **kv1, true, prompt, pool).ok());
+    if (experts) QCOMPARE(a->model->router_margins().size(), tokens.size());
+    for (TokenId t : tokens) {
+        QVERIFY(b->model->forward(std::vector<TokenId>{t}, 0, **kv2, true, step, pool).ok());
+        steps.insert(steps.end(), step.begin(), step.end());
+    }
+    QVERIFY2(steps == prompt, spec.arch.c_str());
+}
+
 // Largest |ours − reference| over all positions, relative to the reference's logit spread. With
 // layers of experts, only the positions before the first whose router margin is under
 // `router_tie` (from there on either side may run other experts by rounding alone).
@@ -242,26 +263,12 @@ private slots:
         }
     }
 
-    // A token's experts run over whichever tokens chose them in the step: the prompt, token by
-    // token and a batch of three sequences give each sequence the same logits bit for bit.
+    // A token's experts run over whichever tokens chose them in the step: the prompt and token by
+    // token give the same logits bit for bit.
     void experts_are_batch_invariant() {
         tiny::Spec s = *tiny::arch_spec("qwen3moe");
         s.weight_type = DType::q8_0;
-        auto m = tiny::make(s);
-        auto a = load(m), b = load(m);
-        QVERIFY(a.ok() && b.ok());
-        std::vector<TokenId> tokens;
-        for (int i = 0; i < 20; ++i) tokens.push_back((i * 31 + 7) % m.spec.n_vocab);
-        auto kv1 = full_kv(*a->model, 64), kv2 = full_kv(*b->model, 64);
-        ThreadPool pool(2);
-        std::vector<float> prompt, step, steps;
-        QVERIFY(a->model->forward(tokens, 0, **kv1, true, prompt, pool).ok());
-        QCOMPARE(a->model->router_margins().size(), tokens.size());
-        for (TokenId t : tokens) {
-            QVERIFY(b->model->forward(std::vector<TokenId>{t}, 0, **kv2, true, step, pool).ok());
-            steps.insert(steps.end(), step.begin(), step.end());
-        }
-        QCOMPARE(steps, prompt);
+        expect_prompt_equals_steps(s, true);
     }
 
     // A layer of experts: its counts and shapes checked, each mistake named.
@@ -283,6 +290,44 @@ private slots:
         r = load(tiny::make(s));
         QVERIFY(!r.ok());
         QCOMPARE(QString::fromStdString(r.status().message()), QString("tiny.gguf: required metadata key 'qwen3moe.expert_count' is missing"));
+    }
+
+    // Latent attention (deepseek2): its ranks and head sizes checked against each other, each
+    // mistake named by its key or tensor.
+    void latent_attention_mistakes_are_named() {
+        auto message = [&](const tiny::Spec& s, const std::vector<std::string>& skip = {}) {
+            auto r = load(tiny::make(s, skip));
+            return r.ok() ? QString("loaded") : QString::fromStdString(r.status().message());
+        };
+        const tiny::Spec base = *tiny::arch_spec("deepseek2");
+        QCOMPARE(message(base), QString("loaded"));
+        tiny::Spec s = base;
+        s.kv_lora_rank = 100;   // wider than the model
+        QCOMPARE(message(s), QString("tiny.gguf: metadata 'deepseek2.attention.kv_lora_rank' = 100 is out of range (1..64)"));
+        s = base;
+        s.mla_nope = 0;         // a key head that is all RoPE (its k_b would have no rows: left out)
+        QCOMPARE(message(s, {"blk.0.attn_k_b.weight", "blk.1.attn_k_b.weight", "blk.2.attn_k_b.weight"}), QString("tiny.gguf: the key head (16) leaves no dimensions without RoPE (rope.dimension_count 16)"));
+        s = base;
+        s.n_head_kv = 2;
+        QCOMPARE(message(s), QString("tiny.gguf: attention.head_count_kv is 2; a latent-attention file has 1"));
+        s = base;
+        s.n_shared = 0;         // (its shared experts would have no rows: left out)
+        QCOMPARE(message(s, {"blk.1.ffn_gate_shexp.weight", "blk.1.ffn_up_shexp.weight", "blk.1.ffn_down_shexp.weight",
+                             "blk.2.ffn_gate_shexp.weight", "blk.2.ffn_up_shexp.weight", "blk.2.ffn_down_shexp.weight"}), QString("tiny.gguf: metadata 'deepseek2.expert_shared_count' = 0 is out of range (1..64)"));
+        QCOMPARE(message(base, {"blk.2.attn_k_b.weight"}), QString("tiny.gguf: tensor 'blk.2.attn_k_b.weight' is missing"));
+        QCOMPARE(message(base, {"blk.0.ffn_up.weight"}), QString("tiny.gguf: tensor 'blk.0.ffn_up.weight' is missing"));  // the dense lead layer
+        s = *tiny::arch_spec("deepseek2_legacy");
+        QCOMPARE(message(s, {"blk.1.attn_kv_b.weight"}), QString("tiny.gguf: tensor 'blk.1.attn_kv_b.weight' is missing"));
+    }
+
+    // Latent attention and shared experts: the prompt, token by token, give the same logits bit
+    // for bit (8-bit weights: the heads' products quantize their gathered rows).
+    void latent_attention_is_batch_invariant() {
+        for (const char* arch : {"deepseek2", "deepseek2_legacy", "deepseek2_v3"}) {
+            tiny::Spec s = *tiny::arch_spec(arch);
+            s.weight_type = DType::q8_0;
+            expect_prompt_equals_steps(s, true);
+        }
     }
 
     // Biases, RoPE and SwiGLU run inside the matmul for a few tokens and in passes over token
@@ -360,7 +405,7 @@ private slots:
         auto r = load(tiny::make(s));
         QVERIFY(!r.ok());
         QCOMPARE(r.status().code(), StatusCode::unsupported);
-        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, gemma3, qwen3moe, gpt-oss)") !=
+        QVERIFY(r.status().message().find("architecture 'mamba' is not supported (supported: llama, mistral, qwen2, qwen3, phi3, gemma3, qwen3moe, gpt-oss, deepseek2)") !=
                 std::string::npos);
     }
 

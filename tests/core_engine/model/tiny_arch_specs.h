@@ -59,6 +59,49 @@ inline std::optional<Spec> arch_spec(const std::string& arch) {
         s.n_ff_exp = 32;
         return s;
     }
+    if (arch.starts_with("deepseek2")) {
+        // Latent attention (rank 32, RoPE key 16, heads of 32 + 16 → values of 32), 4 heads, the
+        // q LoRA (rank 32); layer 0 dense, 1 and 2 of 8 experts (2 a token) and one shared;
+        // YaRN 4× over 32 tokens with DeepSeek's log multiplier in the score scale.
+        s.arch = "deepseek2";
+        s.n_head_kv = 1;
+        s.q_lora_rank = 32;
+        s.kv_lora_rank = 32;
+        s.mla_rope = 16;
+        s.mla_nope = 32;
+        s.mla_v = 32;
+        s.n_dense_lead = 1;
+        s.n_expert = 8;
+        s.n_expert_used = 2;
+        s.n_ff_exp = 32;
+        s.n_shared = 1;
+        s.weights_scale = 1.0f;
+        s.rope_scaling = "yarn";
+        s.rope_scaling_factor = 4.0f;
+        s.rope_orig_ctx = 32;
+        s.yarn_log_mul = 0.707f;
+        if (arch == "deepseek2") return s;
+        if (arch == "deepseek2_lite") return s.q_lora_rank = 0, s;  // V2-Lite: one query matrix
+        if (arch == "deepseek2_legacy") {
+            // The older layout: one attn_kv_b, the heads stated as multi-head attention.
+            s.mla_joint_kv_b = true;
+            s.n_head_kv = s.n_head;
+            return s;
+        }
+        if (arch == "deepseek2_v3") {
+            // DeepSeek-V3's router: sigmoid, a selection bias, 2 groups of which 1 is kept,
+            // weights normalised then scaled by 2.5; gate and up merged in one stack.
+            s.gating_func = 2;
+            s.selection_bias = true;
+            s.n_groups = 2;
+            s.n_group_used = 1;
+            s.weights_norm = true;
+            s.weights_scale = 2.5f;
+            s.merged_gate_up = true;
+            return s;
+        }
+        return std::nullopt;
+    }
     if (arch == "gemma3" || arch == "gemma3_softcap") {
         // Sandwich norms, QK-norm, GeGLU, scaled embeddings; layers 0 and 2 local over 8 tokens
         // (RoPE base 10k), 1 and 3 global (base 1M): the oracle's 24 + 16 tokens pass the window.

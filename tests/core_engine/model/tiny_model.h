@@ -40,6 +40,17 @@ struct Spec {
     bool untied_output = false, output_bias = false, sink_logits = false, expert_biases = false;
     std::string ffn_norm_name = "ffn_norm.weight";
     bool mxfp4_experts = false;  // the experts in MXFP4 (gpt-oss's files), the rest in weight_type
+    // deepseek2: latent attention (kv_lora_rank > 0) with a RoPE key of mla_rope values, heads of
+    // mla_nope + mla_rope query/key values and mla_v values, queries through q_lora_rank (0: one
+    // matrix); the split attn_k_b/attn_v_b, or (mla_joint_kv_b) the older files' attn_kv_b with
+    // multi-head key/value lengths. n_dense_lead dense layers first, then experts with n_shared
+    // shared ones; gating 1 softmax / 2 sigmoid, a selection bias, groups, norm and scale as
+    // the keys say; the experts' gate and up in one stack when merged_gate_up.
+    int q_lora_rank = 0, kv_lora_rank = 0, mla_rope = 0, mla_nope = 0, mla_v = 0;
+    bool mla_joint_kv_b = false;
+    int n_dense_lead = 0, n_shared = 0, gating_func = 0, n_groups = 0, n_group_used = 0;
+    bool selection_bias = false, weights_norm = false, merged_gate_up = false;
+    float weights_scale = 0.0f, yarn_log_mul = 0.0f;
     workbench::DType weight_type = workbench::DType::f32;
     uint32_t seed = 1;
 };
@@ -78,6 +89,28 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
         w.set_uint32(p + "expert_count", static_cast<uint32_t>(s.n_expert));
         w.set_uint32(p + "expert_used_count", static_cast<uint32_t>(s.n_expert_used));
         w.set_uint32(p + "expert_feed_forward_length", static_cast<uint32_t>(s.n_ff_exp));
+    }
+    if (s.kv_lora_rank > 0) {
+        const bool joint = s.mla_joint_kv_b;
+        w.set_uint32(p + "rope.dimension_count", static_cast<uint32_t>(s.mla_rope));
+        w.set_uint32(p + "attention.q_lora_rank", static_cast<uint32_t>(s.q_lora_rank));
+        w.set_uint32(p + "attention.kv_lora_rank", static_cast<uint32_t>(s.kv_lora_rank));
+        w.set_uint32(p + "attention.key_length", static_cast<uint32_t>(joint ? s.mla_nope + s.mla_rope : s.kv_lora_rank + s.mla_rope));
+        w.set_uint32(p + "attention.value_length", static_cast<uint32_t>(joint ? s.mla_v : s.kv_lora_rank));
+        if (!joint) {
+            w.set_uint32(p + "attention.key_length_mla", static_cast<uint32_t>(s.mla_nope + s.mla_rope));
+            w.set_uint32(p + "attention.value_length_mla", static_cast<uint32_t>(s.mla_v));
+        }
+        w.set_uint32(p + "leading_dense_block_count", static_cast<uint32_t>(s.n_dense_lead));
+        w.set_uint32(p + "expert_shared_count", static_cast<uint32_t>(s.n_shared));
+        if (s.weights_scale > 0) w.set_float32(p + "expert_weights_scale", s.weights_scale);
+        w.set_bool(p + "expert_weights_norm", s.weights_norm);
+        if (s.gating_func > 0) w.set_uint32(p + "expert_gating_func", static_cast<uint32_t>(s.gating_func));
+        if (s.n_groups > 0) {
+            w.set_uint32(p + "expert_group_count", static_cast<uint32_t>(s.n_groups));
+            w.set_uint32(p + "expert_group_used_count", static_cast<uint32_t>(s.n_group_used));
+        }
+        if (s.yarn_log_mul > 0) w.set_float32(p + "rope.scaling.yarn_log_multiplier", 0.1f * s.yarn_log_mul);
     }
     if (s.with_vocab) workbench::add_placeholder_vocab(w, s.n_vocab);
 
@@ -120,6 +153,46 @@ inline Model make(const Spec& s, const std::vector<std::string>& skip = {}, cons
         const std::string b = "blk." + std::to_string(il) + ".";
         const float ws = 1.0f / std::sqrt(static_cast<float>(s.n_embd));
         add(b + "attn_norm.weight", s.n_embd, 1, 0, true, false);
+        auto scaled = [](int n_in) { return 1.0f / std::sqrt(static_cast<float>(n_in)); };
+        if (s.kv_lora_rank > 0) {
+            const int hk = s.mla_nope + s.mla_rope, L = s.kv_lora_rank;
+            if (s.q_lora_rank > 0) {
+                add(b + "attn_q_a.weight", s.n_embd, s.q_lora_rank, ws, false, true);
+                add(b + "attn_q_a_norm.weight", s.q_lora_rank, 1, 0, true, false);
+                add(b + "attn_q_b.weight", s.q_lora_rank, s.n_head * hk, scaled(s.q_lora_rank), false, true);
+            } else {
+                add(b + "attn_q.weight", s.n_embd, s.n_head * hk, ws, false, true);
+            }
+            add(b + "attn_kv_a_mqa.weight", s.n_embd, L + s.mla_rope, ws, false, true);
+            add(b + "attn_kv_a_norm.weight", L, 1, 0, true, false);
+            if (s.mla_joint_kv_b) {
+                add(b + "attn_kv_b.weight", L, s.n_head * (s.mla_nope + s.mla_v), scaled(L), false, true);
+            } else {
+                add(b + "attn_k_b.weight", s.mla_nope, L, scaled(s.mla_nope), false, true, s.n_head);
+                add(b + "attn_v_b.weight", L, s.mla_v, scaled(L), false, true, s.n_head);
+            }
+            add(b + "attn_output.weight", s.n_head * s.mla_v, s.n_embd, scaled(s.n_head * s.mla_v), false, true);
+            add(b + "ffn_norm.weight", s.n_embd, 1, 0, true, false);
+            if (il < s.n_dense_lead) {
+                add(b + "ffn_gate.weight", s.n_embd, s.n_ff, ws, false, true);
+                add(b + "ffn_up.weight", s.n_embd, s.n_ff, ws, false, true);
+                add(b + "ffn_down.weight", s.n_ff, s.n_embd, scaled(s.n_ff), false, true);
+                continue;
+            }
+            add(b + "ffn_gate_inp.weight", s.n_embd, s.n_expert, s.router_scale / std::sqrt(static_cast<float>(s.n_embd)), false, false);
+            if (s.selection_bias) add(b + "exp_probs_b.bias", s.n_expert, 1, 0.5f, false, false);
+            if (s.merged_gate_up) add(b + "ffn_gate_up_exps.weight", s.n_embd, 2 * s.n_ff_exp, ws, false, true, s.n_expert);
+            else {
+                add(b + "ffn_gate_exps.weight", s.n_embd, s.n_ff_exp, ws, false, true, s.n_expert);
+                add(b + "ffn_up_exps.weight", s.n_embd, s.n_ff_exp, ws, false, true, s.n_expert);
+            }
+            add(b + "ffn_down_exps.weight", s.n_ff_exp, s.n_embd, scaled(s.n_ff_exp), false, true, s.n_expert);
+            const int shexp = s.n_ff_exp * s.n_shared;
+            add(b + "ffn_gate_shexp.weight", s.n_embd, shexp, ws, false, true);
+            add(b + "ffn_up_shexp.weight", s.n_embd, shexp, ws, false, true);
+            add(b + "ffn_down_shexp.weight", shexp, s.n_embd, scaled(shexp), false, true);
+            continue;
+        }
         if (s.arch == "phi3") {
             add(b + "attn_qkv.weight", s.n_embd, (s.n_head + 2 * s.n_head_kv) * hd, ws, false, true);
         } else {
