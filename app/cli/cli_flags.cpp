@@ -142,6 +142,7 @@ std::vector<FlagSpec> engine_flags() {
         {"--attention", "", true, attention_help()},
         {"--kv-type", "", true, "T  KV cache element types: f16 (default), f32, bf16, q8_0, q4_0, fp8, q2_0, or k=T,v=T; add ,recent=N to read each query's last N tokens in f16 beside a quantized cache (e.g. q4_0,recent=128)"},
         {"--backend", "", true, "NAME  where the model runs: cpu (default) or cuda (exits with the reason when it cannot run here)"},
+        {"--mla-cache", "", true, "FORM  latent-attention models (DeepSeek): latent (default: one row of latent + RoPE key per token and layer) or expanded (each head's K and V)"},
         {"--kv-budget", "", true, "MiB  KV cache pool size (default: what the context needs)"},
         {"--config", "", true, "FILE  an EngineConfig JSON (as the GUI and history save it); flags given override it"},
     };

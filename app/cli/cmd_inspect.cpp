@@ -34,7 +34,10 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
         if (info->n_expert > 0)
             std::cout << "experts:     " << info->n_expert << " per layer, " << info->n_expert_used << " run per token, width " << info->n_ff_exp
                       << "; a token reads " << format_bytes(info->decode_weight_bytes) << " of the weights (active)\n";
-        if (info->kv_lora_rank > 0)
+        if (info->mla_cache == "expanded")
+            std::cout << "attention:   " << info->n_head << " query heads, latent rank " << info->kv_lora_rank
+                      << " cached expanded per head: keys of " << info->head_dim << ", values of " << info->head_dim_v << "\n";
+        else if (info->kv_lora_rank > 0)
             std::cout << "attention:   " << info->n_head << " query heads over one latent KV head (MLA): rank " << info->kv_lora_rank
                       << " + a RoPE key of " << info->head_dim - info->kv_lora_rank << " per token and layer, values its first "
                       << info->head_dim_v << (info->q_lora_rank > 0 ? "; queries through rank " + std::to_string(info->q_lora_rank) : std::string())
@@ -46,7 +49,7 @@ void print_text(const workbench::ModelFileSummary& s, const workbench::ModelInfo
                   << "vocabulary:  " << info->n_vocab << " tokens, " << info->tokenizer_model << " tokenizer (pre: " << info->tokenizer_pre
                   << "), chat template: " << info->chat_template_family << "\n"
                   << "output head: " << (info->tied_output ? "tied to the token embedding" : "separate") << "\n"
-                  << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 " << (info->kv_lora_rank > 0 ? "latent rows" : "K+V")
+                  << "KV cache:    " << info->kv_bytes_per_token << " bytes/token (f16 " << (info->mla_cache == "latent" ? "latent rows" : "K+V")
                   << ", full attention) = "
                   << format_bytes(info->kv_bytes_per_token * static_cast<uint64_t>(info->n_ctx_train)) << " at " << info->n_ctx_train << " tokens\n";
         if (const std::string pattern = workbench::native_attention_name(info->native_attention, info->n_layer); !pattern.empty()) {

@@ -96,6 +96,7 @@ int prepare_command(int argc, char** argv, const std::string& name, const std::s
     if (ctx.args.has("--kv-type")) config.kv_types = ctx.args.get("--kv-type");
     if (ctx.args.has("--draft")) config.draft_model_path = ctx.args.get("--draft");
     if (ctx.args.has("--backend")) config.backend = ctx.args.get("--backend");
+    if (ctx.args.has("--mla-cache")) config.mla_cache = ctx.args.get("--mla-cache");
     if (!err.empty()) return usage_error(name + ": " + err);
     ctx.config = config;   // without the model path: a command that loads later resolves it
     if (!load_model) return -1;

@@ -38,7 +38,7 @@ void write_token_rows(KvArena& arena, int32_t storage, const KvSequence& s, int3
 void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table, int32_t first, const float* k, const float* v,
                 int64_t n, bool rotate, KeyRowObserver* observer) {
     const int32_t bs = arena.block_tokens();
-    const int64_t hd = arena.shape.head_dim_of(storage), n_kv = arena.shape.n_kv_heads;
+    const int64_t hd = arena.shape.head_dim_of(storage), hdv = arena.shape.value_dim_of(storage), n_kv = arena.shape.n_kv_heads;
     std::vector<float> rot(static_cast<size_t>(hd));
     for (int64_t i = 0; i < n; ++i) {
         const int64_t idx = first + i;
@@ -53,7 +53,7 @@ void write_rows(KvArena& arena, int32_t storage, std::span<const BlockId> table,
             }
             kv_encode_row(arena.types.k, kr, arena.store->k_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
             if (!arena.store->values_in_keys())
-                kv_encode_row(arena.types.v, v + (i * n_kv + h) * hd, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hd);
+                kv_encode_row(arena.types.v, v + (i * n_kv + h) * hdv, arena.store->v_row(storage, blk, slot, static_cast<int32_t>(h)), hdv);
             if (observer) observer->key_row(storage, blk, slot, static_cast<int32_t>(h), kr);
         }
         arena.store->note_written(storage, blk);
@@ -79,20 +79,23 @@ Status check_rotated_rows(const AttentionPolicy& policy, const PagedKvShape& sha
                                                    "this model's is " + std::to_string(hd));
 }
 
-Status check_values_in_keys(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types) {
-    if (!shape.values_in_keys) return Status::ok_status();
+Status check_value_rows(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types) {
+    if (shape.head_dim_v == 0 || (shape.head_dim_v == shape.head_dim && !shape.values_in_keys)) return Status::ok_status();
     const AttentionSpec& spec = policy.spec();
     const std::string kind(attention_kind_name(spec.kind));
+    const std::string why = shape.values_in_keys ? "this model's values are part of its keys (latent attention)"
+                                                 : "this model's values are narrower than its keys (latent attention expanded per head)";
     if (spec.kind == AttentionKind::latent)
         return error(StatusCode::invalid_argument, "latent: this model's attention is latent already (its KV rows are " +
                                                        std::to_string(shape.head_dim_v) + "-value latents and a RoPE key); use full attention");
-    if ((spec.kind == AttentionKind::compressed || spec.kind == AttentionKind::heavy) && spec.pool == PoolMode::max)
-        return error(StatusCode::invalid_argument, kind + ":pool=max: this model's values are part of its keys (latent attention), and "
-                                                          "the largest key per channel is no value; use pool=mean or pool=weighted");
+    if (spec.kind == AttentionKind::cross_layer && spec.merge != LayerMerge::none)
+        return error(StatusCode::invalid_argument, "cross_layer:merge: " + why + ", and a merge blends rows of one width; use merge=none");
+    if (shape.values_in_keys && (spec.kind == AttentionKind::compressed || spec.kind == AttentionKind::heavy) && spec.pool == PoolMode::max)
+        return error(StatusCode::invalid_argument, kind + ":pool=max: " + why + ", and the largest key per channel is no value; "
+                                                          "use pool=mean or pool=weighted");
     if (types.recent > 0)
-        return error(StatusCode::invalid_argument, "--kv-type recent=" + std::to_string(types.recent) +
-                                                       ": this model's values are part of its keys (latent attention), which the f16 "
-                                                       "window keeps apart; drop recent=");
+        return error(StatusCode::invalid_argument, "--kv-type recent=" + std::to_string(types.recent) + ": " + why +
+                                                       ", which the f16 window does not hold; drop recent=");
     return Status::ok_status();
 }
 

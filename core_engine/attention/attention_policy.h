@@ -39,15 +39,19 @@ struct PagedKvShape {
     // per layer); empty: the spec's rank.
     std::vector<int32_t> latent_ranks;
     float attention_scale = 0.0f;   // the query's scale before QK^T (0: 1/sqrt(head_dim)), for scores a policy computes itself
-    // Native latent attention (DeepSeek's MLA): one row per token holds [c | RoPE key]; V is its
-    // first head_dim_v values (KvCacheConfig::values_in_keys), and RoPE turns the values from
-    // rope_offset on (0 elsewhere: a head's first n_rot values).
+    // Values narrower than keys (head_dim_v; 0: head_dim): DeepSeek's latent attention. Absorbed,
+    // one row per token holds [c | RoPE key] and V is its first head_dim_v values
+    // (values_in_keys: KvCacheConfig::values_in_keys); expanded per head, V rows of head_dim_v
+    // have their own arena. RoPE turns a key's values from rope_offset on (0 elsewhere: a head's
+    // first n_rot values).
     bool values_in_keys = false;
-    int32_t head_dim_v = 0;         // 0: head_dim
+    int32_t head_dim_v = 0;
     int32_t rope_offset = 0;
     int32_t head_dim_of(int32_t storage) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(storage)];
     }
+    // The values a V row holds: head_dim_v where set (inside the K row when values_in_keys).
+    int32_t value_dim_of(int32_t storage) const { return head_dim_v > 0 ? head_dim_v : head_dim_of(storage); }
 };
 
 // What a policy keeps per sequence beyond the fields below (a press's kept rows); its own type.
@@ -128,11 +132,12 @@ protected:
 Status check_recent_window(const AttentionPolicy& policy, KvTypes types);
 // invalid_argument when 4- and 2-bit rows, which the policy stores Hadamard-rotated, are not a power of two wide.
 Status check_rotated_rows(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types);
-// invalid_argument naming what a policy cannot do on native latent-attention rows
-// (PagedKvShape::values_in_keys): the SVD latent (the rows are latent already), max pooling (V
-// would become each channel's largest latent, not a pooled value), a recent f16 window (it keeps
-// V apart from K). Everything else reads and moves whole rows, V with its K.
-Status check_values_in_keys(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types);
+// invalid_argument naming what a policy cannot do when values are narrower than keys
+// (PagedKvShape::head_dim_v, DeepSeek's latent attention): the SVD latent (the attention is latent
+// already), a layer merge (it blends whole rows of one width), an f16 recent window (its ring
+// keeps rows of one width); on rows whose values are inside their keys also max pooling (V would
+// become each channel's largest latent). Everything else moves whole rows, V with its K.
+Status check_value_rows(const AttentionPolicy& policy, const PagedKvShape& shape, KvTypes types);
 // Bytes one sequence's recent-window ring takes per storage layer (0 without a window).
 uint64_t recent_ring_bytes_per_layer(KvTypes types, const PagedKvShape& stored);
 // A recent window's ring holds this many tokens beyond it, so a sequence cut back by at most this

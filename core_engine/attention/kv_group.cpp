@@ -26,7 +26,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     AttentionPolicy& policy = *kv->policy_;
     KvArena& arena = kv->arena_;
     const int32_t n_layers = shape.n_layers;
-    WB_RETURN_IF_ERROR(check_values_in_keys(policy, shape, types));
+    WB_RETURN_IF_ERROR(check_value_rows(policy, shape, types));
     WB_RETURN_IF_ERROR(policy.check(shape, types));
     arena.types = types;
     arena.shape = policy.stored_shape(shape);
@@ -57,6 +57,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     config.head_dim = arena.shape.head_dim;
     config.layer_head_dim = arena.shape.layer_head_dim;
     config.values_in_keys = arena.shape.values_in_keys;
+    config.head_dim_v = arena.shape.values_in_keys ? 0 : arena.shape.head_dim_v;
     config.n_tokens_per_block = n_tokens_per_block;
     WB_RETURN_IF_ERROR(validate_kv_cache_config(config));
     KvCacheConfig full_config = config;
@@ -65,6 +66,7 @@ Result<std::unique_ptr<KvGroup>> KvGroup::create(const AttentionSpec& spec, KvTy
     full_config.head_dim = shape.head_dim;
     full_config.layer_head_dim.clear();
     full_config.values_in_keys = shape.values_in_keys;
+    full_config.head_dim_v = shape.values_in_keys ? 0 : shape.head_dim_v;
     kv->full_bytes_per_token_ = kv_bytes_per_token(full_config);
     kv->aux_block_bytes_ = policy.aux_bytes_per_block(arena);
 

@@ -48,14 +48,15 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
     model.n_head = g.n_head > 0 ? g.n_head : g.n_kv_heads;
     model.values_in_keys = g.values_in_keys;
     model.head_dim_v = g.head_dim_v;
-    model.rope_offset = g.values_in_keys ? g.head_dim_v : 0;
+    model.rope_offset = g.rope_offset;
     if (g.values_in_keys && types.k != types.v)
         return error(StatusCode::invalid_argument, "--kv-type: this model's values are part of its keys (latent attention), so K and V take one type");
     const uint64_t v_share = g.values_in_keys ? 0 : 1;   // V rows stored apart from K rows
     const int64_t bs = g.block_tokens;
     const int64_t n = std::max<int64_t>(0, n_tokens);
     KvPrediction out;
-    const uint64_t full_row = kv_bytes(types.k, static_cast<uint64_t>(g.head_dim)) + v_share * kv_bytes(types.v, static_cast<uint64_t>(g.head_dim));
+    const uint64_t full_row = kv_bytes(types.k, static_cast<uint64_t>(g.head_dim)) +
+                              v_share * kv_bytes(types.v, static_cast<uint64_t>(g.head_dim_v > 0 ? g.head_dim_v : g.head_dim));
     out.bytes_full = static_cast<uint64_t>((n + bs - 1) / bs * bs) * full_row * static_cast<uint64_t>(g.n_kv_heads * g.n_layers);
     // Full attention at the same --kv-type reads its recent window's tokens in f16.
     const int64_t n_recent = std::min<int64_t>(types.recent, n);
@@ -63,7 +64,7 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
                           static_cast<uint64_t>(g.n_kv_heads * g.n_layers);
     for (const LayerGroupPlan& plan : groups) {
         const std::unique_ptr<AttentionPolicy> policy = make_attention_policy(plan.spec);
-        WB_RETURN_IF_ERROR(check_values_in_keys(*policy, model, types));
+        WB_RETURN_IF_ERROR(check_value_rows(*policy, model, types));
         WB_RETURN_IF_ERROR(policy->check(model, types));
         WB_RETURN_IF_ERROR(check_rotated_rows(*policy, model, types));
         WB_RETURN_IF_ERROR(check_recent_window(*policy, types));
@@ -80,7 +81,7 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
         }
         const uint64_t n_kv = static_cast<uint64_t>(arena.shape.n_kv_heads);
         const uint64_t k_row = kv_bytes(types.k, static_cast<uint64_t>(arena.shape.head_dim));
-        const uint64_t v_row = v_share * kv_bytes(types.v, static_cast<uint64_t>(arena.shape.head_dim));
+        const uint64_t v_row = v_share * kv_bytes(types.v, static_cast<uint64_t>(arena.shape.value_dim_of(0)));
         const uint64_t block_bytes = static_cast<uint64_t>(bs) * n_kv * (k_row + v_row) * arena.members.size() +
                                      policy->aux_bytes_per_block(arena);
         const AttentionPolicy::Footprint f = policy->footprint(n, static_cast<int32_t>(bs));

@@ -93,7 +93,7 @@ void PoolingPolicy::attention_weights(const KvArena& arena, const StepPart& part
 
 void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const StepPart& part, int32_t g0, int32_t g1, const float* q) const {
     const int32_t bs = arena.block_tokens(), m = spec_.block;
-    const int64_t hd = arena.shape.head_dim;
+    const int64_t hd = arena.shape.head_dim, hdv = arena.shape.value_dim_of(storage);   // values: their first hdv of hd
     KvStore& store = *arena.store;
     const std::span<const BlockId> tokens = arena.token_table(*part.s);
     const std::span<const BlockId> pooled = arena.pooled_table(*part.s);
@@ -116,7 +116,7 @@ void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const Ste
                 const int32_t j = spec_.sinks + g * m + i;
                 const BlockId src = tokens[static_cast<size_t>(j / bs)];
                 kv_decode_row(arena.types.k, store.k_row(storage, src, j % bs, h), &keys[static_cast<size_t>(i * hd)], hd);
-                kv_decode_row(arena.types.v, store.v_row(storage, src, j % bs, h), &values[static_cast<size_t>(i * hd)], hd);
+                kv_decode_row(arena.types.v, store.v_row(storage, src, j % bs, h), &values[static_cast<size_t>(i * hd)], hdv);
             }
             std::fill(acc_k.begin(), acc_k.end(), 0.0f);
             std::fill(acc_v.begin(), acc_v.end(), 0.0f);
@@ -142,7 +142,7 @@ void PoolingPolicy::pool_groups(const KvArena& arena, int32_t storage, const Ste
                 }
             }
             kv_encode_row(arena.types.k, acc_k.data(), dk, hd);
-            kv_encode_row(arena.types.v, acc_v.data(), dv, hd);
+            kv_encode_row(arena.types.v, acc_v.data(), dv, hdv);
         }
         store.note_written(storage, dst);
     }

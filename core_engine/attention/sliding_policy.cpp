@@ -94,7 +94,7 @@ public:
                     kv_decode_row(arena.types.k, enc.data(), kr, hd);
                     const BlockId blk = table[static_cast<size_t>(j / bs)];
                     kv_decode_row(arena.types.v, arena.store->v_row(storage, blk, j % bs, static_cast<int32_t>(h)),
-                                  vs.data() + j * row + h * hd, hd);
+                                  vs.data() + j * row + h * hd, arena.shape.value_dim_of(storage));
                 }
             views.push_back(arena.f32_stream(ks.data(), vs.data(), n_sinks));
         }

@@ -118,8 +118,9 @@ KvGeometry kv_geometry(const ModelInfo& info) {
     g.n_kv_heads = info.n_head_kv;
     g.head_dim = info.head_dim;
     g.n_head = info.n_head;
-    g.values_in_keys = info.kv_lora_rank > 0;
+    g.values_in_keys = info.mla_cache == "latent";
     g.head_dim_v = info.head_dim_v;
+    g.rope_offset = info.kv_rope_offset;
     g.native = info.native_attention;
     return g;
 }

@@ -15,6 +15,8 @@ Status check_engine_config(const EngineConfig& config) {
     if (!config.weight_type.empty() && !dtype_from_name(config.weight_type))
         return error(StatusCode::invalid_argument, "unknown weight type '" + config.weight_type + "'");
     WB_RETURN_IF_ERROR(check_backend_name(config.backend));
+    if (config.mla_cache != "latent" && config.mla_cache != "expanded")
+        return error(StatusCode::invalid_argument, "--mla-cache '" + config.mla_cache + "': expected latent or expanded");
     return Status::ok_status();
 }
 

@@ -24,6 +24,7 @@ std::string engine_config_json(const EngineConfig& config) {
     if (!config.calibrated_by.empty()) object["calibrated_by"] = config.calibrated_by;
     if (!config.draft_model_path.empty()) object["draft_model_path"] = config.draft_model_path;
     if (config.backend != "cpu") object["backend"] = config.backend;
+    if (config.mla_cache != "latent") object["mla_cache"] = config.mla_cache;
     return dump_json(object);
 }
 
@@ -45,6 +46,7 @@ Result<EngineConfig> engine_config_from_json(std::string_view json) {
                             : key == "calibrated_by"    ? &c.calibrated_by
                             : key == "draft_model_path" ? &c.draft_model_path
                             : key == "backend"          ? &c.backend
+                            : key == "mla_cache"        ? &c.mla_cache
                                                         : nullptr;
         if (text) {
             if (!value.is_string()) return bad(key, "must be a string");
@@ -53,7 +55,7 @@ Result<EngineConfig> engine_config_from_json(std::string_view json) {
         }
         const bool integer_field = key == "n_threads" || key == "n_ctx" || key == "kv_budget_bytes" || key == "n_seq_max";
         if (!integer_field) return bad(key, "is not an EngineConfig field (model_path, n_threads, n_ctx, weight_type, attention, kv_types, "
-                                            "kv_budget_bytes, n_seq_max, calibration_text, calibrated_by, draft_model_path, backend)");
+                                            "kv_budget_bytes, n_seq_max, calibration_text, calibrated_by, draft_model_path, backend, mla_cache)");
         const double n = value.is_number() ? value.get<double>() : -1.0;
         if (n < 0 || n != std::floor(n) || n > 9.0e15) return bad(key, "must be a non-negative whole number");
         if (key == "kv_budget_bytes") {

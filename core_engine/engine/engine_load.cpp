@@ -40,6 +40,8 @@ ModelInfo describe(const Engine::Impl& e) {
     m.kv_lora_rank = hp.mla.kv_lora_rank;
     m.q_lora_rank = hp.mla.q_lora_rank;
     m.head_dim_v = hp.head_dim_v;
+    m.mla_cache = hp.is_mla() ? (hp.mla.expanded ? "expanded" : "latent") : "";
+    m.kv_rope_offset = e.model->kv_shape().rope_offset;
     m.n_ff = hp.n_ff;
     m.n_expert = hp.experts.n_expert;
     m.n_expert_used = hp.experts.n_expert_used;
@@ -205,6 +207,9 @@ Result<std::unique_ptr<Engine>> Engine::load(const EngineConfig& config) {
     impl->chat_format = chat_format_of(impl->model_template.parsed ? std::string_view(impl->model_template.source) : std::string_view());
 
     WB_ASSIGN_OR_RETURN(ModelHparams hp, load_hparams(f, impl->tokenizer->n_vocab()));
+    if (config.mla_cache == "expanded") WB_RETURN_IF_ERROR(expand_latent_attention(hp));
+    else if (config.mla_cache != "latent")
+        return error(StatusCode::invalid_argument, "--mla-cache '" + config.mla_cache + "': expected latent or expanded");
     WB_ASSIGN_OR_RETURN(ModelWeights weights, load_weights(f, hp));
     if (!config.weight_type.empty()) {
         auto type = dtype_from_name(config.weight_type);

@@ -27,7 +27,8 @@ Status unknown_sequence(SeqId seq_id) { return error(StatusCode::not_found, "KV 
 // Bytes of one block, or nullopt on overflow (only absurd configs get there).
 std::optional<uint64_t> checked_block_bytes(const KvCacheConfig& c) {
     const auto row_pair_bytes = [&](int32_t dim) {
-        return kv_bytes(c.types.k, static_cast<uint64_t>(dim)) + (c.values_in_keys ? 0 : kv_bytes(c.types.v, static_cast<uint64_t>(dim)));
+        const uint64_t v_dim = static_cast<uint64_t>(c.head_dim_v > 0 ? c.head_dim_v : dim);
+        return kv_bytes(c.types.k, static_cast<uint64_t>(dim)) + (c.values_in_keys ? 0 : kv_bytes(c.types.v, v_dim));
     };
     uint64_t per_head = 0;   // one token's K and V rows of one head, summed over the layers
     if (c.layer_head_dim.empty()) {
@@ -63,6 +64,10 @@ Status validate_kv_cache_config(const KvCacheConfig& c) {
                                                            std::to_string(dim) + " is outside 1.." + std::to_string(c.head_dim));
         for (KvDType type : {c.types.k, c.types.v}) {
             const KvDTypeLayout& layout = kv_dtype_layout(type);
+            if (type == c.types.v && c.head_dim_v > 0 && c.head_dim_v % static_cast<int32_t>(layout.block_values) != 0)
+                return error(StatusCode::invalid_argument, "KV cache: value rows of " + std::to_string(c.head_dim_v) + " are not a multiple of " +
+                                                               std::to_string(layout.block_values) + ", the block of KV type " +
+                                                               std::string(layout.name) + "; choose f16 or bf16 for this model");
             if (dim % static_cast<int32_t>(layout.block_values) != 0)
                 return error(StatusCode::invalid_argument,
                              "KV cache: head_dim " + std::to_string(dim) + " is not a multiple of " +
@@ -70,6 +75,8 @@ Status validate_kv_cache_config(const KvCacheConfig& c) {
                                  std::string(layout.name) + "; choose f16 or bf16 for this model");
         }
     }
+    if (c.head_dim_v < 0 || c.head_dim_v > 65536 || (c.head_dim_v > 0 && !c.layer_head_dim.empty()))
+        return error(StatusCode::invalid_argument, "KV cache: value width " + std::to_string(c.head_dim_v) + " is out of range here");
     if (c.values_in_keys && c.types.k != c.types.v)
         return error(StatusCode::invalid_argument, "KV cache: this model's values are part of its keys (latent attention), so K and V "
                                                    "take one type; got " + std::string(kv_dtype_layout(c.types.k).name) + " and " +

@@ -32,9 +32,13 @@ struct KvCacheConfig {
     // V is each K row's first values (DeepSeek's latent attention: the row is [c | RoPE key] and
     // V is c): there is no V arena, and a token's bytes are its K rows alone. K and V types match.
     bool values_in_keys = false;
+    // V rows narrower than K rows, in their own arena (latent attention expanded per head: keys of
+    // nope + RoPE values, values of head_v); 0: head_dim. Not with per-layer widths.
+    int32_t head_dim_v = 0;
     int32_t head_dim_of(int32_t layer) const {
         return layer_head_dim.empty() ? head_dim : layer_head_dim[static_cast<size_t>(layer)];
     }
+    int32_t value_dim_of(int32_t layer) const { return head_dim_v > 0 ? head_dim_v : head_dim_of(layer); }
 };
 
 // invalid_argument naming the field when a count is < 1, head_dim does not split into whole

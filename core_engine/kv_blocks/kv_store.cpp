@@ -34,7 +34,7 @@ Result<std::unique_ptr<KvStore>> KvStore::create(const KvCacheConfig& config, in
     for (int32_t il = 0; il < config.n_layers; ++il) {
         store->k_layouts_.push_back(layout(config.types.k, config.head_dim_of(il)));
         store->v_layouts_.push_back(store->k_layouts_.back());
-        if (!config.values_in_keys) store->v_layouts_.back() = layout(config.types.v, config.head_dim_of(il));
+        if (!config.values_in_keys) store->v_layouts_.back() = layout(config.types.v, config.value_dim_of(il));
         store->uniform_rows_ = store->uniform_rows_ && config.head_dim_of(il) == config.head_dim_of(0);
     }
     for (int32_t il = 0; il < config.n_layers; ++il)

@@ -183,9 +183,10 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
 PagedKvShape DecoderModel::kv_shape() const {
     PagedKvShape shape{hp_.n_layer, hp_.n_head_kv, hp_.head_dim, hp_.n_head, rope_params(), {}, latent_ranks(), hp_.attention_scale};
     if (hp_.is_mla()) {
-        shape.values_in_keys = true;
+        // Absorbed rows are [c | RoPE key] with V = c; expanded keys are [W_UK·c | RoPE key].
+        shape.values_in_keys = !hp_.mla.expanded;
         shape.head_dim_v = hp_.head_dim_v;
-        shape.rope_offset = hp_.mla.kv_lora_rank;   // rows are [c | RoPE key]
+        shape.rope_offset = hp_.mla.expanded ? hp_.mla_nope() : hp_.mla.kv_lora_rank;
     }
     return shape;
 }

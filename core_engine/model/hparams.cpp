@@ -45,6 +45,15 @@ Status read_local_layers(const GgufFile& f, ModelHparams& hp, uint32_t default_p
     return {};
 }
 
+Status expand_latent_attention(ModelHparams& hp) {
+    if (!hp.is_mla()) return error(StatusCode::invalid_argument, "--mla-cache expanded: " + hp.arch + " has no latent attention to expand");
+    hp.mla.expanded = true;
+    hp.head_dim = hp.mla.head_k;
+    hp.head_dim_v = hp.mla.head_v;
+    hp.n_head_kv = hp.n_head;
+    return {};
+}
+
 Status read_expert_hparams(const GgufFile& f, ModelHparams& hp) {
     const std::string p = hp.arch + ".";
     ExpertHparams& e = hp.experts;

@@ -23,6 +23,11 @@ Status read_count(const GgufFile& file, const std::string& key, int32_t& out, bo
 // normalisation) it sets itself. A per-layer array where one value is expected is refused.
 Status read_expert_hparams(const GgufFile& file, ModelHparams& hp);
 
+// Turns a latent-attention model's cache from its absorbed rows [c | RoPE key] (one KV head) to
+// per-head keys of head_k and values of head_v (n_head KV heads): invalid_argument without latent
+// attention.
+Status expand_latent_attention(ModelHparams& hp);
+
 // Trained local layers (hp.local_layers, hp.sliding_window), as llama.cpp reads them:
 // attention.sliding_window, and attention.sliding_window_pattern — every Nth layer global, the
 // others local (N = `default_period` when absent), or one boolean per layer (true: local). No

@@ -41,6 +41,10 @@ struct LatentAttentionHparams {
     int32_t q_lora_rank = 0, kv_lora_rank = 0;
     int32_t head_k = 0, head_v = 0;
     bool split_kv_b = true;       // attn_k_b / attn_v_b; false: the older files' single attn_kv_b
+    // Expanded instead of absorbed (model/hparams.h expand_latent_attention): each head's K
+    // (head_k: W_UK·c then the RoPE key) and V (head_v: W_UV·c) are cached as multi-head attention
+    // — the form the older llama.cpp path runs, kept to measure what absorption saves.
+    bool expanded = false;
 };
 
 struct ModelHparams {

@@ -85,7 +85,12 @@ void ModelsPage::showModel(const workbench::ModelInfo& m) {
     html += row(tr("Layers / heads / KV heads / head dim"),
                 QStringLiteral("%1 / %2 / %3 / %4").arg(m.n_layer).arg(m.n_head).arg(m.n_head_kv).arg(m.head_dim));
     html += row(tr("Embedding / FFN / vocabulary"), QStringLiteral("%1 / %2 / %3").arg(m.n_embd).arg(m.n_ff).arg(m.n_vocab));
-    if (m.kv_lora_rank > 0)
+    if (m.kv_lora_rank > 0 && m.mla_cache == "expanded")
+        html += row(tr("Latent attention (MLA)"), tr("rank %1, cached expanded: each head's key of %2 and value of %3 values")
+                                                      .arg(m.kv_lora_rank)
+                                                      .arg(m.head_dim)
+                                                      .arg(m.head_dim_v));
+    else if (m.kv_lora_rank > 0)
         html += row(tr("Latent attention (MLA)"),
                     tr("KV rows of rank %1 + a RoPE key of %2, one per token and layer; values are the first %1%3")
                         .arg(m.kv_lora_rank)

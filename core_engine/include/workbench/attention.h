@@ -145,9 +145,10 @@ struct KvGeometry {
     int32_t n_layers = 0, n_kv_heads = 0, head_dim = 0;
     int32_t n_head = 0;          // query heads (0: n_kv_heads); the byte figures do not depend on it
     int32_t block_tokens = 16;   // the engine's KV block
-    // Latent attention (DeepSeek's MLA): V is the first head_dim_v values of each K row, stored once.
+    // Latent attention (DeepSeek's MLA): values of head_dim_v (0: head_dim), the first of each K
+    // row when values_in_keys (stored once), else rows of their own; RoPE on a key from rope_offset.
     bool values_in_keys = false;
-    int32_t head_dim_v = 0;
+    int32_t head_dim_v = 0, rope_offset = 0;
     NativeAttention native;      // trained local layers, applied before the layout (apply_native_attention)
 };
 

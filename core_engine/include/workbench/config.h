@@ -34,11 +34,15 @@ struct EngineConfig {
     // Requests choose per request whether to draft with it (SpeculationParams).
     std::string draft_model_path;
     std::string backend = "cpu";     // where the model runs: "cpu" or "cuda" (workbench/backends.h)
+    // Latent-attention models (DeepSeek's MLA): "latent" caches one row [c | RoPE key] per token
+    // and layer (the absorbed form); "expanded" caches each head's K and V, as plain multi-head
+    // attention does — to see what the latent form saves.
+    std::string mla_cache = "latent";
 };
 
 // EngineConfig as JSON, the one schema the CLI's --config, the GUI's --config and the session
 // database share: {"model_path", "n_threads", "n_ctx", "weight_type", "attention", "kv_types",
-// "kv_budget_bytes", "n_seq_max", "calibration_text", "calibrated_by", "draft_model_path", "backend"} (callbacks
+// "kv_budget_bytes", "n_seq_max", "calibration_text", "calibrated_by", "draft_model_path", "backend", "mla_cache"} (callbacks
 // are not saved).
 std::string engine_config_json(const EngineConfig& config);
 // What can be checked without the model file: the attention spec, the K/V types, the weight

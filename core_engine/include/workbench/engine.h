@@ -45,6 +45,8 @@ struct ModelInfo {
     // Latent attention (DeepSeek's MLA, kv_lora_rank > 0): a KV row per token and layer of
     // head_dim = kv_lora_rank + RoPE key values, whose first head_dim_v are its values.
     int32_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
+    std::string mla_cache;             // "latent" or "expanded" (EngineConfig::mla_cache); empty without latent attention
+    int32_t kv_rope_offset = 0;        // where RoPE starts in a cached key row (after c, or after the head's nope part)
     // chat_template_family: "jinja" when the file's own template is used, else the native family.
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;

@@ -69,7 +69,8 @@ Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, c
         };
         WB_RETURN_IF_ERROR(pack_stacks(layer_expert_matrices(l), layer_expert_matrices(p)));
         WB_RETURN_IF_ERROR(pack_stacks(layer_head_matrices(l), layer_head_matrices(p)));
-        if (l.wkv_b.present()) WB_RETURN_IF_ERROR(b->latent_heads_from_kv_b(l, p, pack));
+        if (hp.mla.expanded) WB_RETURN_IF_ERROR(b->latent_up_projections(l, p, pack));
+        else if (l.wkv_b.present()) WB_RETURN_IF_ERROR(b->latent_heads_from_kv_b(l, p, pack));
     }
     WB_RETURN_IF_ERROR(pack(w.output, b->output_));
     return b;
@@ -91,7 +92,7 @@ void CpuBackend::ensure_scratch(int64_t n) {
     fit(q_, n * hp_.n_embd_q());
     fit(k_, n * hp_.n_embd_kv());
     fit(v_, n * hp_.n_embd_kv());
-    fit(attn_, n * hp_.n_embd_q());
+    fit(attn_, n * hp_.n_head * std::max(hp_.head_dim, hp_.head_dim_v));
     fit(proj_, n * hp_.n_embd);
     fit(gate_, n * hp_.n_ff);
     fit(up_, n * hp_.n_ff);
@@ -225,8 +226,9 @@ void CpuBackend::attention_in(int32_t il, bool own_kv) {
 }
 
 HostRows CpuBackend::host_rows(int32_t, const LayerKvStorage&, bool with_kv) {
-    // A latent-attention row is its own value (V = its first values): k_ serves as both.
-    return {q_.data(), with_kv ? k_.data() : nullptr, with_kv ? (hp_.is_mla() ? k_.data() : v_.data()) : nullptr};
+    // An absorbed latent-attention row is its own value (V = its first values): k_ serves as both.
+    const bool values_in_keys = hp_.is_mla() && !hp_.mla.expanded;
+    return {q_.data(), with_kv ? k_.data() : nullptr, with_kv ? (values_in_keys ? k_.data() : v_.data()) : nullptr};
 }
 
 // The cache wrote K/V (the host's memory is this backend's) and planned: the kernel attends.

@@ -51,6 +51,7 @@ private:
         PackedMatrix wkv_b;  // never packed: latent_heads_from_kv_b makes wk_b and wv_b of it
         std::vector<PackedMatrix> ffn_gate_exps, ffn_up_exps, ffn_down_exps;  // one per expert
         std::vector<PackedMatrix> wk_b, wv_b;                                 // one per head
+        PackedMatrix wk_up, wv_up;   // latent attention expanded: every head's W_UK, W_UV as one matrix each
     };
     using PackFn = std::function<Status(const WeightTensor&, PackedMatrix&)>;
 
@@ -73,6 +74,8 @@ private:
     // y[t·ldy + h·head_stride + r] = ws[h] · x_h[t] for every head h, x holding each head's n_ rows of n_in in turn.
     void head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy);
     Status latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
+    Status latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
+    void expanded_attention_rows(int32_t layer);
     // A layer of experts in place of mlp_in / mlp_out (cpu_backend_experts.cpp).
     void experts_in(int32_t layer);
     void experts_out(int32_t layer);
@@ -122,7 +125,7 @@ private:
     // Latent attention: the raw queries [n, n_head·head_k], the q LoRA's rows, [c | RoPE key]
     // before the norm and rotation, the RoPE parts being rotated, each head's gathered rows
     // (its nope queries, or its latent outputs) and their 8-bit blocks, the heads' outputs.
-    std::vector<float> mla_q_, mla_qa_, mla_kv_, mla_rope_, mla_heads_, mla_o_;
+    std::vector<float> mla_q_, mla_qa_, mla_kv_, mla_rope_, mla_heads_, mla_o_, mla_c_;
     QuantizedActivations heads_q_;
     std::vector<std::vector<float>> owned_f32_;   // matrices made at load (older files' W_k_b)
     // The latent variant: the rebuilt K and V of the whole sequence per layer.

@@ -6,6 +6,7 @@
 // The heads' products run as one group over each head's gathered rows (matmul_items). Older
 // files' single attn_kv_b becomes the same per-head matrices at load (latent_heads_from_kv_b).
 #include <algorithm>
+#include <tuple>
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/rms_norm.h"
@@ -43,6 +44,50 @@ Status CpuBackend::latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p,
     return {};
 }
 
+Status CpuBackend::latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack) {
+    const int64_t n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, nope = hp_.mla_nope(), hv = hp_.mla.head_v;
+    // Every head's W_UK (nope rows of rank) and W_UV (hv rows of rank), from whichever layout the
+    // file has, in f32; stored 8-bit when the file's are quantized, so the expanded form reads
+    // no more weight bytes than it should.
+    std::vector<float> uk(static_cast<size_t>(n_head * nope * rank)), uv(static_cast<size_t>(n_head * hv * rank));
+    std::vector<float> row(static_cast<size_t>(std::max(nope, rank)));
+    DType type = DType::f32;
+    for (int64_t h = 0; h < n_head; ++h) {
+        if (l.wkv_b.present()) {
+            type = l.wkv_b.type;
+            const uint64_t row_bytes = l.wkv_b.n_bytes / static_cast<uint64_t>(l.wkv_b.n_out);
+            const uint8_t* first = l.wkv_b.data + static_cast<uint64_t>(h * (nope + hv)) * row_bytes;
+            dequantize_row(type, first, &uk[static_cast<size_t>(h * nope * rank)], nope * rank);
+            dequantize_row(type, first + static_cast<uint64_t>(nope) * row_bytes, &uv[static_cast<size_t>(h * hv * rank)], hv * rank);
+            continue;
+        }
+        type = l.wk_b.type;
+        const WeightTensor k_b = l.wk_b.mat(h), v_b = l.wv_b.mat(h);
+        const uint64_t k_row = k_b.n_bytes / static_cast<uint64_t>(rank);
+        for (int64_t j = 0; j < rank; ++j) {   // W_k_b[h] is W_UK[h] transposed
+            dequantize_row(k_b.type, k_b.data + static_cast<uint64_t>(j) * k_row, row.data(), nope);
+            for (int64_t i = 0; i < nope; ++i) uk[static_cast<size_t>((h * nope + i) * rank + j)] = row[static_cast<size_t>(i)];
+        }
+        dequantize_row(v_b.type, v_b.data, &uv[static_cast<size_t>(h * hv * rank)], hv * rank);
+    }
+    const bool quantized = type != DType::f32 && type != DType::f16 && type != DType::bf16 && rank % 32 == 0;
+    for (auto [values, n_out, out] : {std::tuple{&uk, n_head * nope, &p.wk_up}, {&uv, n_head * hv, &p.wv_up}}) {
+        if (quantized) {
+            std::vector<uint8_t> q8(static_cast<size_t>(n_out * rank / 32 * 34));
+            quantize_row(DType::q8_0, values->data(), q8.data(), n_out * rank);
+            WB_RETURN_IF_ERROR(pack(WeightTensor{DType::q8_0, q8.data(), rank, n_out, q8.size()}, *out));
+            if (!out->owned && out->data == q8.data())   // used in place: keep the bytes
+                return error(StatusCode::internal, "latent attention: the expanded up-projections were not repacked");
+            continue;
+        }
+        std::vector<float>& kept = owned_f32_.emplace_back(std::move(*values));
+        WB_RETURN_IF_ERROR(pack(WeightTensor{DType::f32, reinterpret_cast<const uint8_t*>(kept.data()), rank, n_out,
+                                             kept.size() * sizeof(float)},
+                                *out));
+    }
+    return {};
+}
+
 void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy) {
     const int64_t n = n_, n_head = static_cast<int64_t>(ws.size());
     const bool quantized = is_quantized_layout(ws[0].layout);
@@ -54,6 +99,34 @@ void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float*
     for (int64_t h = 0; h < n_head; ++h)
         items_.push_back({&ws[static_cast<size_t>(h)], x + h * n * n_in, quantized ? &heads_q_ : nullptr, h * n, n, y + h * head_stride, ldy});
     matmul_items(items_, *pool_, mm_);
+}
+
+// Expanded: queries [q_nope | RoPE query], keys [W_UK·c | RoPE key] and values W_UV·c per head,
+// attended as multi-head attention with values narrower than keys.
+void CpuBackend::expanded_attention_rows(int32_t il) {
+    const int64_t n = n_, n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, r = hp_.n_rot;
+    const int64_t head_k = hp_.mla.head_k, nope = head_k - r, hv = hp_.mla.head_v, rope_width = (n_head + 1) * r;
+    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    fit(mla_heads_, n * n_head * nope);
+    fit(v_, n * n_head * hv);
+    {
+        const PackedMatrix* ws[2] = {&pl.wk_up, &pl.wv_up};
+        float* ys[2] = {mla_heads_.data(), v_.data()};
+        matmul_shared_input(ws, mla_c_.data(), ys, n, *pool_, mm_);
+    }
+    token_rows([&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+            const float* rot = mla_rope_.data() + t * rope_width;
+            for (int64_t h = 0; h < n_head; ++h) {
+                float* q = q_.data() + (t * n_head + h) * head_k;
+                float* k = k_.data() + (t * n_head + h) * head_k;
+                std::copy(mla_q_.data() + t * n_head * head_k + h * head_k, mla_q_.data() + t * n_head * head_k + h * head_k + nope, q);
+                std::copy(rot + h * r, rot + (h + 1) * r, q + nope);
+                std::copy(mla_heads_.data() + (t * n_head + h) * nope, mla_heads_.data() + (t * n_head + h + 1) * nope, k);
+                std::copy(rot + n_head * r, rot + rope_width, k + nope);
+            }
+        }
+    });
 }
 
 void CpuBackend::latent_attention_in(int32_t il) {
@@ -80,26 +153,29 @@ void CpuBackend::latent_attention_in(int32_t il) {
     }
     // The RoPE parts, rotated as heads of n_rot: each query head's, then the token's key.
     const int64_t rope_width = (n_head + 1) * r;
+    const bool expanded = hp_.mla.expanded;
     fit(mla_rope_, n * rope_width);
+    if (expanded) fit(mla_c_, n * rank);
     fit(mla_heads_, n_head * n * nope);
     token_rows([&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
             const float* q = mla_q_.data() + t * q_width;
             for (int64_t h = 0; h < n_head; ++h) {
                 std::copy(q + h * head_k + nope, q + (h + 1) * head_k, mla_rope_.data() + t * rope_width + h * r);
-                std::copy(q + h * head_k, q + h * head_k + nope, mla_heads_.data() + (h * n + t) * nope);
+                if (!expanded) std::copy(q + h * head_k, q + h * head_k + nope, mla_heads_.data() + (h * n + t) * nope);
             }
             const float* kv = mla_kv_.data() + t * row;
             std::copy(kv + rank, kv + row, mla_rope_.data() + t * rope_width + n_head * r);
-            rms_norm(kv, f32(l.kv_a_norm), k_.data() + t * row, 1, rank, hp_.rms_eps);
+            rms_norm(kv, f32(l.kv_a_norm), expanded ? mla_c_.data() + t * rank : k_.data() + t * row, 1, rank, hp_.rms_eps);
         }
         rope_features(mla_rope_.data(), rope_width, r, 0, rope_width, options_.rope, angles_, b, e);
-        for (int64_t t = b; t < e; ++t) {
+        for (int64_t t = b; t < e && !expanded; ++t) {
             const float* rot = mla_rope_.data() + t * rope_width;
             std::copy(rot + n_head * r, rot + rope_width, k_.data() + t * row + rank);
             for (int64_t h = 0; h < n_head; ++h) std::copy(rot + h * r, rot + (h + 1) * r, q_.data() + (t * n_head + h) * row + rank);
         }
     });
+    if (expanded) return expanded_attention_rows(il);
     // Each head's position-free query into c's space: q[t, h, 0:rank] = W_k_b[h] · q_nope[t, h].
     head_products(pl.wk_b, mla_heads_.data(), nope, q_.data(), row, n_head * row);
 }
@@ -107,6 +183,10 @@ void CpuBackend::latent_attention_in(int32_t il) {
 void CpuBackend::latent_attention_out(int32_t il) {
     const int64_t n = n_, n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, hv = hp_.mla.head_v;
     const PackedLayer& pl = packed_[static_cast<size_t>(il)];
+    if (hp_.mla.expanded) {   // the heads' outputs are in the output projection's space already
+        matmul(pl.wo, attn_.data(), proj_.data(), n, *pool_, mm_);
+        return;
+    }
     fit(mla_heads_, n_head * n * rank);
     fit(mla_o_, n * n_head * hv);
     token_rows([&](int64_t b, int64_t e) {

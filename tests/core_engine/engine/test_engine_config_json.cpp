@@ -24,6 +24,7 @@ private slots:
         c.n_seq_max = 8;
         c.calibration_text = "/tmp/cal.txt";
         c.backend = "cuda";
+        c.mla_cache = "expanded";
         c.calibrated_by = "workbench-cli calibrate: cross_layer on paradise_lost.txt";
         auto back = engine_config_from_json(engine_config_json(c));
         QVERIFY2(back.ok(), back.status().message().c_str());
@@ -37,9 +38,11 @@ private slots:
         QCOMPARE(back->n_seq_max, 8);
         QCOMPARE(back->calibration_text, c.calibration_text);
         QCOMPARE(back->backend, std::string("cuda"));
+        QCOMPARE(back->mla_cache, std::string("expanded"));
         QCOMPARE(back->calibrated_by, c.calibrated_by);
         // The default backend is left out, so configurations stored before it keep their text.
         QVERIFY(engine_config_json(EngineConfig{}).find("backend") == std::string::npos);
+        QVERIFY(engine_config_json(EngineConfig{}).find("mla_cache") == std::string::npos);
         QVERIFY(engine_config_json(EngineConfig{}).find("calibrated_by") == std::string::npos);
     }
 
@@ -78,11 +81,13 @@ private slots:
         QVERIFY(check_engine_config(c).ok());
         for (auto [field, value, named] : {std::tuple{"attention", "sliding:window=abc", "abc"},
                                            std::tuple{"kv", "q9", "q9"}, std::tuple{"weights", "q7_z", "q7_z"},
-                                           std::tuple{"backend", "tpu", "unknown backend 'tpu'"}}) {
+                                           std::tuple{"backend", "tpu", "unknown backend 'tpu'"},
+                                           std::tuple{"mla_cache", "sideways", "expected latent or expanded"}}) {
             EngineConfig bad;
             if (std::string(field) == "attention") bad.attention = value;
             else if (std::string(field) == "kv") bad.kv_types = value;
             else if (std::string(field) == "backend") bad.backend = value;
+            else if (std::string(field) == "mla_cache") bad.mla_cache = value;
             else bad.weight_type = value;
             const Status s = check_engine_config(bad);
             QCOMPARE(s.code(), StatusCode::invalid_argument);
