@@ -75,6 +75,7 @@ private:
     void head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy);
     Status latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
     Status latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
+    Status pack_made_matrix(std::vector<float> values, int64_t n_in, int64_t n_out, DType file_type, const PackFn& pack, PackedMatrix& out);
     void expanded_attention_rows(int32_t layer);
     // A layer of experts in place of mlp_in / mlp_out (cpu_backend_experts.cpp).
     void experts_in(int32_t layer);

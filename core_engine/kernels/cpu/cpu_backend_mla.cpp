@@ -6,7 +6,6 @@
 // The heads' products run as one group over each head's gathered rows (matmul_items). Older
 // files' single attn_kv_b becomes the same per-head matrices at load (latent_heads_from_kv_b).
 #include <algorithm>
-#include <tuple>
 
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/cpu/rms_norm.h"
@@ -19,6 +18,22 @@ const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(
 
 }  // namespace
 
+// Rows made at load (`values`: n_out rows of n_in, f32), packed as 8-bit blocks when the file's
+// weights are quantized — so they read no more bytes than the file's would — else kept as f32.
+Status CpuBackend::pack_made_matrix(std::vector<float> values, int64_t n_in, int64_t n_out, DType file_type, const PackFn& pack,
+                                    PackedMatrix& out) {
+    if (file_type != DType::f32 && file_type != DType::f16 && file_type != DType::bf16 && n_in % 32 == 0) {
+        std::vector<uint8_t> q8(static_cast<size_t>(n_out * n_in / 32 * 34));
+        quantize_row(DType::q8_0, values.data(), q8.data(), n_out * n_in);
+        WB_RETURN_IF_ERROR(pack(WeightTensor{DType::q8_0, q8.data(), n_in, n_out, q8.size()}, out));
+        if (!out.owned && out.data == q8.data())   // used in place: the bytes must stay
+            return error(StatusCode::internal, "latent attention: a matrix made at load was not repacked");
+        return {};
+    }
+    std::vector<float>& kept = owned_f32_.emplace_back(std::move(values));
+    return pack(WeightTensor{DType::f32, reinterpret_cast<const uint8_t*>(kept.data()), n_in, n_out, kept.size() * sizeof(float)}, out);
+}
+
 Status CpuBackend::latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p, const PackFn& pack) {
     const int64_t n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, nope = hp_.mla_nope(), hv = hp_.mla.head_v;
     const WeightTensor& kv_b = l.wkv_b;
@@ -30,12 +45,10 @@ Status CpuBackend::latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p,
         const int64_t first = h * (nope + hv);
         // W_k_b[h] is the head's key rows transposed: rank rows of nope values.
         dequantize_row(kv_b.type, kv_b.data + static_cast<uint64_t>(first) * row_bytes, rows.data(), nope * rank);
-        std::vector<float>& k_b = owned_f32_.emplace_back(static_cast<size_t>(rank * nope));
+        std::vector<float> k_b(static_cast<size_t>(rank * nope));
         for (int64_t i = 0; i < nope; ++i)
             for (int64_t j = 0; j < rank; ++j) k_b[static_cast<size_t>(j * nope + i)] = rows[static_cast<size_t>(i * rank + j)];
-        WB_RETURN_IF_ERROR(pack(WeightTensor{DType::f32, reinterpret_cast<const uint8_t*>(k_b.data()), nope, rank,
-                                             static_cast<uint64_t>(rank * nope) * sizeof(float)},
-                                p.wk_b[static_cast<size_t>(h)]));
+        WB_RETURN_IF_ERROR(pack_made_matrix(std::move(k_b), nope, rank, kv_b.type, pack, p.wk_b[static_cast<size_t>(h)]));
         // W_v_b[h] is the head's value rows as they are.
         WB_RETURN_IF_ERROR(pack(WeightTensor{kv_b.type, kv_b.data + static_cast<uint64_t>(first + nope) * row_bytes, rank, hv,
                                              static_cast<uint64_t>(hv) * row_bytes},
@@ -46,22 +59,18 @@ Status CpuBackend::latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p,
 
 Status CpuBackend::latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack) {
     const int64_t n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, nope = hp_.mla_nope(), hv = hp_.mla.head_v;
-    // Every head's W_UK (nope rows of rank) and W_UV (hv rows of rank), from whichever layout the
-    // file has, in f32; stored 8-bit when the file's are quantized, so the expanded form reads
-    // no more weight bytes than it should.
+    // Every head's W_UK (nope rows of rank) and W_UV (hv rows of rank), from whichever layout the file has.
     std::vector<float> uk(static_cast<size_t>(n_head * nope * rank)), uv(static_cast<size_t>(n_head * hv * rank));
     std::vector<float> row(static_cast<size_t>(std::max(nope, rank)));
-    DType type = DType::f32;
+    const DType type = l.wkv_b.present() ? l.wkv_b.type : l.wk_b.type;
     for (int64_t h = 0; h < n_head; ++h) {
         if (l.wkv_b.present()) {
-            type = l.wkv_b.type;
             const uint64_t row_bytes = l.wkv_b.n_bytes / static_cast<uint64_t>(l.wkv_b.n_out);
             const uint8_t* first = l.wkv_b.data + static_cast<uint64_t>(h * (nope + hv)) * row_bytes;
             dequantize_row(type, first, &uk[static_cast<size_t>(h * nope * rank)], nope * rank);
             dequantize_row(type, first + static_cast<uint64_t>(nope) * row_bytes, &uv[static_cast<size_t>(h * hv * rank)], hv * rank);
             continue;
         }
-        type = l.wk_b.type;
         const WeightTensor k_b = l.wk_b.mat(h), v_b = l.wv_b.mat(h);
         const uint64_t k_row = k_b.n_bytes / static_cast<uint64_t>(rank);
         for (int64_t j = 0; j < rank; ++j) {   // W_k_b[h] is W_UK[h] transposed
@@ -70,22 +79,8 @@ Status CpuBackend::latent_up_projections(const LayerWeights& l, PackedLayer& p, 
         }
         dequantize_row(v_b.type, v_b.data, &uv[static_cast<size_t>(h * hv * rank)], hv * rank);
     }
-    const bool quantized = type != DType::f32 && type != DType::f16 && type != DType::bf16 && rank % 32 == 0;
-    for (auto [values, n_out, out] : {std::tuple{&uk, n_head * nope, &p.wk_up}, {&uv, n_head * hv, &p.wv_up}}) {
-        if (quantized) {
-            std::vector<uint8_t> q8(static_cast<size_t>(n_out * rank / 32 * 34));
-            quantize_row(DType::q8_0, values->data(), q8.data(), n_out * rank);
-            WB_RETURN_IF_ERROR(pack(WeightTensor{DType::q8_0, q8.data(), rank, n_out, q8.size()}, *out));
-            if (!out->owned && out->data == q8.data())   // used in place: keep the bytes
-                return error(StatusCode::internal, "latent attention: the expanded up-projections were not repacked");
-            continue;
-        }
-        std::vector<float>& kept = owned_f32_.emplace_back(std::move(*values));
-        WB_RETURN_IF_ERROR(pack(WeightTensor{DType::f32, reinterpret_cast<const uint8_t*>(kept.data()), rank, n_out,
-                                             kept.size() * sizeof(float)},
-                                *out));
-    }
-    return {};
+    WB_RETURN_IF_ERROR(pack_made_matrix(std::move(uk), rank, n_head * nope, type, pack, p.wk_up));
+    return pack_made_matrix(std::move(uv), rank, n_head * hv, type, pack, p.wv_up);
 }
 
 void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy) {
