@@ -9,7 +9,7 @@
 namespace workbench {
 namespace {
 
-// "SPEC [--kv-type T] [--weights W]"; the error names the line and the word.
+// "SPEC [--kv-type T] [--weights W] [--mla-cache F]"; the error names the line and the word.
 Result<SweepConfig> parse_line(const std::string& line, size_t number) {
     std::istringstream in(line);
     std::vector<std::string> words;
@@ -18,17 +18,18 @@ Result<SweepConfig> parse_line(const std::string& line, size_t number) {
     c.line = line.substr(line.find_first_not_of(" \t"));
     c.attention = words.front();
     for (size_t i = 1; i < words.size(); ++i) {
-        const bool known = words[i] == "--kv-type" || words[i] == "--weights";
+        const bool known = words[i] == "--kv-type" || words[i] == "--weights" || words[i] == "--mla-cache";
         if (!known || i + 1 >= words.size())
             return error(StatusCode::invalid_argument, "configuration line " + std::to_string(number) + ": '" + words[i] + "' " +
-                                                           (known ? "needs a value" : "is not --kv-type T or --weights W"));
-        (words[i] == "--kv-type" ? c.kv_types : c.weights) = words[i + 1];
+                                                           (known ? "needs a value" : "is not --kv-type T, --weights W or --mla-cache F"));
+        (words[i] == "--kv-type" ? c.kv_types : words[i] == "--weights" ? c.weights : c.mla_cache) = words[i + 1];
         ++i;
     }
     EngineConfig check;
     check.attention = c.attention;
     check.kv_types = c.kv_types;
     check.weight_type = c.weights;
+    check.mla_cache = c.mla_cache;
     if (Status st = check_engine_config(check); !st.ok())
         return st.with_context("configuration line " + std::to_string(number) + " ('" + c.line + "'): ");
     return c;
@@ -115,6 +116,7 @@ EngineConfig sweep_engine_config(const SweepConfig& config, const EngineConfig& 
     c.attention = config.attention;
     c.kv_types = config.kv_types;
     c.weight_type = config.weights;
+    c.mla_cache = config.mla_cache;
     c.n_ctx = settings.ctx + std::max(settings.n_decode, retrieval_tokens_after_prompt(settings.retrieval_options)) + 16;
     c.kv_budget_bytes = 0;
     c.n_seq_max = 1;
@@ -155,6 +157,7 @@ Json measure_sweep_row(const SweepConfig& sc, const EngineConfig& base, QualityB
     row["attention"] = info.attention;
     row["kv_type"] = info.kv_types;
     row["weights"] = info.weight_type;
+    if (!info.mla_cache.empty()) row["mla_cache"] = info.mla_cache;
     QualityOptions qo;
     qo.n_ctx = s.ctx;
     qo.max_windows = s.windows;
@@ -278,6 +281,7 @@ std::string sweep_row_label(const Json& row) {
     }
     std::string label = row.value("attention", "") + " · KV " + row.value("kv_type", "");
     if (row.value("config", "").find("--weights") != std::string::npos) label += " · W " + row.value("weights", "");
+    if (row.value("mla_cache", "latent") != "latent") label += " · MLA " + row.value("mla_cache", "");
     return label;
 }
 

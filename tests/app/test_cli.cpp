@@ -398,6 +398,41 @@ private slots:
         QVERIFY2(o.err.contains("configuration line 1") && o.err.contains("--kv-typo"), o.err.constData());
     }
 
+    // A latent-attention model in a sweep: its two cache forms side by side (--mla-cache in a
+    // list line), the expanded one holding each head's K and V.
+    void sweep_compares_latent_attention_forms() {
+        if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");
+        QTemporaryDir dir;
+        const QString model = dir.filePath("deepseek2.gguf"), list = dir.filePath("forms.txt"), out = dir.filePath("sweep.jsonl");
+        QCOMPARE(run_cli({"synth", "--arch", "deepseek2", "--shape", "small", "--type", "q8_0", "--vocab-from", WB_DEFAULT_MODEL_PATH, "-o", model})
+                     .exit_code,
+                 0);
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("full\nfull --mla-cache expanded\n");
+        }
+        auto o = run_cli({"sweep", "-m", model, "-f", list, "--ctx", "256", "-t", "2", "-o", out});
+        QVERIFY2(o.exit_code == 0, o.err.constData());
+        QFile rows(out);
+        QVERIFY(rows.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = rows.readAll().trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        const QJsonObject latent = QJsonDocument::fromJson(lines[0]).object(), expanded = QJsonDocument::fromJson(lines[1]).object();
+        QCOMPARE(latent["mla_cache"].toString(), QStringLiteral("latent"));
+        QCOMPARE(expanded["mla_cache"].toString(), QStringLiteral("expanded"));
+        // 2 layers: a row of 128 + 32 values a token and layer, against 8 heads × (64 + 32).
+        QCOMPARE(latent["kv_bytes_full"].toDouble() * (8 * 96) / 160, expanded["kv_bytes_full"].toDouble());
+        {
+            QFile f(list);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("full --mla-cache sideways\n");
+        }
+        o = run_cli({"sweep", "-m", model, "-f", list, "--ctx", "256", "-o", out});
+        QCOMPARE(o.exit_code, 1);
+        QVERIFY2(o.err.contains("configuration line 1") && o.err.contains("expected latent or expanded"), o.err.constData());
+    }
+
     // eval --retrieval: a 32-token window beside full attention on the same prompts.
     void eval_retrieval_beside_full_attention() {
         if (!model_present()) WB_SKIP_MISSING("default model not present: run installer/bootstrap.sh");

@@ -23,6 +23,7 @@ namespace workbench {
 struct SweepConfig {
     std::string line;                   // as written (comments cut): the row's key for resuming
     std::string attention, kv_types = "f16", weights;   // weights empty: as stored
+    std::string mla_cache = "latent";   // latent-attention models' cache form (EngineConfig::mla_cache)
 };
 
 // The built-in presets and a spread of each variant's main parameter, as configuration lines.
@@ -31,7 +32,7 @@ const std::vector<std::string>& standard_sweep_preset();
 const std::vector<std::string>& presses_sweep_preset();
 
 // Blank lines and '#' comments are skipped. Errors (invalid_argument): a word that is not
-// --kv-type T or --weights W (names the line and the word), a configuration the engine refuses
+// --kv-type T, --weights W or --mla-cache F (names the line and the word), a configuration the engine refuses
 // (names the line), or no configuration at all.
 Result<std::vector<SweepConfig>> parse_sweep_configs(const std::vector<std::string>& lines);
 
