@@ -82,7 +82,15 @@ public:
     bool is_namespace() const { return type_ == Type::ns; }
 
     bool as_bool() const { return int_ != 0; }
-    int64_t as_int() const { return type_ == Type::floating ? static_cast<int64_t>(float_) : int_; }
+    // A float truncated toward zero, saturating past int64's range (NaN: 0): a template's 4e36 must
+    // not be undefined behaviour.
+    int64_t as_int() const {
+        if (type_ != Type::floating) return int_;
+        if (!(float_ == float_)) return 0;
+        if (float_ >= 9.2233720368547758e18) return INT64_MAX;
+        if (float_ <= -9.2233720368547758e18) return -INT64_MAX;   // not INT64_MIN: negating it must stay defined
+        return static_cast<int64_t>(float_);
+    }
     double as_double() const { return type_ == Type::floating ? float_ : static_cast<double>(int_); }
     const std::string& as_string() const { return *text_; }
     // A string's marks (empty for the template's own text and for anything not a string).

@@ -142,6 +142,10 @@ private slots:
         // Odd inputs that must simply work: a huge slice step, -1 divisors, a dict literal before }}, bad UTF-8 kept as is.
         QCOMPARE(QString::fromStdString(*jinja::render("{{ 'abc'[1::9223372036854775807] }}", Json::object(), o)), QStringLiteral("b"));
         QCOMPARE(QString::fromStdString(*jinja::render("{{ -7 // -1 }}{{ -7 % -1 }}{{ {'a': 1}}}", Json::object(), o)), QStringLiteral("70{'a': 1}"));
+        // Floats past int64 become its largest magnitudes, NaN 0 (found by fuzz_jinja: undefined behaviour before).
+        QCOMPARE(QString::fromStdString(*jinja::render("{{ 4e36 | int > 0 }}{{ -4e36 | int < 0 }}{{ 'nan' | float | int }}{{ 'ab'[4e36:] }}",
+                                                       Json::object(), o)),
+                 QStringLiteral("TrueTrue0"));
         const std::string bad_utf8 = std::string("a\xC3<b\xF0\x9F");
         const auto kept = jinja::render("{{ x }}|{{ x | length }}|{{ x[::-1][::-1] }}", Json{{"x", bad_utf8}}, o);
         QVERIFY(kept.ok());
