@@ -53,6 +53,9 @@ void set_choice(AttentionSpec& spec, std::string_view key, int32_t index) {
     if (key == "read") spec.read = static_cast<PooledRead>(index);
     if (key == "balance") spec.balance = static_cast<LatentBalance>(index);
     if (key == "ranks") spec.ranks = static_cast<LatentRanks>(index);
+    if (key == "form") spec.form = static_cast<LatentForm>(index);
+    if (key == "pick") spec.pick = static_cast<LatentPick>(index);
+    if (key == "heads") spec.heads = static_cast<LatentHeads>(index);
     if (key == "decoding") spec.decoding = static_cast<PressDecoding>(index);
 }
 

@@ -46,6 +46,7 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
     model.n_kv_heads = g.n_kv_heads;
     model.head_dim = g.head_dim;
     model.n_head = g.n_head > 0 ? g.n_head : g.n_kv_heads;
+    model.rope.n_rot = g.n_rot > 0 ? g.n_rot : g.head_dim;
     model.values_in_keys = g.values_in_keys;
     model.head_dim_v = g.head_dim_v;
     model.rope_offset = g.rope_offset;
@@ -81,7 +82,8 @@ Result<KvPrediction> predict_kv(const AttentionLayout& layout, std::string_view 
         }
         const uint64_t n_kv = static_cast<uint64_t>(arena.shape.n_kv_heads);
         const uint64_t k_row = kv_bytes(types.k, static_cast<uint64_t>(arena.shape.head_dim));
-        const uint64_t v_row = v_share * kv_bytes(types.v, static_cast<uint64_t>(arena.shape.value_dim_of(0)));
+        // The group's own rows may hold their values inside the keys (the absorbed latent) where the model's do not.
+        const uint64_t v_row = (arena.shape.values_in_keys ? 0 : 1) * kv_bytes(types.v, static_cast<uint64_t>(arena.shape.value_dim_of(0)));
         const uint64_t block_bytes = static_cast<uint64_t>(bs) * n_kv * (k_row + v_row) * arena.members.size() +
                                      policy->aux_bytes_per_block(arena);
         const AttentionPolicy::Footprint f = policy->footprint(n, static_cast<int32_t>(bs));

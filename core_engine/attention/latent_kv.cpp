@@ -17,10 +17,10 @@ void dequantize_matrix(const WeightTensor& t, float* out) {
     for (int64_t r = 0; r < t.n_out; ++r) dequantize_row(t.type, t.row(r), out + r * t.n_in, t.n_in);
 }
 
-bool pack_f32(std::vector<float>& data, int64_t n_out, int64_t n_in, PackedMatrix& out) {
+bool pack_f32(const float* data, int64_t n_out, int64_t n_in, PackedMatrix& out) {
     WeightTensor t;
     t.type = DType::f32;
-    t.data = reinterpret_cast<const uint8_t*>(data.data());
+    t.data = reinterpret_cast<const uint8_t*>(data);
     t.n_in = n_in;
     t.n_out = n_out;
     t.n_bytes = static_cast<uint64_t>(n_in * n_out) * sizeof(float);
@@ -81,17 +81,20 @@ void for_each_rebuilt_row(const std::vector<int32_t>& rope_dims, int64_t n_rows,
 }  // namespace
 
 std::vector<int32_t> select_rope_dims(const float* wq, const float* bq, const float* wk, const float* bk, const float* x,
-                                      int32_t n_samples, const ModelHparams& hp, int32_t rope_pairs) {
+                                      int32_t n_samples, const ModelHparams& hp, int32_t rope_pairs, LatentPick pick) {
     const int32_t hd = static_cast<int32_t>(hp.head_dim), half = hd / 2;
     const int32_t n_head = static_cast<int32_t>(hp.n_head), n_kv_heads = static_cast<int32_t>(hp.n_head_kv);
     const int32_t group = n_head / n_kv_heads;
-    const std::vector<double> q = pair_norm_sums(wq, bq, x, n_samples, hp.n_embd, n_head, hd, hp.rope_style);
-    const std::vector<double> k = pair_norm_sums(wk, bk, x, n_samples, hp.n_embd, n_kv_heads, hd, hp.rope_style);
+    const bool by_norm = pick == LatentPick::norm;
+    const std::vector<double> q = by_norm ? pair_norm_sums(wq, bq, x, n_samples, hp.n_embd, n_head, hd, hp.rope_style) : std::vector<double>{};
+    const std::vector<double> k = by_norm ? pair_norm_sums(wk, bk, x, n_samples, hp.n_embd, n_kv_heads, hd, hp.rope_style) : std::vector<double>{};
     std::vector<int32_t> dims;
     std::vector<double> score(static_cast<size_t>(half));
     std::vector<int32_t> order(static_cast<size_t>(half));
     for (int32_t g = 0; g < n_kv_heads; ++g) {
-        for (int32_t i = 0; i < half; ++i) {
+        for (int32_t i = 0; i < half && !by_norm; ++i)   // pair i turns base^(−2i/hd) a token: the first pairs fastest
+            score[static_cast<size_t>(i)] = -i;
+        for (int32_t i = 0; i < half && by_norm; ++i) {
             double s = 0;
             for (int32_t h = g * group; h < (g + 1) * group; ++h) s += q[static_cast<size_t>(h * half + i)];
             score[static_cast<size_t>(i)] = s * k[static_cast<size_t>(g * half + i)];
@@ -136,60 +139,69 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
                                                        std::to_string(std::min<int64_t>(n_factored, n_embd)) +
                                                        " (the stacked K/V projection is " + std::to_string(n_factored) + " × " +
                                                        std::to_string(n_embd) + (rope_pairs > 0 ? " without its kept RoPE rows)" : ")"));
+    const int64_t n_latents = latent.heads == LatentHeads::each ? hp.n_head_kv : 1;
+    if (rank % n_latents != 0)
+        return error(StatusCode::invalid_argument, spec + ": heads=each needs a rank that is a multiple of the " + std::to_string(n_latents) + " KV heads");
+    // Each latent factors the rows of its KV heads: all of them (joint), or one head's (each).
+    const int64_t rank_l = rank / n_latents, rows_l = n_kv / n_latents;
     std::vector<LatentLayer> layers(static_cast<size_t>(hp.n_layer));
-    std::vector<float> stacked(static_cast<size_t>(n_factored * n_embd)), wk, wq;
-    if (rope_pairs > 0) {
-        wk.resize(static_cast<size_t>(n_kv * n_embd));
-        wq.resize(static_cast<size_t>(hp.n_embd_q() * n_embd));
-    }
+    std::vector<float> stacked(static_cast<size_t>(n_factored / n_latents * n_embd)), wk(static_cast<size_t>(n_kv * n_embd)), wv, wq;
+    if (rope_pairs > 0) wq.resize(static_cast<size_t>(hp.n_embd_q() * n_embd));
+    if (n_latents > 1) wv.resize(static_cast<size_t>(n_kv * n_embd));
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         const LayerWeights& lw = w.layers[static_cast<size_t>(il)];
         LatentLayer& l = layers[static_cast<size_t>(il)];
+        dequantize_matrix(lw.wk, wk.data());
         if (rope_pairs > 0) {
-            dequantize_matrix(lw.wk, wk.data());
             dequantize_matrix(lw.wq, wq.data());
             const std::vector<float> bq = bias_values(lw.bq), bk = bias_values(lw.bk);
             l.rope_dims = select_rope_dims(wq.data(), bq.empty() ? nullptr : bq.data(), wk.data(), bk.empty() ? nullptr : bk.data(),
-                                           inputs[static_cast<size_t>(il)].data(), n_samples, hp, rope_pairs);
-            for_each_rebuilt_row(l.rope_dims, n_kv, [&](int64_t r, int64_t i) {
-                std::copy(wk.begin() + r * n_embd, wk.begin() + (r + 1) * n_embd, stacked.begin() + i * n_embd);
-            });
-        } else {
-            dequantize_matrix(lw.wk, stacked.data());
+                                           inputs[static_cast<size_t>(il)].data(), n_samples, hp, rope_pairs, latent.pick);
         }
-        const int64_t n_k_rows = n_kv - n_rope_dims;
-        dequantize_matrix(lw.wv, stacked.data() + n_k_rows * n_embd);
-        // K enters the SVD scaled by s and U_k takes 1/s back, so K = U_k·c is unchanged in form.
+        if (n_latents > 1) dequantize_matrix(lw.wv, wv.data());
+        l.n_latents = n_latents;
+        l.down.resize(static_cast<size_t>(rank * n_embd));
+        l.up_k.assign(static_cast<size_t>(n_kv * rank), 0.0f);   // zero rows where the cache keeps the dimension itself
+        l.up_v.assign(static_cast<size_t>(n_kv * rank), 0.0f);
+        double kept_energy = 0, all = 0;
         const float* x = inputs[static_cast<size_t>(il)].data();
-        const double k_scale = latent.balance == LatentBalance::energy
-                                   ? kv_balance_scale(stacked.data(), n_k_rows, n_factored, x, n_samples, n_embd) : 1.0;
-        for (int64_t i = 0; i < n_k_rows * n_embd; ++i) stacked[static_cast<size_t>(i)] *= static_cast<float>(k_scale);
-        WB_ASSIGN_OR_RETURN(LatentFactors f, factorize_low_rank(stacked, static_cast<int32_t>(n_factored), static_cast<int32_t>(n_embd),
-                                                                inputs[static_cast<size_t>(il)], n_samples, rank));
-        // Σ of the dropped σ² over all of them: the relative output error on the calibration
-        // inputs (of the factored rows, K as scaled: with balance=energy K and V weigh alike; kept
-        // RoPE dimensions are exact).
-        double kept = 0, all = 0;
-        for (size_t i = 0; i < f.singular_values.size(); ++i) {
-            const double s2 = f.singular_values[i] * f.singular_values[i];
-            all += s2;
-            if (i < static_cast<size_t>(rank)) kept += s2;
-        }
-        l.output_error = all > 0 ? std::sqrt(std::max(0.0, all - kept) / all) : 0;
-        if (singular_values) singular_values->push_back(f.singular_values);
-        l.down = std::move(f.down);
-        if (l.rope_dims.empty()) {
-            l.up_k.assign(f.up.begin(), f.up.begin() + n_kv * rank);
-        } else {
-            // U_k over the whole key row: zero rows where the cache keeps the dimension itself.
-            l.up_k.assign(static_cast<size_t>(n_kv * rank), 0.0f);
-            for_each_rebuilt_row(l.rope_dims, n_kv, [&](int64_t r, int64_t i) {
-                std::copy(f.up.begin() + i * rank, f.up.begin() + (i + 1) * rank, l.up_k.begin() + r * rank);
+        for (int64_t li = 0; li < n_latents; ++li) {
+            // [its K rows but the kept ones; its V rows], K scaled by s (U_k takes 1/s back, so K = U_k·c is unchanged in form).
+            const int64_t r0 = li * rows_l, r1 = r0 + rows_l;
+            std::vector<int32_t> kept;
+            for (int32_t d : l.rope_dims)
+                if (d >= r0 && d < r1) kept.push_back(static_cast<int32_t>(d - r0));
+            const int64_t n_k_rows = rows_l - static_cast<int64_t>(kept.size()), n_rows = n_k_rows + rows_l;
+            for_each_rebuilt_row(kept, rows_l, [&](int64_t r, int64_t i) {
+                std::copy(wk.begin() + (r0 + r) * n_embd, wk.begin() + (r0 + r + 1) * n_embd, stacked.begin() + i * n_embd);
             });
+            if (n_latents > 1) std::copy(wv.begin() + r0 * n_embd, wv.begin() + r1 * n_embd, stacked.begin() + n_k_rows * n_embd);
+            else dequantize_matrix(lw.wv, stacked.data() + n_k_rows * n_embd);
+            const double k_scale = latent.balance == LatentBalance::energy ? kv_balance_scale(stacked.data(), n_k_rows, n_rows, x, n_samples, n_embd) : 1.0;
+            for (int64_t i = 0; i < n_k_rows * n_embd; ++i) stacked[static_cast<size_t>(i)] *= static_cast<float>(k_scale);
+            WB_ASSIGN_OR_RETURN(LatentFactors f, factorize_low_rank(std::span(stacked.data(), static_cast<size_t>(n_rows * n_embd)),
+                                                                    static_cast<int32_t>(n_rows), static_cast<int32_t>(n_embd),
+                                                                    inputs[static_cast<size_t>(il)], n_samples, static_cast<int32_t>(rank_l)));
+            // The dropped σ² over all of them: the relative output error on the calibration inputs
+            // (of the factored rows, K as scaled: with balance=energy K and V weigh alike; kept
+            // RoPE dimensions are exact).
+            for (size_t i = 0; i < f.singular_values.size(); ++i) {
+                const double s2 = f.singular_values[i] * f.singular_values[i];
+                all += s2;
+                if (i < static_cast<size_t>(rank_l)) kept_energy += s2;
+            }
+            if (singular_values && n_latents == 1) singular_values->push_back(f.singular_values);
+            std::copy(f.down.begin(), f.down.end(), l.down.begin() + li * rank_l * n_embd);
+            auto place = [&](std::vector<float>& up, int64_t row, int64_t from, double scale) {
+                for (int64_t j = 0; j < rank_l; ++j)
+                    up[static_cast<size_t>(row * rank + li * rank_l + j)] = static_cast<float>(f.up[static_cast<size_t>(from * rank_l + j)] / scale);
+            };
+            for_each_rebuilt_row(kept, rows_l, [&](int64_t r, int64_t i) { place(l.up_k, r0 + r, i, k_scale); });
+            for (int64_t r = 0; r < rows_l; ++r) place(l.up_v, r0 + r, n_k_rows + r, 1.0);
         }
-        l.up_v.assign(f.up.begin() + n_k_rows * rank, f.up.end());
-        for (float& u : l.up_k) u = static_cast<float>(u / k_scale);
+        l.output_error = all > 0 ? std::sqrt(std::max(0.0, all - kept_energy) / all) : 0;
         l.stored_half = (rank + n_rope_dims) / 2;
+        if (latent.form == LatentForm::absorbed) l.head_dim = hp.head_dim;
         if (!pack_latent_layer(l, rank, n_embd))
             return error(StatusCode::resource_exhausted, "out of memory packing the latent factors");
         if (progress) progress(il + 1, hp.n_layer);
@@ -199,7 +211,33 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
 
 bool pack_latent_layer(LatentLayer& l, int64_t rank, int64_t n_embd) {
     const int64_t n_kv = static_cast<int64_t>(l.up_k.size()) / rank;
-    return pack_f32(l.down, rank, n_embd, l.down_m) && pack_f32(l.up_k, n_kv, rank, l.up_k_m) && pack_f32(l.up_v, n_kv, rank, l.up_v_m);
+    if (!pack_f32(l.down.data(), rank, n_embd, l.down_m) || !pack_f32(l.up_k.data(), n_kv, rank, l.up_k_m) ||
+        !pack_f32(l.up_v.data(), n_kv, rank, l.up_v_m))
+        return false;
+    if (l.head_dim == 0) return true;
+    // The absorbed form's matrices per KV head g, from its latent's columns: U_k,gᵀ [rank_l × hd]
+    // and U_v,g [hd × rank_l].
+    const int64_t hd = l.head_dim, n_kv_heads = n_kv / hd, rank_l = rank / l.n_latents, heads_per_latent = n_kv_heads / l.n_latents;
+    l.up_k_t.assign(static_cast<size_t>(n_kv * rank_l), 0.0f);
+    l.up_v_heads.assign(static_cast<size_t>(n_kv * rank_l), 0.0f);
+    for (int64_t g = 0; g < n_kv_heads; ++g) {
+        const int64_t col0 = g / heads_per_latent * rank_l;
+        for (int64_t d = 0; d < hd; ++d)
+            for (int64_t j = 0; j < rank_l; ++j) {
+                const size_t at = static_cast<size_t>((g * hd + d) * rank + col0 + j);
+                l.up_k_t[static_cast<size_t>((g * rank_l + j) * hd + d)] = l.up_k[at];
+                l.up_v_heads[static_cast<size_t>((g * hd + d) * rank_l + j)] = l.up_v[at];
+            }
+    }
+    l.up_k_t_m.clear();
+    l.up_v_heads_m.clear();
+    l.up_k_t_m.resize(static_cast<size_t>(n_kv_heads));
+    l.up_v_heads_m.resize(static_cast<size_t>(n_kv_heads));
+    for (int64_t g = 0; g < n_kv_heads; ++g)
+        if (!pack_f32(l.up_k_t.data() + g * rank_l * hd, rank_l, hd, l.up_k_t_m[static_cast<size_t>(g)]) ||
+            !pack_f32(l.up_v_heads.data() + g * hd * rank_l, hd, rank_l, l.up_v_heads_m[static_cast<size_t>(g)]))
+            return false;
+    return true;
 }
 
 int32_t max_latent_rank(const ModelHparams& hp, int32_t rope_pairs) {

@@ -31,8 +31,8 @@ Result<std::vector<LatentLayer>> build_latent_layers(const ModelWeights& w, cons
                                                      const AttentionSpec& spec, const std::function<void(int, int)>& progress = {},
                                                      std::vector<std::vector<double>>* singular_values = nullptr);
 
-// Points the layer's matmul operands at its f32 factors (used in place) after they change;
-// false when out of memory.
+// Points the layer's matmul operands at its f32 factors (used in place) after they change, with
+// the absorbed form's per-head matrices when the layer has a head_dim; false when out of memory.
 bool pack_latent_layer(LatentLayer& layer, int64_t rank, int64_t n_embd);
 
 // The largest rank a layer takes: min(2·n_kv − 2·P·n_kv_heads, n_embd).
@@ -59,9 +59,11 @@ double kv_balance_scale(const float* stacked, int64_t n_k_rows, int64_t n_rows, 
 
 // The kept key dimensions of one layer for rope=P (LatentLayer::rope_dims): per KV head, the P
 // pairs with the largest Σ_h mean‖q_h pair‖ · mean‖k pair‖ over the calibration inputs x
-// [n_samples, n_embd], q and k before RoPE (biases included). wq [n_head·hd, n_embd] and wk
-// [n_kv_heads·hd, n_embd] are f32 row-major. Ties keep the lower pair.
+// [n_samples, n_embd], q and k before RoPE (biases included), with pick=norm; the P fastest-turning
+// pairs (the first P: pair i turns base^(−2i/hd) a token, any frequency factors or scaling keep
+// the order) with pick=frequency. wq [n_head·hd, n_embd] and wk [n_kv_heads·hd, n_embd] are f32
+// row-major. Ties keep the lower pair.
 std::vector<int32_t> select_rope_dims(const float* wq, const float* bq, const float* wk, const float* bk, const float* x,
-                                      int32_t n_samples, const ModelHparams& hp, int32_t rope_pairs);
+                                      int32_t n_samples, const ModelHparams& hp, int32_t rope_pairs, LatentPick pick = LatentPick::norm);
 
 }  // namespace workbench

@@ -34,8 +34,10 @@ public:
 
     const AttentionLayout& layout() const { return layout_; }
     std::string layout_name() const { return attention_layout_name(layout_); }
-    // The latent variant (it runs every layer): the model rebuilds K and V from the cache.
+    // The latent variant (it runs every layer): the model runs its factors around the cache.
     bool latent() const { return groups_.size() == 1 && groups_.front()->spec().kind == AttentionKind::latent; }
+    // Its absorbed form: the cache's rows are planned and attended as any layer's.
+    bool latent_absorbed() const { return latent() && groups_.front()->spec().form == LatentForm::absorbed; }
     KvTypes types() const { return groups_.front()->types(); }
     // Most tokens a sequence may hold; only when every layer slides can it run past the trained context.
     bool unbounded_context() const;

@@ -117,6 +117,7 @@ KvGeometry kv_geometry(const ModelInfo& info) {
     g.n_layers = info.n_layer;
     g.n_kv_heads = info.n_head_kv;
     g.head_dim = info.head_dim;
+    g.n_rot = info.n_rot;
     g.n_head = info.n_head;
     g.values_in_keys = info.mla_cache == "latent";
     g.head_dim_v = info.head_dim_v;

@@ -37,6 +37,7 @@ ModelInfo describe(const Engine::Impl& e) {
     m.n_head = hp.n_head;
     m.n_head_kv = hp.n_head_kv;
     m.head_dim = hp.head_dim;
+    m.n_rot = hp.n_rot;
     m.kv_lora_rank = hp.mla.kv_lora_rank;
     m.q_lora_rank = hp.mla.q_lora_rank;
     m.head_dim_v = hp.head_dim_v;

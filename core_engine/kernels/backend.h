@@ -56,8 +56,9 @@ struct LayerKvStorage {
     bool rotated_values = false;
 };
 
-// The step's rows of a layer where the host can read and change them ([n, n_embd_q] queries,
-// [n, n_embd_kv] keys and values; k and v null when not asked for).
+// The step's rows of a layer where the host can read and change them: queries and the rows the
+// layer's cache stores (K and V of [n, n_embd_kv] each; latent rows hold V inside K, and k and v
+// are then the same rows); k and v null when not asked for.
 struct HostRows {
     float* q = nullptr;
     const float* k = nullptr;
@@ -76,6 +77,9 @@ struct LayerAttention {
     std::span<const int32_t> row_slots;
     bool write_kv = false;
     bool queries_changed = false;   // host_rows' queries were changed there (rotated)
+    // The latent variant's absorbed form: the queries and rows are latent_absorbed_in's, one KV
+    // head of latent->row_width() values whose first rank are V.
+    const LatentLayer* latent = nullptr;
 };
 
 // Rows of each half of what a latent layer stores per token (LatentLayer::stored_half floats a
@@ -140,6 +144,14 @@ public:
     // over rebuilt V (the same result, computed the cheaper way for each kind).
     virtual LatentRows latent_in(int32_t layer, const LatentLayer& latent) = 0;
     virtual void attend_latent(int32_t layer, const LatentLayer& latent, LatentRows cached, int32_t n_all, int64_t n_generated) = 0;
+    // Its absorbed form (CPU only), a layer like any other around the cache: latent_absorbed_in
+    // makes each head's query [U_k,gᵀ q | its kept RoPE pairs in its KV head's slot] and the
+    // step's rows [c | kept pairs] (k and v the same rows: V is each row's first rank values);
+    // the model writes and plans them and calls attend with LayerAttention::latent; then
+    // latent_absorbed_out takes each head's latent output through U_v,g (and b_v) into the
+    // attention rows the output projection reads. Null rows: the step failed (end_step says why).
+    virtual HostRows latent_absorbed_in(int32_t layer, const LatentLayer& latent) = 0;
+    virtual void latent_absorbed_out(int32_t layer, const LatentLayer& latent) = 0;
     // The final norm, the output head and soft-capping for `rows` (ascending) into `logits`.
     virtual void output_head(std::span<const int64_t> rows, float* logits) = 0;
     // As output_head, but only each row's best `k` logits (sampling/top_logits.h) into `top`

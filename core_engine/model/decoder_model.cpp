@@ -121,7 +121,7 @@ Status DecoderModel::forward_batch(std::span<const BatchSequence> batch, PagedKv
     }
     logits.resize(static_cast<size_t>(n_wanted * hp_.n_vocab));
     if (top) top->resize(static_cast<size_t>(n_top * k));
-    if (kv.latent() && batch.size() > 1) {
+    if (kv.latent() && !kv.latent_absorbed() && batch.size() > 1) {
         // Latent keys are rebuilt per sequence: one step per sequence.
         std::vector<float> one;
         std::vector<TopLogit> one_top;
@@ -315,7 +315,9 @@ Status DecoderModel::forward_rows(PagedKv& kv, std::span<const TokenId> tokens, 
         b.residual_norm({il > 0, il > 0 ? &w_.layers[static_cast<size_t>(il) - 1].ffn_post_norm : nullptr, &l.attn_norm, il,
                          MatmulGroup::attention_in});
         if (capture_) b.append_normed_rows((*capture_)[static_cast<size_t>(il)]);
-        if (kv.latent()) {
+        if (kv.latent_absorbed()) {
+            attend_latent_absorbed(il, kv, pool);
+        } else if (kv.latent()) {
             attend_latent(il, kv, pool);
         } else {
             b.matmul_group(il, MatmulGroup::attention_in, kv.layer_computes_kv(il));
@@ -406,6 +408,29 @@ void DecoderModel::attend_latent(int32_t il, PagedKv& kv, ThreadPool& pool) {
     b.attend_latent(il, latent, {lat_cached_k_.data(), lat_cached_v_.data()}, n_all, lat_generated_);
 }
 
+void DecoderModel::attend_latent_absorbed(int32_t il, PagedKv& kv, ThreadPool& pool) {
+    Backend& b = *backend_;
+    const LatentLayer& latent = latent_[static_cast<size_t>(il)];
+    const HostRows rows = b.latent_absorbed_in(il, latent);
+    if (!rows.q) return;   // the backend's step already failed (its end_step reports it)
+    const auto t_attention = std::chrono::steady_clock::now();
+    kv.write(il, rows.k, rows.v, pool);
+    LayerAttention a;
+    a.kv = layer_kv(kv, il);
+    const AttendPlan& plan = kv.plan(il, nullptr, pool);
+    a.plan = &plan;
+    a.streams = kv.streams(il);
+    a.latent = &latent;
+    b.attend(il, a);
+    // Every head scores its latent's whole row and sums its first latent_rank values.
+    double keys = 0;
+    for (const KvSpan& sp : plan.spans) keys += sp.end - sp.begin;
+    const double heads_per_list = static_cast<double>(plan.per_kv_head ? hp_.n_head / latent.n_latents : hp_.n_head);
+    attention_.ops += 2.0 * keys * heads_per_list * static_cast<double>(latent.row_width() + latent.latent_rank());
+    attention_.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attention).count();
+    b.latent_absorbed_out(il, latent);
+}
+
 void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step) {
     StepRoofline& r = last_step_;
     r.n_tokens = n;
@@ -421,6 +446,21 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
             bytes += static_cast<double>(t->n_bytes);
         }
     }
+    if (kv.latent())
+        for (size_t il = 0; il < latent_.size(); ++il) {
+            // The latent reads its f32 factors in place of W_v (and of W_k when no RoPE pair is kept).
+            const LatentLayer& lat = latent_[il];
+            const LayerWeights& l = w_.layers[il];
+            std::vector<const WeightTensor*> skipped{&l.wv};
+            if (lat.rope_dims.empty()) skipped.push_back(&l.wk);
+            for (const WeightTensor* t : skipped) {
+                params -= static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
+                bytes -= static_cast<double>(t->n_bytes);
+            }
+            const double factors = static_cast<double>(lat.down.size() + lat.up_k.size() + lat.up_v.size());
+            params += factors;
+            bytes += 4.0 * factors;
+        }
     // Of the experts, only what the step's tokens chose (each active expert read once).
     const ExpertReads experts = backend_->expert_reads_last_step();
     bytes += experts.bytes;

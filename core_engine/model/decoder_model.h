@@ -138,6 +138,7 @@ private:
     // The latent variant's: the backend computes the latents, the cache keeps them, the model
     // reads every cached one back into its own rows, the backend rebuilds K and attends.
     void attend_latent(int32_t layer, PagedKv& kv, ThreadPool& pool);
+    void attend_latent_absorbed(int32_t layer, PagedKv& kv, ThreadPool& pool);
     static LayerKvStorage layer_kv(PagedKv& kv, int32_t layer);
     void record_step(int64_t n, int64_t n_logit_rows, const PagedKv& kv, std::chrono::steady_clock::time_point t_step);
     DecoderModel(ModelHparams hp, ModelWeights weights) : hp_(std::move(hp)), w_(std::move(weights)) {}

@@ -23,6 +23,8 @@ struct WeightTensor {
     uint64_t mat_stride = 0;
 
     bool present() const { return data != nullptr; }
+    // The values of an f32 tensor (norms, biases, sinks: the loader keeps those f32).
+    const float* f32() const { return reinterpret_cast<const float*>(data); }
     const uint8_t* row(int64_t r) const { return data + r * (n_bytes / static_cast<uint64_t>(n_out * n_mat)); }
     // Matrix e of a stack, as a tensor of its own.
     WeightTensor mat(int64_t e) const {

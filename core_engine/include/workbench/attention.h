@@ -6,7 +6,7 @@
 //   full | sliding:window=W,sinks=S | cross_layer:group=G[,layers=A-B][,merge=none|mean|slerp]
 //   | topk:k=K[,recent=R][,select=block|token] | compressed:block=M,recent=R[,sinks=S][,pool=mean|max|weighted]
 //   | heavy:block=M,k=K,recent=R[,sinks=S][,pool=…][,read=pooled|tokens][,around=A]
-//   | latent:rank=R[,rope=P]
+//   | latent:rank=R[,rope=P][,balance=energy|none][,ranks=uniform|measured][,form=rebuild|absorbed][,pick=norm|frequency][,heads=joint|each]
 //   | snapkv|pyramidkv|adakv:keep=F,window=W | knorm:keep=F | tova|h2o:keep=F[,decoding=evict|grow]
 //     (eviction presses: F of a prompt's tokens kept; each also takes min_prompt=N, the fewest
 //     unpressed tokens a prompt is pressed at; TOVA and H2O go on evicting while they generate)
@@ -30,6 +30,9 @@ enum class PoolMode : uint8_t { mean, max, weighted };
 enum class PooledRead : uint8_t { pooled, tokens };
 enum class LatentBalance : uint8_t { energy, none };
 enum class LatentRanks : uint8_t { uniform, measured };
+enum class LatentForm : uint8_t { rebuild, absorbed };
+enum class LatentPick : uint8_t { norm, frequency };
+enum class LatentHeads : uint8_t { joint, each };
 enum class PressDecoding : uint8_t { evict, grow };
 
 struct AttentionSpec {
@@ -49,6 +52,9 @@ struct AttentionSpec {
     int32_t rope_pairs = 0;                      // latent: RoPE pairs per KV head kept exact beside the latent
     LatentBalance balance = LatentBalance::energy;  // latent: K scaled to V's energy before the joint SVD
     LatentRanks ranks = LatentRanks::uniform;    // latent: R in every layer, or per layer by measured sensitivity (R on average)
+    LatentForm form = LatentForm::rebuild;       // latent: K rebuilt every step, or U_k folded into the queries (kept pairs exact, the rest position-free)
+    LatentPick pick = LatentPick::norm;          // latent: which RoPE pairs rope=P keeps, by MHA2MLA's norm score or the fastest-turning
+    LatentHeads heads = LatentHeads::joint;      // latent: one latent for all KV heads, or R / n_kv_heads values for each
     double keep = 1.0;                           // presses: the fraction of a prompt's tokens kept once it is read
     int32_t min_prompt = 128;                    // presses: fewer tokens unpressed than this are kept whole (a short turn, a question)
     PressDecoding decoding = PressDecoding::evict;  // tova / h2o: generated tokens compete for the prompt's budget, or are all kept
@@ -150,6 +156,7 @@ struct KvGeometry {
     bool values_in_keys = false;
     int32_t head_dim_v = 0, rope_offset = 0;
     NativeAttention native;      // trained local layers, applied before the layout (apply_native_attention)
+    int32_t n_rot = 0;           // RoPE dimensions of a head (0: head_dim); the latent's rope= needs them all
 };
 
 // What one sequence holding `n_tokens` tokens costs under a layout, once its steps are done:

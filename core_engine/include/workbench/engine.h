@@ -39,6 +39,7 @@ struct ModelInfo {
     uint64_t file_bytes = 0, weight_bytes = 0, n_params = 0;
     int32_t n_vocab = 0, n_ctx_train = 0, n_ctx = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
     float rope_freq_base = 0, rms_eps = 0;
+    int32_t n_rot = 0;                 // RoPE dimensions of a head (head_dim: all of them)
     bool tied_output = false;
     // Layers of experts: each token runs n_expert_used of n_expert (0: a dense model).
     int32_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0;

@@ -9,11 +9,8 @@
 #include <limits>
 #include <utility>
 
-#include "kernels/cpu/dot_f32.h"
 #include "kernels/cpu/rms_norm.h"
 #include "kernels/cpu/swiglu.h"
-#include "kernels/cpu/weighted_row_sums.h"
-#include "kv_blocks/kv_row_codec.h"
 #include "tensor/dequantize.h"
 
 namespace workbench {
@@ -24,16 +21,14 @@ namespace {
 // token rows.
 constexpr int64_t kFusedStepTokens = 16;
 
-void add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
-    if (!b.present()) return;
-    const float* bias = reinterpret_cast<const float*>(b.data);
-    for (int64_t r = 0; r < n_rows; ++r)
-        for (int64_t i = 0; i < b.n_in; ++i) x[r * b.n_in + i] += bias[i];
-}
-
-const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
 
 }  // namespace
+
+void CpuBackend::add_bias(float* x, const WeightTensor& b, int64_t n_rows) {
+    if (!b.present()) return;
+    for (int64_t r = 0; r < n_rows; ++r)
+        for (int64_t i = 0; i < b.n_in; ++i) x[r * b.n_in + i] += b.f32()[i];
+}
 
 Result<std::unique_ptr<CpuBackend>> CpuBackend::create(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options,
                                                        const std::function<void(const uint8_t*, uint64_t)>& on_repacked) {
@@ -152,12 +147,12 @@ void CpuBackend::residual_norm(const ResidualNorm& op) {
     const bool add = op.add;
     token_rows([&](int64_t b, int64_t e) {
         if (add && post_norm)
-            rms_norm(proj_.data() + b * n_embd, f32(*post_norm), proj_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
+            rms_norm(proj_.data() + b * n_embd, post_norm->f32(), proj_.data() + b * n_embd, e - b, n_embd, hp_.rms_eps);
         if (add)
             for (int64_t i = b * n_embd; i < e * n_embd; ++i) x_[i] += proj_[i];
         if (!norm) return;
         for (int64_t r = b; r < e; ++r) {
-            rms_norm(x_.data() + r * n_embd, f32(*norm), xn_.data() + r * n_embd, 1, n_embd, hp_.rms_eps);
+            rms_norm(x_.data() + r * n_embd, norm->f32(), xn_.data() + r * n_embd, 1, n_embd, hp_.rms_eps);
             if (quantize) quantize_activations(xn_.data(), r, r + 1, xn_q_);
         }
     });
@@ -201,13 +196,13 @@ void CpuBackend::attention_in(int32_t il, bool own_kv) {
     auto finish = [&](int m, int64_t r0, int64_t r1, int64_t t0, int64_t t1) {
         const int64_t width = ws[m]->n_out;
         if (biases[m]->present()) {
-            const float* b = f32(*biases[m]);
+            const float* b = biases[m]->f32();
             for (int64_t t = t0; t < t1; ++t)
                 for (int64_t r = r0; r < r1; ++r) ys[m][t * width + r] += b[r];
         }
         if (m < 2 && qk_norm)  // each whole head in [r0, r1): the fusion aligns rows to heads
             for (int64_t t = t0; t < t1; ++t)
-                rms_norm(ys[m] + t * width + r0, f32(*head_norms[m]), ys[m] + t * width + r0, (r1 - r0) / hp_.head_dim,
+                rms_norm(ys[m] + t * width + r0, head_norms[m]->f32(), ys[m] + t * width + r0, (r1 - r0) / hp_.head_dim,
                          hp_.head_dim, hp_.rms_eps);
         if (m < 2) rope_features(ys[m], width, hp_.head_dim, r0, r1, rp, angles, t0, t1);
     };
@@ -236,8 +231,14 @@ void CpuBackend::attend(int32_t il, const LayerAttention& a) {
     const AttentionShape shape{hp_.n_head, hp_.n_head_kv, hp_.head_dim, hp_.head_dim_v};
     const float kq_scale = hp_.attention_scale > 0 ? hp_.attention_scale : 1.0f / std::sqrt(static_cast<float>(hp_.head_dim));
     const WeightTensor& sinks = w_.layers[static_cast<size_t>(il)].attn_sinks;
-    attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_,
-                 sinks.present() ? std::span(f32(sinks), static_cast<size_t>(hp_.n_head)) : std::span<const float>{});
+    const std::span<const float> sink_logits = sinks.present() ? std::span(sinks.f32(), static_cast<size_t>(hp_.n_head)) : std::span<const float>{};
+    if (a.latent) {   // the absorbed latent's rows: every head reads one latent KV head (cpu_backend_latent.cpp)
+        const AttentionShape latent{hp_.n_head, a.latent->n_latents, a.latent->row_width(), a.latent->latent_rank()};
+        fit(lat_z_, n_ * hp_.n_head * latent.head_dim_v);
+        attend_spans(lat_q_.data(), n_, a.streams, *a.plan, latent, kq_scale, lat_z_.data(), *pool_, sink_logits);
+        return;
+    }
+    attend_spans(q_.data(), n_, a.streams, *a.plan, shape, kq_scale, attn_.data(), *pool_, sink_logits);
     if (a.kv.rotated_values) unrotate_attention_rows(attn_.data(), n_, shape, *pool_);
 }
 
@@ -307,148 +308,15 @@ void CpuBackend::swiglu_mlp_out(const PackedMatrix& down_w, float* out) {
     matmul_shared_input(ws, gate_.data(), ys, n_, *pool_, mm_, down);
 }
 
-// Latent KV: the cache holds c = A·x; every step rebuilds the sequence's K from all cached c (then
-// RoPE at each entry's position) — the compute a latent cache trades for its memory — while V's
-// up-projection is applied once per head after attending over the latents.
-LatentRows CpuBackend::latent_in(int32_t il, const LatentLayer& lat) {
-    const int64_t n = n_;
-    ThreadPool& pool = *pool_;
-    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
-    const PackedLayer& pl = packed_[static_cast<size_t>(il)];
-    const int64_t rank = lat.down_m.n_out, half = lat.stored_half, n_kv = hp_.n_embd_kv();
-    const int64_t n_rope = static_cast<int64_t>(lat.rope_dims.size());
-    fit(lat_c_, n * rank);
-    fit(lat_k_, n * half);
-    fit(lat_v_, n * half);
-    {
-        // With kept RoPE dimensions the layer's K rows are computed too, for those dimensions.
-        const PackedMatrix* ws[3] = {&pl.wq, &lat.down_m, &pl.wk};
-        float* ys[3] = {q_.data(), lat_c_.data(), k_.data()};
-        const size_t count = n_rope > 0 ? 3 : 2;
-        matmul_shared_input({ws, count}, xn_.data(), {ys, count}, n, pool, mm_);
-    }
-    add_bias(q_.data(), l.bq, n);
-    const RopeParams& rp = options_.rope;
-    rope_features(q_.data(), hp_.n_embd_q(), hp_.head_dim, 0, hp_.n_embd_q(), rp, angles_, 0, n);
-    if (n_rope > 0) {
-        add_bias(k_.data(), l.bk, n);
-        rope_features(k_.data(), n_kv, hp_.head_dim, 0, n_kv, rp, angles_, 0, n);
-    }
-    // The stored row [kept dimensions after RoPE, c], cut into its K and V halves.
-    fit(lat_row_, 2 * half);
-    for (int64_t t = 0; t < n; ++t) {
-        const float* k = k_.data() + t * n_kv;
-        for (int64_t i = 0; i < n_rope; ++i) lat_row_[static_cast<size_t>(i)] = k[lat.rope_dims[static_cast<size_t>(i)]];
-        std::copy(lat_c_.data() + t * rank, lat_c_.data() + (t + 1) * rank, lat_row_.data() + n_rope);
-        std::copy(lat_row_.data(), lat_row_.data() + half, lat_k_.data() + t * half);
-        std::copy(lat_row_.data() + half, lat_row_.data() + 2 * half, lat_v_.data() + t * half);
-    }
-    return {lat_k_.data(), lat_v_.data()};
-}
-
-void CpuBackend::attend_latent(int32_t il, const LatentLayer& lat, LatentRows cached, int32_t n_all, int64_t n_generated) {
-    const int64_t n = n_;
-    ThreadPool& pool = *pool_;
-    const std::span<const int32_t> pos = pos_;
-    const LayerWeights& l = w_.layers[static_cast<size_t>(il)];
-    const int64_t rank = lat.down_m.n_out, half = lat.stored_half, n_kv = hp_.n_embd_kv();
-    const int64_t n_rope = static_cast<int64_t>(lat.rope_dims.size());
-    fit(lat_all_, n_all * rank);
-    fit(lat_kfull_, n_all * n_kv);
-    fit(lat_rope_, n_all * n_rope);
-    // Each cached row back into [kept dimensions] and c.
-    fit(lat_row_, 2 * half);
-    for (int32_t j = 0; j < n_all; ++j) {
-        std::copy(cached.k + j * half, cached.k + (j + 1) * half, lat_row_.data());
-        std::copy(cached.v + j * half, cached.v + (j + 1) * half, lat_row_.data() + half);
-        std::copy(lat_row_.data(), lat_row_.data() + n_rope, lat_rope_.data() + j * n_rope);
-        std::copy(lat_row_.data() + n_rope, lat_row_.data() + n_rope + rank, lat_all_.data() + j * rank);
-    }
-    // Keys must be rebuilt for every cached entry (RoPE sits between the projection and the
-    // score, so U_k cannot be folded into the query).
-    matmul(lat.up_k_m, lat_all_.data(), lat_kfull_.data(), n_all, pool, mm_);
-    add_bias(lat_kfull_.data(), l.bk, n_all);
-    if (static_cast<int32_t>(lat_pos_.size()) < n_all) {
-        lat_pos_.resize(static_cast<size_t>(n_all));
-        for (int32_t j = 0; j < n_all; ++j) lat_pos_[static_cast<size_t>(j)] = j;
-    }
-    rope(lat_kfull_.data(), lat_pos_.data(), n_all, hp_.n_head_kv, hp_.head_dim, options_.rope);
-    // Kept dimensions were cached after RoPE: U_k's zero rows left only the bias there, rotated.
-    for (int32_t j = 0; j < n_all; ++j)
-        for (int64_t i = 0; i < n_rope; ++i)
-            lat_kfull_[static_cast<size_t>(j * n_kv + lat.rope_dims[static_cast<size_t>(i)])] = lat_rope_[static_cast<size_t>(j * n_rope + i)];
-
-    // Values are never rebuilt: a head attends over the latents (z = Σ p_j c_j) and projects once
-    // (o = U_v,h z + b_v, the bias passing through because Σ p_j = 1).
-    const int64_t hd = hp_.head_dim, group = hp_.n_head / hp_.n_head_kv;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-    // Prompt rows (the step's first n − n_generated) rebuild V from the latents once and run the
-    // attention kernel: a head then reads head_dim values a key instead of rank. A decode step's
-    // one row would pay the whole rebuild for itself, so generated rows sum over the latents
-    // below. By row kind, not step size: a row gets the same path however it is batched.
-    const int64_t n_prompt_rows = rank > hd ? n - std::min(n, n_generated) : 0;
-    if (n_prompt_rows > 0) {
-        fit(lat_vfull_, n_all * n_kv);
-        matmul(lat.up_v_m, lat_all_.data(), lat_vfull_.data(), n_all, pool, mm_);
-        add_bias(lat_vfull_.data(), l.bv, n_all);
-        const KvStreamView stream = flat_f32_stream(lat_kfull_.data(), lat_vfull_.data(), n_all, hp_.n_head_kv, hd);
-        lat_plan_.clear();
-        for (int64_t t = 0; t < n_prompt_rows; ++t) {
-            lat_plan_.add({0, 0, pos[static_cast<size_t>(t)] + 1});
-            lat_plan_.close_list();
-        }
-        attend_spans(q_.data(), n_prompt_rows, {&stream, 1}, lat_plan_, {hp_.n_head, hp_.n_head_kv, hd}, scale, attn_.data(), pool);
-    }
-    const int64_t n_sum_rows = n - n_prompt_rows;
-    if (n_sum_rows == 0) return;
-    // A task takes a few consecutive tokens of one head, so the weighted sum over the latents
-    // reads each cached latent once for all of them (weighted_row_sums).
-    constexpr int64_t kTileTokens = 24;
-    const int64_t n_tiles = (n_sum_rows + kTileTokens - 1) / kTileTokens;
-    pool.run(n_tiles * hp_.n_head, [&](int64_t item) {
-        const int64_t h = item % hp_.n_head, kvh = h / group;
-        const int64_t t0 = n_prompt_rows + item / hp_.n_head * kTileTokens, t1 = std::min(n, t0 + kTileTokens), rows = t1 - t0;
-        int64_t stride = 0;
-        for (int64_t t = t0; t < t1; ++t) stride = std::max<int64_t>(stride, pos[static_cast<size_t>(t)] + 1);
-        thread_local std::vector<float> p, z;
-        thread_local std::vector<int32_t> n_keys;
-        p.resize(static_cast<size_t>(rows * stride));
-        z.resize(static_cast<size_t>(rows * rank));
-        n_keys.resize(static_cast<size_t>(rows));
-        for (int64_t i = 0; i < rows; ++i) {
-            const int64_t t = t0 + i, nk = pos[static_cast<size_t>(t)] + 1;
-            n_keys[static_cast<size_t>(i)] = static_cast<int32_t>(nk);
-            float* pr = p.data() + i * stride;
-            const float* qv = q_.data() + (t * hp_.n_head + h) * hd;
-            float mx = -INFINITY;
-            for (int64_t j = 0; j < nk; ++j) {
-                pr[j] = dot_f32(qv, lat_kfull_.data() + j * n_kv + kvh * hd, hd) * scale;
-                mx = std::max(mx, pr[j]);
-            }
-            double sum = 0;
-            for (int64_t j = 0; j < nk; ++j) sum += (pr[j] = std::exp(pr[j] - mx));
-            const float inv = static_cast<float>(1.0 / sum);
-            for (int64_t j = 0; j < nk; ++j) pr[j] *= inv;
-        }
-        weighted_row_sums(p.data(), stride, n_keys.data(), rows, lat_all_.data(), rank, z.data());
-        const float* bv = l.bv.present() ? f32(l.bv) + kvh * hd : nullptr;
-        for (int64_t i = 0; i < rows; ++i) {
-            float* o = attn_.data() + ((t0 + i) * hp_.n_head + h) * hd;
-            for (int64_t d = 0; d < hd; ++d)
-                o[d] = dot_f32(lat.up_v.data() + (kvh * hd + d) * rank, z.data() + i * rank, rank) + (bv ? bv[d] : 0.0f);
-        }
-    });
-}
-
 void CpuBackend::output_head(std::span<const int64_t> logit_rows, float* logits) {
     const int64_t n_embd = hp_.n_embd;
     // Only the rows whose logits are wanted go through the (large) output head.
     const int64_t rows = static_cast<int64_t>(logit_rows.size());
     if (logit_rows.back() - logit_rows.front() + 1 == rows) {
-        rms_norm(x_.data() + logit_rows.front() * n_embd, f32(w_.output_norm), xn_.data(), rows, n_embd, hp_.rms_eps);
+        rms_norm(x_.data() + logit_rows.front() * n_embd, w_.output_norm.f32(), xn_.data(), rows, n_embd, hp_.rms_eps);
     } else {
         for (int64_t i = 0; i < rows; ++i)
-            rms_norm(x_.data() + logit_rows[static_cast<size_t>(i)] * n_embd, f32(w_.output_norm), xn_.data() + i * n_embd, 1, n_embd, hp_.rms_eps);
+            rms_norm(x_.data() + logit_rows[static_cast<size_t>(i)] * n_embd, w_.output_norm.f32(), xn_.data() + i * n_embd, 1, n_embd, hp_.rms_eps);
     }
     matmul(output_, xn_.data(), logits, rows, *pool_, mm_);
     if (const float cap = hp_.final_logit_softcap; cap > 0)

@@ -38,6 +38,8 @@ public:
     void attend(int32_t layer, const LayerAttention& attention) override;
     LatentRows latent_in(int32_t layer, const LatentLayer& latent) override;
     void attend_latent(int32_t layer, const LatentLayer& latent, LatentRows cached, int32_t n_all, int64_t n_generated) override;
+    HostRows latent_absorbed_in(int32_t layer, const LatentLayer& latent) override;
+    void latent_absorbed_out(int32_t layer, const LatentLayer& latent) override;
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     void append_normed_rows(std::vector<float>& out) const override;
@@ -58,6 +60,7 @@ private:
     CpuBackend(const ModelHparams& hp, const ModelWeights& w, const BackendOptions& options) : hp_(hp), w_(w), options_(options) {}
     void ensure_scratch(int64_t n_tokens);
     static void fit(std::vector<float>& v, int64_t size);  // grows v to at least size
+    static void add_bias(float* rows, const WeightTensor& bias, int64_t n_rows);  // bias.n_in values a row; none when absent
     // Elementwise work over token rows: split across the pool for a prompt, inline for a few tokens.
     void token_rows(const std::function<void(int64_t, int64_t)>& fn);
     void attention_in(int32_t layer, bool own_kv);
@@ -71,8 +74,10 @@ private:
     // Latent attention in place of attention_in and the output projection (cpu_backend_mla.cpp).
     void latent_attention_in(int32_t layer);
     void latent_attention_out(int32_t layer);
-    // y[t·ldy + h·head_stride + r] = ws[h] · x_h[t] for every head h, x holding each head's n_ rows of n_in in turn.
-    void head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy);
+    // y[t·ldy + h·head_stride + r] = ws[h / group] · x_h[t] for every head h < ws.size() · group, x holding each
+    // head's n_ rows of n_in in turn.
+    void head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy,
+                       int64_t group = 1);
     Status latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
     Status latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack);
     Status pack_made_matrix(std::vector<float> values, int64_t n_in, int64_t n_out, DType file_type, const PackFn& pack, PackedMatrix& out);
@@ -132,7 +137,8 @@ private:
     // The latent variant: the rebuilt K and V of the whole sequence per layer.
     std::vector<float> lat_c_, lat_k_, lat_v_, lat_all_, lat_kfull_, lat_vfull_;
     std::vector<float> lat_rope_;   // the cached kept RoPE dimensions, [n_all, rope_dims]
-    std::vector<float> lat_row_;    // one stored row, both halves: [kept dimensions, c]
+    std::vector<float> lat_row_;    // one stored row, both halves: [kept dimensions, c]; absorbed: the step's rows [c | kept]
+    std::vector<float> lat_q_, lat_z_;   // absorbed: each head's query row and latent output
     AttendPlan lat_plan_;
     std::vector<int32_t> lat_pos_;
 };

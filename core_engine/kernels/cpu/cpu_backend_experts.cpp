@@ -9,17 +9,11 @@
 #include "kernels/cpu/cpu_backend.h"
 
 namespace workbench {
-namespace {
-
-const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
-
-}  // namespace
-
 // Each gathered row's expert bias (gpt-oss): `bias` holds a row of `width` per expert.
 void CpuBackend::add_expert_biases(const WeightTensor& bias, float* rows, int64_t width) const {
     if (!bias.present()) return;
     for (size_t i = 0; i < plan_.experts.size(); ++i) {
-        const float* b = f32(bias) + static_cast<int64_t>(plan_.experts[i]) * width;
+        const float* b = bias.f32() + static_cast<int64_t>(plan_.experts[i]) * width;
         for (int64_t r = plan_.first[i]; r < plan_.first[i + 1]; ++r)
             for (int64_t j = 0; j < width; ++j) rows[r * width + j] += b[j];
     }
@@ -34,11 +28,11 @@ void CpuBackend::experts_in(int32_t il) {
     matmul(pl.ffn_gate_inp, xn_.data(), router_logits_.data(), n, *pool_, mm_);
     if (lw.ffn_gate_inp_b.present())
         for (int64_t t = 0; t < n; ++t)
-            for (int64_t e = 0; e < ne; ++e) router_logits_[static_cast<size_t>(t * ne + e)] += f32(lw.ffn_gate_inp_b)[e];
+            for (int64_t e = 0; e < ne; ++e) router_logits_[static_cast<size_t>(t * ne + e)] += lw.ffn_gate_inp_b.f32()[e];
     choices_.resize(static_cast<size_t>(n * k));
     layer_margins_.resize(static_cast<size_t>(n));
     RouterParams routing = router_params(eh);
-    if (lw.exp_probs_b.present()) routing.selection_bias = f32(lw.exp_probs_b);
+    if (lw.exp_probs_b.present()) routing.selection_bias = lw.exp_probs_b.f32();
     route_tokens(router_logits_.data(), n, routing, choices_.data(), layer_margins_.data());
     for (size_t t = 0; t < layer_margins_.size(); ++t) router_margins_[t] = std::min(router_margins_[t], layer_margins_[t]);
     plan_experts(choices_.data(), n, static_cast<int32_t>(k), static_cast<int32_t>(ne), plan_);

@@ -12,12 +12,6 @@
 #include "tensor/dequantize.h"
 
 namespace workbench {
-namespace {
-
-const float* f32(const WeightTensor& t) { return reinterpret_cast<const float*>(t.data); }
-
-}  // namespace
-
 // Rows made at load (`values`: n_out rows of n_in, f32), packed as 8-bit blocks when the file's
 // weights are quantized — so they read no more bytes than the file's would — else kept as f32.
 Status CpuBackend::pack_made_matrix(std::vector<float> values, int64_t n_in, int64_t n_out, DType file_type, const PackFn& pack,
@@ -83,8 +77,9 @@ Status CpuBackend::latent_up_projections(const LayerWeights& l, PackedLayer& p, 
     return pack_made_matrix(std::move(uv), rank, n_head * hv, type, pack, p.wv_up);
 }
 
-void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy) {
-    const int64_t n = n_, n_head = static_cast<int64_t>(ws.size());
+void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float* x, int64_t n_in, float* y, int64_t head_stride, int64_t ldy,
+                               int64_t group) {
+    const int64_t n = n_, n_head = static_cast<int64_t>(ws.size()) * group;
     const bool quantized = is_quantized_layout(ws[0].layout);
     if (quantized) {
         resize_activations(heads_q_, n_head * n, n_in);
@@ -92,7 +87,7 @@ void CpuBackend::head_products(const std::vector<PackedMatrix>& ws, const float*
     }
     items_.clear();
     for (int64_t h = 0; h < n_head; ++h)
-        items_.push_back({&ws[static_cast<size_t>(h)], x + h * n * n_in, quantized ? &heads_q_ : nullptr, h * n, n, y + h * head_stride, ldy});
+        items_.push_back({&ws[static_cast<size_t>(h / group)], x + h * n * n_in, quantized ? &heads_q_ : nullptr, h * n, n, y + h * head_stride, ldy});
     matmul_items(items_, *pool_, mm_);
 }
 
@@ -139,7 +134,7 @@ void CpuBackend::latent_attention_in(int32_t il) {
         const PackedMatrix* ws[2] = {&pl.wq_a, &pl.wkv_a_mqa};
         float* ys[2] = {mla_qa_.data(), mla_kv_.data()};
         matmul_shared_input(ws, xn_.data(), ys, n, *pool_, mm_, fusion);
-        rms_norm(mla_qa_.data(), f32(l.q_a_norm), mla_qa_.data(), n, q_rank, hp_.rms_eps);
+        rms_norm(mla_qa_.data(), l.q_a_norm.f32(), mla_qa_.data(), n, q_rank, hp_.rms_eps);
         matmul(pl.wq_b, mla_qa_.data(), mla_q_.data(), n, *pool_, mm_);
     } else {
         const PackedMatrix* ws[2] = {&pl.wq, &pl.wkv_a_mqa};
@@ -161,7 +156,7 @@ void CpuBackend::latent_attention_in(int32_t il) {
             }
             const float* kv = mla_kv_.data() + t * row;
             std::copy(kv + rank, kv + row, mla_rope_.data() + t * rope_width + n_head * r);
-            rms_norm(kv, f32(l.kv_a_norm), expanded ? mla_c_.data() + t * rank : k_.data() + t * row, 1, rank, hp_.rms_eps);
+            rms_norm(kv, l.kv_a_norm.f32(), expanded ? mla_c_.data() + t * rank : k_.data() + t * row, 1, rank, hp_.rms_eps);
         }
         rope_features(mla_rope_.data(), rope_width, r, 0, rope_width, options_.rope, angles_, b, e);
         for (int64_t t = b; t < e && !expanded; ++t) {

@@ -58,6 +58,11 @@ public:
         return {};
     }
     void attend_latent(int32_t, const LatentLayer&, LatentRows, int32_t, int64_t) override {}
+    HostRows latent_absorbed_in(int32_t layer, const LatentLayer& latent) override {
+        (void)latent_in(layer, latent);
+        return {};
+    }
+    void latent_absorbed_out(int32_t, const LatentLayer&) override {}
     void output_head(std::span<const int64_t> rows, float* logits) override;
     void output_top_logits(std::span<const int64_t> rows, int32_t k, TopLogit* top) override;
     Status end_step() override;

@@ -132,6 +132,11 @@ private slots:
         QCOMPARE(attention_layout_name(*parse_attention_layout("latent:rank=192,balance=energy")), std::string("latent:rank=192"));
         QCOMPARE(attention_layout_name(*parse_attention_layout("latent:balance=none,rank=192")), std::string("latent:rank=192,balance=none"));
         QVERIFY(parse_attention_spec("latent:balance=none")->balance == LatentBalance::none);
+        // The forms and picks name themselves only when not the defaults (rows recorded before them keep their keys).
+        QCOMPARE(attention_layout_name(*parse_attention_layout("latent:rank=192,form=rebuild,pick=norm,heads=joint")), std::string("latent:rank=192"));
+        QCOMPARE(attention_layout_name(*parse_attention_layout("latent:heads=each,pick=frequency,form=absorbed,rank=96,rope=16")),
+                 std::string("latent:rank=96,rope=16,form=absorbed,pick=frequency,heads=each"));
+        QVERIFY(!parse_attention_spec("latent:form=folded").ok());
         // Every variant's defaults are what its bare name parses to.
         for (const AttentionVariant& v : attention_variants()) {
             auto bare = parse_attention_spec(v.name);
@@ -307,11 +312,15 @@ private slots:
                                   "cross_layer:group=3,layers=4-20,merge=mean", "topk:k=64,recent=16", "topk", "topk:k=64,recent=16,select=token",
                                   "compressed:block=4,recent=32,sinks=4", "compressed", "heavy:block=4,k=8,recent=32", "heavy",
                                   "compressed:block=4,recent=32,pool=weighted", "heavy:block=4,k=8,recent=32,read=tokens",
-                                  "latent:rank=64", "sliding:window=64,sinks=4,layers=0-14",
+                                  "latent:rank=64", "latent:rank=144,rope=8", "sliding:window=64,sinks=4,layers=0-14",
                                   "topk:k=64,recent=16,layers=0-9;sliding:window=48,sinks=4,layers=20-29",
                                   "compressed:block=4,recent=32,layers=10-19;cross_layer:group=2,layers=20-29;heavy:block=4,k=8,recent=16"})
                 QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
         }
+        // The absorbed latent's rows hold their values (K and V take one type).
+        for (const char* kv : {"f16", "q8_0"})
+            for (const char* a : {"latent:rank=128,rope=16,form=absorbed,pick=frequency", "latent:rank=96,rope=16,form=absorbed,heads=each"})
+                QTest::newRow(qPrintable(QStringLiteral("%1 %2").arg(a, kv))) << QString(a) << QString(kv);
         // A recent window in f16 (its ring held beside the blocks) under policies that read their last tokens.
         for (const char* a : {"full", "sliding:window=64,sinks=4", "compressed:block=4,recent=32,sinks=4"})
             QTest::newRow(qPrintable(QStringLiteral("%1 q4_0,recent=32").arg(a))) << QString(a) << QStringLiteral("q4_0,recent=32");
