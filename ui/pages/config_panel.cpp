@@ -1,9 +1,7 @@
 #include "ui/pages/config_panel.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -11,11 +9,9 @@
 #include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QRandomGenerator>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardItemModel>
-#include <QToolButton>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <filesystem>
@@ -23,7 +19,9 @@
 #include "ui/format.h"
 #include "workbench/backends.h"
 #include "ui/pages/attention_form.h"
+#include "ui/pages/form_rows.h"
 #include "ui/pages/predicted_kv.h"
+#include "ui/pages/sampling_form.h"
 
 namespace {
 
@@ -43,33 +41,17 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(buildLoadGroup());
-    layout->addWidget(buildSamplingGroup());
+    m_sampling = new SamplingForm(this);
+    connect(m_sampling, &SamplingForm::draftModelChanged, this, &ConfigPanel::refresh);
+    layout->addWidget(m_sampling);
     layout->addStretch(1);
     refresh();
 }
 
 QSpinBox* ConfigPanel::addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
                                const QString& tip) {
-    auto* spin = new QSpinBox(this);
-    spin->setObjectName(name);
-    spin->setRange(min, max);
-    spin->setValue(value);
-    spin->setToolTip(tip);
-    form->addRow(label, spin);
+    QSpinBox* spin = formrows::addSpin(form, this, label, name, min, max, value, tip);
     connect(spin, &QSpinBox::valueChanged, this, &ConfigPanel::refresh);
-    return spin;
-}
-
-QDoubleSpinBox* ConfigPanel::addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min,
-                                           double max, double step, double value, const QString& tip) {
-    auto* spin = new QDoubleSpinBox(this);
-    spin->setObjectName(name);
-    spin->setRange(min, max);
-    spin->setSingleStep(step);
-    spin->setDecimals(step < 0.01 ? 3 : 2);
-    spin->setValue(value);
-    spin->setToolTip(tip);
-    form->addRow(label, spin);
     return spin;
 }
 
@@ -211,90 +193,6 @@ QWidget* ConfigPanel::buildLoadGroup() {
     return box;
 }
 
-QWidget* ConfigPanel::buildSamplingGroup() {
-    auto* box = new QGroupBox(tr("Sampling (next turn)"), this);
-    auto* form = new QFormLayout(box);
-    m_temperature = addDoubleSpin(form, tr("Temperature"), QStringLiteral("temperatureSpin"), 0, 5, 0.05, 0.7,
-                                  tr("Divides the logits before sampling. 0: greedy (always the most likely token)."));
-    m_topK = addSpin(form, tr("Top-k"), QStringLiteral("topKSpin"), 0, 1 << 20, 40,
-                     tr("Keep the k most likely tokens. 0: off."));
-    m_topK->setSpecialValueText(tr("off"));
-    m_topP = addDoubleSpin(form, tr("Top-p"), QStringLiteral("topPSpin"), 0, 1, 0.01, 0.95,
-                           tr("Keep the most likely tokens until their probabilities sum to p. 1: off."));
-    m_minP = addDoubleSpin(form, tr("Min-p"), QStringLiteral("minPSpin"), 0, 1, 0.01, 0.05,
-                           tr("Drop tokens below p × the top token's probability. 0: off."));
-    m_repeatPenalty = addDoubleSpin(form, tr("Repetition penalty"), QStringLiteral("repeatPenaltySpin"), 0.01, 10, 0.05,
-                                    1.0, tr("Penalize tokens seen in the last 64 (llama.cpp semantics). 1: off."));
-    // Off by default: every reply and every regeneration draws a fresh seed (shown in its footer
-    // and kept with the run), so Regenerate gives another reply; on, the seed below is used.
-    auto* seedRow = new QWidget(this);
-    auto* seedLayout = new QHBoxLayout(seedRow);
-    seedLayout->setContentsMargins(0, 0, 0, 0);
-    m_seed = new QSpinBox(seedRow);
-    m_seed->setObjectName(QStringLiteral("seedSpin"));
-    m_seed->setRange(0, kMaxSeed);
-    m_seed->setToolTip(tr("Random seed: the same seed, settings and conversation give the same reply. "
-                          "While the seed is not fixed this shows the one the last reply drew."));
-    m_fixedSeed = new QCheckBox(tr("fixed"), seedRow);
-    m_fixedSeed->setObjectName(QStringLiteral("fixedSeedCheck"));
-    m_fixedSeed->setToolTip(tr("Use this seed for every reply. Off: each reply and regeneration draws a new one."));
-    seedLayout->addWidget(m_seed, 1);
-    seedLayout->addWidget(m_fixedSeed);
-    form->addRow(tr("Seed"), seedRow);
-    m_seed->setEnabled(false);
-    connect(m_fixedSeed, &QCheckBox::toggled, m_seed, &QWidget::setEnabled);
-    m_maxTokens = addSpin(form, tr("Max tokens"), QStringLiteral("maxTokensSpin"), 1, 1 << 20, 512,
-                          tr("Most tokens per reply."));
-    addSpeculationRows(form);
-    return box;
-}
-
-void ConfigPanel::addSpeculationRows(QFormLayout* form) {
-    m_drafting = new QComboBox(this);
-    m_drafting->setObjectName(QStringLiteral("draftingCombo"));
-    m_drafting->addItem(tr("off"), static_cast<int>(workbench::DraftKind::off));
-    m_drafting->addItem(tr("prompt lookup"), static_cast<int>(workbench::DraftKind::lookup));
-    m_drafting->addItem(tr("draft model"), static_cast<int>(workbench::DraftKind::model));
-    m_drafting->setToolTip(tr("Speculative decoding: tokens are drafted cheaply and verified by the model in one batched "
-                              "step, so the reply is the model's own (the same tokens when greedy, the same distribution "
-                              "when sampling) but may come faster. Prompt lookup copies from the conversation (quoting, "
-                              "editing); a draft model is a smaller model with the same vocabulary. Sliding-window and "
-                              "pooled variants cannot roll drafts back and refuse."));
-    form->addRow(tr("Speculative"), m_drafting);
-    auto* row = new QWidget(this);
-    auto* rowLayout = new QHBoxLayout(row);
-    rowLayout->setContentsMargins(0, 0, 0, 0);
-    m_draftModel = new QLineEdit(row);
-    m_draftModel->setObjectName(QStringLiteral("draftModelEdit"));
-    m_draftModel->setPlaceholderText(tr("draft .gguf (loads with Apply)"));
-    m_draftModel->setToolTip(tr("The draft model's file; it loads beside the model when you apply."));
-    auto* browse = new QToolButton(row);   // compact: the panel's width is the chat's to share
-    browse->setText(tr("…"));
-    browse->setObjectName(QStringLiteral("draftModelBrowse"));
-    browse->setToolTip(tr("Choose the draft model file"));
-    connect(browse, &QToolButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Draft model"), QString(), tr("GGUF models (*.gguf)"));
-        if (!path.isEmpty()) m_draftModel->setText(path);
-    });
-    rowLayout->addWidget(m_draftModel, 1);
-    rowLayout->addWidget(browse);
-    form->addRow(tr("Draft model"), row);
-    m_draftMax = addSpin(form, tr("Draft tokens"), QStringLiteral("draftMaxSpin"), 1, 64, 8,
-                         tr("Most tokens drafted per step; the length adapts to how many are accepted."));
-    m_draftNgram = addSpin(form, tr("Lookup n-gram"), QStringLiteral("draftNgramSpin"), 1, 16, 3,
-                           tr("Prompt lookup matches the last n tokens (then fewer, down to 2) in the conversation."));
-    auto sync = [this] {
-        const auto kind = static_cast<workbench::DraftKind>(m_drafting->currentData().toInt());
-        m_draftModel->setEnabled(kind == workbench::DraftKind::model);
-        m_draftMax->setEnabled(kind != workbench::DraftKind::off);
-        m_draftNgram->setEnabled(kind == workbench::DraftKind::lookup);
-        refresh();
-    };
-    connect(m_drafting, &QComboBox::currentIndexChanged, this, sync);
-    connect(m_draftModel, &QLineEdit::textChanged, this, &ConfigPanel::refresh);
-    sync();
-}
-
 std::string ConfigPanel::kvTypes() const {
     return workbench::kv_types_spec(m_kType->currentText().toStdString(), m_vType->currentText().toStdString(),
                                     m_kvRecent->isEnabled() ? m_kvRecent->value() : 0);
@@ -312,8 +210,7 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.backend = m_backend->currentData().toString().toStdString();
     c.calibration_text = m_calibrationText;
     if (c.attention == m_calibratedSpec) c.calibrated_by = m_calibratedBy;   // edited away: no longer the calibrated layout
-    if (m_drafting && m_drafting->currentData().toInt() == static_cast<int>(workbench::DraftKind::model))
-        c.draft_model_path = m_draftModel->text().trimmed().toStdString();
+    if (m_sampling) c.draft_model_path = m_sampling->draftModelPath();
     return c;
 }
 
@@ -353,10 +250,7 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     }
     expressed = expressed && kv.ok();
     m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
-    if (!c.draft_model_path.empty()) {
-        m_draftModel->setText(QString::fromStdString(c.draft_model_path));
-        m_drafting->setCurrentIndex(m_drafting->findData(static_cast<int>(workbench::DraftKind::model)));
-    }
+    if (!c.draft_model_path.empty()) m_sampling->setDraftModel(c.draft_model_path);
     refresh();
     if (!kv.ok()) m_prediction->setText(QString::fromStdString(kv.status().message()).toHtmlEscaped());
     if (!expressed) return false;
@@ -367,26 +261,9 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
            back.kv_types == workbench::kv_types_spec(kv->k, kv->v, kv->recent) && back.weight_type == c.weight_type;
 }
 
-workbench::GenerationRequest ConfigPanel::generationRequest() const {
-    workbench::GenerationRequest r;
-    r.max_tokens = m_maxTokens->value();
-    r.sampling.temperature = static_cast<float>(m_temperature->value());
-    r.sampling.top_k = m_topK->value();
-    r.sampling.top_p = static_cast<float>(m_topP->value());
-    r.sampling.min_p = static_cast<float>(m_minP->value());
-    r.sampling.repeat_penalty = static_cast<float>(m_repeatPenalty->value());
-    r.sampling.seed = m_fixedSeed->isChecked() ? static_cast<uint64_t>(m_seed->value())
-                                               : static_cast<uint64_t>(QRandomGenerator::global()->bounded(qint64{kMaxSeed} + 1));
-    r.speculation.kind = static_cast<workbench::DraftKind>(m_drafting->currentData().toInt());
-    r.speculation.draft_max = m_draftMax->value();
-    r.speculation.ngram = m_draftNgram->value();
-    return r;
-}
+workbench::GenerationRequest ConfigPanel::generationRequest() const { return m_sampling->generationRequest(); }
 
-void ConfigPanel::noteSeedUsed(quint64 seed) {
-    // Shows the drawn seed, so fixing it now repeats the reply just seen.
-    if (!m_fixedSeed->isChecked() && seed <= static_cast<quint64>(kMaxSeed)) m_seed->setValue(static_cast<int>(seed));
-}
+void ConfigPanel::noteSeedUsed(quint64 seed) { m_sampling->noteSeedUsed(seed); }
 
 void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info, const workbench::EngineConfig& applied) {
     m_info = info;
@@ -549,13 +426,12 @@ void ConfigPanel::saveSettings(QSettings& s) const {
     for (const QComboBox* combo : findChildren<QComboBox*>())
         if (combo != m_backend) s.setValue(combo->objectName(), combo->currentIndex());
     s.setValue(QStringLiteral("backend"), m_backend->currentData());   // by name: the list may grow
-    s.setValue(m_fixedSeed->objectName(), m_fixedSeed->isChecked());
+    m_sampling->saveSettings(s);
     for (const char* name : {"attentionLayers", "attentionLayout"})
         if (const auto* field = findChild<QLineEdit*>(QLatin1String(name))) s.setValue(field->objectName(), field->text());
     s.setValue(QStringLiteral("calibrationText"), QString::fromStdString(m_calibrationText));
     s.setValue(QStringLiteral("calibratedBy"), QString::fromStdString(m_calibratedBy));
     s.setValue(QStringLiteral("calibratedSpec"), QString::fromStdString(m_calibratedSpec));
-    s.setValue(m_draftModel->objectName(), m_draftModel->text());
     s.endGroup();
 }
 
@@ -575,8 +451,7 @@ void ConfigPanel::restoreSettings(QSettings& s) {
     }
     // A saved backend comes back only where it can run.
     selectBackend(s.value(QStringLiteral("backend")).toString());
-    m_fixedSeed->setChecked(s.value(m_fixedSeed->objectName(), false).toBool());
-    m_draftModel->setText(s.value(m_draftModel->objectName(), m_draftModel->text()).toString());
+    m_sampling->restoreSettings(s);
     m_calibrationText = s.value(QStringLiteral("calibrationText")).toString().toStdString();
     m_calibratedBy = s.value(QStringLiteral("calibratedBy")).toString().toStdString();
     m_calibratedSpec = s.value(QStringLiteral("calibratedSpec")).toString().toStdString();

@@ -15,12 +15,10 @@
 #include "workbench/attention.h"
 
 class AttentionForm;
-class QCheckBox;
+class SamplingForm;
 class QComboBox;
-class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
-class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QSettings;
@@ -60,12 +58,8 @@ signals:
 
 private:
     QWidget* buildLoadGroup();
-    QWidget* buildSamplingGroup();
-    void addSpeculationRows(QFormLayout* form);
     QSpinBox* addSpin(QFormLayout* form, const QString& label, const QString& name, int min, int max, int value,
                       const QString& tip);
-    QDoubleSpinBox* addDoubleSpin(QFormLayout* form, const QString& label, const QString& name, double min, double max,
-                                  double step, double value, const QString& tip);
     void refresh();  // the prediction and the Apply button, after any change
     // The context and budget warnings, from the prediction at the context the panel predicts for.
     void showWarnings(const workbench::KvPrediction& atContext, int ctx);
@@ -96,21 +90,7 @@ private:
     QProgressBar* m_loadBar = nullptr;
     QLabel* m_loadStep = nullptr;
 
-    // Sampling, per turn.
-    QDoubleSpinBox* m_temperature = nullptr;
-    QSpinBox* m_topK = nullptr;
-    QDoubleSpinBox* m_topP = nullptr;
-    QDoubleSpinBox* m_minP = nullptr;
-    QDoubleSpinBox* m_repeatPenalty = nullptr;
-    static constexpr int kMaxSeed = 2147483647;
-    QSpinBox* m_seed = nullptr;
-    QCheckBox* m_fixedSeed = nullptr;
-    QSpinBox* m_maxTokens = nullptr;
-    // Speculative decoding, per turn; the draft model loads with Apply.
-    QComboBox* m_drafting = nullptr;
-    QLineEdit* m_draftModel = nullptr;
-    QSpinBox* m_draftMax = nullptr;
-    QSpinBox* m_draftNgram = nullptr;
+    SamplingForm* m_sampling = nullptr;   // per turn
 
     std::optional<workbench::ModelInfo> m_info;
     QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
