@@ -112,7 +112,7 @@ KvBlockMap Engine::kv_block_map() const {
 
 int32_t Engine::n_cached_tokens() const { return impl_->kv->n_tokens(Impl::kChatSequence); }
 
-KvGeometry kv_geometry(const ModelInfo& info) {
+KvGeometry kv_geometry(const ModelInfo& info, std::string_view mla_cache) {
     KvGeometry g;
     g.n_layers = info.n_layer;
     g.n_kv_heads = info.n_head_kv;
@@ -123,6 +123,14 @@ KvGeometry kv_geometry(const ModelInfo& info) {
     g.head_dim_v = info.head_dim_v;
     g.rope_offset = info.kv_rope_offset;
     g.native = info.native_attention;
+    if (info.kv_lora_rank == 0 || mla_cache.empty() || mla_cache == info.mla_cache) return g;
+    // The other form of the same layers (the load's expand_latent_attention and read_deepseek2).
+    const bool latent = mla_cache == "latent";
+    g.values_in_keys = latent;
+    g.n_kv_heads = latent ? 1 : info.n_head;
+    g.head_dim = latent ? info.kv_lora_rank + info.n_rot : info.mla_head_k;
+    g.head_dim_v = latent ? info.kv_lora_rank : info.mla_head_v;
+    g.rope_offset = latent ? info.kv_lora_rank : info.mla_head_k - info.n_rot;
     return g;
 }
 

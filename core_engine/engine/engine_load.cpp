@@ -43,6 +43,8 @@ ModelInfo describe(const Engine::Impl& e) {
     m.head_dim_v = hp.head_dim_v;
     m.mla_cache = hp.is_mla() ? (hp.mla.expanded ? "expanded" : "latent") : "";
     m.kv_rope_offset = e.model->kv_shape().rope_offset;
+    m.mla_head_k = hp.mla.head_k;
+    m.mla_head_v = hp.mla.head_v;
     m.n_ff = hp.n_ff;
     m.n_expert = hp.experts.n_expert;
     m.n_expert_used = hp.experts.n_expert_used;

@@ -60,6 +60,28 @@ workbench::ModelInfo gemmaInfo() {
     return info;
 }
 
+// A DeepSeek-V2-shaped latent-attention model (synth "small": 2 layers, 8 heads, c of 128 and a
+// 32-value RoPE key; expanded, keys of 64 and values of 32 per head), loaded with latent rows.
+workbench::ModelInfo deepseekInfo() {
+    workbench::ModelInfo info;
+    info.name = "DeepSeek-V2 block (shape only)";
+    info.path = "deepseek2.gguf";
+    info.n_layer = 2;
+    info.n_head = 8;
+    info.n_head_kv = 1;
+    info.head_dim = 160;
+    info.head_dim_v = 128;
+    info.n_rot = 32;
+    info.kv_lora_rank = 128;
+    info.kv_rope_offset = 128;
+    info.mla_cache = "latent";
+    info.mla_head_k = 64;
+    info.mla_head_v = 32;
+    info.n_ctx_train = 4096;
+    info.n_ctx = 4096;
+    return info;
+}
+
 template <typename T>
 T* child(const QWidget& parent, const QString& name) {
     T* w = parent.findChild<T*>(name);
@@ -341,6 +363,47 @@ private slots:
         child<QComboBox>(panel, "kTypeCombo")->setCurrentText("q8_0");
         QCOMPARE(panel.engineConfig("m.gguf").kv_types, workbench::kv_types_spec("q8_0", "f16"));
         QCOMPARE(panel.engineConfig("m.gguf").kv_types, std::string("k=q8_0,v=f16"));
+    }
+
+    // The MLA cache form shows for a latent-attention model only; choosing the expanded form is a
+    // reload whose prediction is the expanded rows' (8 heads × (64 + 32) values against 160).
+    void mlaCacheFormIsOfferedForLatentModels() {
+        ConfigPanel panel;
+        auto* combo = child<QComboBox>(panel, "mlaCacheCombo");
+        auto* apply = child<QPushButton>(panel, "applyButton");
+        auto* prediction = child<QLabel>(panel, "predictionLabel");
+        panel.setLoadedModel(smolInfo(), panel.engineConfig(QString()));
+        QVERIFY(!combo->isVisibleTo(&panel));
+        QCOMPARE(panel.engineConfig("m.gguf").mla_cache, std::string("latent"));
+
+        const workbench::ModelInfo info = deepseekInfo();
+        workbench::EngineConfig applied = panel.engineConfig(QString());
+        panel.setLoadedModel(info, applied);
+        QVERIFY(combo->isVisibleTo(&panel));
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("latent"));
+        QVERIFY(!apply->isEnabled());
+        const auto latent = predictedkv::forConfig("full", "f16", info, 4096);
+        QVERIFY(latent.ok());
+        QCOMPARE(latent->bytes_held, uint64_t{4096} * 2 * 160 * 2);
+        QCOMPARE(prediction->text(), predictedkv::describe(*latent, 4096, info));
+
+        combo->setCurrentIndex(combo->findData(QStringLiteral("expanded")));
+        QVERIFY(apply->isEnabled());
+        QVERIFY(apply->text().contains("reload"));
+        QCOMPARE(panel.engineConfig(QString()).mla_cache, std::string("expanded"));
+        QCOMPARE(panel.engineConfig("deepseek2.gguf").mla_cache, std::string("expanded"));
+        QCOMPARE(panel.engineConfig("other.gguf").mla_cache, std::string("latent"));   // another file: its default
+        const auto expanded = predictedkv::forConfig("full", "f16", info, 4096, "expanded");
+        QVERIFY(expanded.ok());
+        QCOMPARE(expanded->bytes_held, uint64_t{4096} * 2 * 8 * (64 + 32) * 2);
+        QCOMPARE(prediction->text(), predictedkv::describe(*expanded, 4096, info));
+
+        // Stored configurations carry the form; one the panel does not know is refused.
+        applied.mla_cache = "expanded";
+        QVERIFY(panel.setEngineConfig(applied));
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("expanded"));
+        applied.mla_cache = "sideways";
+        QVERIFY(!panel.setEngineConfig(applied));
     }
 
     // The recent window is offered only beside a quantized type, and travels in the spec.

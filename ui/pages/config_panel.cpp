@@ -141,6 +141,19 @@ QWidget* ConfigPanel::buildLoadGroup() {
     }
     connect(m_kvRecent, &QSpinBox::valueChanged, this, &ConfigPanel::refresh);
     syncRecent();
+    // Latent-attention models only (DeepSeek's MLA): the row shows while one is loaded.
+    m_mlaCache = new QComboBox(this);
+    m_mlaCache->setObjectName(QStringLiteral("mlaCacheCombo"));
+    m_mlaCache->addItem(tr("latent rows"), QStringLiteral("latent"));
+    m_mlaCache->addItem(tr("expanded per head"), QStringLiteral("expanded"));
+    m_mlaCache->setToolTip(tr("How a latent-attention model (DeepSeek's MLA) caches its keys and values. Latent rows: "
+                              "one row per token and layer, the latent c and one RoPE key shared by every head, "
+                              "attended absorbed (the model's own design). Expanded: each head's key and value, as "
+                              "multi-head attention — many times the bytes, for comparison."));
+    kvForm->addRow(tr("MLA cache"), m_mlaCache);
+    connect(m_mlaCache, &QComboBox::currentIndexChanged, this, &ConfigPanel::refresh);
+    m_kvForm = kvForm;
+    m_kvForm->setRowVisible(m_mlaCache, false);
     m_kvBudget = addSpin(kvForm, tr("KV budget (MiB)"), QStringLiteral("kvBudgetSpin"), 0, 1 << 20, 0,
                          tr("Size of the KV pool. 0: what the context needs. A reply that would pass it ends with "
                             "'context_full'."));
@@ -211,7 +224,14 @@ workbench::EngineConfig ConfigPanel::engineConfig(const QString& modelPath) cons
     c.calibration_text = m_calibrationText;
     if (c.attention == m_calibratedSpec) c.calibrated_by = m_calibratedBy;   // edited away: no longer the calibrated layout
     if (m_sampling) c.draft_model_path = m_sampling->draftModelPath();
+    c.mla_cache = mlaCache(modelPath);
     return c;
+}
+
+std::string ConfigPanel::mlaCache(const QString& modelPath) const {
+    // The field is the loaded model's: another file loads in the default form.
+    const bool applies = m_info && m_info->kv_lora_rank > 0 && (modelPath.isEmpty() || modelPath.toStdString() == m_info->path);
+    return applies ? m_mlaCache->currentData().toString().toStdString() : std::string("latent");
 }
 
 bool ConfigPanel::selectBackend(const QString& name) {
@@ -250,6 +270,9 @@ bool ConfigPanel::setEngineConfig(const workbench::EngineConfig& c) {
     }
     expressed = expressed && kv.ok();
     m_kvBudget->setValue(static_cast<int>(c.kv_budget_bytes >> 20));
+    const int mla = m_mlaCache->findData(QString::fromStdString(c.mla_cache));
+    m_mlaCache->setCurrentIndex(std::max(0, mla));
+    expressed = expressed && mla >= 0;
     if (!c.draft_model_path.empty()) m_sampling->setDraftModel(c.draft_model_path);
     refresh();
     if (!kv.ok()) m_prediction->setText(QString::fromStdString(kv.status().message()).toHtmlEscaped());
@@ -278,6 +301,9 @@ void ConfigPanel::setLoadedModel(const std::optional<workbench::ModelInfo>& info
         m_measured->clear();
     }
     m_measuredVsPredicted->clear();
+    const bool latent = info && info->kv_lora_rank > 0;
+    m_kvForm->setRowVisible(m_mlaCache, latent);
+    if (latent) m_mlaCache->setCurrentIndex(std::max(0, m_mlaCache->findData(QString::fromStdString(info->mla_cache))));
     refresh();
 }
 
@@ -324,7 +350,7 @@ bool ConfigPanel::differsFromApplied() const {
     return c.n_threads != m_applied.n_threads || c.n_ctx != m_applied.n_ctx || c.weight_type != m_applied.weight_type ||
            c.attention != m_applied.attention || c.kv_types != m_applied.kv_types ||
            c.kv_budget_bytes != m_applied.kv_budget_bytes || c.draft_model_path != m_applied.draft_model_path ||
-           c.backend != m_applied.backend || c.calibration_text != m_applied.calibration_text;
+           c.backend != m_applied.backend || c.calibration_text != m_applied.calibration_text || c.mla_cache != m_applied.mla_cache;
 }
 
 void ConfigPanel::refresh() {
@@ -339,7 +365,7 @@ void ConfigPanel::refresh() {
 
     if (m_info && runnable) {
         const int ctx = effectiveContext(m_context->value(), m_info);
-        const auto p = predictedkv::forConfig(spec, kv, *m_info, ctx);
+        const auto p = predictedkv::forConfig(spec, kv, *m_info, ctx, mlaCache(QString()));
         runnable = p.ok();
         if (!p.ok()) {
             m_prediction->setText(QString::fromStdString(p.status().message()).toHtmlEscaped());
@@ -392,7 +418,7 @@ void ConfigPanel::showWarnings(const workbench::KvPrediction& atContext, int ctx
     const bool pastTrained = m_info->n_ctx_train > 0 && requested > m_info->n_ctx_train;
     m_contextWarning->setVisible(pastTrained);
     if (pastTrained) {
-        const auto whole = predictedkv::forConfig(m_attention->spec(), kvTypes(), *m_info, requested);
+        const auto whole = predictedkv::forConfig(m_attention->spec(), kvTypes(), *m_info, requested, mlaCache(QString()));
         m_contextWarning->setText(
             tr("Context %1 is past the %2 tokens this model was trained on: positions beyond %2 are "
                "extrapolated, and replies there usually lose coherence. The KV pool is sized for the "

@@ -67,6 +67,9 @@ private:
     // shows it) and latent's factors, which come from a calibration text at load.
     void showCalibration(const workbench::AttentionLayout* layout, const std::string& spec);
     std::string kvTypes() const;
+    // The MLA cache form to load `modelPath` with ("latent" unless the loaded latent-attention
+    // model is reloaded: empty path or its own).
+    std::string mlaCache(const QString& modelPath) const;
     bool differsFromApplied() const;
     // Chooses the backend named `name` when it is listed and can run here (its entry enabled).
     bool selectBackend(const QString& name);
@@ -79,6 +82,8 @@ private:
     QComboBox* m_kType = nullptr;
     QComboBox* m_vType = nullptr;
     QSpinBox* m_kvRecent = nullptr;
+    QComboBox* m_mlaCache = nullptr;
+    QFormLayout* m_kvForm = nullptr;
     QSpinBox* m_kvBudget = nullptr;
     QComboBox* m_backend = nullptr;
     QLabel* m_specLabel = nullptr;

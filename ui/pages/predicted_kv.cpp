@@ -25,10 +25,10 @@ QStringList toStringList(const std::vector<std::string>& names) {
 }
 
 workbench::Result<workbench::KvPrediction> forConfig(const std::string& attention, const std::string& kvTypes,
-                                                     const workbench::ModelInfo& info, int64_t nTokens) {
+                                                     const workbench::ModelInfo& info, int64_t nTokens, const std::string& mlaCache) {
     WB_ASSIGN_OR_RETURN(const workbench::AttentionLayout layout,
                         workbench::parse_attention_layout(attention.empty() ? std::string("full") : attention));
-    return workbench::predict_kv(layout, kvTypes, workbench::kv_geometry(info), nTokens);
+    return workbench::predict_kv(layout, kvTypes, workbench::kv_geometry(info, mlaCache), nTokens);
 }
 
 QString describe(const workbench::KvPrediction& p, int64_t nTokens, const workbench::ModelInfo& info) {

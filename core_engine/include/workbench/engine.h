@@ -48,6 +48,7 @@ struct ModelInfo {
     int32_t kv_lora_rank = 0, q_lora_rank = 0, head_dim_v = 0;
     std::string mla_cache;             // "latent" or "expanded" (EngineConfig::mla_cache); empty without latent attention
     int32_t kv_rope_offset = 0;        // where RoPE starts in a cached key row (after c, or after the head's nope part)
+    int32_t mla_head_k = 0, mla_head_v = 0;   // each head's key (nope + RoPE) and value widths, whichever form is cached
     // chat_template_family: "jinja" when the file's own template is used, else the native family.
     std::string tokenizer_model, tokenizer_pre, chat_template_family, chat_template_warning;
     int32_t bos_id = -1, eos_id = -1;
@@ -250,7 +251,9 @@ private:
 // exists; default_model_hint() then says how to get it.
 std::string find_default_model();
 // The KV cache geometry of a loaded model, native local layers included: what predict_kv needs.
-KvGeometry kv_geometry(const ModelInfo& info);
+// `mla_cache` ("latent" or "expanded") asks a latent-attention model's geometry in that cache
+// form whichever form it was loaded with (the configuration panel predicts a reload); empty: as loaded.
+KvGeometry kv_geometry(const ModelInfo& info, std::string_view mla_cache = {});
 // $XDG_DATA_HOME/inference-workbench/models (else ~/.local/share/...): where the GUI fetches models.
 std::string user_models_dir();
 std::string default_model_hint();

@@ -190,6 +190,16 @@ private slots:
         QCOMPARE(p->bytes_held, u.bytes_in_use);
         QCOMPARE(p->bytes_read, u.bytes_read_last_step);
         QCOMPARE(p->bytes_full, u.bytes_full);
+        // The same prediction from the model loaded in the other form (the configuration panel
+        // predicts a reload in the form it offers).
+        auto other = load("full", "f16", cache == "latent" ? "expanded" : "latent");
+        QVERIFY2(other.ok(), other.status().message().c_str());
+        auto from_other = predict_kv(*parse_attention_layout(attention.toStdString()), kv.toStdString(),
+                                     kv_geometry((*other)->model_info(), cache.toStdString()), u.n_tokens);
+        QVERIFY2(from_other.ok(), from_other.status().message().c_str());
+        QCOMPARE(from_other->bytes_held, p->bytes_held);
+        QCOMPARE(from_other->bytes_read, p->bytes_read);
+        QCOMPARE(from_other->bytes_full, p->bytes_full);
         if (attention == "full" && cache == "latent") {
             // Every token's row in each of the 2 layers, once: rank 128 + RoPE 32 values.
             const uint64_t row = kv == "f16" ? 160 * 2 : 160 / 32 * 34;
