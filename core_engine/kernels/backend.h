@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -171,6 +172,10 @@ public:
     // router margin over its layers (kernels/expert_routing.h: how near a different choice of
     // experts it came). Empty / zero for a model without experts.
     virtual ExpertReads expert_reads_last_step() const { return {}; }
+    // Latent attention's per-head matrices as this backend reads them in layer `il` (those it made
+    // at load: W_k_b of an attn_kv_b file, the expanded form's W_UK and W_UV), in place of the
+    // file's k_b/v_b or kv_b; nullopt: the file's tensors as stored.
+    virtual std::optional<uint64_t> latent_head_bytes(int32_t /*il*/) const { return std::nullopt; }
     virtual std::span<const float> router_margins_last_step() const { return {}; }
     // Makes what the backend keeps of a KV cache (`layers`: each model layer's storage; a device
     // backend: its copy of the stores it attends over), so a device without room fails at load.

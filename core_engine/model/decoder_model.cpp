@@ -436,24 +436,29 @@ void DecoderModel::record_step(int64_t n, int64_t n_logit_rows, const PagedKv& k
     r.n_tokens = n;
     const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_step).count();
     double params = 0, bytes = 0;
-    for (const LayerWeights& l : w_.layers) {
+    for (size_t il = 0; il < w_.layers.size(); ++il) {
+        const LayerWeights& l = w_.layers[il];
+        // Latent attention's head matrices: their products' size from the file, their bytes as
+        // the backend holds them (it makes some at load, of another type).
+        double head_bytes = 0;
         for (const WeightTensor* t : layer_matrices(l)) {
             params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
-            bytes += static_cast<double>(t->n_bytes);
+            (t == &l.wkv_b ? head_bytes : bytes) += static_cast<double>(t->n_bytes);
         }
         for (const WeightTensor* t : layer_head_matrices(l)) {
             params += static_cast<double>(t->n_in) * static_cast<double>(t->n_out) * static_cast<double>(t->n_mat);
-            bytes += static_cast<double>(t->n_bytes);
+            head_bytes += static_cast<double>(t->n_bytes);
         }
+        const std::optional<uint64_t> held = backend_->latent_head_bytes(static_cast<int32_t>(il));
+        bytes += held ? static_cast<double>(*held) : head_bytes;
     }
     if (kv.latent())
         for (size_t il = 0; il < latent_.size(); ++il) {
             // The latent reads its f32 factors in place of W_v (and of W_k when no RoPE pair is kept).
             const LatentLayer& lat = latent_[il];
             const LayerWeights& l = w_.layers[il];
-            std::vector<const WeightTensor*> skipped{&l.wv};
-            if (lat.rope_dims.empty()) skipped.push_back(&l.wk);
-            for (const WeightTensor* t : skipped) {
+            for (const WeightTensor* t : {&l.wv, lat.rope_dims.empty() ? &l.wk : nullptr}) {
+                if (!t) continue;
                 params -= static_cast<double>(t->n_in) * static_cast<double>(t->n_out);
                 bytes -= static_cast<double>(t->n_bytes);
             }

@@ -189,7 +189,10 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
 
     connectBackend();
     connect(m_client, &EngineClient::blockMapArrived, m_metrics, &MetricsPanel::showBlockMap);
-    connect(m_client, &EngineClient::rooflineArrived, m_metrics, &MetricsPanel::showRoofline);
+    connect(m_client, &EngineClient::rooflineArrived, this, [this](const workbench::Engine::RooflineSnapshot& roofline) {
+        const auto& info = m_client->modelInfo();
+        m_metrics->showRoofline(roofline, info && info->n_expert > 0);
+    });
     connect(m_client, &EngineClient::ceilingsMeasured, this, [this](const MachineCeilings& c) {
         const auto& info = m_client->modelInfo();
         const bool quantized = info && info->weight_type.rfind('q', 0) == 0;   // q4_1, q8_0, ...: int8 kernels

@@ -64,11 +64,13 @@ void MetricsPanel::showBlockMap(const BlockMapSnapshot& map) {
     m_blockMap->setMap(map.layers, map.blocks, map.blockTokens, cells);
 }
 
-void MetricsPanel::showRoofline(const workbench::Engine::RooflineSnapshot& roofline) {
-    auto dots = [](const std::optional<workbench::StepRoofline>& step, const QString& when) {
+void MetricsPanel::showRoofline(const workbench::Engine::RooflineSnapshot& roofline, bool activeExperts) {
+    // A mixture of experts reads only the experts its tokens chose: the matmuls' bytes are those.
+    const QString matmuls = activeExperts ? tr("matmuls (active experts)") : tr("matmuls");
+    auto dots = [&](const std::optional<workbench::StepRoofline>& step, const QString& when) {
         QList<RooflineDot> out;
         if (!step) return out;
-        for (auto [part, p] : {std::pair{tr("matmuls"), &step->matmul}, {tr("attention"), &step->attention}, {tr("indexer"), &step->index}})
+        for (auto [part, p] : {std::pair{matmuls, &step->matmul}, {tr("attention"), &step->attention}, {tr("indexer"), &step->index}})
             if (p->bytes > 0 && p->seconds > 0)
                 out.append({QStringLiteral("%1 · %2 (%3 tokens)").arg(when, part).arg(step->n_tokens), p->ops / p->bytes, p->ops / p->seconds / 1e9});
         return out;

@@ -25,7 +25,8 @@ public:
     void addSamples(const QList<TokenSample>& samples);
     void endReply(const ReplySummary& summary);
     void showBlockMap(const BlockMapSnapshot& map);
-    void showRoofline(const workbench::Engine::RooflineSnapshot& roofline);
+    // `activeExperts`: the model is a mixture of experts (its matmul bytes are the chosen experts').
+    void showRoofline(const workbench::Engine::RooflineSnapshot& roofline, bool activeExperts);
     void setCeilings(const MachineCeilings& ceilings, bool quantizedWeights);
     // A new conversation: every chart starts empty.
     void clearAll();

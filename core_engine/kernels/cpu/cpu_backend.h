@@ -45,6 +45,7 @@ public:
     void append_normed_rows(std::vector<float>& out) const override;
     ExpertReads expert_reads_last_step() const override { return expert_reads_; }
     std::span<const float> router_margins_last_step() const override { return router_margins_; }
+    std::optional<uint64_t> latent_head_bytes(int32_t il) const override;
 
 private:
     struct PackedLayer {  // the member names of LayerWeights (layer_matrices walks both)

@@ -51,6 +51,16 @@ Status CpuBackend::latent_heads_from_kv_b(const LayerWeights& l, PackedLayer& p,
     return {};
 }
 
+std::optional<uint64_t> CpuBackend::latent_head_bytes(int32_t il) const {
+    if (!hp_.is_mla()) return std::nullopt;
+    const PackedLayer& p = packed_[static_cast<size_t>(il)];
+    if (hp_.mla.expanded) return p.wk_up.n_bytes + p.wv_up.n_bytes;
+    uint64_t bytes = 0;
+    for (const std::vector<PackedMatrix>* heads : {&p.wk_b, &p.wv_b})
+        for (const PackedMatrix& m : *heads) bytes += m.n_bytes;
+    return bytes;
+}
+
 Status CpuBackend::latent_up_projections(const LayerWeights& l, PackedLayer& p, const PackFn& pack) {
     const int64_t n_head = hp_.n_head, rank = hp_.mla.kv_lora_rank, nope = hp_.mla_nope(), hv = hp_.mla.head_v;
     // Every head's W_UK (nope rows of rank) and W_UV (hv rows of rank), from whichever layout the file has.

@@ -12,8 +12,10 @@
 #include "workbench/attention.h"
 #include "workbench/engine.h"
 #include "workbench/model_file.h"
+#include "tests/greedy_request.h"
 
 using namespace workbench;
+using wbtest::greedy;
 
 class TestLatentAttention : public QObject {
     Q_OBJECT
@@ -40,14 +42,6 @@ class TestLatentAttention : public QObject {
         auto l = (*e)->logits_all(prompt_);
         if (!l.ok()) qFatal("%s: %s", attention.c_str(), l.status().message().c_str());
         return *l;
-    }
-
-    static GenerationRequest greedy(int n) {
-        GenerationRequest req;
-        req.max_tokens = n;
-        req.ignore_eos = true;
-        req.sampling.temperature = 0;
-        return req;
     }
 
 private slots:
@@ -166,6 +160,30 @@ private slots:
         const double q8 = change("q8_0"), bf16 = change("bf16"), f32 = change("f32");
         QVERIFY(q8 > 0 && f32 < q8);
         QVERIFY(q8 < 1.5 * bf16 && q8 < 0.3);
+    }
+
+    // The roofline counts the head matrices the CPU reads: the expanded form's W_UK and W_UV are
+    // made at load as 8-bit rows from the file's 4-bit k_b and v_b, so per layer its decode reads
+    // 8 heads × (32 + 32) rows × 128 values × (34 − 18)/32 bytes more than the latent form's.
+    void roofline_counts_the_head_matrices_read() {
+        const std::string q4 = dir_.filePath("deepseek2_q4.gguf").toStdString();
+        const Status s = write_synth_model("deepseek2", "small", "q4_0", "", q4, 5);
+        QVERIFY2(s.ok(), s.message().c_str());
+        auto decode_bytes = [&](const char* form) {
+            EngineConfig c;
+            c.model_path = q4;
+            c.n_ctx = 256;
+            c.n_threads = 2;
+            c.mla_cache = form;
+            auto e = Engine::load(c);
+            if (!e.ok()) qFatal("%s", e.status().message().c_str());
+            if (!(*e)->generate_tokens(prompt_, greedy(3)).ok()) qFatal("generate");
+            const auto r = (*e)->last_step_roofline();
+            if (!r.decode) qFatal("no decode step");
+            return r.decode->matmul.bytes;
+        };
+        const double latent = decode_bytes("latent"), expanded = decode_bytes("expanded");
+        QCOMPARE(expanded - latent, 2.0 * 8 * (32 + 32) * 128 * (34 - 18) / 32);
     }
 
     void prediction_equals_measured_bytes_data() {
