@@ -10,6 +10,9 @@
 
 #include "tests/ui/ui_test_support.h"
 #include "ui/bridge/engine_client.h"
+#include "tests/greedy_request.h"
+
+using wbtest::greedy;
 
 namespace {
 
@@ -18,13 +21,6 @@ workbench::EngineConfig smallConfig(const QString& path) {
     c.model_path = path.toStdString();
     c.n_ctx = 1024;
     return c;
-}
-
-workbench::GenerationRequest greedy(int maxTokens) {
-    workbench::GenerationRequest r;
-    r.max_tokens = maxTokens;
-    r.sampling.temperature = 0;
-    return r;
 }
 
 }  // namespace
@@ -59,9 +55,9 @@ private slots:
         QSignalSpy text(m_client, &EngineClient::tokensArrived);
         QSignalSpy samples(m_client, &EngineClient::samplesArrived);
         QSignalSpy finished(m_client, &EngineClient::replyFinished);
-        QVERIFY(m_client->sendChat({{"user", "What is the capital of France? Answer in one word."}}, greedy(24)));
+        QVERIFY(m_client->sendChat({{"user", "What is the capital of France? Answer in one word."}}, greedy(24, true)));
         QVERIFY(m_client->isGenerating());
-        QVERIFY(!m_client->sendChat({{"user", "busy"}}, greedy(4)));  // one reply at a time
+        QVERIFY(!m_client->sendChat({{"user", "busy"}}, greedy(4, true)));  // one reply at a time
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
         QVERIFY(!m_client->isBusy());
         const auto summary = finished.at(0).at(0).value<ReplySummary>();
@@ -99,7 +95,7 @@ private slots:
         auto c = connect(m_client, &EngineClient::tokensArrived, this, [&] {
             if (++pieces == 1) m_client->stop();
         });
-        QVERIFY(m_client->sendChat({{"user", "Write a long story about a dragon who learns to read."}}, greedy(400)));
+        QVERIFY(m_client->sendChat({{"user", "Write a long story about a dragon who learns to read."}}, greedy(400, true)));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
         disconnect(c);
         const auto summary = finished.at(0).at(0).value<ReplySummary>();
@@ -134,7 +130,7 @@ private slots:
         QCOMPARE(QString::fromStdString(m_client->config().model_path), uitest::modelPath());
         QVERIFY(!m_client->modelSha256().isEmpty());
         QSignalSpy finished(m_client, &EngineClient::replyFinished);
-        QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4)));
+        QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4, true)));
         QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
 
         // Without keepOnFailure (Compare's rows) the failure leaves no model, and the worker lives on.
@@ -142,7 +138,7 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, uitest::kTimeoutMs);
         QVERIFY(!failed.at(1).at(1).toBool());
         QVERIFY(!m_client->isLoaded());
-        QVERIFY(!m_client->sendChat({{"user", "hello"}}, greedy(4)));
+        QVERIFY(!m_client->sendChat({{"user", "hello"}}, greedy(4, true)));
         loadDefault();
     }
 
@@ -164,7 +160,7 @@ private slots:
             QCOMPARE(m_client->config().attention, std::string("full"));
             QCOMPARE(m_client->modelInfo()->attention, std::string("full"));
             QSignalSpy finished(m_client, &EngineClient::replyFinished);
-            QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4)));
+            QVERIFY(m_client->sendChat({{"user", "Hi"}}, greedy(4, true)));
             QTRY_VERIFY_WITH_TIMEOUT(finished.count() == 1, uitest::kTimeoutMs);
         }
     }
@@ -172,3 +168,4 @@ private slots:
 
 WB_UI_TEST_MAIN(TestEngineWorker, true)
 #include "test_ui_engine_worker.moc"
+

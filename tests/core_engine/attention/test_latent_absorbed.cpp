@@ -10,18 +10,12 @@
 
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
+#include "tests/greedy_request.h"
 
 using namespace workbench;
+using wbtest::greedy;
 
 namespace {
-
-GenerationRequest greedy(int n) {
-    GenerationRequest r;
-    r.max_tokens = n;
-    r.sampling.temperature = 0;
-    r.ignore_eos = true;
-    return r;
-}
 
 // Largest |a − b| at each position, then the worst and the mean of those.
 std::pair<double, double> logit_distance(const std::vector<float>& a, const std::vector<float>& b, size_t n_positions) {

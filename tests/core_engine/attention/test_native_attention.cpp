@@ -9,8 +9,10 @@
 #include "workbench/attention.h"
 #include "workbench/engine.h"
 #include "workbench/model_file.h"
+#include "tests/greedy_request.h"
 
 using namespace workbench;
+using wbtest::greedy;
 
 class TestNativeAttention : public QObject {
     Q_OBJECT
@@ -26,14 +28,6 @@ class TestNativeAttention : public QObject {
         c.attention = attention;
         c.kv_types = kv_types;
         return Engine::load(c);
-    }
-
-    static GenerationRequest greedy(int n) {
-        GenerationRequest req;
-        req.max_tokens = n;
-        req.ignore_eos = true;
-        req.sampling.temperature = 0;
-        return req;
     }
 
 private slots:

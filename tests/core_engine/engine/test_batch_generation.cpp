@@ -7,18 +7,12 @@
 
 #include "tests/skip_missing.h"
 #include "workbench/engine.h"
+#include "tests/greedy_request.h"
 
 using namespace workbench;
+using wbtest::greedy;
 
 namespace {
-
-GenerationRequest greedy(int n) {
-    GenerationRequest r;
-    r.max_tokens = n;
-    r.sampling.temperature = 0;
-    r.ignore_eos = true;   // every completion runs its full length
-    return r;
-}
 
 std::unique_ptr<Engine> load(int n_ctx, int n_seq_max, uint64_t budget = 0, const std::string& attention = "full") {
     EngineConfig c;
