@@ -25,10 +25,10 @@ class TestLatentAttention : public QObject {
     std::vector<float> full_;
 
     Result<std::unique_ptr<Engine>> load(const std::string& attention, const std::string& kv_types = "f16",
-                                         const std::string& mla_cache = "latent") {
+                                         const std::string& mla_cache = "latent", const std::string& model = {}) {
         EngineConfig c;
         c.mla_cache = mla_cache;
-        c.model_path = model_;
+        c.model_path = model.empty() ? model_ : model;
         c.n_ctx = 256;
         c.n_threads = 2;
         c.attention = attention;
@@ -170,12 +170,7 @@ private slots:
         const Status s = write_synth_model("deepseek2", "small", "q4_0", "", q4, 5);
         QVERIFY2(s.ok(), s.message().c_str());
         auto decode_bytes = [&](const char* form) {
-            EngineConfig c;
-            c.model_path = q4;
-            c.n_ctx = 256;
-            c.n_threads = 2;
-            c.mla_cache = form;
-            auto e = Engine::load(c);
+            auto e = load("full", "f16", form, q4);
             if (!e.ok()) qFatal("%s", e.status().message().c_str());
             if (!(*e)->generate_tokens(prompt_, greedy(3)).ok()) qFatal("generate");
             const auto r = (*e)->last_step_roofline();
