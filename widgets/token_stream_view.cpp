@@ -8,6 +8,7 @@
 #include <QScrollBar>
 #include <QTextBlock>
 #include <QTextDocument>
+#include <QToolButton>
 #include <QUrl>
 #include <algorithm>
 
@@ -41,6 +42,61 @@ TokenStreamView::TokenStreamView(QWidget* parent) : QTextBrowser(parent) {
     m_streamRender.setSingleShot(true);
     m_streamRender.setInterval(kStreamRenderMs);
     connect(&m_streamRender, &QTimer::timeout, this, &TokenStreamView::renderStreamTail);
+    m_jump = new QToolButton(viewport());
+    m_jump->setObjectName(QStringLiteral("jumpToLatestButton"));
+    m_jump->setText(tr("Jump to latest ↓"));
+    m_jump->setToolTip(tr("Scroll to the newest message and follow the reply as it streams"));
+    m_jump->setCursor(Qt::PointingHandCursor);
+    m_jump->hide();
+    connect(m_jump, &QToolButton::clicked, this, &TokenStreamView::jumpToLatest);
+    // The reader's scrolling decides whether the view follows; the document growing (a range
+    // change) keeps a following view at its end.
+    connect(verticalScrollBar(), &QScrollBar::valueChanged, this, &TokenStreamView::scrollMoved);
+    connect(verticalScrollBar(), &QScrollBar::rangeChanged, this, [this] {
+        if (m_follow && !m_placing) jumpToLatest();
+        else placeJumpButton();
+    });
+}
+
+void TokenStreamView::scrollMoved() {
+    if (m_placing) return;
+    m_follow = verticalScrollBar()->value() >= verticalScrollBar()->maximum() - 4;
+    placeJumpButton();
+}
+
+void TokenStreamView::jumpToLatest() {
+    m_placing = true;
+    verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    m_placing = false;
+    m_follow = true;
+    placeJumpButton();
+}
+
+void TokenStreamView::placeJumpButton() {
+    const QScrollBar* bar = verticalScrollBar();
+    const bool show = !m_follow && bar->maximum() > 0 && bar->value() < bar->maximum() - 4;
+    if (show) {
+        m_jump->adjustSize();
+        m_jump->move(viewport()->width() - m_jump->width() - 12, viewport()->height() - m_jump->height() - 12);
+        m_jump->raise();
+    }
+    m_jump->setVisible(show);
+}
+
+void TokenStreamView::resizeEvent(QResizeEvent* event) {
+    QTextBrowser::resizeEvent(event);
+    placeJumpButton();
+}
+
+template <class Edit>
+void TokenStreamView::editKeepingPlace(Edit edit) {
+    const int kept = verticalScrollBar()->value();
+    m_placing = true;
+    edit();
+    if (!m_follow) verticalScrollBar()->setValue(kept);
+    m_placing = false;
+    if (m_follow) jumpToLatest();
+    else placeJumpButton();
 }
 
 TokenStreamView::Colors TokenStreamView::colors(bool dark) {
@@ -142,8 +198,10 @@ void TokenStreamView::appendEntry(Entry entry) {
     }
     QTextCursor c(document());
     c.movePosition(QTextCursor::End);
+    m_placing = true;
     renderEntry(c, m_entries.last(), static_cast<int>(m_entries.size() - 1));
-    verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    m_placing = false;
+    jumpToLatest();   // a new message is shown, and the view follows from it
 }
 
 void TokenStreamView::addReply(const QString& text, const QString& thinking, const QList<ToolCall>& calls, const QString& footer) {
@@ -156,10 +214,12 @@ void TokenStreamView::beginStream() {
     m_streamThinking.clear();
     m_streamCalls.clear();
     m_streamCodeBlocks.clear();
-    QTextCursor c(document());
-    c.movePosition(QTextCursor::End);
-    insertHeader(c, Role::Assistant, -1);
-    m_streamStart = c.position();
+    editKeepingPlace([this] {
+        QTextCursor c(document());
+        c.movePosition(QTextCursor::End);
+        insertHeader(c, Role::Assistant, -1);
+        m_streamStart = c.position();
+    });
 }
 
 void TokenStreamView::appendStream(const QString& chunk) {
@@ -221,8 +281,10 @@ void TokenStreamView::renderToolCalls(QTextCursor& c, const QList<ToolCall>& cal
 
 void TokenStreamView::renderStreamTail() {
     if (!m_streaming) return;
-    QScrollBar* bar = verticalScrollBar();
-    const bool atBottom = bar->value() >= bar->maximum() - 4;
+    editKeepingPlace([this] { renderStreamBody(); });
+}
+
+void TokenStreamView::renderStreamBody() {
     QTextCursor c(document());
     c.setPosition(m_streamStart);
     c.movePosition(QTextCursor::End, QTextCursor::KeepAnchor);
@@ -236,8 +298,6 @@ void TokenStreamView::renderStreamTail() {
         c.insertBlock(QTextBlockFormat(), QTextCharFormat());
         renderToolCalls(c, m_streamCalls);
     }
-    // Follow the stream unless the reader scrolled up to look at something.
-    if (atBottom) bar->setValue(bar->maximum());
 }
 
 void TokenStreamView::finishStream(const QString& finalText, const QString& footer) {
@@ -268,11 +328,13 @@ void TokenStreamView::abortStream() {
 
 void TokenStreamView::removeFrom(int index) {
     while (m_entries.size() > std::max(0, index)) m_entries.removeLast();
+    m_follow = true;   // edit or regenerate: the new end is where the reader looks
     render();
 }
 
 void TokenStreamView::clearMessages() {
     m_entries.clear();
+    m_follow = true;
     m_streaming = false;
     m_streamRender.stop();
     m_streamText.clear();
@@ -283,15 +345,16 @@ void TokenStreamView::clearMessages() {
 }
 
 void TokenStreamView::render() {
-    document()->clear();
-    QTextCursor c(document());
-    for (int i = 0; i < m_entries.size(); ++i) renderEntry(c, m_entries[i], i);
-    if (m_streaming) {
-        insertHeader(c, Role::Assistant, -1);
-        m_streamStart = c.position();
-        renderStreamTail();
-    }
-    verticalScrollBar()->setValue(verticalScrollBar()->maximum());
+    editKeepingPlace([this] {
+        document()->clear();
+        QTextCursor c(document());
+        for (int i = 0; i < m_entries.size(); ++i) renderEntry(c, m_entries[i], i);
+        if (m_streaming) {
+            insertHeader(c, Role::Assistant, -1);
+            m_streamStart = c.position();
+            renderStreamBody();
+        }
+    });
     if (!m_highlightWords.isEmpty()) applyHighlights(false);
 }
 

@@ -7,12 +7,16 @@
 // block of its own (name and arguments); a tool's result is a message of its own. Plain strings
 // in, nothing engine-specific. Its colours
 // follow its palette: on a dark palette (the dark theme) code, links, labels and footers switch.
+// The view follows the end of the transcript (a streaming reply stays in sight) while it is at the
+// bottom; scrolled up, it stays put and a "Jump to latest" button brings it back.
 #pragma once
 
 #include <QList>
 #include <QStringList>
 #include <QTextBrowser>
 #include <QTimer>
+
+class QToolButton;
 
 class TokenStreamView : public QTextBrowser {
     Q_OBJECT
@@ -66,12 +70,16 @@ public:
     // across re-renders until set again (empty: none). Returns the number of marks.
     int highlightWords(const QStringList& words);
     int highlightCount() const { return static_cast<int>(extraSelections().size()); }
+    // Whether the view keeps the transcript's end in sight (it is at the bottom, or was brought back).
+    bool isFollowing() const { return m_follow; }
+    void jumpToLatest();
 
 signals:
     void copied(const QString& text);
 
 protected:
     void changeEvent(QEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     struct Entry {
@@ -92,6 +100,12 @@ private:
     void renderEntry(QTextCursor& cursor, Entry& entry, int index);
     void insertHeader(QTextCursor& cursor, Role role, int index);
     void renderStreamTail();
+    void renderStreamBody();   // the streamed reply from m_streamStart on
+    // Changes the document without the reader's scroll position or following changing; then the
+    // end is brought into view if following, else the position kept.
+    template <class Edit> void editKeepingPlace(Edit edit);
+    void scrollMoved();
+    void placeJumpButton();
 
     QList<Entry> m_entries;
     QString m_streamText;
@@ -105,4 +119,7 @@ private:
     QTimer m_streamRender;
     Colors m_colors = colors(false);
     bool m_dark = false;  // the palette m_colors were chosen for
+    bool m_follow = true;
+    bool m_placing = false;  // the view itself moves the scroll bar: not the reader
+    QToolButton* m_jump = nullptr;
 };

@@ -5,6 +5,7 @@
 // the code block.
 #include <QClipboard>
 #include <QGuiApplication>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTest>
 #include <QTextBlock>
@@ -115,6 +116,56 @@ private slots:
         QVERIFY(view.document()->toPlainText().contains("wants the weather"));
         view.followLink(QUrl(QStringLiteral("toggle-thinking:1")));
         QVERIFY(!view.document()->toPlainText().contains("wants the weather"));
+    }
+
+    // In a transcript long enough to scroll, a streaming reply stays in sight while the view is
+    // at the bottom; once the reader scrolls up it stays where they put it, and "Jump to latest"
+    // brings the view back down and following again.
+    void the_stream_is_followed_until_the_reader_scrolls_up() {
+        TokenStreamView view;
+        view.resize(500, 300);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        for (int i = 0; i < 12; ++i) view.addMessage(i % 2 ? TokenStreamView::Role::Assistant : TokenStreamView::Role::User, QStringLiteral("Message %1 with some words in it.").arg(i));
+        QScrollBar* bar = view.verticalScrollBar();
+        QVERIFY(bar->maximum() > 0);
+        QCOMPARE(bar->value(), bar->maximum());
+        QWidget* jump = view.findChild<QWidget*>(QStringLiteral("jumpToLatestButton"));
+        QVERIFY(jump);
+        QVERIFY(!jump->isVisible());
+        view.beginStream();
+        for (int line = 0; line < 20; ++line) {
+            view.appendStream(QStringLiteral("Line %1 of a long reply.\n\n").arg(line));
+            QTest::qWait(TokenStreamView::kStreamRenderMs + 10);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("Line 19"), 2000);
+        QTRY_COMPARE_WITH_TIMEOUT(bar->value(), bar->maximum(), 1000);
+        QVERIFY(!jump->isVisible());
+
+        // The reader scrolls up: the view stays there while the reply grows, and the button shows.
+        bar->triggerAction(QAbstractSlider::SliderPageStepSub);
+        const int kept = bar->value();
+        QVERIFY(kept < bar->maximum());
+        QTRY_VERIFY_WITH_TIMEOUT(jump->isVisible(), 1000);
+        for (int line = 20; line < 30; ++line) {
+            view.appendStream(QStringLiteral("Line %1 of a long reply.\n\n").arg(line));
+            QTest::qWait(TokenStreamView::kStreamRenderMs + 10);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("Line 29"), 2000);
+        QCOMPARE(bar->value(), kept);
+
+        // Jump to latest: at the bottom, and the stream followed again.
+        QTest::mouseClick(jump, Qt::LeftButton);
+        QCOMPARE(bar->value(), bar->maximum());
+        QTRY_VERIFY_WITH_TIMEOUT(!jump->isVisible(), 1000);
+        for (int line = 30; line < 40; ++line) {
+            view.appendStream(QStringLiteral("Line %1 of a long reply.\n\n").arg(line));
+            QTest::qWait(TokenStreamView::kStreamRenderMs + 10);
+        }
+        QTRY_VERIFY_WITH_TIMEOUT(view.document()->toPlainText().contains("Line 39"), 2000);
+        QTRY_COMPARE_WITH_TIMEOUT(bar->value(), bar->maximum(), 1000);
+        view.finishStream(view.document()->toPlainText(), QString());
+        QCOMPARE(bar->value(), bar->maximum());
     }
 
     void copy_links_copy_the_message_and_the_code() {
