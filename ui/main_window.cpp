@@ -485,7 +485,9 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                                  ? tr(" The conversation continues: the next turn reads it again from the start.")
                                  : QString()));
     m_reloading = false;
-    m_recorder->setModel(m_client->config(), info, m_client->modelSha256());
+    // While the chat talks to a server its turns stay recorded under the server's configuration;
+    // switching back (useLocalModel) records under this model again.
+    if (!isRemote()) m_recorder->setModel(m_client->config(), info, m_client->modelSha256());
     m_compare->setChatConfig(m_client->config());
     rememberRecent(QString::fromStdString(info.path));
     refreshMemory();

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "commands.h"
 #include "history_recorder.h"
@@ -26,9 +27,10 @@ std::string opt(const std::optional<double>& v, const char* fmt) {
     return buf;
 }
 
-workbench::Json run_json(const workbench::RunRecord& r) {
+workbench::Json run_json(const workbench::RunRecord& r, const std::string& config) {
     using workbench::json_rounded;
     return {{"id", r.id},
+            {"config", config},
             {"started", when(r.started_unix_ms)},
             {"finished", r.finished_unix_ms ? when(r.finished_unix_ms) : std::string()},
             {"prompt_tokens", r.n_tokens_prompt},
@@ -80,6 +82,11 @@ int cmd_history(int argc, char** argv) {
     for (const auto& s : *sessions) {
         auto runs = (*store)->load_runs(s.id);
         if (!runs.ok()) return runtime_error(runs.status().message());
+        auto used = (*store)->load_run_configurations(s.id);
+        if (!used.ok()) return runtime_error(used.status().message());
+        // Each run under the configuration it ran under (a session's turns may differ).
+        std::map<workbench::RowId, std::string> config_of;
+        for (const auto& c : *used) config_of[c.id] = c.model + " · " + workbench::configuration_summary(c);
         if (json) {
             workbench::Json session = {{"id", s.id},
                                        {"title", s.title},
@@ -93,7 +100,7 @@ int cmd_history(int argc, char** argv) {
                                        {"created", when(s.created_unix_ms)},
                                        {"updated", when(s.updated_unix_ms)},
                                        {"runs", workbench::Json::array()}};
-            for (const auto& r : *runs) session["runs"].push_back(run_json(r));
+            for (const auto& r : *runs) session["runs"].push_back(run_json(r, config_of[r.configuration_id]));
             listing.push_back(std::move(session));
             continue;
         }
@@ -102,10 +109,11 @@ int cmd_history(int argc, char** argv) {
                     static_cast<long long>(s.n_tokens_prompt), static_cast<long long>(s.n_tokens_generated),
                     opt(s.mean_decode_tok_s, "%.1f tok/s").c_str());
         for (const auto& r : *runs)
-            std::printf("      run %lld  %s  prompt %d  generated %d  TTFT %s  decode %s  ITL p50/p99 %s/%s  %s\n",
+            std::printf("      run %lld  %s  prompt %d  generated %d  TTFT %s  decode %s  ITL p50/p99 %s/%s  %s\n          %s\n",
                         static_cast<long long>(r.id), when(r.started_unix_ms).c_str(), r.n_tokens_prompt, r.n_tokens_generated,
                         opt(r.ttft_ms, "%.1f ms").c_str(), opt(r.decode_tok_s, "%.1f tok/s").c_str(), opt(r.itl_ms_p50, "%.1f").c_str(),
-                        opt(r.itl_ms_p99, "%.1f ms").c_str(), r.stop_reason.c_str());
+                        opt(r.itl_ms_p99, "%.1f ms").c_str(), r.stop_reason.c_str(),
+                        config_of.count(r.configuration_id) ? config_of[r.configuration_id].c_str() : "no configuration recorded");
     }
     if (json) {
         print_json_line(listing);

@@ -40,6 +40,9 @@ constexpr SynthShape kShapes[] = {
     // Qwen3-30B-A3B's block (128 experts of 768, 8 a token) in 12 of its 48 layers: about 0.7 B
     // weights read per token of 7.5 B held.
     {"qwen3moe-a3b-12l", 12, 2048, 6144, 32, 4, 128, 32000, 4096, 128, 8, 768},
+    // The same block in 18 layers: the 1B-active class (about 1.1 B weights read per token of
+    // 11.3 B held; 6.3 GB at q4_k).
+    {"qwen3moe-a3b-18l", 18, 2048, 6144, 32, 4, 128, 32000, 4096, 128, 8, 768},
     // DeepSeek-V2-Lite's block (latent rank 512 + a 64-value RoPE key, 16 heads of 128 + 64,
     // 64 experts of 1408, 6 a token, 2 shared, the first layer dense) in 8 of its 27 layers.
     {"deepseek-v2-lite-8l", 8, 2048, 10944, 16, 16, 192, 32000, 4096, 64, 6, 1408, 64, 128, 512, 0, 1, 2},
@@ -98,7 +101,7 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     if (!shape) return bad("shape '" + shape_name + "' is not known (" + names + ")");
     const std::optional<DType> type = dtype_from_name(type_name);
     if (!type || !dtype_traits(*type).dequantizable || !quantize_row(*type, nullptr, nullptr, 0))
-        return bad("type '" + type_name + "' cannot be written (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, ...)");
+        return bad("type '" + type_name + "' cannot be written (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
     const std::optional<DType> expert_type = expert_type_name.empty() ? type : dtype_from_name(expert_type_name);
     if (!expert_type || !dtype_traits(*expert_type).dequantizable || !quantize_row(*expert_type, nullptr, nullptr, 0))
         return bad("expert type '" + expert_type_name + "' cannot be written (mxfp4, q8_0, q4_0, ...)");

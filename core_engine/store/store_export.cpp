@@ -2,6 +2,7 @@
 // Markdown transcript. Each export reads inside one read transaction, so a session that is
 // being written to exports as one consistent state.
 #include <cstdio>
+#include <map>
 #include <utility>
 
 #include "store/store_impl.h"
@@ -22,13 +23,23 @@ Result<std::optional<ConfigurationRecord>> session_configuration(Connection& con
     return std::optional<ConfigurationRecord>(std::move(config));
 }
 
+// Each run's configuration, by id (the session's runs may have run under several).
+Result<std::map<RowId, ConfigurationRecord>> configurations_by_id(Connection& conn, RowId session_id) {
+    WB_ASSIGN_OR_RETURN(std::vector<ConfigurationRecord> used, store::read_run_configurations(conn, session_id));
+    std::map<RowId, ConfigurationRecord> out;
+    for (ConfigurationRecord& c : used) out.emplace(c.id, std::move(c));
+    return out;
+}
+
 // A row id, or null where the row has none (0).
 Json id_or_null(RowId id) { return id == 0 ? Json(nullptr) : Json(id); }
 
-Json run_json(const RunRecord& run, const std::vector<MetricSample>& samples) {
+Json run_json(const RunRecord& run, const std::vector<MetricSample>& samples, const std::map<RowId, ConfigurationRecord>& configs) {
     Json o;
     o["id"] = run.id;
     o["configuration_id"] = id_or_null(run.configuration_id);
+    const auto config = configs.find(run.configuration_id);
+    o["configuration"] = config == configs.end() ? Json(nullptr) : Json(store::config_summary(config->second));
     o["started_unix_ms"] = run.started_unix_ms;
     o["finished_unix_ms"] = run.finished_unix_ms;
     o["n_tokens_prompt"] = run.n_tokens_prompt;
@@ -67,6 +78,12 @@ Json stored_json(const std::string& text) {
     return parsed.ok() ? *std::move(parsed) : Json(text);
 }
 
+Json configuration_json(const ConfigurationRecord& config) {
+    return {{"id", config.id},         {"model", config.model},          {"backend", config.backend},
+            {"variant", config.variant}, {"kv_dtype", config.kv_dtype}, {"weight_type", config.weight_type},
+            {"summary", store::config_summary(config)}, {"engine_config", stored_json(config.config_json)}};
+}
+
 std::string format_fixed(double value, int decimals) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
@@ -99,13 +116,12 @@ Result<std::string> Store::export_session_json(RowId session_id) const {
                            {"created_unix_ms", session.created_unix_ms},
                            {"updated_unix_ms", session.updated_unix_ms},
                            {"created_utc", store::format_utc(session.created_unix_ms)}};
-        if (config)
-            root["configuration"] = {{"id", config->id},         {"model", config->model},
-                                     {"backend", config->backend}, {"variant", config->variant},
-                                     {"kv_dtype", config->kv_dtype}, {"weight_type", config->weight_type},
-                                     {"engine_config", stored_json(config->config_json)}};
-        else
-            root["configuration"] = nullptr;
+        // "configuration": what the session started with; "configurations": what its runs ran
+        // under (a run names its own by configuration_id).
+        root["configuration"] = config ? configuration_json(*config) : Json(nullptr);
+        WB_ASSIGN_OR_RETURN(auto run_configs, configurations_by_id(conn, session_id));
+        Json& used = root["configurations"] = Json::array();
+        for (const auto& [id, c] : run_configs) used.push_back(configuration_json(c));
         Json& message_array = root["messages"] = Json::array();
         for (const MessageRecord& m : messages) {
             Json message = {{"seq", m.seq}, {"role", m.role}, {"text", m.text}, {"run_id", id_or_null(m.run_id)},
@@ -121,7 +137,7 @@ Result<std::string> Store::export_session_json(RowId session_id) const {
         Json& run_array = root["runs"] = Json::array();
         for (const RunRecord& run : runs) {
             WB_ASSIGN_OR_RETURN(std::vector<MetricSample> samples, store::read_samples(conn, run.id));
-            run_array.push_back(run_json(run, samples));
+            run_array.push_back(run_json(run, samples, run_configs));
         }
         std::string out = dump_json(root);
         out += '\n';
@@ -137,7 +153,8 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             "run_id,session_id,configuration_id,started_utc,finished_utc,n_tokens_prompt,n_tokens_generated,ttft_ms,"
             "prefill_tok_s,decode_tok_s,itl_ms_p50,itl_ms_p90,itl_ms_p99,kv_bytes,kv_bytes_peak,kv_bytes_full,"
             "kv_bytes_read_per_token,stop_reason,model_sha256,app_version,app_commit,cpu_model,cpu_features,backend,"
-            "n_threads,seed,draft_tokens,accepted_tokens,first_answer_ms\n";
+            "n_threads,seed,draft_tokens,accepted_tokens,first_answer_ms,configuration\n";
+        WB_ASSIGN_OR_RETURN(auto configs, configurations_by_id(conn, session_id));
         for (const RunRecord& r : runs) {
             out += std::to_string(r.id) + ',' + std::to_string(r.session_id) + ',' + std::to_string(r.configuration_id) + ',';
             out += store::format_utc(r.started_unix_ms) + ',' + store::format_utc(r.finished_unix_ms) + ',';
@@ -162,6 +179,8 @@ Result<std::string> Store::export_runs_csv(RowId session_id) const {
             if (r.n_accepted_tokens) out += std::to_string(*r.n_accepted_tokens);
             out += ',';
             store::append_csv_number(out, r.first_answer_ms);
+            out += ',';
+            if (const auto c = configs.find(r.configuration_id); c != configs.end()) store::append_csv_field(out, store::config_summary(c->second));
             out += '\n';
         }
         return out;
@@ -199,14 +218,24 @@ Result<std::string> Store::export_session_markdown(RowId session_id) const {
         for (const MessageRecord& m : messages)
             if (title.empty() && m.role == "user") title = m.text.substr(0, m.text.find('\n'));
         std::string out = "# " + (title.empty() ? "Session " + std::to_string(session.id) : title) + "\n\n";
-        if (config) out += "- Model: " + config->model + " (" + store::config_summary(*config) + ")\n";
+        WB_ASSIGN_OR_RETURN(auto configs, configurations_by_id(conn, session_id));
+        // One configuration: the header names it. Several: each reply names its own.
+        const bool mixed = configs.size() > 1;
+        if (mixed) out += "- Configurations: " + std::to_string(configs.size()) + " (each reply names its own)\n";
+        else if (!configs.empty()) out += "- Model: " + configs.begin()->second.model + " (" + store::config_summary(configs.begin()->second) + ")\n";
+        else if (config) out += "- Model: " + config->model + " (" + store::config_summary(*config) + ")\n";
         out += "- Started: " + store::format_utc(session.created_unix_ms) + "\n";
         for (const MessageRecord& m : messages) {
             std::string role = m.role;
             if (!role.empty()) role[0] = static_cast<char>(role[0] - ('a' <= role[0] && role[0] <= 'z' ? 32 : 0));
             out += "\n## " + role + "\n\n" + m.text + "\n";
-            for (const RunRecord& r : runs)
-                if (m.run_id != 0 && r.id == m.run_id) out += "\n_" + run_line(r) + "_\n";
+            for (const RunRecord& r : runs) {
+                if (m.run_id == 0 || r.id != m.run_id) continue;
+                std::string line = run_line(r);
+                if (const auto c = configs.find(r.configuration_id); mixed && c != configs.end())
+                    line += " · " + c->second.model + " · " + store::config_summary(c->second);
+                out += "\n_" + line + "_\n";
+            }
         }
         return out;
     });

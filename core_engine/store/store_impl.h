@@ -59,6 +59,8 @@ Result<std::vector<MessageRecord>> read_messages(Connection& conn, RowId session
 Result<std::vector<RunRecord>> read_runs(Connection& conn, RowId session_id);
 Result<std::vector<MetricSample>> read_samples(Connection& conn, RowId run_id);
 Result<ConfigurationRecord> read_configuration(Connection& conn, RowId configuration_id);
+// The configurations a session's runs ran under, in the order of first use.
+Result<std::vector<ConfigurationRecord>> read_run_configurations(Connection& conn, RowId session_id);
 
 // "full · KV f16 · weights q8_0 · cpu": a configuration in one line, for lists and transcripts.
 std::string config_summary(const ConfigurationRecord& config);

@@ -202,6 +202,21 @@ Result<ConfigurationRecord> read_configuration(Connection& conn, RowId configura
     return configuration_from_row(stmt);
 }
 
+Result<std::vector<ConfigurationRecord>> read_run_configurations(Connection& conn, RowId session_id) {
+    const std::string sql = std::string("SELECT ") + kConfigurationColumns +
+                            " FROM configurations WHERE id IN (SELECT configuration_id FROM runs WHERE session_id = ?1) "
+                            "ORDER BY (SELECT min(r.id) FROM runs r WHERE r.session_id = ?1 AND r.configuration_id = configurations.id)";
+    WB_ASSIGN_OR_RETURN(Statement stmt, conn.prepare(sql));
+    stmt.bind(1, session_id);
+    std::vector<ConfigurationRecord> out;
+    for (;;) {
+        WB_ASSIGN_OR_RETURN(bool has_row, stmt.next());
+        if (!has_row) break;
+        out.push_back(configuration_from_row(stmt));
+    }
+    return out;
+}
+
 namespace {
 
 Result<std::vector<SessionSummary>> list_sessions_on(Connection& conn, const SessionFilter& filter) {
@@ -213,9 +228,14 @@ Result<std::vector<SessionSummary>> list_sessions_on(Connection& conn, const Ses
         "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user'), "
         "(SELECT coalesce(sum(r.n_tokens_prompt), 0) FROM runs r WHERE r.session_id = s.id), "
         "(SELECT coalesce(sum(r.n_tokens_generated), 0) FROM runs r WHERE r.session_id = s.id), "
-        "(SELECT avg(r.decode_tok_s) FROM runs r WHERE r.session_id = s.id) "
+        "(SELECT avg(r.decode_tok_s) FROM runs r WHERE r.session_id = s.id), "
+        "(SELECT count(DISTINCT r.configuration_id) FROM runs r WHERE r.session_id = s.id) "
         "FROM sessions s LEFT JOIN configurations c ON c.id = s.configuration_id "
-        "WHERE (?1 = '' OR c.model = ?1) AND (?2 = '' OR c.variant = ?2) "
+        // A session matches a model or variant it started with or any of its turns ran under.
+        "WHERE (?1 = '' OR c.model = ?1 OR EXISTS (SELECT 1 FROM runs r JOIN configurations rc ON rc.id = r.configuration_id "
+        "WHERE r.session_id = s.id AND rc.model = ?1)) "
+        "AND (?2 = '' OR c.variant = ?2 OR EXISTS (SELECT 1 FROM runs r JOIN configurations rc ON rc.id = r.configuration_id "
+        "WHERE r.session_id = s.id AND rc.variant = ?2)) "
         "AND (?3 = 0 OR s.created_unix_ms >= ?3) AND (?4 = 0 OR s.created_unix_ms < ?4) "
         "AND (?8 = 1 OR NOT EXISTS (SELECT 1 FROM runs r JOIN comparison_runs cr ON cr.run_id = r.id "
         "WHERE r.session_id = s.id)) ";
@@ -253,7 +273,21 @@ Result<std::vector<SessionSummary>> list_sessions_on(Connection& conn, const Ses
         s.n_tokens_prompt = stmt.column_int(11);
         s.n_tokens_generated = stmt.column_int(12);
         s.mean_decode_tok_s = stmt.column_optional(13);
+        s.n_configurations = static_cast<int32_t>(stmt.column_int(14));
         sessions.push_back(std::move(s));
+    }
+    // Turns under different configurations: the list says so rather than show the first one.
+    for (SessionSummary& s : sessions) {
+        if (s.n_configurations < 2) continue;
+        WB_ASSIGN_OR_RETURN(std::vector<ConfigurationRecord> used, read_run_configurations(conn, s.id));
+        auto same = [&](auto field) {
+            for (const ConfigurationRecord& c : used)
+                if (c.*field != used.front().*field) return false;
+            return true;
+        };
+        s.model = same(&ConfigurationRecord::model) ? used.front().model : "mixed";
+        s.variant = same(&ConfigurationRecord::variant) ? used.front().variant : "mixed";
+        s.config_summary = "mixed: " + std::to_string(used.size()) + " configurations";
     }
     return sessions;
 }
@@ -296,6 +330,12 @@ Result<std::vector<MetricSample>> Store::load_samples(RowId run_id) const {
 Result<ConfigurationRecord> Store::load_configuration(RowId configuration_id) const {
     return impl_->read([&](Connection& conn) { return store::read_configuration(conn, configuration_id); });
 }
+
+Result<std::vector<ConfigurationRecord>> Store::load_run_configurations(RowId session_id) const {
+    return impl_->read([&](Connection& conn) { return store::read_run_configurations(conn, session_id); });
+}
+
+std::string configuration_summary(const ConfigurationRecord& config) { return store::config_summary(config); }
 
 Result<std::vector<ConfigurationRecord>> Store::list_configurations() const {
     return impl_->read([&](Connection& conn) -> Result<std::vector<ConfigurationRecord>> {

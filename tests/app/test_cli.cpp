@@ -152,7 +152,7 @@ private slots:
         QVERIFY(bytes(other) != bytes(again) && bytes(other).size() == bytes(again).size());
         auto bad = run_cli({"synth", "--shape", "huge", "-o", dir.filePath("x.gguf")});
         QCOMPARE(bad.exit_code, 1);
-        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m, qwen3moe-a3b-12l, deepseek-v2-lite-8l)"), bad.err.constData());
+        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m, qwen3moe-a3b-12l, qwen3moe-a3b-18l, deepseek-v2-lite-8l)"), bad.err.constData());
         bad = run_cli({"synth", "--type", "q4_k", "-o", dir.filePath("x.gguf")});
         QVERIFY2(bad.err.contains("blocks of 256") && bad.err.contains("do not divide"), bad.err.constData());
         QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no output named
@@ -832,6 +832,9 @@ private slots:
         const auto run = runs[0].toObject();
         QCOMPARE(run["generated_tokens"].toInt(), QJsonDocument::fromJson(r.out).object()["tokens"].toArray().size());
         QVERIFY(run["ttft_ms"].toDouble() > 0);
+        // Each run names the configuration it ran under (issue 48: the list showed none).
+        QVERIFY2(run["config"].toString().startsWith("SmolLM2-135M-Instruct.Q4_1.gguf · full · KV f16"), qPrintable(run["config"].toString()));
+        QVERIFY(run_cli({"history", "--db", db}).out.contains("SmolLM2-135M-Instruct.Q4_1.gguf · full · KV f16"));
         // The model file's sha256, as the installer verifies it.
         QCOMPARE(run["model_sha256"].toString(), QString("b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"));
         QCOMPARE(QJsonDocument::fromJson(run_cli({"history", "--db", db, "--search", "Paris", "--json"}).out).array().size(), 1);

@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QLineSeries>
@@ -238,6 +239,48 @@ private slots:
         QCOMPARE(messages->size(), size_t{4});
         QCOMPARE(messages->at(2).text, std::string("Tell me one more fact about elephants."));
         QCOMPARE(messages->back().text, chat()->history().back().content);
+    }
+
+    // Issue 48: a conversation whose turns ran under different configurations is recorded, listed
+    // and shown with each turn's own (it showed the first on every turn).
+    void eachTurnKeepsItsConfiguration() {
+        m_window->showPage("Chat");
+        child<QComboBox>("attentionCombo")->setCurrentText("sliding");
+        child<QSpinBox>("slidingWindow")->setValue(64);
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        send("And a fact about zebras?");
+        QCOMPARE(m_window->recorder()->sessionId(), m_giraffes);   // the same conversation goes on
+        auto runs = query<std::vector<workbench::RunRecord>>([id = m_giraffes](workbench::Store& s) { return s.load_runs(id); });
+        QVERIFY(runs.ok());
+        QCOMPARE(runs->size(), size_t{3});
+        auto last = query<workbench::ConfigurationRecord>(
+            [id = runs->back().configuration_id](workbench::Store& s) { return s.load_configuration(id); });
+        QVERIFY(last.ok());
+        QVERIFY2(last->variant.rfind("sliding", 0) == 0, last->variant.c_str());
+        QVERIFY(runs->front().configuration_id != runs->back().configuration_id);
+
+        m_window->showPage("History");
+        QCOMPARE(search(""), 2);
+        const int row = history()->sessions()->rowOf(m_giraffes);
+        QVERIFY(row >= 0);
+        const QString listed = history()->sessions()->index(row, SessionTableModel::Configuration).data().toString();
+        QVERIFY2(listed.startsWith("mixed"), qPrintable(listed));
+        QSignalSpy shown(history(), &HistoryPage::sessionShown);
+        history()->selectSession(m_giraffes);
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), uitest::kTimeoutMs);
+        SessionDetail* d = history()->detail();
+        QVERIFY2(d->findChild<QLabel*>("sessionHeader")->text().contains("mixed"), qPrintable(d->findChild<QLabel*>("sessionHeader")->text()));
+        const int n = d->transcript()->messageCount();
+        QVERIFY2(d->transcript()->footerOf(n - 1).contains("sliding"), qPrintable(d->transcript()->footerOf(n - 1)));
+        QVERIFY2(d->transcript()->footerOf(1).contains("full"), qPrintable(d->transcript()->footerOf(1)));
+
+        // Back to full attention for the tests that follow.
+        m_window->showPage("Chat");
+        child<QComboBox>("attentionCombo")->setCurrentText("full");
+        QTest::mouseClick(child<QPushButton>("applyButton"), Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 2, uitest::kTimeoutMs);
     }
 
     void exportWritesJsonAndMarkdown() {

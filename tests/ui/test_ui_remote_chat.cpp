@@ -138,6 +138,13 @@ private slots:
         QVERIFY2(m_window->statusText().contains(QStringLiteral("remote: ") + where), qPrintable(m_window->statusText()));
         QVERIFY2(m_window->statusText().contains(model), qPrintable(m_window->statusText()));
         QVERIFY(m_window->useLocalAction()->isEnabled());
+        // A local model that finishes loading while the chat talks to the server (the start-up
+        // load, an Apply): the chat stays with the server, and its turns stay recorded under the
+        // server's configuration (issue 48: they were filed under the local one).
+        QSignalSpy localLoaded(m_window->client(), &EngineClient::modelLoaded);
+        m_window->startWithModel(uitest::modelPath());
+        QTRY_VERIFY_WITH_TIMEOUT(localLoaded.count() == 1, uitest::kTimeoutMs);
+        QVERIFY(m_window->isRemote());
 
         // A turn typed into the chat and sent with Enter.
         ChatPage* chat = m_window->chatPage();

@@ -206,6 +206,17 @@ void HistoryPage::refresh() {
                 return;
             }
             const workbench::RowId keep = selectedSessionId() ? selectedSessionId() : m_shownId;
+            // The session on show grew or changed since it was read (a turn recorded meanwhile):
+            // read it again rather than keep showing the old figures.
+            if (m_shownId) {
+                const int before = m_sessions->rowOf(m_shownId);
+                const auto now = std::find_if(result->begin(), result->end(), [&](const auto& s) { return s.id == m_shownId; });
+                const workbench::SessionSummary* was = before >= 0 ? m_sessions->sessionAt(before) : nullptr;
+                if (was && now != result->end() &&
+                    (was->updated_unix_ms != now->updated_unix_ms || was->n_turns != now->n_turns ||
+                     was->n_tokens_generated != now->n_tokens_generated || was->n_configurations != now->n_configurations))
+                    m_shownId = 0;
+            }
             m_sessions->setSessions(*result);
             m_status->setText(tr("%n session(s) in %1", nullptr, static_cast<int>(result->size())).arg(m_store->path()));
             if (keep && m_sessions->rowOf(keep) >= 0) selectSession(keep);

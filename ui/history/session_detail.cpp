@@ -21,6 +21,9 @@ workbench::Result<SessionData> SessionData::load(const workbench::Store& store, 
         auto configuration = store.load_configuration(data.session.configuration_id);
         if (configuration.ok()) data.configuration = *configuration;
     }
+    auto used = store.load_run_configurations(sessionId);
+    if (!used.ok()) return used.status();
+    for (workbench::ConfigurationRecord& c : *used) data.runConfigurations.emplace(c.id, std::move(c));
     auto messages = store.load_messages(sessionId);
     if (!messages.ok()) return messages.status();
     data.messages = std::move(messages).value();
@@ -91,14 +94,31 @@ void SessionDetail::clear(const QString& message) {
 
 void SessionDetail::showSession(const SessionData& data) {
     clear();
-    const workbench::ConfigurationRecord& c = data.configuration;
-    m_header->setText(tr("<b>Session %1</b> · %2 · %3 · attention %4 · KV %5 · weights %6")
-                          .arg(data.session.id)
-                          .arg(QDateTime::fromMSecsSinceEpoch(data.session.created_unix_ms).toString(Qt::ISODate),
-                               QString::fromStdString(c.model).toHtmlEscaped(),
-                               QString::fromStdString(c.variant).toHtmlEscaped(),
-                               QString::fromStdString(c.kv_dtype).toHtmlEscaped(),
-                               c.weight_type.empty() ? tr("as stored") : QString::fromStdString(c.weight_type)));
+    // The configuration the turns ran under (the session's first, for one recorded before runs
+    // carried theirs); several: "mixed", and each reply's footer names its own.
+    const bool mixed = data.runConfigurations.size() > 1;
+    const workbench::ConfigurationRecord& c =
+        data.runConfigurations.size() == 1 ? data.runConfigurations.begin()->second : data.configuration;
+    const QString started = QDateTime::fromMSecsSinceEpoch(data.session.created_unix_ms).toString(Qt::ISODate);
+    if (mixed)
+        m_header->setText(tr("<b>Session %1</b> · %2 · mixed: its turns ran under %3 configurations (each reply names its own)")
+                              .arg(data.session.id)
+                              .arg(started)
+                              .arg(data.runConfigurations.size()));
+    else
+        m_header->setText(tr("<b>Session %1</b> · %2 · %3 · attention %4 · KV %5 · weights %6")
+                              .arg(data.session.id)
+                              .arg(started, QString::fromStdString(c.model).toHtmlEscaped(),
+                                   QString::fromStdString(c.variant).toHtmlEscaped(),
+                                   QString::fromStdString(c.kv_dtype).toHtmlEscaped(),
+                                   c.weight_type.empty() ? tr("as stored") : QString::fromStdString(c.weight_type)));
+    auto footerOf = [&](const workbench::RunRecord& run) {
+        QString footer = runFooter(run);
+        const auto config = data.runConfigurations.find(run.configuration_id);
+        if (mixed && config != data.runConfigurations.end())
+            footer += QStringLiteral(" · ") + QString::fromStdString(config->second.model + " · " + workbench::configuration_summary(config->second));
+        return footer;
+    };
     std::map<workbench::RowId, const workbench::RunRecord*> runs;
     for (const workbench::RunRecord& r : data.runs) runs[r.id] = &r;
     for (const workbench::MessageRecord& m : data.messages) {
@@ -106,7 +126,7 @@ void SessionDetail::showSession(const SessionData& data) {
         if (m.role == "user") m_view->addMessage(TokenStreamView::Role::User, text);
         else if (m.role == "assistant")
             m_view->addMessage(TokenStreamView::Role::Assistant, text,
-                               runs.count(m.run_id) ? runFooter(*runs[m.run_id]) : QString());
+                               runs.count(m.run_id) ? footerOf(*runs[m.run_id]) : QString());
         else m_view->addMessage(TokenStreamView::Role::Note, tr("system: %1").arg(text));
     }
     // The charts as the chat drew them: KV by tokens in context (the run's prompt + its index),

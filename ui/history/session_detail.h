@@ -1,6 +1,7 @@
 // The right half of the History page: a stored session's transcript (each reply with its run's
 // figures as the footer) and its charts replayed from the saved per-token samples, drawn by the
 // same widgets as the live chat (KV memory vs tokens, TTFT per turn, decode speed over time).
+// Turns run under different configurations: the header says "mixed" and each footer names its own.
 // Takes a SessionData the store thread loaded; GUI thread only.
 #pragma once
 
@@ -19,7 +20,8 @@ class TurnLatencyChart;
 // Everything the detail view shows of one session, read in one go on the store thread.
 struct SessionData {
     workbench::SessionRecord session;
-    workbench::ConfigurationRecord configuration;
+    workbench::ConfigurationRecord configuration;   // what the session started with
+    std::map<workbench::RowId, workbench::ConfigurationRecord> runConfigurations;   // what each run ran under, by id
     std::vector<workbench::MessageRecord> messages;
     std::vector<workbench::RunRecord> runs;
     std::map<workbench::RowId, std::vector<workbench::MetricSample>> samples;  // by run id

@@ -180,7 +180,8 @@ struct SessionSummary {
     RowId id = 0;
     std::string title;                     // the session title, else its first user message's first line (≤ 120 bytes)
     std::string model, variant;
-    std::string config_summary;            // "full · KV f16 · weights as stored · cpu"
+    std::string config_summary;            // "full · KV f16 · weights as stored · cpu"; "mixed: …" (n_configurations > 1)
+    int32_t n_configurations = 0;          // distinct configurations its runs ran under
     int32_t n_turns = 0;                   // user messages
     int64_t n_tokens_prompt = 0, n_tokens_generated = 0;
     std::optional<double> mean_decode_tok_s;
@@ -251,6 +252,8 @@ public:
     Result<RunRecord> load_run(RowId run_id) const;
     Result<std::vector<MetricSample>> load_samples(RowId run_id) const;
     Result<ConfigurationRecord> load_configuration(RowId configuration_id) const;
+    // The configurations a session's runs ran under, in the order of first use.
+    Result<std::vector<ConfigurationRecord>> load_run_configurations(RowId session_id) const;
     Result<std::vector<ConfigurationRecord>> list_configurations() const;  // filter choices: models, variants
     Result<std::vector<EvaluationRecord>> list_evaluations(RowId configuration_id = 0) const;  // 0: all
     Result<std::vector<BenchmarkRecord>> list_benchmarks(RowId configuration_id = 0) const;    // 0: all
@@ -275,6 +278,8 @@ private:
 
 // The configuration row for an engine loaded with `config` (on config.backend).
 ConfigurationRecord make_configuration(const EngineConfig& config);
+// "full · KV f16 · weights as stored · cpu": what lists, transcripts and exports show of a configuration.
+std::string configuration_summary(const ConfigurationRecord& config);
 // Copies the engine's run metrics into `run`.
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.

@@ -759,6 +759,78 @@ private slots:
         QCOMPARE(store->export_runs_csv(9999).status().code(), StatusCode::not_found);
     }
 
+    // A session whose turns ran under different configurations: each run keeps its own, the list
+    // says "mixed" (and a filter on any of them finds it), and every export names each run's.
+    void a_session_of_mixed_configurations() {
+        auto store = open(new_path());
+        QVERIFY(store);
+        const RowId sliding = save_config(*store, "tiny.gguf", "sliding:window=64");
+        const RowId topk = save_config(*store, "tiny.gguf", "topk:k=256");
+        auto session_id = store->create_session({0, sliding, "", 0, 0});
+        WB_VERIFY_OK(session_id);
+        RowId run_ids[3] = {};
+        const RowId config_of_run[3] = {sliding, topk, sliding};
+        for (int i = 0; i < 3; ++i) {
+            WB_VERIFY_OK(store->add_message({0, *session_id, 0, 0, "user", "turn " + std::to_string(i), 0}));
+            auto run_id = store->begin_run(make_run(*session_id, config_of_run[i], 4, 30.0 + i));
+            WB_VERIFY_OK(run_id);
+            run_ids[i] = *run_id;
+            WB_VERIFY_OK(store->add_message({0, *session_id, *run_id, 0, "assistant", "reply " + std::to_string(i), 0}));
+        }
+        // A session of one configuration beside it: not mixed.
+        auto plain = store->create_session({0, topk, "", 0, 0});
+        WB_VERIFY_OK(plain);
+        WB_VERIFY_OK(store->begin_run(make_run(*plain, topk, 2, 10.0)));
+        WB_VERIFY_OK(store->flush());
+
+        auto used = store->load_run_configurations(*session_id);
+        WB_VERIFY_OK(used);
+        QCOMPARE(used->size(), size_t(2));
+        QCOMPARE((*used)[0].id, sliding);   // in the order of first use
+        QCOMPARE((*used)[1].id, topk);
+
+        auto listed = store->list_sessions();
+        WB_VERIFY_OK(listed);
+        QCOMPARE(listed->size(), size_t(2));
+        const SessionSummary& mixed = listed->at(0).id == *session_id ? listed->at(0) : listed->at(1);
+        const SessionSummary& single = listed->at(0).id == *session_id ? listed->at(1) : listed->at(0);
+        QCOMPARE(mixed.n_configurations, 2);
+        QCOMPARE(mixed.variant, std::string("mixed"));
+        QCOMPARE(mixed.model, std::string("tiny.gguf"));
+        QVERIFY2(mixed.config_summary.rfind("mixed", 0) == 0, mixed.config_summary.c_str());
+        QCOMPARE(single.n_configurations, 1);
+        QCOMPARE(single.variant, std::string("topk:k=256"));
+        SessionFilter by_later_variant;
+        by_later_variant.variant = "topk:k=256";
+        auto found = store->list_sessions(by_later_variant);
+        WB_VERIFY_OK(found);
+        QCOMPARE(found->size(), size_t(2));   // the mixed session ran a turn under it too
+
+        auto json = store->export_session_json(*session_id);
+        WB_VERIFY_OK(json);
+        const QJsonObject root = QJsonDocument::fromJson(QByteArray::fromStdString(*json)).object();
+        QCOMPARE(root["configurations"].toArray().size(), 2);
+        const QJsonArray runs = root["runs"].toArray();
+        QCOMPARE(runs.size(), 3);
+        QVERIFY(runs[0].toObject()["configuration"].toString().startsWith("sliding:window=64"));
+        QVERIFY(runs[1].toObject()["configuration"].toString().startsWith("topk:k=256"));
+        QCOMPARE(runs[1].toObject()["configuration_id"].toInteger(), topk);
+
+        auto csv = store->export_runs_csv(*session_id);
+        WB_VERIFY_OK(csv);
+        const QStringList lines = q(*csv).split('\n', Qt::SkipEmptyParts);
+        QVERIFY(lines[0].endsWith(",configuration"));
+        QVERIFY2(lines[2].endsWith(",topk:k=256 · KV f16 · weights as stored · cpu"), qPrintable(lines[2]));
+        QCOMPARE(lines[2].count(','), lines[0].count(','));
+
+        auto markdown = store->export_session_markdown(*session_id);
+        WB_VERIFY_OK(markdown);
+        const QString md = q(*markdown);
+        QVERIFY2(md.contains("- Configurations: 2"), qPrintable(md));
+        QVERIFY2(md.contains("31.0 tok/s · unfinished · tiny.gguf · topk:k=256"), qPrintable(md));
+        QVERIFY(md.contains("30.0 tok/s · unfinished · tiny.gguf · sliding:window=64"));
+    }
+
     void csv_fields_are_quoted() {
         auto store = open(new_path());
         QVERIFY(store);
