@@ -50,7 +50,7 @@ void crumb_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     __m256 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
     for (int64_t sb = 0; sb < w.n_blocks / 8; ++sb) {
-        const uint8_t* super = group + sb * crumb_super_bytes(L);
+        const uint8_t* super = group + sb * super_block_bytes(L);
         const uint8_t* super_scales = super + 8 * block_bytes;
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_scales)));
         __m256 dmin = _mm256_setzero_ps();

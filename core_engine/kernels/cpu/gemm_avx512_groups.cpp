@@ -12,6 +12,8 @@
 // integers.
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "kernels/cpu/gemm_f16_groups.h"
 #include "kernels/cpu/gemm_quant_groups.h"
 
@@ -53,11 +55,25 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
     }
 }
 
-// The 16 rows' scales (part 0) or offsets (part 1) of a block.
+// q4_kx8: the two groups' super-block d (part 0) or dmin (part 1), 16 rows as floats.
 template <PackedLayout L>
-inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part) {
+inline __m512 pair_super_factors(const uint8_t* low, const uint8_t* high, int64_t b, int part) {
+    const auto* l = reinterpret_cast<const __m128i*>(super_block_scales(L, low, b) + 16 * part);
+    const auto* h = reinterpret_cast<const __m128i*>(super_block_scales(L, high, b) + 16 * part);
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(l)), _mm_loadu_si128(h), 1));
+}
+
+// The 16 rows' scales (part 0) or offsets (part 1) of a block (q4_kx8: formed as the 256-bit
+// tile forms them, from the byte sub-scales or mins and `super`).
+template <PackedLayout L>
+inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part, __m512 super = __m512()) {
     const int64_t at = group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_e8m0_scales(L)) {  // the two groups' 8 exponents each, as the 256-bit kernels decode them
+    if constexpr (group_k4_scales(L)) {
+        const __m128i bytes = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(low + at)),
+                                                 _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high + at)));
+        const __m512 product = _mm512_mul_ps(super, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)));
+        return part == 0 ? product : _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(product), _mm512_set1_epi32(INT32_MIN)));
+    } else if constexpr (group_e8m0_scales(L)) {  // the two groups' 8 exponents each, as the 256-bit kernels decode them
         const __m256i first = _mm256_castps_si256(e8m0_half_8(low + at)), second = _mm256_castps_si256(e8m0_half_8(high + at));
         return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1));
     } else if constexpr (group_f32_scales(L)) return _mm512_castsi512_ps(join(low + at, high + at));
@@ -76,20 +92,22 @@ inline __m512i pair_dot(const __m512i wq[8], const int8_t* aq) {
 // Groups g, g + 1 × NT tokens from t0 (NT > 1: prompts; decode takes the groups one by one): out[k·16 + i] = row 8g+i · token t0+k.
 template <PackedLayout L, int NT>
 void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
-    constexpr int64_t block_bytes = group_block_bytes(L);
     constexpr bool kSigned = group_signed<L>();
     const uint8_t* low_group = w.data + g * w.row_bytes;
     const uint8_t* high_group = low_group + w.row_bytes;
     __m512 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm512_setzero_ps();
+    __m512 super_d = _mm512_setzero_ps(), super_dmin = _mm512_setzero_ps();  // q4_kx8: this super-block's
     for (int64_t b = 0; b < w.n_blocks; ++b) {
-        const uint8_t* low = low_group + b * block_bytes;
-        const uint8_t* high = high_group + b * block_bytes;
+        const uint8_t* low = low_group + group_block_offset(L, b);
+        const uint8_t* high = high_group + group_block_offset(L, b);
+        if constexpr (group_k4_scales(L))
+            if (b % 8 == 0) super_d = pair_super_factors<L>(low, high, b, 0), super_dmin = pair_super_factors<L>(low, high, b, 1);
         __m512i wq[8];
         unpack_pair_block<L>(low, high, wq);
         if constexpr (kSigned)
             for (int j = 0; j < 8; ++j) wq[j] = _mm512_xor_si512(wq[j], _mm512_set1_epi8(static_cast<char>(0x80)));
-        const __m512 dw = pair_scales<L>(low, high, 0);
+        const __m512 dw = pair_scales<L>(low, high, 0, super_d);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
             const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
@@ -107,7 +125,7 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
             if constexpr (kSigned) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(128 * sum_a));
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(8 * sum_a));
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[at])), acc[k]);
-            if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(pair_scales<L>(low, high, 1), _mm512_set1_ps(a.s[at]), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(pair_scales<L>(low, high, 1, super_dmin), _mm512_set1_ps(a.s[at]), acc[k]);
         }
     }
     for (int k = 0; k < NT; ++k) _mm512_storeu_ps(out + k * 16, acc[k]);

@@ -113,10 +113,26 @@ inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const
     else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
 }
 
-// The 8 rows' scales (part 0) or offsets (part 1) of a block.
+// q4_kx8: 8 bytes (one per row) as floats.
+inline __m256 bytes_as_floats(const uint8_t* at) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
+}
+// q4_kx8's super-block factors for the 8 rows: d (part 0) or dmin (part 1) as floats.
 template <PackedLayout L>
-inline __m256 group_scales(const uint8_t* block, int part) {
+inline __m256 group_super_factors(const uint8_t* block, int64_t b, int part) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block_scales(L, block, b) + 16 * part)));
+}
+
+// The 8 rows' scales (part 0) or offsets (part 1) of a block; q4_kx8 forms them from its byte
+// sub-scales and mins and the super-block's d and dmin (super: group_super_factors(…, part)):
+// d·sc and −(dmin·m), the floats its f32 layout held.
+template <PackedLayout L>
+inline __m256 group_scales(const uint8_t* block, int part, __m256 super = __m256()) {
     const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
+    if constexpr (group_k4_scales(L)) {
+        const __m256 product = _mm256_mul_ps(super, bytes_as_floats(at));
+        return part == 0 ? product : _mm256_xor_ps(product, _mm256_set1_ps(-0.0f));
+    }
     if constexpr (group_e8m0_scales(L)) return e8m0_half_8(at);
     else if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
     else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
@@ -131,16 +147,19 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     const uint8_t* group = w.data + g * w.row_bytes;
     __m256 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
+    __m256 super_d = _mm256_setzero_ps(), super_dmin = _mm256_setzero_ps();  // q4_kx8: this super-block's
     for (int64_t b = 0; b < w.n_blocks; ++b) {
-        const uint8_t* block = group + b * block_bytes;
+        const uint8_t* block = group + group_block_offset(L, b);
         // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
         if constexpr (NT == 1)
             for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
+        if constexpr (group_k4_scales(L))
+            if (b % 8 == 0) super_d = group_super_factors<L>(block, b, 0), super_dmin = group_super_factors<L>(block, b, 1);
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
         if constexpr (group_signed<L>())
             for (int j = 0; j < 8; ++j) wabs[j] = Dot::prepare_signed(wq[j]);
-        const __m256 dw = group_scales<L>(block, 0);
+        const __m256 dw = group_scales<L>(block, 0, super_d);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
             if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
@@ -154,7 +173,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
             __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32, static_cast<int32_t>(a.sum_q[at]));
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
-            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1), _mm256_set1_ps(a.s[at]), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1, super_dmin), _mm256_set1_ps(a.s[at]), acc[k]);
         }
     }
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);

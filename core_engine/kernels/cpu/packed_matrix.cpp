@@ -32,7 +32,8 @@ namespace {
 // One 32-element block of a quantized row in element order, as the packed layouts store it:
 // quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred), and the scale and offset as fp16 bits
 // (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m). Q2_K/Q3_K: quants 0..3 / 0..7
-// (Q3_K's q + 4), the halves' integer sub-scales and mins, d and dmin as fp16 bits.
+// (Q3_K's q + 4), the halves' integer sub-scales and mins, d and dmin as fp16 bits. Q4_K also
+// keeps its 6-bit sub-scale and min (sub_scale[0], sub_min[0]) with d and dmin (q4_kx8).
 struct GroupBlockSource {
     int q[32];
     uint16_t d16 = 0, m16 = 0;
@@ -121,6 +122,7 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
         k4_scale_min(sub, scales, &sc, &m);
         v.d32 = half_to_float(d) * static_cast<float>(sc);
         v.m32 = -(half_to_float(dmin) * static_cast<float>(m));
+        v.sub_scale[0] = sc, v.sub_min[0] = m, v.d16 = d, v.m16 = dmin;   // as q4_kx8 keeps them
         for (int j = 0; j < 32; ++j)
             v.q[j] = ((qs[32 * (sub / 2) + j] >> (4 * (sub % 2))) & 0x0F) | (qh ? ((qh[j] >> sub) & 1) << 4 : 0);
     }
@@ -140,7 +142,7 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
             scales[2 * i + h] = l == PackedLayout::q2_kx8 ? static_cast<uint8_t>(v.sub_scale[h] | (v.sub_min[h] << 4))
                                                           : static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[h]));
         if (b % 8 == 0) {  // the super-block's d and dmin, once
-            uint8_t* super = crumb_super_scales(l, block, b);
+            uint8_t* super = super_block_scales(l, block, b);
             std::memcpy(super + 2 * i, &v.d16, 2);
             if (l == PackedLayout::q2_kx8) std::memcpy(super + 16 + 2 * i, &v.m16, 2);
         }
@@ -151,7 +153,15 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
         else block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
     }
     uint8_t* scales = block + group_quant_bytes(l);
-    if (group_f32_scales(l)) {
+    if (group_k4_scales(l)) {
+        scales[i] = static_cast<uint8_t>(v.sub_scale[0]);
+        scales[8 + i] = static_cast<uint8_t>(v.sub_min[0]);
+        if (b % 8 == 0) {  // the super-block's d and dmin, once
+            uint8_t* super = super_block_scales(l, block, b);
+            std::memcpy(super + 2 * i, &v.d16, 2);
+            std::memcpy(super + 16 + 2 * i, &v.m16, 2);
+        }
+    } else if (group_f32_scales(l)) {
         std::memcpy(scales + 4 * i, &v.d32, 4);
         std::memcpy(scales + 32 + 4 * i, &v.m32, 4);
     } else {
@@ -238,7 +248,7 @@ CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, 
             out.sc[h] = static_cast<int8_t>(scales[2 * i + h]);
         }
     }
-    const uint8_t* super = crumb_super_scales(l, block, b);
+    const uint8_t* super = super_block_scales(l, block, b);
     uint16_t h16;
     std::memcpy(&h16, super + 2 * i, 2);
     out.d = half_to_float(h16);
@@ -249,9 +259,15 @@ CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, 
     return out;
 }
 
-float group_scale(PackedLayout l, const uint8_t* block, int i, int part) {
+float group_scale(PackedLayout l, const uint8_t* block, int64_t b, int i, int part) {
     const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
     if (group_e8m0_scales(l)) return e8m0_half(at[i]);
+    if (group_k4_scales(l)) {  // d·sc, or −dmin·m: the products the kernels form
+        uint16_t h16;
+        std::memcpy(&h16, super_block_scales(l, block, b) + 16 * part + 2 * i, 2);
+        const float product = half_to_float(h16) * static_cast<float>(at[i]);
+        return part == 0 ? product : -product;
+    }
     if (group_f32_scales(l)) {
         float v;
         std::memcpy(&v, at + 4 * i, 4);
@@ -374,8 +390,8 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
                 }
                 continue;
             }
-            const float scale = group_scale(m.layout, block, i, 0);
-            const float part1 = group_offsets(m.layout) || group_half_scales(m.layout) ? group_scale(m.layout, block, i, 1) : 0.0f;
+            const float scale = group_scale(m.layout, block, b, i, 0);
+            const float part1 = group_offsets(m.layout) || group_half_scales(m.layout) ? group_scale(m.layout, block, b, i, 1) : 0.0f;
             const float offset = group_offsets(m.layout) ? part1 : 0.0f;
             const int bias = m.layout == PackedLayout::q4_0x8 ? 8 : 0;
             for (int j = 0; j < 32; ++j) {

@@ -9,8 +9,12 @@
 // 16+4k..16+4k+3 in its high nibbles. Byte layouts: register j holds elements 4j..4j+3 — signed
 // for q8_0x8 (Q8_0, and Q5_0 as q − 16) and q6_kx8 (Q6_K as q − 32, a scale per 16 elements),
 // unsigned 0..31 for q8_1x8 (Q5_1) and q8_kx8 (Q5_K).
-// Scales and offsets are fp16 as the file has them, or f32 for k-quants, whose per-32 scale
-// d·sc and offset −dmin·m need more bits than fp16. Every repacking is exact. f16x8 / bf16x8:
+// Scales and offsets are fp16 as the file has them, or f32 for Q5_K and Q6_K, whose per-32
+// scale d·sc and offset −dmin·m need more bits than fp16. q4_kx8 keeps Q4_K's structure instead:
+// per block the 8 rows' 6-bit sub-scales sc and mins m as bytes, and after every 8 blocks (a
+// super-block) the 8 rows' fp16 d and dmin; the kernels form d·sc and −dmin·m as the f32 layout
+// held them (one rounding each), so a block reads 144 bytes rather than 192 (4.625 bits per
+// weight: the file's 4.5 and the bytes of its scales). Every repacking is exact. f16x8 / bf16x8:
 // for each element k in order, the 8 rows' 16-bit values, so one convert gives a vector of 8
 // rows to multiply by a broadcast activation. A last partial group is padded with zero rows.
 //
@@ -32,8 +36,8 @@
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
 // Packed copies replace the file's pages (which are released); 4-bit and 8-bit types and Q2_K
-// keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 6, Q6_K to 10, Q3_K to
-// 3.56. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
+// keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 4.625, Q6_K to 10, Q3_K
+// to 3.56. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
 // Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
 
@@ -72,7 +76,11 @@ constexpr bool group_nibbles(PackedLayout l) {
 constexpr bool group_e8m0_scales(PackedLayout l) { return l == PackedLayout::mxfp4x8; }
 // q2_kx8 / q3_kx8: 2-bit quants with integer sub-scales per 16 elements (see above).
 constexpr bool group_crumbs(PackedLayout l) { return l == PackedLayout::q2_kx8 || l == PackedLayout::q3_kx8; }
-constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q4_kx8 || l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
+constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
+// q4_kx8: byte sub-scales and mins per block, fp16 d and dmin per super-block (see above).
+constexpr bool group_k4_scales(PackedLayout l) { return l == PackedLayout::q4_kx8; }
+// Layouts whose super-blocks (8 blocks) close with their rows' fp16 d (and dmin).
+constexpr bool group_super_blocks(PackedLayout l) { return group_crumbs(l) || group_k4_scales(l); }
 constexpr bool group_offsets(PackedLayout l) {
     return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8 &&
            l != PackedLayout::mxfp4x8;
@@ -82,24 +90,24 @@ constexpr bool group_half_scales(PackedLayout l) { return l == PackedLayout::q6_
 constexpr int64_t group_quant_bytes(PackedLayout l) {
     return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : 256;
 }
-constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : group_e8m0_scales(l) ? 8 : 16; }
+constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : group_e8m0_scales(l) || group_k4_scales(l) ? 8 : 16; }
 // 2-bit layouts: a block is its quants and 16 sub-scale bytes; the super-block's fp16 d (and
 // dmin) follow its 8 blocks.
 constexpr int64_t group_block_bytes(PackedLayout l) {
     if (group_crumbs(l)) return group_quant_bytes(l) + 16;
     return group_quant_bytes(l) + group_scale_bytes(l) * (group_offsets(l) || group_half_scales(l) ? 2 : 1);
 }
-constexpr int64_t crumb_super_bytes(PackedLayout l) { return 8 * group_block_bytes(l) + (l == PackedLayout::q2_kx8 ? 32 : 16); }
+constexpr int64_t super_block_bytes(PackedLayout l) { return 8 * group_block_bytes(l) + (l == PackedLayout::q3_kx8 ? 16 : 32); }
 // Where block b (32 elements) of a group starts, and the bytes of a group of n_blocks blocks.
 constexpr int64_t group_block_offset(PackedLayout l, int64_t b) {
-    return group_crumbs(l) ? (b / 8) * crumb_super_bytes(l) + (b % 8) * group_block_bytes(l) : b * group_block_bytes(l);
+    return group_super_blocks(l) ? (b / 8) * super_block_bytes(l) + (b % 8) * group_block_bytes(l) : b * group_block_bytes(l);
 }
 constexpr int64_t group_row_bytes(PackedLayout l, int64_t n_blocks) {
-    return group_crumbs(l) ? n_blocks / 8 * crumb_super_bytes(l) : n_blocks * group_block_bytes(l);
+    return group_super_blocks(l) ? n_blocks / 8 * super_block_bytes(l) : n_blocks * group_block_bytes(l);
 }
-// 2-bit layouts: the 8 rows' fp16 d of block b's super-block (dmin 16 bytes further).
+// Super-block layouts: the 8 rows' fp16 d of block b's super-block (dmin 16 bytes further).
 template <typename Byte>  // uint8_t or const uint8_t
-inline Byte* crumb_super_scales(PackedLayout l, Byte* block, int64_t b) {
+inline Byte* super_block_scales(PackedLayout l, Byte* block, int64_t b) {
     return block + (8 - b % 8) * group_block_bytes(l);
 }
 
@@ -122,9 +130,9 @@ inline int group_value(PackedLayout l, const uint8_t* block, int i, int j) {
     const int q = group_quant(l, block, i, j);
     return group_e8m0_scales(l) ? quant::kMxfp4Values[q] : q;
 }
-// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale), as a float; not
-// for the 2-bit layouts (group_crumb_scales).
-float group_scale(PackedLayout l, const uint8_t* block, int i, int part);
+// Row i's scale (part 0) or offset (part 1; q6_kx8: the second half's scale) in block b, as a
+// float; not for the 2-bit layouts (group_crumb_scales).
+float group_scale(PackedLayout l, const uint8_t* block, int64_t b, int i, int part);
 
 // What the 2-bit kernels work with: row i's integer sub-scales and (q2_kx8) mins of both halves
 // of block b, and its super-block d and dmin.
