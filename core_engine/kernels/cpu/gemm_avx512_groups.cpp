@@ -108,6 +108,8 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
         if constexpr (kSigned)
             for (int j = 0; j < 8; ++j) wq[j] = _mm512_xor_si512(wq[j], _mm512_set1_epi8(static_cast<char>(0x80)));
         const __m512 dw = pair_scales<L>(low, high, 0, super_d);
+        __m512 mw = _mm512_setzero_ps();   // the offsets, once per block for every token
+        if constexpr (group_offsets(L)) mw = pair_scales<L>(low, high, 1, super_dmin);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
             const int8_t* aq = a.qs + (t0 + k) * a.n_in + b * 32;
@@ -125,7 +127,7 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
             if constexpr (kSigned) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(128 * sum_a));
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(8 * sum_a));
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[at])), acc[k]);
-            if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(pair_scales<L>(low, high, 1, super_dmin), _mm512_set1_ps(a.s[at]), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.s[at]), acc[k]);
         }
     }
     for (int k = 0; k < NT; ++k) _mm512_storeu_ps(out + k * 16, acc[k]);

@@ -160,6 +160,8 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
         if constexpr (group_signed<L>())
             for (int j = 0; j < 8; ++j) wabs[j] = Dot::prepare_signed(wq[j]);
         const __m256 dw = group_scales<L>(block, 0, super_d);
+        __m256 mw = _mm256_setzero_ps();   // the offsets, once per block for every token
+        if constexpr (group_offsets(L)) mw = group_scales<L>(block, 1, super_dmin);
         for (int k = 0; k < NT; ++k) {
             const int64_t at = (t0 + k) * a.block_stride + b;
             if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
@@ -173,7 +175,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
             __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32, static_cast<int32_t>(a.sum_q[at]));
             if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
-            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(group_scales<L>(block, 1, super_dmin), _mm256_set1_ps(a.s[at]), acc[k]);
+            if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.s[at]), acc[k]);
         }
     }
     for (int k = 0; k < NT; ++k) _mm256_storeu_ps(out + k * 8, acc[k]);
