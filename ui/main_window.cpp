@@ -484,6 +484,11 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                         .arg(m_reloading && !m_chat->history().empty()
                                  ? tr(" The conversation continues: the next turn reads it again from the start.")
                                  : QString()));
+    // A base model, or a template we could not render, answers chat turns poorly: said where the
+    // user chats, not only on the Models page.
+    if (!info.chat_template_warning.empty())
+        m_chat->addNote(tr("Chat template: %1. Replies may not follow the conversation; an instruct (chat) model answers better.")
+                            .arg(QString::fromStdString(info.chat_template_warning)));
     m_reloading = false;
     // While the chat talks to a server its turns stay recorded under the server's configuration;
     // switching back (useLocalModel) records under this model again.

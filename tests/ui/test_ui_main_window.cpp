@@ -31,6 +31,7 @@
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/store_client.h"
 #include "ui/main_window.h"
+#include "workbench/model_file.h"
 #include "ui/pages/chat_page.h"
 #include "ui/pages/config_panel.h"
 #include "ui/pages/metrics_panel.h"
@@ -539,6 +540,23 @@ private slots:
         waitLoaded();
         QVERIFY(chat()->bannerText().isEmpty());
         QVERIFY(child<QPushButton>("sendButton")->isEnabled());
+    }
+
+    // Issue 48: a model without a chat template (a base model) says so in the chat, not only on
+    // the Models page.
+    void aBaseModelSaysSoInTheChat() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("base.gguf");
+        QVERIFY(workbench::write_synth_model("llama", "small", "f16", "", path.toStdString(), 1, "").ok());
+        m_window->loadModel(path);
+        waitLoaded();
+        QVERIFY2(chat()->transcript()->toPlainText().contains("Chat template: the file carries no chat template"),
+                 qPrintable(chat()->transcript()->toPlainText().right(400)));
+        const auto notes = [&] { return chat()->transcript()->toPlainText().count("Chat template:"); };
+        const qsizetype before = notes();
+        m_window->loadModel(uitest::modelPath());
+        waitLoaded();
+        QVERIFY(notes() <= before);   // SmolLM2 carries its template: no new note
     }
 
     void recentModelsAndDroppingAFile() {
