@@ -117,6 +117,9 @@ private slots:
         for (int i = 0; i + 1 < variant->count(); ++i) {
             QCOMPARE(variant->itemText(i).toStdString(), variants[static_cast<size_t>(i)].name);
             QCOMPARE(variant->itemData(i, Qt::ToolTipRole).toString().toStdString(), variants[static_cast<size_t>(i)].summary);
+            // Each variant's page says what it does above its fields (sliding and top-k had none).
+            auto* line = panel.findChild<QLabel*>(QStringLiteral("variantSummary_") + variant->itemText(i));
+            QVERIFY2(line && line->text().toStdString() == variants[static_cast<size_t>(i)].summary, qPrintable(variant->itemText(i)));
         }
         for (const char* name : {"kTypeCombo", "vTypeCombo"}) {
             auto* types = child<QComboBox>(panel, name);

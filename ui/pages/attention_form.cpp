@@ -114,6 +114,12 @@ QWidget* AttentionForm::buildPage(const AttentionVariant& variant, std::vector<F
     auto* page = new QWidget(m_pages);
     auto* form = new QFormLayout(page);
     form->setContentsMargins(12, 0, 0, 0);
+    // What the variant does, in a line above its fields (the engine's own summary).
+    auto* summary = new QLabel(QString::fromStdString(variant.summary), page);
+    summary->setObjectName(QStringLiteral("variantSummary_") + QString::fromStdString(variant.name));
+    summary->setWordWrap(true);  // a long summary must not widen the panel
+    summary->setForegroundRole(QPalette::PlaceholderText);
+    form->addRow(summary);
     for (const AttentionParameter& p : variant.parameters) {
         const QString help = QString::fromStdString(p.help);
         if (p.type == AttentionParameter::Type::integer) {
@@ -142,11 +148,6 @@ QWidget* AttentionForm::buildPage(const AttentionVariant& variant, std::vector<F
         fields.back().widget->setObjectName(fieldName(variant.name, p.key));
         fields.back().widget->setToolTip(help);
         form->addRow(QString::fromStdString(p.label), fields.back().widget);
-    }
-    if (fields.empty()) {
-        auto* summary = new QLabel(QString::fromStdString(variant.summary), page);
-        summary->setWordWrap(true);  // a long summary must not widen the panel
-        form->addRow(summary);
     }
     return page;
 }
