@@ -24,20 +24,31 @@ TokenRateChart::TokenRateChart(QWidget* parent) : MetricChartView(tr("Decode tok
     m_latency->attachAxis(m_axisLatency);    clear();  // the empty chart's ranges, as after New chat
 }
 
-void TokenRateChart::appendSamples(const QList<TokenRateSample>& samples) {
+void TokenRateChart::appendSamples(const QList<TokenRateSample>& samples, int stride) {
     if (samples.isEmpty()) return;
+    stride = std::max(1, stride);
     QList<QPointF> rate, latency;
-    for (const TokenRateSample& s : samples) {
-        if (s.gapMs <= 0) continue;
-        m_window.append(s.gapMs);
-        if (m_window.size() > kAverageOver) m_window.removeFirst();
+    double bucketGap = 0;   // the longest gap since the last point drawn: a stall still shows
+    int inBucket = 0;
+    for (qsizetype i = 0; i < samples.size(); ++i) {
+        const TokenRateSample& s = samples[i];
+        if (s.startsReply) m_window.clear();
+        if (s.gapMs > 0) {
+            m_window.append(s.gapMs);
+            if (m_window.size() > kAverageOver) m_window.removeFirst();
+            bucketGap = std::max(bucketGap, s.gapMs);
+            ++inBucket;
+        }
+        if (inBucket == 0 || (inBucket < stride && i + 1 < samples.size())) continue;
         const double meanGap = std::accumulate(m_window.begin(), m_window.end(), 0.0) / m_window.size();
         const double tokS = 1000.0 / meanGap;
         rate.append({s.seconds, tokS});
-        latency.append({s.seconds, s.gapMs});
+        latency.append({s.seconds, bucketGap});
         m_maxSeconds = std::max(m_maxSeconds, s.seconds);
         m_maxRate = std::max(m_maxRate, tokS);
-        m_maxLatency = std::max(m_maxLatency, s.gapMs);
+        m_maxLatency = std::max(m_maxLatency, bucketGap);
+        bucketGap = 0;
+        inBucket = 0;
     }
     m_rate->append(rate);
     m_latency->append(latency);

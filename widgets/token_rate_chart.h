@@ -15,6 +15,7 @@ class QValueAxis;
 struct TokenRateSample {
     double seconds = 0;  // of generation, since the conversation began
     double gapMs = 0;    // since the previous token
+    bool startsReply = false;   // the first of a reply: the average starts afresh (as endReply)
 };
 
 class TokenRateChart : public MetricChartView {
@@ -22,7 +23,9 @@ class TokenRateChart : public MetricChartView {
 public:
     explicit TokenRateChart(QWidget* parent = nullptr);
 
-    void appendSamples(const QList<TokenRateSample>& samples);
+    // stride > 1 (a replay of thousands of tokens): one point per `stride` tokens, the rate as of
+    // its last and the longest gap among them, so the lines stay cheap to draw and stalls show.
+    void appendSamples(const QList<TokenRateSample>& samples, int stride = 1);
     // A reply ended: the moving average starts afresh with the next one.
     void endReply();
     void clear();

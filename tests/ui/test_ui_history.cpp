@@ -7,6 +7,8 @@
 #include <QAbstractItemModelTester>
 #include <QBarSet>
 #include <QDir>
+#include <QTimer>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -276,6 +278,62 @@ private slots:
         QVERIFY2(d->transcript()->footerOf(1).contains("full"), qPrintable(d->transcript()->footerOf(1)));
 
         applyInChat("full");   // back to full attention for the tests that follow
+    }
+
+    // Issue 48: opening a long session never freezes the window (the tour saw 1.6 s for 5 turns):
+    // a 10 ms heartbeat on the GUI thread keeps beating while the session is read and shown.
+    void openingALongSessionKeepsTheWindowResponsive() {
+        const std::string reply = [] {
+            std::string r;
+            for (int p = 0; p < 12; ++p)
+                r += "A paragraph with **bold**, `code` and a [link](https://example.org) about the long session, number " +
+                     std::to_string(p) + ".\n\n```python\nfor i in range(10):\n    print(i * " + std::to_string(p) + ")\n```\n\n";
+            return r;
+        }();
+        auto id = query<workbench::RowId>([reply](workbench::Store& s) -> workbench::Result<workbench::RowId> {
+            WB_ASSIGN_OR_RETURN(workbench::RowId session, s.create_session({}));
+            for (int turn = 0; turn < 8; ++turn) {
+                WB_RETURN_IF_ERROR(s.add_message({0, session, 0, 0, "user", "Question " + std::to_string(turn), 0}));
+                workbench::RunRecord run;
+                run.session_id = session;
+                run.n_tokens_generated = 512;
+                run.ttft_ms = 20.0;
+                WB_ASSIGN_OR_RETURN(workbench::RowId run_id, s.begin_run(run));
+                std::vector<workbench::MetricSample> samples;
+                for (int k = 1; k <= 512; ++k) samples.push_back({k, 10.0 * k, uint64_t(1024) * k, uint64_t(2048) * k, 10.0, 100.0});
+                WB_RETURN_IF_ERROR(s.append_samples(run_id, std::move(samples)));
+                WB_RETURN_IF_ERROR(s.add_message({0, session, run_id, 0, "assistant", reply, 0}));
+            }
+            WB_RETURN_IF_ERROR(s.flush());
+            return session;
+        });
+        QVERIFY(id.ok());
+        m_window->showPage("History");
+        QCOMPARE(search(""), 3);
+        QElapsedTimer clock;
+        qint64 last = 0, longest = 0;
+        QTimer beat;
+        beat.setInterval(10);
+        QObject::connect(&beat, &QTimer::timeout, [&] {
+            longest = std::max(longest, clock.elapsed() - last);
+            last = clock.elapsed();
+        });
+        QSignalSpy shown(history(), &HistoryPage::sessionShown);
+        clock.start();
+        beat.start();
+        history()->selectSession(*id);
+        QTRY_VERIFY_WITH_TIMEOUT(!shown.isEmpty(), uitest::kTimeoutMs);
+        QTest::qWait(50);
+        beat.stop();
+        QCOMPARE(history()->detail()->transcript()->messageCount(), 16);
+        // Generous against a busy machine; the stall this guards against was 4.5 s.
+        QVERIFY2(longest < 1000, qPrintable(QStringLiteral("the GUI thread stalled %1 ms").arg(longest)));
+        qInfo("longest GUI-thread stall while opening: %lld ms", static_cast<long long>(longest));
+        const auto st = query<bool>([id = *id](workbench::Store& s) -> workbench::Result<bool> {
+            WB_RETURN_IF_ERROR(s.delete_session(id));
+            return true;
+        });
+        QVERIFY(st.ok());
     }
 
     void exportWritesJsonAndMarkdown() {

@@ -1,5 +1,7 @@
 #include "ui/history/session_detail.h"
 
+#include <algorithm>
+
 #include <QDateTime>
 #include <QGridLayout>
 #include <QLabel>
@@ -105,6 +107,8 @@ void SessionDetail::showSession(const SessionData& data) {
                               .arg(data.session.id)
                               .arg(started)
                               .arg(data.runConfigurations.size()));
+    else if (c.model.empty() && c.variant.empty())
+        m_header->setText(tr("<b>Session %1</b> · %2 · no configuration recorded").arg(data.session.id).arg(started));
     else
         m_header->setText(tr("<b>Session %1</b> · %2 · %3 · attention %4 · KV %5 · weights %6")
                               .arg(data.session.id)
@@ -132,20 +136,32 @@ void SessionDetail::showSession(const SessionData& data) {
     // The charts as the chat drew them: KV by tokens in context (the run's prompt + its index),
     // TTFT per turn, and decode speed on the session's clock.
     const int64_t start = data.runs.empty() ? 0 : data.runs.front().started_unix_ms;
+    // A long session holds tens of thousands of samples; drawn one point each, the charts took
+    // seconds of the GUI thread (painting costs per point). kReplayPoints a series, a few per pixel, draw the same picture.
+    constexpr size_t kReplayPoints = 400;
+    size_t total = 0;
+    for (const auto& [id, samples] : data.samples) total += samples.size();
+    const int stride = static_cast<int>(std::max<size_t>(1, (total + kReplayPoints - 1) / kReplayPoints));
+    // One append per chart for the whole session: each append redraws its series and axes.
+    QList<KvChartSample> kv;
+    QList<TokenRateSample> rate;
     for (const workbench::RunRecord& run : data.runs) {
         if (run.ttft_ms) m_turns->addTurn(*run.ttft_ms);
         auto it = data.samples.find(run.id);
         if (it == data.samples.end()) continue;
-        QList<KvChartSample> kv;
-        QList<TokenRateSample> rate;
         const double offsetS = (run.started_unix_ms - start) / 1000.0;
-        for (const workbench::MetricSample& s : it->second) {
-            kv.append({static_cast<double>(run.n_tokens_prompt + s.token_index), static_cast<double>(s.kv_bytes),
-                       static_cast<double>(s.kv_bytes_full), 0});
+        const std::vector<workbench::MetricSample>& samples = it->second;
+        const qsizetype replyStart = rate.size();
+        for (size_t i = 0; i < samples.size(); ++i) {
+            const workbench::MetricSample& s = samples[i];
+            if (i % static_cast<size_t>(stride) == 0 || i + 1 == samples.size())   // KV grows smoothly: every stride-th and the last
+                kv.append({static_cast<double>(run.n_tokens_prompt + s.token_index), static_cast<double>(s.kv_bytes),
+                           static_cast<double>(s.kv_bytes_full), 0});
             if (s.itl_ms) rate.append({offsetS + s.t_ms / 1000.0, *s.itl_ms});
         }
-        m_kv->appendSamples(kv);
-        m_rate->appendSamples(rate);
-        m_rate->endReply();
+        if (rate.size() > replyStart) rate[replyStart].startsReply = true;
     }
+    m_kv->appendSamples(kv);
+    m_rate->appendSamples(rate, stride);
+    m_rate->endReply();
 }
