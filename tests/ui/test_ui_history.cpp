@@ -42,6 +42,7 @@
 #include "ui/pages/conversation_list.h"
 #include "ui/pages/metrics_panel.h"
 #include "widgets/kv_memory_chart.h"
+#include "widgets/token_rate_chart.h"
 #include "widgets/token_stream_view.h"
 #include "widgets/turn_latency_chart.h"
 
@@ -298,6 +299,7 @@ private slots:
                 run.session_id = session;
                 run.n_tokens_generated = 512;
                 run.ttft_ms = 20.0;
+                run.started_unix_ms = 1'700'000'000'000 + turn * 60'000;   // a minute of reading between turns
                 WB_ASSIGN_OR_RETURN(workbench::RowId run_id, s.begin_run(run));
                 std::vector<workbench::MetricSample> samples;
                 for (int k = 1; k <= 512; ++k) samples.push_back({k, 10.0 * k, uint64_t(1024) * k, uint64_t(2048) * k, 10.0, 100.0});
@@ -326,6 +328,12 @@ private slots:
         QTest::qWait(50);
         beat.stop();
         QCOMPARE(history()->detail()->transcript()->messageCount(), 16);
+        // The decode chart's clock is time spent generating (8 replies of 5.12 s), as the live
+        // chart's: the minutes between turns are left out (they made it 7 minutes long).
+        QLineSeries* rate = history()->detail()->rateChart()->rateSeries();
+        QVERIFY(rate->count() > 0 && rate->count() <= 1000);
+        QVERIFY2(rate->at(rate->count() - 1).x() < 42.0, qPrintable(QString::number(rate->at(rate->count() - 1).x())));
+        QVERIFY(rate->at(rate->count() - 1).x() > 40.0);
         // Generous against a busy machine; the stall this guards against was 4.5 s.
         QVERIFY2(longest < 1000, qPrintable(QStringLiteral("the GUI thread stalled %1 ms").arg(longest)));
         qInfo("longest GUI-thread stall while opening: %lld ms", static_cast<long long>(longest));

@@ -134,8 +134,8 @@ void SessionDetail::showSession(const SessionData& data) {
         else m_view->addMessage(TokenStreamView::Role::Note, tr("system: %1").arg(text));
     }
     // The charts as the chat drew them: KV by tokens in context (the run's prompt + its index),
-    // TTFT per turn, and decode speed on the session's clock.
-    const int64_t start = data.runs.empty() ? 0 : data.runs.front().started_unix_ms;
+    // TTFT per turn, and decode speed over the time spent generating.
+    double generatingS = 0;
     // A long session holds tens of thousands of samples; drawn one point each, the charts took
     // seconds of the GUI thread (painting costs per point). kReplayPoints a series, a few per pixel, draw the same picture.
     constexpr size_t kReplayPoints = 400;
@@ -149,7 +149,11 @@ void SessionDetail::showSession(const SessionData& data) {
         if (run.ttft_ms) m_turns->addTurn(*run.ttft_ms);
         auto it = data.samples.find(run.id);
         if (it == data.samples.end()) continue;
-        const double offsetS = (run.started_unix_ms - start) / 1000.0;
+        // Time spent generating, as the live chart counts it: each reply starts where the last
+        // ended, the minutes of reading between turns left out.
+        const double offsetS = generatingS;
+        const double lastMs = it->second.empty() ? 0.0 : it->second.back().t_ms;
+        generatingS += std::max(lastMs, run.finished_unix_ms > run.started_unix_ms ? double(run.finished_unix_ms - run.started_unix_ms) : 0.0) / 1000.0;
         const std::vector<workbench::MetricSample>& samples = it->second;
         const qsizetype replyStart = rate.size();
         for (size_t i = 0; i < samples.size(); ++i) {
