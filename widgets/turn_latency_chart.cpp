@@ -43,6 +43,14 @@ void TurnLatencyChart::addTurn(double ttftMs) {
     growToFit(m_axisY, m_maxMs, 10);
 }
 
+void TurnLatencyChart::setLastTurn(double ttftMs) {
+    if (m_ttft->count() == 0) return addTurn(ttftMs);
+    m_ttft->replace(m_ttft->count() - 1, ttftMs);
+    m_maxMs = 0;
+    for (int i = 0; i < m_ttft->count(); ++i) m_maxMs = std::max(m_maxMs, m_ttft->at(i));
+    growToFit(m_axisY, m_maxMs, 10);
+}
+
 QStringList TurnLatencyChart::turnLabels() const { return m_axisX->categories(); }
 
 void TurnLatencyChart::clear(int firstTurn) {

@@ -15,6 +15,8 @@ public:
     explicit TurnLatencyChart(QWidget* parent = nullptr);
 
     void addTurn(double ttftMs);
+    // The newest bar's value, corrected (a turn's bar shows at its first token, its exact TTFT at its end).
+    void setLastTurn(double ttftMs);
     // Empties the chart; the next bar is turn `firstTurn` (a continued conversation goes on
     // counting from its stored turns).
     void clear(int firstTurn = 1);

@@ -175,7 +175,16 @@ private slots:
     void replyStreamsWithFooterAndCharts() {
         setSampling(24);
         QSignalSpy text(m_window->client(), &EngineClient::tokensArrived);
+        // The turn's TTFT bar shows with its first token, not only once the reply has ended.
+        MetricsPanel* panel = chat()->metricsPanel();
+        const int barsBefore = panel->turnChart()->ttftSet()->count();
+        int barsAtFirstSamples = -1;
+        const auto watch = connect(m_window->client(), &EngineClient::samplesArrived, this, [&] {
+            if (barsAtFirstSamples < 0 && chat()->transcript()->isStreaming()) barsAtFirstSamples = panel->turnChart()->ttftSet()->count();
+        });
         const ReplySummary r = sendAndWait("What is the capital of France? Answer in one word.", true);
+        disconnect(watch);
+        QCOMPARE(barsAtFirstSamples, barsBefore + 1);
         QVERIFY(text.count() >= 1);
         QVERIFY2(r.text.contains("Paris"), qPrintable(r.text));
         QCOMPARE(chat()->history().size(), size_t{2});

@@ -86,7 +86,10 @@ void MetricsPanel::setCeilings(const MachineCeilings& c, bool quantizedWeights) 
 
 // The rate chart's time is time spent generating: each reply starts where the last one ended, so
 // minutes of reading between turns neither stretch the axis nor draw a long line across it.
-void MetricsPanel::beginReply() { m_replyStartSeconds = m_generatingSeconds; }
+void MetricsPanel::beginReply() {
+    m_replyStartSeconds = m_generatingSeconds;
+    m_turnShown = false;
+}
 
 void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
     QList<KvChartSample> kv;
@@ -97,15 +100,21 @@ void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
         if (s.kvBytesAllocated > 0)
             kv.append({static_cast<double>(s.nTokensContext), static_cast<double>(s.kvBytesInUse),
                        static_cast<double>(s.kvBytesFull), static_cast<double>(s.kvBytesAllocated)});
-        // The first piece of a reply waited for the prefill: not a decode gap.
+        // The first piece of a reply waited for the prefill: not a decode gap, but the turn's
+        // time to first token, shown at once (the reply's end corrects it to the engine's figure).
         if (!s.firstOfReply) rate.append({m_replyStartSeconds + s.msSinceRequest / 1000.0, s.gapMs});
+        else if (!m_turnShown) m_turns->addTurn(s.msSinceRequest), m_turnShown = true;
     }
     m_kv->appendSamples(kv);
     m_rate->appendSamples(rate);
 }
 
 void MetricsPanel::endReply(const ReplySummary& summary) {
-    if (summary.metrics.n_generated > 0) m_turns->addTurn(summary.metrics.ttft_ms);
+    if (summary.metrics.n_generated > 0) {
+        if (m_turnShown) m_turns->setLastTurn(summary.metrics.ttft_ms);
+        else m_turns->addTurn(summary.metrics.ttft_ms);
+    }
+    m_turnShown = false;
     m_rate->endReply();
     m_generatingSeconds = m_replyStartSeconds + summary.metrics.total_ms / 1000.0;
 }

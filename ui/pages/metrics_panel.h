@@ -59,4 +59,5 @@ private:
     QTabWidget* m_tabs = nullptr;
     double m_generatingSeconds = 0;  // the rate chart's time axis: seconds spent in replies so far
     double m_replyStartSeconds = 0;
+    bool m_turnShown = false;  // this reply's TTFT bar is drawn (from its first token)
 };
