@@ -33,14 +33,15 @@ inline __m256i unsigned_dot16(const __m256i wq[8], const int8_t* aq) {
 // group of the chunk streams past; a group's weights stay in L1 while the block's tokens pass.
 constexpr int64_t kQuantTokenBlock = 256;   // int8 activations: 256 × n_in bytes
 
-// Rows [r0, r1) × every token, in tiles of Tiles::kGroups groups (8 rows each) × 4 tokens, then
+// Rows [r0, r1) × every token, in tiles of Tiles::kGroups groups (8 rows each) × Tiles::kTokens
+// tokens (4; more where a block's unpacking costs more than its products), then
 // single tokens: Tiles::tile<NT>(w, a, g, t, out) writes groups g.. × NT tokens from t to
 // out[k·8·kGroups + i]; where fewer than kGroups groups are left, Tiles::single<NT> (needed only
 // when kGroups > 1) writes one group to out[k·8 + i].
 template <typename Tiles>
 void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64_t r1, float* y, int64_t ldy) {
-    constexpr int kGroups = Tiles::kGroups;
-    alignas(64) float out[4 * 8 * kGroups];
+    constexpr int kGroups = Tiles::kGroups, kTokens = Tiles::kTokens;
+    alignas(64) float out[kTokens * 8 * kGroups];
     const int64_t g_end = (r1 + 7) / 8;
     for (int64_t tb = 0; tb < a.n_tokens; tb += kQuantTokenBlock) {
         const int64_t te = tb + kQuantTokenBlock < a.n_tokens ? tb + kQuantTokenBlock : a.n_tokens;
@@ -58,10 +59,10 @@ void walk_groups(const PackedView& w, const ActivationView& a, int64_t r0, int64
                 }
             };
             int64_t t = tb;
-            for (; t + 4 <= te; t += 4) {
-                if (kGroups == 1 || whole) Tiles::template tile<4>(w, a, g, t, out);
-                else if constexpr (kGroups > 1) Tiles::template single<4>(w, a, g, t, out);
-                emit(t, 4);
+            for (; t + kTokens <= te; t += kTokens) {
+                if (kGroups == 1 || whole) Tiles::template tile<kTokens>(w, a, g, t, out);
+                else if constexpr (kGroups > 1) Tiles::template single<kTokens>(w, a, g, t, out);
+                emit(t, kTokens);
             }
             for (; t < te; ++t) {
                 if (kGroups == 1 || whole) Tiles::template tile<1>(w, a, g, t, out);

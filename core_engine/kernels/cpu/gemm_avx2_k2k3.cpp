@@ -95,7 +95,7 @@ void crumb_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
 
 template <PackedLayout L>
 struct CrumbTiles {
-    static constexpr int kGroups = 1;
+    static constexpr int kGroups = 1, kTokens = 4;
     template <int NT>
     static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { crumb_tile<L, NT>(w, a, g, t0, out); }
 };

@@ -39,6 +39,21 @@ inline __m512i broadcast4_512(const int8_t* p) {
 
 template <PackedLayout L>
 inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i wq[8]) {
+    if constexpr (group_six_bits(L)) {   // 4-bit plane | 2-bit plane << 4: q as 0..63 (pair_tile takes 32·Σa off)
+        const __m512i mask = _mm512_set1_epi8(0x0F), top = _mm512_set1_epi8(0x30);
+        const __m512i planes[2] = {join(low + 128, high + 128), join(low + 160, high + 160)};
+        for (int k = 0; k < 4; ++k) {
+            const __m512i packed = join(low + 32 * k, high + 32 * k);
+            wq[k] = _mm512_and_si512(packed, mask);
+            wq[k + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), mask);
+        }
+        for (int j = 0; j < 8; ++j) {
+            const __m512i h = planes[j / 4];
+            const __m512i at4 = j % 4 == 0 ? _mm512_slli_epi16(h, 4) : j % 4 == 1 ? _mm512_slli_epi16(h, 2) : j % 4 == 2 ? h : _mm512_srli_epi16(h, 2);
+            wq[j] = _mm512_ternarylogic_epi32(wq[j], at4, top, 0xF8);   // wq | (at4 & top)
+        }
+        return;
+    }
     if constexpr (!group_nibbles(L)) {
         for (int j = 0; j < 8; ++j) wq[j] = join(low + 32 * j, high + 32 * j);
     } else {
@@ -55,7 +70,7 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
     }
 }
 
-// q4_kx8: the two groups' super-block d (part 0) or dmin (part 1), 16 rows as floats.
+// q4_kx8, q6_kx8: the two groups' super-block d (part 0) or dmin (part 1), 16 rows as floats.
 template <PackedLayout L>
 inline __m512 pair_super_factors(const uint8_t* low, const uint8_t* high, int64_t b, int part) {
     const auto* l = reinterpret_cast<const __m128i*>(super_block_scales(L, low, b) + 16 * part);
@@ -73,6 +88,10 @@ inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part, __m
                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high + at)));
         const __m512 product = _mm512_mul_ps(super, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)));
         return part == 0 ? product : _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(product), _mm512_set1_epi32(INT32_MIN)));
+    } else if constexpr (group_six_bits(L)) {   // d·sc of either half, the sub-scales int8
+        const __m128i bytes = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(low + at)),
+                                                 _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high + at)));
+        return _mm512_mul_ps(super, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes)));
     } else if constexpr (group_e8m0_scales(L)) {  // the two groups' 8 exponents each, as the 256-bit kernels decode them
         const __m256i first = _mm256_castps_si256(e8m0_half_8(low + at)), second = _mm256_castps_si256(e8m0_half_8(high + at));
         return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1));
@@ -92,7 +111,10 @@ inline __m512i pair_dot(const __m512i wq[8], const int8_t* aq) {
 // Groups g, g + 1 × NT tokens from t0 (NT > 1: prompts; decode takes the groups one by one): out[k·16 + i] = row 8g+i · token t0+k.
 template <PackedLayout L, int NT>
 void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) {
-    constexpr bool kSigned = group_signed<L>();
+    // Signed quants go in as w + 128 and 128·Σa comes off; q6_kx8's go in as q (0..63) and 32·Σa
+    // comes off: the same integer Σ(q − 32)·a, with no flip per register.
+    constexpr bool kSigned = group_signed<L>() && !group_six_bits(L);
+    constexpr int32_t kHalfBias = group_six_bits(L) ? 32 : 128;
     const uint8_t* low_group = w.data + g * w.row_bytes;
     const uint8_t* high_group = low_group + w.row_bytes;
     __m512 acc[NT];
@@ -101,8 +123,11 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
     for (int64_t b = 0; b < w.n_blocks; ++b) {
         const uint8_t* low = low_group + group_block_offset(L, b);
         const uint8_t* high = high_group + group_block_offset(L, b);
-        if constexpr (group_k4_scales(L))
-            if (b % 8 == 0) super_d = pair_super_factors<L>(low, high, b, 0), super_dmin = pair_super_factors<L>(low, high, b, 1);
+        if constexpr (group_byte_scales(L))
+            if (b % 8 == 0) {
+                super_d = pair_super_factors<L>(low, high, b, 0);
+                if constexpr (group_k4_scales(L)) super_dmin = pair_super_factors<L>(low, high, b, 1);
+            }
         __m512i wq[8];
         unpack_pair_block<L>(low, high, wq);
         if constexpr (kSigned)
@@ -116,10 +141,10 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
             if constexpr (group_half_scales(L)) {  // a scale per 16 elements: two products per block
                 const __m512 da = _mm512_set1_ps(a.d[at]);
                 const __m512i first_dot = pair_dot<0, 4>(wq, aq), second_dot = pair_dot<4, 8>(wq, aq);
-                const __m512i first = _mm512_sub_epi32(first_dot, _mm512_set1_epi32(128 * a.half_sum_q[2 * at]));
-                const __m512i second = _mm512_sub_epi32(second_dot, _mm512_set1_epi32(128 * a.half_sum_q[2 * at + 1]));
+                const __m512i first = _mm512_sub_epi32(first_dot, _mm512_set1_epi32(kHalfBias * a.half_sum_q[2 * at]));
+                const __m512i second = _mm512_sub_epi32(second_dot, _mm512_set1_epi32(kHalfBias * a.half_sum_q[2 * at + 1]));
                 acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(first), _mm512_mul_ps(dw, da), acc[k]);
-                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(second), _mm512_mul_ps(pair_scales<L>(low, high, 1), da), acc[k]);
+                acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(second), _mm512_mul_ps(pair_scales<L>(low, high, 1, super_d), da), acc[k]);
                 continue;
             }
             __m512i isum = pair_dot<0, 8>(wq, aq);
@@ -136,6 +161,8 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
 template <PackedLayout L>
 struct PairTiles {
     static constexpr int kGroups = 2;
+    // q6_kx8 unpacks two planes per block: 8 tokens share each unpacking (16 zmm accumulate).
+    static constexpr int kTokens = group_six_bits(L) ? 8 : 4;
     // Decode (one token) runs the two groups one after the other on 256-bit registers: each group's
     // blocks are one contiguous stream the prefetchers follow, where a pair would read two streams
     // a group apart and start a fresh one at every pair (a matrix of short groups — an expert's —

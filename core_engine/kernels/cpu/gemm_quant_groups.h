@@ -77,6 +77,22 @@ inline __m256i mxfp4_table() {
 
 template <PackedLayout L>
 inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
+    if constexpr (group_six_bits(L)) {   // 4-bit plane | 2-bit plane << 4, then q − 32
+        const __m256i mask = _mm256_set1_epi8(0x0F), top = _mm256_set1_epi8(0x30), centre = _mm256_set1_epi8(32);
+        const __m256i planes[2] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128)),
+                                   _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 160))};
+        for (int k = 0; k < 4; ++k) {
+            const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * k));
+            wq[k] = _mm256_and_si256(packed, mask);
+            wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
+        }
+        for (int j = 0; j < 8; ++j) {
+            const __m256i h = planes[j / 4];   // element 4j + e's top bits at bits 2·(j % 4) of byte 4i + e
+            const __m256i at4 = j % 4 == 0 ? _mm256_slli_epi16(h, 4) : j % 4 == 1 ? _mm256_slli_epi16(h, 2) : j % 4 == 2 ? h : _mm256_srli_epi16(h, 2);
+            wq[j] = _mm256_sub_epi8(_mm256_or_si256(wq[j], _mm256_and_si256(at4, top)), centre);
+        }
+        return;
+    }
     if constexpr (!group_nibbles(L)) {
         for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
     } else {
@@ -113,11 +129,14 @@ inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const
     else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
 }
 
-// q4_kx8: 8 bytes (one per row) as floats.
+// q4_kx8: 8 bytes (one per row) as floats; q6_kx8: 8 int8.
 inline __m256 bytes_as_floats(const uint8_t* at) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
 }
-// q4_kx8's super-block factors for the 8 rows: d (part 0) or dmin (part 1) as floats.
+inline __m256 int8s_as_floats(const uint8_t* at) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
+}
+// The super-block factors for the 8 rows (q4_kx8, q6_kx8): d (part 0) or dmin (part 1) as floats.
 template <PackedLayout L>
 inline __m256 group_super_factors(const uint8_t* block, int64_t b, int part) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block_scales(L, block, b) + 16 * part)));
@@ -133,6 +152,7 @@ inline __m256 group_scales(const uint8_t* block, int part, __m256 super = __m256
         const __m256 product = _mm256_mul_ps(super, bytes_as_floats(at));
         return part == 0 ? product : _mm256_xor_ps(product, _mm256_set1_ps(-0.0f));
     }
+    if constexpr (group_six_bits(L)) return _mm256_mul_ps(super, int8s_as_floats(at));   // d·sc of either half
     if constexpr (group_e8m0_scales(L)) return e8m0_half_8(at);
     else if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
     else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
@@ -153,8 +173,11 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
         // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
         if constexpr (NT == 1)
             for (int64_t l = 0; l < block_bytes; l += 64) _mm_prefetch(reinterpret_cast<const char*>(block + 12 * block_bytes + l), _MM_HINT_T0);
-        if constexpr (group_k4_scales(L))
-            if (b % 8 == 0) super_d = group_super_factors<L>(block, b, 0), super_dmin = group_super_factors<L>(block, b, 1);
+        if constexpr (group_byte_scales(L))
+            if (b % 8 == 0) {
+                super_d = group_super_factors<L>(block, b, 0);
+                if constexpr (group_k4_scales(L)) super_dmin = group_super_factors<L>(block, b, 1);
+            }
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
         if constexpr (group_signed<L>())
@@ -169,7 +192,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
                 const __m256 da = _mm256_set1_ps(a.d[at]);
                 const int16_t* half_sums = a.half_sum_q + 2 * at;
                 acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<0, 4>(wq, wabs, aq, half_sums[0])), _mm256_mul_ps(dw, da), acc[k]);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<4, 8>(wq, wabs, aq, half_sums[1])), _mm256_mul_ps(group_scales<L>(block, 1), da), acc[k]);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(Dot::template signed_sum<4, 8>(wq, wabs, aq, half_sums[1])), _mm256_mul_ps(group_scales<L>(block, 1, super_d), da), acc[k]);
                 continue;
             }
             __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32, static_cast<int32_t>(a.sum_q[at]));
@@ -184,7 +207,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
 // One group per tile (kGroups = 1): the 256-bit kernels.
 template <PackedLayout L, typename Dot>
 struct GroupTiles {
-    static constexpr int kGroups = 1;
+    static constexpr int kGroups = 1, kTokens = 4;
     template <int NT>
     static void tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t t0, float* out) { group_tile<L, Dot, NT>(w, a, g, t0, out); }
 };

@@ -82,6 +82,7 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
         const float d = half_to_float(blk.d);
         v.d32 = d * static_cast<float>(blk.scales[8 * h + 2 * k]);
         v.m32 = d * static_cast<float>(blk.scales[8 * h + 2 * k + 1]);
+        v.sub_scale[0] = blk.scales[8 * h + 2 * k], v.sub_scale[1] = blk.scales[8 * h + 2 * k + 1], v.d16 = blk.d;   // q6_kx8's
         for (int l = 0; l < 32; ++l) {
             const int low = (blk.ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0x0F;
             const int high = (blk.qh[32 * h + l] >> (2 * k)) & 3;
@@ -146,6 +147,18 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
             std::memcpy(super + 2 * i, &v.d16, 2);
             if (l == PackedLayout::q2_kx8) std::memcpy(super + 16 + 2 * i, &v.m16, 2);
         }
+        return;
+    }
+    if (group_six_bits(l)) {   // q − 32 back to 0..63: its low 4 bits and its top 2 in their planes
+        for (int j = 0; j < 32; ++j) {
+            const int u = v.q[j] + 32;
+            block[((j % 16) / 4) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>(j < 16 ? (u & 0x0F) : (u & 0x0F) << 4);
+            block[128 + (j / 16) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>((u >> 4) << (2 * ((j / 4) % 4)));
+        }
+        uint8_t* scales = block + group_quant_bytes(l);
+        scales[i] = static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[0]));
+        scales[8 + i] = static_cast<uint8_t>(static_cast<int8_t>(v.sub_scale[1]));
+        if (b % 8 == 0) std::memcpy(super_block_scales(l, block, b) + 2 * i, &v.d16, 2);
         return;
     }
     for (int j = 0; j < 32; ++j) {
@@ -267,6 +280,11 @@ float group_scale(PackedLayout l, const uint8_t* block, int64_t b, int i, int pa
         std::memcpy(&h16, super_block_scales(l, block, b) + 16 * part + 2 * i, 2);
         const float product = half_to_float(h16) * static_cast<float>(at[i]);
         return part == 0 ? product : -product;
+    }
+    if (group_six_bits(l)) {  // d·sc of either half
+        uint16_t h16;
+        std::memcpy(&h16, super_block_scales(l, block, b) + 2 * i, 2);
+        return half_to_float(h16) * static_cast<float>(static_cast<int8_t>(at[i]));
     }
     if (group_f32_scales(l)) {
         float v;

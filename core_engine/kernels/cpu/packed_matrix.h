@@ -7,14 +7,17 @@
 // [quants][8 scales][8 offsets, where the type has them]. 4-bit layouts (q4_0x8, q4_1x8,
 // q4_kx8): register k (32 bytes) holds elements 4k..4k+3 of each row in its low nibbles and
 // 16+4k..16+4k+3 in its high nibbles. Byte layouts: register j holds elements 4j..4j+3 — signed
-// for q8_0x8 (Q8_0, and Q5_0 as q − 16) and q6_kx8 (Q6_K as q − 32, a scale per 16 elements),
-// unsigned 0..31 for q8_1x8 (Q5_1) and q8_kx8 (Q5_K).
-// Scales and offsets are fp16 as the file has them, or f32 for Q5_K and Q6_K, whose per-32
-// scale d·sc and offset −dmin·m need more bits than fp16. q4_kx8 keeps Q4_K's structure instead:
-// per block the 8 rows' 6-bit sub-scales sc and mins m as bytes, and after every 8 blocks (a
-// super-block) the 8 rows' fp16 d and dmin; the kernels form d·sc and −dmin·m as the f32 layout
-// held them (one rounding each), so a block reads 144 bytes rather than 192 (4.625 bits per
-// weight: the file's 4.5 and the bytes of its scales). Every repacking is exact. f16x8 / bf16x8:
+// for q8_0x8 (Q8_0, and Q5_0 as q − 16), unsigned 0..31 for q8_1x8 (Q5_1) and q8_kx8 (Q5_K).
+// Scales and offsets are fp16 as the file has them, or f32 for Q5_K, whose per-32 scale d·sc and
+// offset −dmin·m need more bits than fp16. The K-quants people download most keep their file's
+// structure instead, the kernels forming d·sc (and −dmin·m) in registers, the same floats an f32
+// layout would hold: q4_kx8 has per block the 8 rows' 6-bit sub-scales and mins as bytes, and
+// after every 8 blocks (a super-block) the 8 rows' fp16 d and dmin (144 bytes a block: 4.625
+// bits per weight, the file's 4.5 and its scales' bytes); q6_kx8 has Q6_K's quants as a 4-bit
+// plane in the 4-bit layouts' registers and a 2-bit plane (register p, byte 4i + e, bits 2s: the
+// top two bits of element 16p + 4s + e), unpacked to q − 32, its int8 scales per 16 elements and
+// the super-block's fp16 d (208 bytes a block: 6.56 bits, the file's size). Every repacking is
+// exact. f16x8 / bf16x8:
 // for each element k in order, the 8 rows' 16-bit values, so one convert gives a vector of 8
 // rows to multiply by a broadcast activation. A last partial group is padded with zero rows.
 //
@@ -35,9 +38,9 @@
 // blocks: byte j of a pair holds element j of the first block in its low nibble and element j of
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
-// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types and Q2_K
-// keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 4.625, Q6_K to 10, Q3_K
-// to 3.56. F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
+// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types, Q2_K and
+// Q6_K keep the file's size, Q5 types grow to 8–10 bits per weight, Q4_K to 4.625, Q3_K to 3.56.
+// F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
 // Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
 
@@ -76,11 +79,17 @@ constexpr bool group_nibbles(PackedLayout l) {
 constexpr bool group_e8m0_scales(PackedLayout l) { return l == PackedLayout::mxfp4x8; }
 // q2_kx8 / q3_kx8: 2-bit quants with integer sub-scales per 16 elements (see above).
 constexpr bool group_crumbs(PackedLayout l) { return l == PackedLayout::q2_kx8 || l == PackedLayout::q3_kx8; }
-constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q8_kx8 || l == PackedLayout::q6_kx8; }
+constexpr bool group_f32_scales(PackedLayout l) { return l == PackedLayout::q8_kx8; }
 // q4_kx8: byte sub-scales and mins per block, fp16 d and dmin per super-block (see above).
 constexpr bool group_k4_scales(PackedLayout l) { return l == PackedLayout::q4_kx8; }
+// q6_kx8: Q6_K's 6-bit quants as a 4-bit plane (the 4-bit layouts' registers) and a 2-bit plane
+// (two registers: byte 4i + e of register p holds, at bits 2s, the top two bits of element
+// 16p + 4s + e), its int8 sub-scales per 16 elements and the super-block's fp16 d (see above).
+constexpr bool group_six_bits(PackedLayout l) { return l == PackedLayout::q6_kx8; }
+// Scales kept as integers per block with the super-block's fp16 factors (q4_kx8, q6_kx8).
+constexpr bool group_byte_scales(PackedLayout l) { return group_k4_scales(l) || group_six_bits(l); }
 // Layouts whose super-blocks (8 blocks) close with their rows' fp16 d (and dmin).
-constexpr bool group_super_blocks(PackedLayout l) { return group_crumbs(l) || group_k4_scales(l); }
+constexpr bool group_super_blocks(PackedLayout l) { return group_crumbs(l) || group_byte_scales(l); }
 constexpr bool group_offsets(PackedLayout l) {
     return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8 &&
            l != PackedLayout::mxfp4x8;
@@ -88,16 +97,18 @@ constexpr bool group_offsets(PackedLayout l) {
 // q6_kx8: one scale per 16 elements (Q6_K's sub-blocks): part 0 for elements 0..15, part 1 for 16..31.
 constexpr bool group_half_scales(PackedLayout l) { return l == PackedLayout::q6_kx8; }
 constexpr int64_t group_quant_bytes(PackedLayout l) {
-    return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : 256;
+    return l == PackedLayout::q2_kx8 ? 64 : l == PackedLayout::q3_kx8 ? 96 : group_nibbles(l) ? 128 : group_six_bits(l) ? 192 : 256;
 }
-constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : group_e8m0_scales(l) || group_k4_scales(l) ? 8 : 16; }
+constexpr int64_t group_scale_bytes(PackedLayout l) { return group_f32_scales(l) ? 32 : group_e8m0_scales(l) || group_byte_scales(l) ? 8 : 16; }
 // 2-bit layouts: a block is its quants and 16 sub-scale bytes; the super-block's fp16 d (and
 // dmin) follow its 8 blocks.
 constexpr int64_t group_block_bytes(PackedLayout l) {
     if (group_crumbs(l)) return group_quant_bytes(l) + 16;
     return group_quant_bytes(l) + group_scale_bytes(l) * (group_offsets(l) || group_half_scales(l) ? 2 : 1);
 }
-constexpr int64_t super_block_bytes(PackedLayout l) { return 8 * group_block_bytes(l) + (l == PackedLayout::q3_kx8 ? 16 : 32); }
+constexpr int64_t super_block_bytes(PackedLayout l) {   // the trailer: d (16 bytes), and dmin where the type has mins
+    return 8 * group_block_bytes(l) + (l == PackedLayout::q3_kx8 || l == PackedLayout::q6_kx8 ? 16 : 32);
+}
 // Where block b (32 elements) of a group starts, and the bytes of a group of n_blocks blocks.
 constexpr int64_t group_block_offset(PackedLayout l, int64_t b) {
     return group_super_blocks(l) ? (b / 8) * super_block_bytes(l) + (b % 8) * group_block_bytes(l) : b * group_block_bytes(l);
@@ -119,6 +130,11 @@ inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
         const int low = (block[(j / 16) * 32 + at] >> (2 * s)) & 3;
         if (l == PackedLayout::q2_kx8) return low;
         return (low | (((block[64 + at] >> (j / 4)) & 1) << 2)) - 4;
+    }
+    if (group_six_bits(l)) {
+        const uint8_t low = block[((j % 16) / 4) * 32 + i * 4 + j % 4];
+        const int high = (block[128 + (j / 16) * 32 + i * 4 + j % 4] >> (2 * ((j / 4) % 4))) & 3;
+        return ((j < 16 ? low & 0x0F : low >> 4) | (high << 4)) - 32;
     }
     if (!group_nibbles(l)) return static_cast<int8_t>(block[(j / 4) * 32 + i * 4 + j % 4]);
     const int reg = (j % 16) / 4;

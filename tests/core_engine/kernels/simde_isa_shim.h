@@ -65,6 +65,14 @@ inline simde__m512i cvtepu8_epi32(simde__m128i v) {
     return simde_mm512_loadu_si512(out);
 }
 
+inline simde__m512i cvtepi8_epi32(simde__m128i v) {
+    alignas(16) int8_t in[16];
+    alignas(64) int32_t out[16];
+    simde_mm_storeu_si128(reinterpret_cast<simde__m128i*>(in), v);
+    for (int i = 0; i < 16; ++i) out[i] = in[i];
+    return simde_mm512_loadu_si512(out);
+}
+
 inline simde__m512 maskz_loadu_ps(uint16_t mask, const void* p) {
     alignas(64) float out[16] = {};
     for (int i = 0; i < 16; ++i)
@@ -83,3 +91,4 @@ inline simde__m512 maskz_loadu_ps(uint16_t mask, const void* p) {
 #define _mm512_maskz_loadu_ps(k, p) simde_isa_shim::maskz_loadu_ps(k, p)
 #define _mm512_cvtepu16_epi32(v) simde_isa_shim::cvtepu16_epi32(v)
 #define _mm512_cvtepu8_epi32(v) simde_isa_shim::cvtepu8_epi32(v)
+#define _mm512_cvtepi8_epi32(v) simde_isa_shim::cvtepi8_epi32(v)
