@@ -49,26 +49,12 @@ inline simde__m256i maskz_loadu_epi16(uint16_t mask, const void* p) {
     return simde_mm256_loadu_si256(reinterpret_cast<const simde__m256i*>(out));
 }
 
-inline simde__m512i cvtepu16_epi32(simde__m256i v) {
-    alignas(32) uint16_t in[16];
+// The first 16 lanes of v, each widened to int32 (zero- or sign-extended as Lane is).
+template <typename Lane, typename Vec>
+inline simde__m512i widen_to_epi32(Vec v) {
+    Lane in[sizeof(Vec) / sizeof(Lane)];
+    std::memcpy(in, &v, sizeof v);
     alignas(64) int32_t out[16];
-    simde_mm256_storeu_si256(reinterpret_cast<simde__m256i*>(in), v);
-    for (int i = 0; i < 16; ++i) out[i] = in[i];
-    return simde_mm512_loadu_si512(out);
-}
-
-inline simde__m512i cvtepu8_epi32(simde__m128i v) {
-    alignas(16) uint8_t in[16];
-    alignas(64) int32_t out[16];
-    simde_mm_storeu_si128(reinterpret_cast<simde__m128i*>(in), v);
-    for (int i = 0; i < 16; ++i) out[i] = in[i];
-    return simde_mm512_loadu_si512(out);
-}
-
-inline simde__m512i cvtepi8_epi32(simde__m128i v) {
-    alignas(16) int8_t in[16];
-    alignas(64) int32_t out[16];
-    simde_mm_storeu_si128(reinterpret_cast<simde__m128i*>(in), v);
     for (int i = 0; i < 16; ++i) out[i] = in[i];
     return simde_mm512_loadu_si512(out);
 }
@@ -89,6 +75,6 @@ inline simde__m512 maskz_loadu_ps(uint16_t mask, const void* p) {
 #define _mm512_reduce_add_ps(v) simde_isa_shim::reduce_add_ps(v)
 #define _mm256_maskz_loadu_epi16(k, p) simde_isa_shim::maskz_loadu_epi16(k, p)
 #define _mm512_maskz_loadu_ps(k, p) simde_isa_shim::maskz_loadu_ps(k, p)
-#define _mm512_cvtepu16_epi32(v) simde_isa_shim::cvtepu16_epi32(v)
-#define _mm512_cvtepu8_epi32(v) simde_isa_shim::cvtepu8_epi32(v)
-#define _mm512_cvtepi8_epi32(v) simde_isa_shim::cvtepi8_epi32(v)
+#define _mm512_cvtepu16_epi32(v) simde_isa_shim::widen_to_epi32<uint16_t>(v)
+#define _mm512_cvtepu8_epi32(v) simde_isa_shim::widen_to_epi32<uint8_t>(v)
+#define _mm512_cvtepi8_epi32(v) simde_isa_shim::widen_to_epi32<int8_t>(v)
