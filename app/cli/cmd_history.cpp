@@ -86,7 +86,7 @@ int cmd_history(int argc, char** argv) {
         if (!used.ok()) return runtime_error(used.status().message());
         // Each run under the configuration it ran under (a session's turns may differ).
         std::map<workbench::RowId, std::string> config_of;
-        for (const auto& c : *used) config_of[c.id] = c.model + " · " + workbench::configuration_summary(c);
+        for (const auto& c : *used) config_of[c.id] = workbench::configuration_label(c);
         if (json) {
             workbench::Json session = {{"id", s.id},
                                        {"title", s.title},
@@ -113,7 +113,7 @@ int cmd_history(int argc, char** argv) {
                         static_cast<long long>(r.id), when(r.started_unix_ms).c_str(), r.n_tokens_prompt, r.n_tokens_generated,
                         opt(r.ttft_ms, "%.1f ms").c_str(), opt(r.decode_tok_s, "%.1f tok/s").c_str(), opt(r.itl_ms_p50, "%.1f").c_str(),
                         opt(r.itl_ms_p99, "%.1f ms").c_str(), r.stop_reason.c_str(),
-                        config_of.count(r.configuration_id) ? config_of[r.configuration_id].c_str() : "no configuration recorded");
+                        config_of.count(r.configuration_id) ? config_of.at(r.configuration_id).c_str() : "no configuration recorded");
     }
     if (json) {
         print_json_line(listing);

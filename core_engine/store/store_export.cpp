@@ -233,7 +233,7 @@ Result<std::string> Store::export_session_markdown(RowId session_id) const {
                 if (m.run_id == 0 || r.id != m.run_id) continue;
                 std::string line = run_line(r);
                 if (const auto c = configs.find(r.configuration_id); mixed && c != configs.end())
-                    line += " · " + c->second.model + " · " + store::config_summary(c->second);
+                    line += " · " + configuration_label(c->second);
                 out += "\n_" + line + "_\n";
             }
         }

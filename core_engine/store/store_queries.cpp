@@ -336,6 +336,7 @@ Result<std::vector<ConfigurationRecord>> Store::load_run_configurations(RowId se
 }
 
 std::string configuration_summary(const ConfigurationRecord& config) { return store::config_summary(config); }
+std::string configuration_label(const ConfigurationRecord& config) { return config.model + " · " + store::config_summary(config); }
 
 Result<std::vector<ConfigurationRecord>> Store::list_configurations() const {
     return impl_->read([&](Connection& conn) -> Result<std::vector<ConfigurationRecord>> {

@@ -120,7 +120,7 @@ void SessionDetail::showSession(const SessionData& data) {
         QString footer = runFooter(run);
         const auto config = data.runConfigurations.find(run.configuration_id);
         if (mixed && config != data.runConfigurations.end())
-            footer += QStringLiteral(" · ") + QString::fromStdString(config->second.model + " · " + workbench::configuration_summary(config->second));
+            footer += QStringLiteral(" · ") + QString::fromStdString(workbench::configuration_label(config->second));
         return footer;
     };
     std::map<workbench::RowId, const workbench::RunRecord*> runs;

@@ -103,7 +103,10 @@ void MetricsPanel::addSamples(const QList<TokenSample>& samples) {
         // The first piece of a reply waited for the prefill: not a decode gap, but the turn's
         // time to first token, shown at once (the reply's end corrects it to the engine's figure).
         if (!s.firstOfReply) rate.append({m_replyStartSeconds + s.msSinceRequest / 1000.0, s.gapMs});
-        else if (!m_turnShown) m_turns->addTurn(s.msSinceRequest), m_turnShown = true;
+        else if (!m_turnShown) {
+            m_turns->addTurn(s.msSinceRequest);
+            m_turnShown = true;
+        }
     }
     m_kv->appendSamples(kv);
     m_rate->appendSamples(rate);

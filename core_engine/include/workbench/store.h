@@ -280,6 +280,8 @@ private:
 ConfigurationRecord make_configuration(const EngineConfig& config);
 // "full · KV f16 · weights as stored · cpu": what lists, transcripts and exports show of a configuration.
 std::string configuration_summary(const ConfigurationRecord& config);
+// "model.gguf · full · KV f16 · …": a run's configuration where turns may differ.
+std::string configuration_label(const ConfigurationRecord& config);
 // Copies the engine's run metrics into `run`.
 void apply_metrics(RunRecord& run, const GenerationMetrics& metrics);
 // This build's version and commit, and the CPU's model name.
