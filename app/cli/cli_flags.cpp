@@ -138,7 +138,7 @@ std::string attention_help() {
 
 std::vector<FlagSpec> engine_flags() {
     return {
-        {"--weights", "", true, "TYPE  convert the weights at load: as-is (default), f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k (rows that k-quants cannot hold fall back to q5_0 / q8_0)"},
+        {"--weights", "", true, "TYPE  convert the weights at load: as-is (default), f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k (rows that k-quants cannot hold fall back to q5_0 / q5_1 / q8_0)"},
         {"--attention", "", true, attention_help()},
         {"--kv-type", "", true, "T  KV cache element types: f16 (default), f32, bf16, q8_0, q4_0, fp8, q2_0, or k=T,v=T; add ,recent=N to read each query's last N tokens in f16 beside a quantized cache (e.g. q4_0,recent=128)"},
         {"--backend", "", true, "NAME  where the model runs: cpu (default) or cuda (exits with the reason when it cannot run here)"},

@@ -23,7 +23,7 @@ int cmd_quantize(int argc, char** argv) {
     }
     std::vector<FlagSpec> flags = {
         {"--output", "-o", true, "PATH  the GGUF to write (required)"},
-        {"--type", "", true, "TYPE  f32, f16, bf16, q8_0, q4_0, q4_1, q5_0 or q5_1 (required)"},
+        {"--type", "", true, "TYPE  f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k or q6_k (required)"},
     };
     CommandContext ctx;
     if (int rc = prepare_command(argc, argv, "quantize", "IN.gguf OUT.gguf TYPE  |  -o OUT.gguf --type TYPE [-m IN.gguf]", flags, ctx, false); rc >= 0) return rc;

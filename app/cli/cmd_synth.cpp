@@ -15,7 +15,7 @@ int cmd_synth(int argc, char** argv) {
     std::vector<FlagSpec> flags = {
         {"--arch", "", true, "NAME  architecture: " + archs + " (default llama)"},
         {"--shape", "", true, "NAME  " + shapes + " (default tiny)"},
-        {"--type", "", true, "TYPE  weight matrices: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k (default f16)"},
+        {"--type", "", true, "TYPE  weight matrices: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q5_k, q6_k (default f16)"},
         {"--expert-type", "", true, "TYPE  a layer of experts' matrices (e.g. mxfp4, as gpt-oss ships them; default: --type)"},
         {"--vocab-from", "", true, "GGUF  copy this model's tokenizer (n_vocab follows it); default: a placeholder vocab"},
         {"--seed", "", true, "N  weights' seed (default 1)"},

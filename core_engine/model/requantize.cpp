@@ -8,15 +8,21 @@
 
 namespace workbench {
 
+namespace {
+constexpr DType kRequantizable[] = {DType::f32,  DType::f16,  DType::bf16, DType::q8_0, DType::q4_0, DType::q4_1,
+                                    DType::q5_0, DType::q5_1, DType::q4_k, DType::q5_k, DType::q6_k};
+}  // namespace
+
 bool can_requantize_to(DType type) {
-    switch (type) {
-        case DType::f32: case DType::f16: case DType::bf16: case DType::q8_0:
-        case DType::q4_0: case DType::q4_1: case DType::q5_0: case DType::q5_1:
-        case DType::q4_k: case DType::q6_k:
-            return true;
-        default:
-            return false;
-    }
+    for (DType t : kRequantizable)
+        if (t == type) return true;
+    return false;
+}
+
+std::string requantize_type_names() {
+    std::string names;
+    for (DType t : kRequantizable) names += (names.empty() ? "" : ", ") + std::string(dtype_name(t));
+    return names;
 }
 
 DType effective_weight_type(DType type, int64_t n_in) {
@@ -50,7 +56,7 @@ Status requantize_weights(ModelWeights& w, DType type, std::vector<std::unique_p
                           const std::function<void(int, int)>& progress) {
     if (!can_requantize_to(type))
         return error(StatusCode::unsupported, "weights cannot be converted to " + std::string(dtype_name(type)) +
-                                                  " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
+                                                  " (supported: " + requantize_type_names() + ")");
     auto convert = [&](WeightTensor& t) -> Status {
         const DType target = effective_weight_type(type, t.n_in);
         if (!t.present() || t.type == target) return {};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "model/weights.h"
@@ -15,8 +16,9 @@
 
 namespace workbench {
 
-// Types a weight matrix can be converted to.
+// Types a weight matrix can be converted to, and their names as a list for messages.
 bool can_requantize_to(DType type);
+std::string requantize_type_names();
 
 // The type a matrix with rows of `n_in` elements gets when `type` is asked for: `type` itself
 // when the rows split into its blocks, else llama.cpp's fallback (q4_k → q5_0, q5_k → q5_1,

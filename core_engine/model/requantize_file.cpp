@@ -28,7 +28,7 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
                                const std::function<void(int, int)>& progress) {
     auto type = dtype_from_name(type_name);
     if (!type || !can_requantize_to(*type))
-        return error(StatusCode::invalid_argument, "cannot write weights as '" + type_name + "' (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
+        return error(StatusCode::invalid_argument, "cannot write weights as '" + type_name + "' (supported: " + requantize_type_names() + ")");
     if (in_path == out_path) return error(StatusCode::invalid_argument, out_path + ": output must differ from the input");
     WB_ASSIGN_OR_RETURN(auto file, GgufFile::open(in_path));
     GgufWriter w(file->alignment());

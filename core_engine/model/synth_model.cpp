@@ -8,6 +8,7 @@
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "model/synth_model.h"
+#include "model/requantize.h"
 #include "model/arch/architecture.h"
 #include "tensor/dequantize.h"
 #include "tensor/dtype.h"
@@ -101,7 +102,7 @@ Status write_synth_model(const std::string& arch_name, const std::string& shape_
     if (!shape) return bad("shape '" + shape_name + "' is not known (" + names + ")");
     const std::optional<DType> type = dtype_from_name(type_name);
     if (!type || !dtype_traits(*type).dequantizable || !quantize_row(*type, nullptr, nullptr, 0))
-        return bad("type '" + type_name + "' cannot be written (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q4_k, q6_k)");
+        return bad("type '" + type_name + "' cannot be written (" + requantize_type_names() + ")");
     const std::optional<DType> expert_type = expert_type_name.empty() ? type : dtype_from_name(expert_type_name);
     if (!expert_type || !dtype_traits(*expert_type).dequantizable || !quantize_row(*expert_type, nullptr, nullptr, 0))
         return bad("expert type '" + expert_type_name + "' cannot be written (mxfp4, q8_0, q4_0, ...)");

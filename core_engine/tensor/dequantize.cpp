@@ -292,7 +292,7 @@ constexpr RowCodec kCodecs[] = {
     {DType::q2_k, dequantize_q2_k, nullptr},
     {DType::q3_k, dequantize_q3_k, nullptr},
     {DType::q4_k, dequantize_q4_k, quantize_q4_k},
-    {DType::q5_k, dequantize_q5_k, nullptr},
+    {DType::q5_k, dequantize_q5_k, quantize_q5_k},
     {DType::q6_k, dequantize_q6_k, quantize_q6_k},
     {DType::q8_k, dequantize_q8_k, quantize_q8_k},
     {DType::mxfp4, dequantize_mxfp4, quantize_mxfp4},

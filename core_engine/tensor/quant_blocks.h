@@ -182,6 +182,7 @@ void quantize_q8_0(const float* src, void* dst, int64_t n);
 void quantize_q8_1(const float* src, void* dst, int64_t n);
 void quantize_q8_k(const float* src, void* dst, int64_t n);
 void quantize_q4_k(const float* src, void* dst, int64_t n);  // quantize_kquants.cpp
+void quantize_q5_k(const float* src, void* dst, int64_t n);
 void quantize_q6_k(const float* src, void* dst, int64_t n);
 void quantize_mxfp4(const float* src, void* dst, int64_t n);
 

@@ -1,9 +1,9 @@
-// Reference quantizers of the Q4_K and Q6_K weight types (reached through quantize_row). Their
-// bytes are those of ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref, the path llama.cpp's
+// Reference quantizers of the Q4_K, Q5_K and Q6_K weight types (reached through quantize_row).
+// Their bytes are those of ggml's quantize_row_q{4,5,6}_K_ref, the path llama.cpp's
 // quantizer takes without an importance matrix: the same searches for the sub-block scales, the
 // same float operations in the same order, the same rounding.
 //
-// Both quantizers pick each sub-block's scale by a least-squares search over a few candidate
+// The quantizers pick each sub-block's scale by a least-squares search over a few candidate
 // scales, whose float sums decide which candidate wins; a fused multiply-add anywhere in them
 // can change the choice, and the quants with it. ggml's generic C (as shipped in llama.cpp's
 // libggml-base) rounds every product and sum separately, so contraction stays off here.
@@ -37,17 +37,23 @@ int round_to_int(float v) {
     return static_cast<int>(std::bit_cast<uint32_t>(shifted) & 0x007FFFFFu) - 0x00400000;
 }
 
-// ----- Q4_K: 8 sub-blocks of 32, x ~ d*sc*q - dmin*m, q in [0, 15], 6-bit sc and m
+// ----- Q4_K and Q5_K: 8 sub-blocks of 32, x ~ d*sc*q - dmin*m, q in [0, 15] or [0, 31], 6-bit sc and m
 
-constexpr int kQ4Levels = 15;          // largest 4-bit quant
-constexpr int kQ4SearchSteps = 20;     // candidate grids: 14 + 0.1*step steps over the range
-constexpr float kQ4SearchFirst = -1.0f;
-constexpr float kQ4SearchStep = 0.1f;
+// How a sub-block's fit searches: the largest quant, and the candidate grids it tries
+// (levels + first + 0.1*step steps over the range, step 0..steps).
+struct SubBlockSearch {
+    int levels;
+    float first;
+    int steps;
+};
+constexpr SubBlockSearch kQ4Search{15, -1.0f, 20};
+constexpr SubBlockSearch kQ5Search{31, -0.5f, 15};
+constexpr float kSearchStep = 0.1f;
 
 // Weighted least-squares fit of a 32-element sub-block as scale * q - offset with q in
-// [0, 15] and offset >= 0 (ggml's make_qkx2_quants with nmax 15, rmin -1, rdelta 0.1,
-// 20 steps, squared error). Writes the quants, sets *offset, returns the scale.
-float fit_q4_sub_block(const float* x, const float* w, uint8_t* q, float* offset) {
+// [0, levels] and offset >= 0 (ggml's make_qkx2_quants with nmax = levels, rmin = first,
+// rdelta 0.1, nstep = steps, squared error). Writes the quants, sets *offset, returns the scale.
+float fit_min_sub_block(const SubBlockSearch& search, const float* x, const float* w, uint8_t* q, float* offset) {
     constexpr int n = 32;
     float lo = x[0];
     float hi = x[0];
@@ -66,12 +72,13 @@ float fit_q4_sub_block(const float* x, const float* w, uint8_t* q, float* offset
         return 0.0f;
     }
 
-    // First guess: the range split evenly into 15 steps.
-    float inv = static_cast<float>(kQ4Levels) / (hi - lo);
+    // First guess: the range split evenly into `levels` steps.
+    const int levels = search.levels;
+    float inv = static_cast<float>(levels) / (hi - lo);
     float scale = 1.0f / inv;
     float best_error = 0.0f;
     for (int i = 0; i < n; ++i) {
-        q[i] = static_cast<uint8_t>(std::clamp(round_to_int(inv * (x[i] - lo)), 0, kQ4Levels));
+        q[i] = static_cast<uint8_t>(std::clamp(round_to_int(inv * (x[i] - lo)), 0, levels));
         const float diff = scale * q[i] + lo - x[i];
         best_error += w[i] * (diff * diff);
     }
@@ -81,14 +88,13 @@ float fit_q4_sub_block(const float* x, const float* w, uint8_t* q, float* offset
     // ggml, an accepted candidate's offset replaces `lo`, so the later candidates measure from
     // it (x - lo, hi - lo) rather than from the block's minimum.
     uint8_t trial[n];
-    for (int step = 0; step <= kQ4SearchSteps; ++step) {
-        inv = (kQ4SearchFirst + kQ4SearchStep * static_cast<float>(step) +
-               static_cast<float>(kQ4Levels)) / (hi - lo);
+    for (int step = 0; step <= search.steps; ++step) {
+        inv = (search.first + kSearchStep * static_cast<float>(step) + static_cast<float>(levels)) / (hi - lo);
         float sum_l = 0.0f;
         float sum_l2 = 0.0f;
         float sum_xl = 0.0f;
         for (int i = 0; i < n; ++i) {
-            const int l = std::clamp(round_to_int(inv * (x[i] - lo)), 0, kQ4Levels);
+            const int l = std::clamp(round_to_int(inv * (x[i] - lo)), 0, levels);
             trial[i] = static_cast<uint8_t>(l);
             const float wl = w[i] * static_cast<float>(l);
             sum_l += wl;
@@ -139,8 +145,10 @@ uint8_t six_bit_code(float inv, float v) {
     return std::min(uint8_t{63}, static_cast<uint8_t>(round_to_int(inv * v)));
 }
 
-void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
-    uint8_t q[QK_K];
+// The part Q4_K and Q5_K share: fits the 8 sub-blocks, stores their 6-bit scales and mins with d
+// and dmin, and leaves in q the quants (0..levels) against the scales as stored.
+template <typename Block>
+void fit_scales_and_mins(const SubBlockSearch& search, const float* x, Block& b, uint8_t q[QK_K]) {
     float scales[QK_K / 32];
     float offsets[QK_K / 32];
     float max_scale = 0.0f;
@@ -153,7 +161,7 @@ void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
         const float rms = std::sqrt(sum_x2 / 32.0f);
         float w[32];
         for (int i = 0; i < 32; ++i) w[i] = rms + std::fabs(xs[i]);
-        scales[j] = fit_q4_sub_block(xs, w, q + 32 * j, &offsets[j]);
+        scales[j] = fit_min_sub_block(search, xs, w, q + 32 * j, &offsets[j]);
         if (scales[j] > max_scale) max_scale = scales[j];
         if (offsets[j] > max_offset) max_offset = offsets[j];
     }
@@ -179,14 +187,32 @@ void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
         const float dm = fp16_to_fp32(b.dmin) * m;
         for (int i = 0; i < 32; ++i) {
             const int l = round_to_int((x[32 * j + i] + dm) / d);
-            q[32 * j + i] = static_cast<uint8_t>(std::clamp(l, 0, kQ4Levels));
+            q[32 * j + i] = static_cast<uint8_t>(std::clamp(l, 0, search.levels));
         }
     }
+}
+
+void quantize_q4_k_block(const float* x, BlockQ4_K& b) {
+    uint8_t q[QK_K];
+    fit_scales_and_mins(kQ4Search, x, b, q);
 
     // Each 64 elements fill 32 bytes: the first 32 in the low nibbles, the next 32 above.
     for (int c = 0; c < QK_K / 64; ++c)
         for (int i = 0; i < 32; ++i)
             b.qs[32 * c + i] = static_cast<uint8_t>(q[64 * c + i] | (q[64 * c + 32 + i] << 4));
+}
+
+void quantize_q5_k_block(const float* x, BlockQ5_K& b) {
+    uint8_t q[QK_K];
+    fit_scales_and_mins(kQ5Search, x, b, q);
+    // As Q4_K's nibbles, with each quant's fifth bit in qh: element i of 64-element chunk c at
+    // bit 2c of qh[i], element 32 + i at bit 2c + 1.
+    for (int c = 0; c < QK_K / 64; ++c)
+        for (int i = 0; i < 32; ++i) {
+            const uint8_t first = q[64 * c + i], second = q[64 * c + 32 + i];
+            b.qs[32 * c + i] = static_cast<uint8_t>((first & 0x0F) | ((second & 0x0F) << 4));
+            b.qh[i] = static_cast<uint8_t>(b.qh[i] | ((first >> 4) << (2 * c)) | ((second >> 4) << (2 * c + 1)));
+        }
 }
 
 // ----- Q6_K: 16 sub-blocks of 16, x ~ d*sc*(q - 32), q in [0, 63], int8 sc
@@ -291,6 +317,10 @@ void quantize_q6_k_block(const float* x, BlockQ6_K& b) {
 
 void quantize_q4_k(const float* x, void* dst, int64_t n) {
     quantize_blocks<BlockQ4_K>(x, dst, n, QK_K, quantize_q4_k_block);
+}
+
+void quantize_q5_k(const float* x, void* dst, int64_t n) {
+    quantize_blocks<BlockQ5_K>(x, dst, n, QK_K, quantize_q5_k_block);
 }
 
 void quantize_q6_k(const float* x, void* dst, int64_t n) {

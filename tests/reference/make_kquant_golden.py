@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Writes the golden files that test_quantize compares the C++ Q4_K / Q6_K reference quantizers
-against: tests/data/kquant/q4_k.golden and q6_k.golden. The blocks come from llama.cpp's own
-quantizer (ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref, reached through
+"""Writes the golden files that test_quantize compares the C++ Q4_K / Q5_K / Q6_K reference
+quantizers against: tests/data/kquant/q4_k.golden, q5_k.golden and q6_k.golden. The blocks come
+from llama.cpp's own quantizer (ggml's quantize_row_q{4,5,6}_K_ref, reached through
 ggml_quantize_chunk with no importance matrix) in the libggml-base shared library that the
 llama-cpp-python package ships; the dequantized values from gguf-py. Fixed seed: reruns give
-identical bytes.
+identical bytes. WB_LIBGGML_BASE=/path/to/libggml-base.so takes that library instead (a
+llama.cpp build from the same sdist, e.g. the one bench/compare_llamacpp.sh uses).
 
 Regenerate:  python3 tests/reference/make_kquant_golden.py   (needs numpy, gguf and
              llama-cpp-python; made with llama-cpp-python 0.3.36, gguf 0.17.1, numpy 2.4)
@@ -22,6 +23,7 @@ a grid (rounding ties), sub-blocks whose 6-bit scale rounds to 0, an all-zero ro
 
 import ctypes
 import importlib.util
+import os
 import struct
 import sys
 from pathlib import Path
@@ -38,14 +40,19 @@ FLAG_HAS_INPUT = 1
 
 
 def load_ggml() -> ctypes.CDLL:
-    """libggml-base from the installed llama_cpp package (found without importing it)."""
-    spec = importlib.util.find_spec("llama_cpp")
-    if spec is None or spec.origin is None:
-        sys.exit("llama-cpp-python is not installed (pip install llama-cpp-python)")
-    lib_dir = Path(spec.origin).parent / "lib"
-    candidates = sorted(lib_dir.glob("libggml-base.so*")) + sorted(lib_dir.glob("libggml-base.dylib"))
-    if not candidates:
-        sys.exit(f"no libggml-base shared library under {lib_dir}")
+    """libggml-base from WB_LIBGGML_BASE or the installed llama_cpp package (found without
+    importing it)."""
+    override = os.environ.get("WB_LIBGGML_BASE")
+    if override:
+        candidates = [Path(override)]
+    else:
+        spec = importlib.util.find_spec("llama_cpp")
+        if spec is None or spec.origin is None:
+            sys.exit("llama-cpp-python is not installed (pip install llama-cpp-python), and WB_LIBGGML_BASE is not set")
+        lib_dir = Path(spec.origin).parent / "lib"
+        candidates = sorted(lib_dir.glob("libggml-base.so*")) + sorted(lib_dir.glob("libggml-base.dylib"))
+        if not candidates:
+            sys.exit(f"no libggml-base shared library under {lib_dir}")
     lib = ctypes.CDLL(str(candidates[0]))
     lib.ggml_quantize_chunk.restype = ctypes.c_size_t
     lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
@@ -112,7 +119,7 @@ def main() -> int:
     x = make_rows(rng)
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     total = 0
-    for qtype in (T.Q4_K, T.Q6_K):
+    for qtype in (T.Q4_K, T.Q5_K, T.Q6_K):
         blocks = ggml_quantize(lib, qtype, x)
         deq = dequantize(blocks, qtype).reshape(-1).astype(np.float32)
         assert np.isfinite(deq).all()
@@ -121,7 +128,7 @@ def main() -> int:
         total += path.stat().st_size
         err = np.abs(deq - x).reshape(N_ROWS, -1).max(axis=1)
         print(f"{path.name}: max |error| per row {np.array2string(err, precision=3)}")
-    print(f"wrote 2 files, {total} bytes, to {OUT_DIR}")
+    print(f"wrote 3 files, {total} bytes, to {OUT_DIR}")
     return 0
 
 

@@ -65,10 +65,10 @@ private slots:
         check_quantized_bytes(name, "dequant");
     }
 
-    void matchesLlamaCpp_data() { add_golden_rows({"q4_k", "q6_k"}); }
+    void matchesLlamaCpp_data() { add_golden_rows({"q4_k", "q5_k", "q6_k"}); }
 
     // The stored blocks are llama.cpp's quantization of the stored input (ggml's
-    // quantize_row_q4_K_ref / quantize_row_q6_K_ref, 12 rows of 512 with outliers, constant,
+    // quantize_row_q{4,5,6}_K_ref, 12 rows of 512 with outliers, constant,
     // tiny, all-zero and grid-valued rows); our dequantization of them equals gguf-py's.
     void matchesLlamaCpp() {
         QFETCH(QString, name);
@@ -82,14 +82,14 @@ private slots:
         QVERIFY2(fdiff.empty(), fdiff.c_str());
     }
 
-    // Q4_K and Q6_K on random data: quantize, dequantize, and each value's error stays within
+    // Q4_K, Q5_K and Q6_K on random data: quantize, dequantize, and each value's error stays within
     // half a step of its sub-block's grid plus half a step of the widest sub-block's grid in
     // the super-block (the sub-block scales are stored as 6-bit / int8 multiples of a step
     // set by the widest; measured against ggml: at most 0.87 of that for Q4_K, 0.54 for Q6_K).
-    // A grid step: (max(x, 0) - min(x, 0)) / 15 over 32 values for Q4_K, max|x| / 32 over 16
-    // for Q6_K. Magnitudes 0.1 to 1000 keep the fp16 super-block scales normal (smaller data
+    // A grid step: (max(x, 0) - min(x, 0)) / 15 (Q5_K: / 31) over 32 values for Q4_K, max|x| / 32
+    // over 16 for Q6_K. Magnitudes 0.1 to 1000 keep the fp16 super-block scales normal (smaller data
     // loses precision to subnormal or zero d, as in ggml). Also each super-block's relative
-    // RMS error: about 4 and 6 bits of precision.
+    // RMS error: about 4, 5 and 6 bits of precision.
     void kQuantRoundTrip() {
         constexpr int kBlocks = 64;
         std::vector<float> x(kBlocks * QK_K);
@@ -104,7 +104,7 @@ private slots:
             }
         }
         struct Case { DType type; int group; float levels; float max_rms; };
-        for (const Case c : {Case{DType::q4_k, 32, 15.0f, 0.15f},
+        for (const Case c : {Case{DType::q4_k, 32, 15.0f, 0.15f}, Case{DType::q5_k, 32, 31.0f, 0.08f},
                              Case{DType::q6_k, 16, 32.0f, 0.05f}}) {
             const auto blocks = quantized(c.type, x);
             QVERIFY(!blocks.empty());
@@ -122,7 +122,7 @@ private slots:
                         hi = std::max(hi, v);
                         amax = std::max(amax, std::fabs(v));
                     }
-                    step[g] = (c.type == DType::q4_k ? hi - lo : amax) / c.levels;
+                    step[g] = (c.type == DType::q6_k ? amax : hi - lo) / c.levels;
                 }
                 const float widest = *std::max_element(step.begin(), step.end());
                 double err = 0.0, ref = 0.0;
@@ -177,7 +177,7 @@ private slots:
     void zeroBlocks() {
         const std::vector<float> zeros(QK_K, 0.0f);
         for (DType type : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0,
-                           DType::q8_k, DType::q4_k, DType::q6_k}) {
+                           DType::q8_k, DType::q4_k, DType::q5_k, DType::q6_k}) {
             const auto blocks = quantized(type, zeros);
             QVERIFY(!blocks.empty());
             std::vector<float> back(QK_K, 1.0f);
@@ -188,8 +188,8 @@ private slots:
         const auto blk = quant::load_block<quant::BlockQ8_K>(q8k.data(), 0);
         QCOMPARE(blk.d, 0.0f);
         for (int16_t s : blk.bsums) QCOMPARE(int{s}, 0);  // ggml leaves these unwritten
-        // ggml zeroes a whole all-zero Q6_K block; Q4_K's comes out all zero bytes too
-        for (DType type : {DType::q4_k, DType::q6_k})
+        // ggml zeroes a whole all-zero Q6_K block; Q4_K's and Q5_K's come out all zero bytes too
+        for (DType type : {DType::q4_k, DType::q5_k, DType::q6_k})
             for (uint8_t byte : quantized(type, zeros)) QCOMPARE(byte, uint8_t{0});
     }
 
@@ -239,7 +239,7 @@ private slots:
     void refusesTypesWithoutQuantizer() {
         const std::vector<float> x(QK_K, 0.5f);
         std::vector<uint8_t> out(4096, 0xCD);
-        for (DType type : {DType::q2_k, DType::q3_k, DType::q5_k, DType::i8, DType::i32,
+        for (DType type : {DType::q2_k, DType::q3_k, DType::i8, DType::i32,
                            DType::f64}) {
             QVERIFY2(!quantize_row(type, x.data(), out.data(), QK_K), dtype_name(type).data());
         }
@@ -247,6 +247,7 @@ private slots:
         QVERIFY(!quantize_row(DType::q8_0, x.data(), out.data(), 48));  // not whole blocks
         QVERIFY(!quantize_row(DType::q8_k, x.data(), out.data(), 32));
         QVERIFY(!quantize_row(DType::q4_k, x.data(), out.data(), 128));
+        QVERIFY(!quantize_row(DType::q5_k, x.data(), out.data(), 128));
         QVERIFY(!quantize_row(DType::q6_k, x.data(), out.data(), 128));
         QVERIFY(!quantize_row(static_cast<DType>(99), x.data(), out.data(), 32));
     }
