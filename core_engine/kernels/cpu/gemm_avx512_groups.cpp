@@ -54,7 +54,7 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
         }
         return;
     }
-    if constexpr (!group_nibbles(L)) {
+    if constexpr (!group_nibbles(L) && !group_five_bits(L)) {
         for (int j = 0; j < 8; ++j) wq[j] = join(low + 32 * j, high + 32 * j);
     } else {
         const __m512i mask = _mm512_set1_epi8(0x0F);
@@ -63,6 +63,13 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
             wq[k] = _mm512_and_si512(packed, mask);
             wq[k + 4] = _mm512_and_si512(_mm512_srli_epi16(packed, 4), mask);
         }
+        if constexpr (group_five_bits(L)) {   // wq[j] | bit j of the plane moved to bit 4
+            const __m512i plane = join(low + 128, high + 128), fifth = _mm512_set1_epi8(0x10);
+            for (int j = 0; j < 8; ++j) {
+                const __m512i at4 = j < 4 ? _mm512_slli_epi16(plane, 4 - j) : j == 4 ? plane : _mm512_srli_epi16(plane, j - 4);
+                wq[j] = _mm512_ternarylogic_epi32(wq[j], at4, fifth, 0xF8);   // wq | (at4 & fifth)
+            }
+        }
         if constexpr (group_e8m0_scales(L)) {  // nibble → its MXFP4 value, −12..12
             const __m512i table = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12));
             for (int j = 0; j < 8; ++j) wq[j] = _mm512_shuffle_epi8(table, wq[j]);
@@ -70,7 +77,7 @@ inline void unpack_pair_block(const uint8_t* low, const uint8_t* high, __m512i w
     }
 }
 
-// q4_kx8, q6_kx8: the two groups' super-block d (part 0) or dmin (part 1), 16 rows as floats.
+// q4_kx8, q5_kx8, q6_kx8: the two groups' super-block d (part 0) or dmin (part 1), 16 rows as floats.
 template <PackedLayout L>
 inline __m512 pair_super_factors(const uint8_t* low, const uint8_t* high, int64_t b, int part) {
     const auto* l = reinterpret_cast<const __m128i*>(super_block_scales(L, low, b) + 16 * part);
@@ -78,12 +85,12 @@ inline __m512 pair_super_factors(const uint8_t* low, const uint8_t* high, int64_
     return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(l)), _mm_loadu_si128(h), 1));
 }
 
-// The 16 rows' scales (part 0) or offsets (part 1) of a block (q4_kx8: formed as the 256-bit
+// The 16 rows' scales (part 0) or offsets (part 1) of a block (q4_kx8, q5_kx8: formed as the 256-bit
 // tile forms them, from the byte sub-scales or mins and `super`).
 template <PackedLayout L>
 inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part, __m512 super = __m512()) {
     const int64_t at = group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_k4_scales(L)) {
+    if constexpr (group_sub_mins(L)) {
         const __m128i bytes = _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(low + at)),
                                                  _mm_loadl_epi64(reinterpret_cast<const __m128i*>(high + at)));
         const __m512 product = _mm512_mul_ps(super, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes)));
@@ -95,7 +102,7 @@ inline __m512 pair_scales(const uint8_t* low, const uint8_t* high, int part, __m
     } else if constexpr (group_e8m0_scales(L)) {  // the two groups' 8 exponents each, as the 256-bit kernels decode them
         const __m256i first = _mm256_castps_si256(e8m0_half_8(low + at)), second = _mm256_castps_si256(e8m0_half_8(high + at));
         return _mm512_castsi512_ps(_mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1));
-    } else if constexpr (group_f32_scales(L)) return _mm512_castsi512_ps(join(low + at, high + at));
+    }
     const __m256i halves = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(low + at))),
                                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(high + at)), 1);
     return _mm512_cvtph_ps(halves);
@@ -119,14 +126,14 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
     const uint8_t* high_group = low_group + w.row_bytes;
     __m512 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm512_setzero_ps();
-    __m512 super_d = _mm512_setzero_ps(), super_dmin = _mm512_setzero_ps();  // q4_kx8: this super-block's
+    __m512 super_d = _mm512_setzero_ps(), super_dmin = _mm512_setzero_ps();  // byte-scale layouts: this super-block's
     for (int64_t b = 0; b < w.n_blocks; ++b) {
         const uint8_t* low = low_group + group_block_offset(L, b);
         const uint8_t* high = high_group + group_block_offset(L, b);
         if constexpr (group_byte_scales(L))
             if (b % 8 == 0) {
                 super_d = pair_super_factors<L>(low, high, b, 0);
-                if constexpr (group_k4_scales(L)) super_dmin = pair_super_factors<L>(low, high, b, 1);
+                if constexpr (group_sub_mins(L)) super_dmin = pair_super_factors<L>(low, high, b, 1);
             }
         __m512i wq[8];
         unpack_pair_block<L>(low, high, wq);

@@ -93,7 +93,7 @@ inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
         }
         return;
     }
-    if constexpr (!group_nibbles(L)) {
+    if constexpr (!group_nibbles(L) && !group_five_bits(L)) {
         for (int j = 0; j < 8; ++j) wq[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * j));
     } else {
         const __m256i mask = _mm256_set1_epi8(0x0F);
@@ -101,6 +101,14 @@ inline void unpack_group_block(const uint8_t* block, __m256i wq[8]) {
             const __m256i packed = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32 * k));
             wq[k] = _mm256_and_si256(packed, mask);
             wq[k + 4] = _mm256_and_si256(_mm256_srli_epi16(packed, 4), mask);
+        }
+        if constexpr (group_five_bits(L)) {
+            // Element 4j + e's fifth bit is bit j of the plane's byte 4i + e: moved to bit 4.
+            const __m256i plane = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 128)), fifth = _mm256_set1_epi8(0x10);
+            for (int j = 0; j < 8; ++j) {
+                const __m256i at4 = j < 4 ? _mm256_slli_epi16(plane, 4 - j) : j == 4 ? plane : _mm256_srli_epi16(plane, j - 4);
+                wq[j] = _mm256_or_si256(wq[j], _mm256_and_si256(at4, fifth));
+            }
         }
         if constexpr (group_e8m0_scales(L)) {  // nibble → its value, −12..12
             const __m256i table = mxfp4_table();
@@ -129,32 +137,31 @@ inline __m256i group_block_dot(const __m256i wq[8], const __m256i wabs[8], const
     else return _mm256_add_epi32(Dot::template unsigned_sum<0, 4>(wq, aq), Dot::template unsigned_sum<4, 8>(wq, aq));
 }
 
-// q4_kx8: 8 bytes (one per row) as floats; q6_kx8: 8 int8.
+// q4_kx8, q5_kx8: 8 bytes (one per row) as floats; q6_kx8: 8 int8.
 inline __m256 bytes_as_floats(const uint8_t* at) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
 }
 inline __m256 int8s_as_floats(const uint8_t* at) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at))));
 }
-// The super-block factors for the 8 rows (q4_kx8, q6_kx8): d (part 0) or dmin (part 1) as floats.
+// The super-block factors for the 8 rows (q4_kx8, q5_kx8, q6_kx8): d (part 0) or dmin (part 1) as floats.
 template <PackedLayout L>
 inline __m256 group_super_factors(const uint8_t* block, int64_t b, int part) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block_scales(L, block, b) + 16 * part)));
 }
 
-// The 8 rows' scales (part 0) or offsets (part 1) of a block; q4_kx8 forms them from its byte
+// The 8 rows' scales (part 0) or offsets (part 1) of a block; q4_kx8 and q5_kx8 form them from their byte
 // sub-scales and mins and the super-block's d and dmin (super: group_super_factors(…, part)):
 // d·sc and −(dmin·m), the floats its f32 layout held.
 template <PackedLayout L>
 inline __m256 group_scales(const uint8_t* block, int part, __m256 super = __m256()) {
     const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
-    if constexpr (group_k4_scales(L)) {
+    if constexpr (group_sub_mins(L)) {
         const __m256 product = _mm256_mul_ps(super, bytes_as_floats(at));
         return part == 0 ? product : _mm256_xor_ps(product, _mm256_set1_ps(-0.0f));
     }
     if constexpr (group_six_bits(L)) return _mm256_mul_ps(super, int8s_as_floats(at));   // d·sc of either half
     if constexpr (group_e8m0_scales(L)) return e8m0_half_8(at);
-    else if constexpr (group_f32_scales(L)) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
     else return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
 }
 
@@ -167,7 +174,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
     const uint8_t* group = w.data + g * w.row_bytes;
     __m256 acc[NT];
     for (int k = 0; k < NT; ++k) acc[k] = _mm256_setzero_ps();
-    __m256 super_d = _mm256_setzero_ps(), super_dmin = _mm256_setzero_ps();  // q4_kx8: this super-block's
+    __m256 super_d = _mm256_setzero_ps(), super_dmin = _mm256_setzero_ps();  // byte-scale layouts: this super-block's
     for (int64_t b = 0; b < w.n_blocks; ++b) {
         const uint8_t* block = group + group_block_offset(L, b);
         // Decode streams the groups once: fetch a few blocks ahead (hardware prefetch lags here).
@@ -176,7 +183,7 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
         if constexpr (group_byte_scales(L))
             if (b % 8 == 0) {
                 super_d = group_super_factors<L>(block, b, 0);
-                if constexpr (group_k4_scales(L)) super_dmin = group_super_factors<L>(block, b, 1);
+                if constexpr (group_sub_mins(L)) super_dmin = group_super_factors<L>(block, b, 1);
             }
         __m256i wq[8], wabs[8];
         unpack_group_block<L>(block, wq);
@@ -222,7 +229,7 @@ void quant_group_rows(const PackedView& w, const ActivationView& a, int64_t r0, 
         case PackedLayout::q8_0x8: walk_groups<Tiles<PackedLayout::q8_0x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q8_1x8: walk_groups<Tiles<PackedLayout::q8_1x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q4_kx8: walk_groups<Tiles<PackedLayout::q4_kx8>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_kx8: walk_groups<Tiles<PackedLayout::q8_kx8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q5_kx8: walk_groups<Tiles<PackedLayout::q5_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q6_kx8: walk_groups<Tiles<PackedLayout::q6_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::mxfp4x8: walk_groups<Tiles<PackedLayout::mxfp4x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q2_kx8: case PackedLayout::q3_kx8: gemm_crumbs_avx2(w, a, r0, r1, y, ldy); break;

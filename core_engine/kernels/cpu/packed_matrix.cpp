@@ -30,14 +30,12 @@ using quant::unpack_q3_k_scales;
 namespace {
 
 // One 32-element block of a quantized row in element order, as the packed layouts store it:
-// quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred), and the scale and offset as fp16 bits
-// (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1) or f32 (k-quants: d·sc and −dmin·m). Q2_K/Q3_K: quants 0..3 / 0..7
-// (Q3_K's q + 4), the halves' integer sub-scales and mins, d and dmin as fp16 bits. Q4_K also
-// keeps its 6-bit sub-scale and min (sub_scale[0], sub_min[0]) with d and dmin (q4_kx8).
+// quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred; Q5_K 0..31; Q6_K q − 32), and the scale and
+// offset as fp16 bits (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1). The K-quants keep their integer sub-scales (Q6_K:
+// one per half) and mins with the super-block's d and dmin as fp16 bits; Q3_K's quants are q + 4.
 struct GroupBlockSource {
     int q[32];
     uint16_t d16 = 0, m16 = 0;
-    float d32 = 0, m32 = 0;  // q6_k: m32 is the second half's scale
     int sub_scale[2] = {0, 0}, sub_min[2] = {0, 0};
 };
 
@@ -79,9 +77,6 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
     } else if (type == DType::q6_k) {  // 32 elements of super-block b / 8: pass k of half h
         const auto& blk = reinterpret_cast<const BlockQ6_K*>(row)[b / 8];
         const int h = static_cast<int>(b % 8) / 4, k = static_cast<int>(b % 4);
-        const float d = half_to_float(blk.d);
-        v.d32 = d * static_cast<float>(blk.scales[8 * h + 2 * k]);
-        v.m32 = d * static_cast<float>(blk.scales[8 * h + 2 * k + 1]);
         v.sub_scale[0] = blk.scales[8 * h + 2 * k], v.sub_scale[1] = blk.scales[8 * h + 2 * k + 1], v.d16 = blk.d;   // q6_kx8's
         for (int l = 0; l < 32; ++l) {
             const int low = (blk.ql[64 * h + l + 32 * (k % 2)] >> (4 * (k / 2))) & 0x0F;
@@ -121,9 +116,7 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
         }
         uint8_t sc, m;
         k4_scale_min(sub, scales, &sc, &m);
-        v.d32 = half_to_float(d) * static_cast<float>(sc);
-        v.m32 = -(half_to_float(dmin) * static_cast<float>(m));
-        v.sub_scale[0] = sc, v.sub_min[0] = m, v.d16 = d, v.m16 = dmin;   // as q4_kx8 keeps them
+        v.sub_scale[0] = sc, v.sub_min[0] = m, v.d16 = d, v.m16 = dmin;   // as q4_kx8 and q5_kx8 keep them
         for (int j = 0; j < 32; ++j)
             v.q[j] = ((qs[32 * (sub / 2) + j] >> (4 * (sub % 2))) & 0x0F) | (qh ? ((qh[j] >> sub) & 1) << 4 : 0);
     }
@@ -162,11 +155,16 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
         return;
     }
     for (int j = 0; j < 32; ++j) {
-        if (group_nibbles(l)) block[((j % 16) / 4) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>(j < 16 ? v.q[j] : v.q[j] << 4);
-        else block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
+        if (group_nibbles(l) || group_five_bits(l)) {
+            const int low = v.q[j] & 0x0F;
+            block[((j % 16) / 4) * 32 + i * 4 + j % 4] |= static_cast<uint8_t>(j < 16 ? low : low << 4);
+            if (group_five_bits(l)) block[128 + i * 4 + j % 4] |= static_cast<uint8_t>((v.q[j] >> 4) << (j / 4));
+        } else {
+            block[(j / 4) * 32 + i * 4 + j % 4] = static_cast<uint8_t>(static_cast<int8_t>(v.q[j]));
+        }
     }
     uint8_t* scales = block + group_quant_bytes(l);
-    if (group_k4_scales(l)) {
+    if (group_sub_mins(l)) {
         scales[i] = static_cast<uint8_t>(v.sub_scale[0]);
         scales[8 + i] = static_cast<uint8_t>(v.sub_min[0]);
         if (b % 8 == 0) {  // the super-block's d and dmin, once
@@ -174,9 +172,6 @@ void write_group_row(PackedLayout l, uint8_t* block, int64_t b, int i, const Gro
             std::memcpy(super + 2 * i, &v.d16, 2);
             std::memcpy(super + 16 + 2 * i, &v.m16, 2);
         }
-    } else if (group_f32_scales(l)) {
-        std::memcpy(scales + 4 * i, &v.d32, 4);
-        std::memcpy(scales + 32 + 4 * i, &v.m32, 4);
     } else {
         std::memcpy(scales + 2 * i, &v.d16, 2);
         if (group_offsets(l)) std::memcpy(scales + 16 + 2 * i, &v.m16, 2);
@@ -275,7 +270,7 @@ CrumbScales group_crumb_scales(PackedLayout l, const uint8_t* block, int64_t b, 
 float group_scale(PackedLayout l, const uint8_t* block, int64_t b, int i, int part) {
     const uint8_t* at = block + group_quant_bytes(l) + part * group_scale_bytes(l);
     if (group_e8m0_scales(l)) return e8m0_half(at[i]);
-    if (group_k4_scales(l)) {  // d·sc, or −dmin·m: the products the kernels form
+    if (group_sub_mins(l)) {  // d·sc, or −dmin·m: the products the kernels form
         uint16_t h16;
         std::memcpy(&h16, super_block_scales(l, block, b) + 16 * part + 2 * i, 2);
         const float product = half_to_float(h16) * static_cast<float>(at[i]);
@@ -285,11 +280,6 @@ float group_scale(PackedLayout l, const uint8_t* block, int64_t b, int i, int pa
         uint16_t h16;
         std::memcpy(&h16, super_block_scales(l, block, b) + 2 * i, 2);
         return half_to_float(h16) * static_cast<float>(static_cast<int8_t>(at[i]));
-    }
-    if (group_f32_scales(l)) {
-        float v;
-        std::memcpy(&v, at + 4 * i, 4);
-        return v;
     }
     uint16_t h;
     std::memcpy(&h, at + 2 * i, 2);
@@ -311,7 +301,7 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
             case DType::q8_0: case DType::q5_0: out.layout = PackedLayout::q8_0x8; break;
             case DType::q5_1: out.layout = PackedLayout::q8_1x8; break;
             case DType::q4_k: out.layout = PackedLayout::q4_kx8; break;
-            case DType::q5_k: out.layout = PackedLayout::q8_kx8; break;
+            case DType::q5_k: out.layout = PackedLayout::q5_kx8; break;
             case DType::q6_k: out.layout = PackedLayout::q6_kx8; break;
             case DType::q2_k: out.layout = PackedLayout::q2_kx8; break;
             case DType::q3_k: out.layout = PackedLayout::q3_kx8; break;

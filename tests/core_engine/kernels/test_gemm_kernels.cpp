@@ -45,7 +45,8 @@ Weights make_weights(const Case& c, std::mt19937& rng, PackFamily family = PackF
         for (size_t at = 0; at < w.gguf.size(); at += sizeof(Block)) fix(*reinterpret_cast<Block*>(w.gguf.data() + at));
     };
     auto small_scale = [&] { return float_to_half(0.001f * static_cast<float>(1 + rng() % 50)); };
-    // No Q5_K, Q2_K or Q3_K quantizer: random blocks with sane fp16 scales are valid data.
+    // No Q2_K or Q3_K quantizer: random blocks with sane fp16 scales are valid data; Q5_K's too
+    // (random bytes reach every fifth bit, sub-scale and min, which its quantizer's output may not).
     if (c.type == DType::q5_k) {
         random_blocks(quant::BlockQ5_K{}, [&](quant::BlockQ5_K& b) { b.d = small_scale(), b.dmin = small_scale(); });
     } else if (c.type == DType::q2_k) {
@@ -388,14 +389,21 @@ private slots:
         }
     }
 
-    // The engine's memory target (resident ≤ file + KV + 10%): Q2_K packs to the file's size,
-    // Q3_K to 3.5625 of its 3.4375 bits per weight (its 6-bit scales take a byte).
-    void two_bit_groups_stay_near_file_size() {
+    // The engine's memory target (resident ≤ file + KV + 10%): Q2_K and Q6_K pack to the file's
+    // size; Q3_K to 3.5625 of its 3.4375 bits per weight, Q4_K to 4.625 of 4.5, Q5_K to 5.625 of
+    // 5.5 (their 6-bit scales take a byte).
+    void k_quant_groups_stay_near_file_size() {
         std::mt19937 rng(17);
         Weights q2 = make_weights({DType::q2_k, 512, 16}, rng, PackFamily::row_groups);
         QCOMPARE(q2.packed.n_bytes, static_cast<uint64_t>(q2.gguf.size()));
+        Weights q6 = make_weights({DType::q6_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q6.packed.n_bytes, static_cast<uint64_t>(q6.gguf.size()));
         Weights q3 = make_weights({DType::q3_k, 512, 16}, rng, PackFamily::row_groups);
         QCOMPARE(q3.packed.n_bytes * 110, static_cast<uint64_t>(q3.gguf.size()) * 114);
+        Weights q4 = make_weights({DType::q4_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q4.packed.n_bytes * 144, static_cast<uint64_t>(q4.gguf.size()) * 148);
+        Weights q5 = make_weights({DType::q5_k, 512, 16}, rng, PackFamily::row_groups);
+        QCOMPARE(q5.packed.n_bytes * 176, static_cast<uint64_t>(q5.gguf.size()) * 180);
     }
 
     // The 2-bit row groups through the whole matmul against the plain definition: dequantize the
