@@ -168,8 +168,9 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
 template <PackedLayout L>
 struct PairTiles {
     static constexpr int kGroups = 2;
-    // q6_kx8 unpacks two planes per block: 8 tokens share each unpacking (16 zmm accumulate).
-    static constexpr int kTokens = group_six_bits(L) ? 8 : 4;
+    // The K-quant layouts unpack bit planes and form their scales per block: 16 tokens share
+    // each unpacking (16 zmm accumulate beside the block's 8).
+    static constexpr int kTokens = group_byte_scales(L) ? 16 : 4;
     // Decode (one token) runs the two groups one after the other on 256-bit registers: each group's
     // blocks are one contiguous stream the prefetchers follow, where a pair would read two streams
     // a group apart and start a fresh one at every pair (a matrix of short groups — an expert's —
