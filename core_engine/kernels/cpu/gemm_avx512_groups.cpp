@@ -157,7 +157,7 @@ void pair_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t 
             __m512i isum = pair_dot<0, 8>(wq, aq);
             const int32_t sum_a = static_cast<int32_t>(a.sum_q[at]);
             if constexpr (kSigned) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(128 * sum_a));
-            if constexpr (L == PackedLayout::q4_0x8) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(8 * sum_a));
+            if constexpr (group_quant_bias(L) != 0) isum = _mm512_sub_epi32(isum, _mm512_set1_epi32(group_quant_bias(L) * sum_a));
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[at])), acc[k]);
             if constexpr (group_offsets(L)) acc[k] = _mm512_fmadd_ps(mw, _mm512_set1_ps(a.s[at]), acc[k]);
         }

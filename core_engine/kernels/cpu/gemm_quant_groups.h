@@ -18,7 +18,7 @@ namespace {  // internal linkage: each kernel file keeps its own copy
 // Row groups: a register holds 4 quants of each of 8 rows, so one broadcast of 4 activation bytes
 // multiplies all 8 rows and every 32-bit lane ends with one row's sum. Unsigned quants are the
 // unsigned operand as they are; signed int8 quants (q8_0x8, q6_kx8) go in as each policy says
-// below. q4_0's bias 8 comes off as 8·Σa in integers, so each block's integer dot product equals
+// below. q4_0's bias 8 (q5_0's 16) comes off as 8·Σa (16·Σa) in integers, so each block's integer dot product equals
 // the reference's exactly.
 //
 // A policy offers, for registers [J0, J1) of a block against one token's bytes aq, int32 lanes:
@@ -203,7 +203,8 @@ void group_tile(const PackedView& w, const ActivationView& a, int64_t g, int64_t
                 continue;
             }
             __m256i isum = group_block_dot<L, Dot>(wq, wabs, a.qs + (t0 + k) * a.n_in + b * 32, static_cast<int32_t>(a.sum_q[at]));
-            if constexpr (L == PackedLayout::q4_0x8) isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(8 * static_cast<int32_t>(a.sum_q[at])));
+            if constexpr (group_quant_bias(L) != 0)
+                isum = _mm256_sub_epi32(isum, _mm256_set1_epi32(group_quant_bias(L) * static_cast<int32_t>(a.sum_q[at])));
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[at])), acc[k]);
             if constexpr (group_offsets(L)) acc[k] = _mm256_fmadd_ps(mw, _mm256_set1_ps(a.s[at]), acc[k]);
         }
@@ -227,7 +228,8 @@ void quant_group_rows(const PackedView& w, const ActivationView& a, int64_t r0, 
         case PackedLayout::q4_0x8: walk_groups<Tiles<PackedLayout::q4_0x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q4_1x8: walk_groups<Tiles<PackedLayout::q4_1x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q8_0x8: walk_groups<Tiles<PackedLayout::q8_0x8>>(w, a, r0, r1, y, ldy); break;
-        case PackedLayout::q8_1x8: walk_groups<Tiles<PackedLayout::q8_1x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q5_0x8: walk_groups<Tiles<PackedLayout::q5_0x8>>(w, a, r0, r1, y, ldy); break;
+        case PackedLayout::q5_1x8: walk_groups<Tiles<PackedLayout::q5_1x8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q4_kx8: walk_groups<Tiles<PackedLayout::q4_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q5_kx8: walk_groups<Tiles<PackedLayout::q5_kx8>>(w, a, r0, r1, y, ldy); break;
         case PackedLayout::q6_kx8: walk_groups<Tiles<PackedLayout::q6_kx8>>(w, a, r0, r1, y, ldy); break;

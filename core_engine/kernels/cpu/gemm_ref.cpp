@@ -18,7 +18,7 @@ RefBlock ref_block(const PackedView& w, int64_t r, int64_t b) {
     if (is_row_grouped(w.layout)) {
         const uint8_t* block = w.data + (r / 8) * w.row_bytes + group_block_offset(w.layout, b);
         const int i = static_cast<int>(r % 8);
-        for (int j = 0; j < 32; ++j) out.q[j] = group_value(w.layout, block, i, j) - (w.layout == PackedLayout::q4_0x8 ? 8 : 0);
+        for (int j = 0; j < 32; ++j) out.q[j] = group_value(w.layout, block, i, j) - group_quant_bias(w.layout);
         out.d = group_scale(w.layout, block, b, i, 0);
         if (group_offsets(w.layout)) out.m = group_scale(w.layout, block, b, i, 1);
         if (group_half_scales(w.layout)) out.d_second = group_scale(w.layout, block, b, i, 1);

@@ -30,7 +30,7 @@ using quant::unpack_q3_k_scales;
 namespace {
 
 // One 32-element block of a quantized row in element order, as the packed layouts store it:
-// quants (4-bit: 0..15; Q8_0 signed; Q5_0 centred; Q5_K 0..31; Q6_K q − 32), and the scale and
+// quants (4-bit: 0..15; Q8_0 signed; 5-bit: 0..31; Q6_K q − 32), and the scale and
 // offset as fp16 bits (Q4_0/Q4_1/Q8_0/Q5_0/Q5_1). The K-quants keep their integer sub-scales (Q6_K:
 // one per half) and mins with the super-block's d and dmin as fp16 bits; Q3_K's quants are q + 4.
 struct GroupBlockSource {
@@ -41,12 +41,12 @@ struct GroupBlockSource {
 
 GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
     GroupBlockSource v;
-    auto five_bit = [&](const auto& blk, int centre) {
+    auto five_bit = [&](const auto& blk) {
         uint32_t qh;
         std::memcpy(&qh, blk.qh, sizeof qh);
         for (int j = 0; j < 16; ++j) {
-            v.q[j] = ((blk.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4)) - centre;
-            v.q[j + 16] = ((blk.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4)) - centre;
+            v.q[j] = (blk.qs[j] & 0x0F) | static_cast<int>(((qh >> j) & 1u) << 4);
+            v.q[j + 16] = (blk.qs[j] >> 4) | static_cast<int>(((qh >> (j + 16)) & 1u) << 4);
         }
         v.d16 = blk.d;
     };
@@ -69,10 +69,10 @@ GroupBlockSource extract_block(DType type, const uint8_t* row, int64_t b) {
             v.q[j + 16] = qs[j] >> 4;
         }
     } else if (type == DType::q5_0) {
-        five_bit(reinterpret_cast<const BlockQ5_0*>(row)[b], 16);
+        five_bit(reinterpret_cast<const BlockQ5_0*>(row)[b]);
     } else if (type == DType::q5_1) {
         const auto& blk = reinterpret_cast<const BlockQ5_1*>(row)[b];
-        five_bit(blk, 0);
+        five_bit(blk);
         v.m16 = blk.m;
     } else if (type == DType::q6_k) {  // 32 elements of super-block b / 8: pass k of half h
         const auto& blk = reinterpret_cast<const BlockQ6_K*>(row)[b / 8];
@@ -298,8 +298,9 @@ bool pack_matrix(const WeightTensor& w, PackedMatrix& out, PackFamily family) {
         switch (w.type) {
             case DType::q4_0: out.layout = PackedLayout::q4_0x8; break;
             case DType::q4_1: out.layout = PackedLayout::q4_1x8; break;
-            case DType::q8_0: case DType::q5_0: out.layout = PackedLayout::q8_0x8; break;
-            case DType::q5_1: out.layout = PackedLayout::q8_1x8; break;
+            case DType::q8_0: out.layout = PackedLayout::q8_0x8; break;
+            case DType::q5_0: out.layout = PackedLayout::q5_0x8; break;
+            case DType::q5_1: out.layout = PackedLayout::q5_1x8; break;
             case DType::q4_k: out.layout = PackedLayout::q4_kx8; break;
             case DType::q5_k: out.layout = PackedLayout::q5_kx8; break;
             case DType::q6_k: out.layout = PackedLayout::q6_kx8; break;
@@ -401,7 +402,7 @@ void packed_row_f32(const PackedMatrix& m, int64_t row, float* out) {
             const float scale = group_scale(m.layout, block, b, i, 0);
             const float part1 = group_offsets(m.layout) || group_half_scales(m.layout) ? group_scale(m.layout, block, b, i, 1) : 0.0f;
             const float offset = group_offsets(m.layout) ? part1 : 0.0f;
-            const int bias = m.layout == PackedLayout::q4_0x8 ? 8 : 0;
+            const int bias = group_quant_bias(m.layout);
             for (int j = 0; j < 32; ++j) {
                 const float s = group_half_scales(m.layout) && j >= 16 ? part1 : scale;
                 out[b * 32 + j] = static_cast<float>(group_value(m.layout, block, i, j) - bias) * s + offset;

@@ -6,14 +6,15 @@
 // one row per 32-bit lane: one convert and one FMA per block serve 8 rows). A group's block is
 // [quants][8 scales][8 offsets, where the type has them]. 4-bit layouts (q4_0x8, q4_1x8,
 // q4_kx8): register k (32 bytes) holds elements 4k..4k+3 of each row in its low nibbles and
-// 16+4k..16+4k+3 in its high nibbles. Byte layouts: register j holds elements 4j..4j+3 — signed
-// for q8_0x8 (Q8_0, and Q5_0 as q − 16), unsigned 0..31 for q8_1x8 (Q5_1). Scales and offsets
-// are fp16 as the file has them. The K-quants keep their file's structure, the kernels forming
+// 16+4k..16+4k+3 in its high nibbles. 5-bit layouts (q5_0x8, q5_1x8, q5_kx8) add a bit plane
+// after them (32 bytes: bit s of byte 4i + e is the fifth bit of element 4s + e). Byte layout
+// (q8_0x8): register j holds elements 4j..4j+3, signed. Scales and offsets are fp16 as the file
+// has them, so each keeps its file's size (q4_0x8, q4_1x8, q5_0x8, q5_1x8, q8_0x8: 4.5, 5, 5.5, 6
+// and 8.5 bits a weight). The K-quants keep their file's structure, the kernels forming
 // d·sc (and −dmin·m) in registers: q4_kx8 has per block the 8 rows' 6-bit sub-scales and mins as
 // bytes, and after every 8 blocks (a super-block) the 8 rows' fp16 d and dmin (144 bytes a
-// block: 4.625 bits per weight, the file's 4.5 and its scales' bytes); q5_kx8 is q4_kx8 with a
-// bit plane after the nibbles (byte 4i + e, bit s: the fifth bit of element 4s + e; 176 bytes a
-// block: 5.625 bits, the file's 5.5); q6_kx8 has Q6_K's quants as a 4-bit
+// block: 4.625 bits per weight, the file's 4.5 and its scales' bytes); q5_kx8 is q4_kx8 with the
+// bit plane (176 bytes a block: 5.625 bits, the file's 5.5); q6_kx8 has Q6_K's quants as a 4-bit
 // plane in the 4-bit layouts' registers and a 2-bit plane (register p, byte 4i + e, bits 2s: the
 // top two bits of element 16p + 4s + e), unpacked to q − 32, its int8 scales per 16 elements and
 // the super-block's fp16 d (208 bytes a block: 6.56 bits, the file's size). Every repacking is
@@ -38,9 +39,8 @@
 // blocks: byte j of a pair holds element j of the first block in its low nibble and element j of
 // the second in its high nibble. Q8_0 quants are stored biased (+128) for the unsigned operand.
 //
-// Packed copies replace the file's pages (which are released); 4-bit and 8-bit types, Q2_K and
-// Q6_K keep the file's size, Q5_0/Q5_1 grow to 8.5–9 bits per weight, Q4_K to 4.625, Q5_K to
-// 5.625, Q3_K to 3.56.
+// Packed copies replace the file's pages (which are released); 4-, 5- and 8-bit types, Q2_K and
+// Q6_K keep the file's size, Q4_K grows to 4.625 bits per weight, Q5_K to 5.625, Q3_K to 3.56.
 // F32 matrices are used in place, as are F16 ones for the AVX-512 kernels. Other types (the
 // Q5/K/BF16/Q2_K/Q3_K types on AVX-512) stay as GGUF blocks and take the generic path.
 #pragma once
@@ -56,13 +56,14 @@
 
 namespace workbench {
 
-enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q8_1x8, q4_kx8, q5_kx8, q6_kx8, q2_kx8, q3_kx8, f16x8, bf16x8, mxfp4x8 };
+enum class PackedLayout { q4_0, q4_1, q8_0, f16, f32, gguf_blocks, q4_0x8, q4_1x8, q8_0x8, q5_0x8, q5_1x8, q4_kx8, q5_kx8, q6_kx8, q2_kx8, q3_kx8, f16x8, bf16x8, mxfp4x8 };
 
 // Which family the quantized types are packed into: the one the matmul kernels of this CPU read.
 enum class PackFamily { for_this_cpu, row_groups, split_rows };
 
 constexpr bool is_row_grouped(PackedLayout l) {  // the quantized row-group layouts
-    return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8 || l == PackedLayout::q8_1x8 ||
+    return l == PackedLayout::q4_0x8 || l == PackedLayout::q4_1x8 || l == PackedLayout::q8_0x8 || l == PackedLayout::q5_0x8 ||
+           l == PackedLayout::q5_1x8 ||
            l == PackedLayout::q4_kx8 || l == PackedLayout::q5_kx8 || l == PackedLayout::q6_kx8 || l == PackedLayout::q2_kx8 ||
            l == PackedLayout::q3_kx8 || l == PackedLayout::mxfp4x8;
 }
@@ -82,9 +83,12 @@ constexpr bool group_e8m0_scales(PackedLayout l) { return l == PackedLayout::mxf
 constexpr bool group_crumbs(PackedLayout l) { return l == PackedLayout::q2_kx8 || l == PackedLayout::q3_kx8; }
 // q4_kx8, q5_kx8: byte sub-scales and mins per block, fp16 d and dmin per super-block (see above).
 constexpr bool group_sub_mins(PackedLayout l) { return l == PackedLayout::q4_kx8 || l == PackedLayout::q5_kx8; }
-// q5_kx8: the 4-bit layouts' registers, then a bit plane (32 bytes: bit s of byte 4i + e is the
-// fifth bit of element 4s + e), quants 0..31.
-constexpr bool group_five_bits(PackedLayout l) { return l == PackedLayout::q5_kx8; }
+// q5_0x8, q5_1x8, q5_kx8: the 4-bit layouts' registers, then a bit plane (32 bytes: bit s of
+// byte 4i + e is the fifth bit of element 4s + e), quants 0..31.
+constexpr bool group_five_bits(PackedLayout l) { return l == PackedLayout::q5_0x8 || l == PackedLayout::q5_1x8 || l == PackedLayout::q5_kx8; }
+// What an unsigned quant stands for is q − bias: Q4_0's 8, Q5_0's 16 (their kernels take
+// bias·Σa off the integer dot product).
+constexpr int group_quant_bias(PackedLayout l) { return l == PackedLayout::q4_0x8 ? 8 : l == PackedLayout::q5_0x8 ? 16 : 0; }
 // q6_kx8: Q6_K's 6-bit quants as a 4-bit plane (the 4-bit layouts' registers) and a 2-bit plane
 // (two registers: byte 4i + e of register p holds, at bits 2s, the top two bits of element
 // 16p + 4s + e), its int8 sub-scales per 16 elements and the super-block's fp16 d (see above).
@@ -94,7 +98,7 @@ constexpr bool group_byte_scales(PackedLayout l) { return group_sub_mins(l) || g
 // Layouts whose super-blocks (8 blocks) close with their rows' fp16 d (and dmin).
 constexpr bool group_super_blocks(PackedLayout l) { return group_crumbs(l) || group_byte_scales(l); }
 constexpr bool group_offsets(PackedLayout l) {
-    return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8 &&
+    return l != PackedLayout::q4_0x8 && l != PackedLayout::q8_0x8 && l != PackedLayout::q5_0x8 && l != PackedLayout::q6_kx8 && l != PackedLayout::q3_kx8 &&
            l != PackedLayout::mxfp4x8;
 }
 // q6_kx8: one scale per 16 elements (Q6_K's sub-blocks): part 0 for elements 0..15, part 1 for 16..31.
@@ -126,7 +130,7 @@ inline Byte* super_block_scales(PackedLayout l, Byte* block, int64_t b) {
 }
 
 // Element j (0..31) of row i (0..7) of a row-group block: the 4-bit quant (0..15), the byte
-// (signed for q8_0x8 and q6_kx8, 0..31 otherwise: q8_1x8, q5_kx8), Q2_K's 0..3 or Q3_K's −4..3.
+// (signed for q8_0x8 and q6_kx8), the 5-bit quant (0..31), Q2_K's 0..3 or Q3_K's −4..3.
 inline int group_quant(PackedLayout l, const uint8_t* block, int i, int j) {
     if (group_crumbs(l)) {
         const int at = i * 4 + j % 4, s = (j % 16) / 4;

@@ -389,15 +389,15 @@ private slots:
         }
     }
 
-    // The engine's memory target (resident ≤ file + KV + 10%): Q2_K and Q6_K pack to the file's
-    // size; Q3_K to 3.5625 of its 3.4375 bits per weight, Q4_K to 4.625 of 4.5, Q5_K to 5.625 of
-    // 5.5 (their 6-bit scales take a byte).
-    void k_quant_groups_stay_near_file_size() {
+    // The engine's memory target (resident ≤ file + KV + 10%): the 4-, 5- and 8-bit types, Q2_K
+    // and Q6_K pack to the file's size; Q3_K to 3.5625 of its 3.4375 bits per weight, Q4_K to
+    // 4.625 of 4.5, Q5_K to 5.625 of 5.5 (their 6-bit scales take a byte).
+    void row_groups_stay_near_file_size() {
         std::mt19937 rng(17);
-        Weights q2 = make_weights({DType::q2_k, 512, 16}, rng, PackFamily::row_groups);
-        QCOMPARE(q2.packed.n_bytes, static_cast<uint64_t>(q2.gguf.size()));
-        Weights q6 = make_weights({DType::q6_k, 512, 16}, rng, PackFamily::row_groups);
-        QCOMPARE(q6.packed.n_bytes, static_cast<uint64_t>(q6.gguf.size()));
+        for (DType type : {DType::q4_0, DType::q4_1, DType::q5_0, DType::q5_1, DType::q8_0, DType::q2_k, DType::q6_k}) {
+            Weights w = make_weights({type, 512, 16}, rng, PackFamily::row_groups);
+            QVERIFY2(w.packed.n_bytes == static_cast<uint64_t>(w.gguf.size()), dtype_name(type).data());
+        }
         Weights q3 = make_weights({DType::q3_k, 512, 16}, rng, PackFamily::row_groups);
         QCOMPARE(q3.packed.n_bytes * 110, static_cast<uint64_t>(q3.gguf.size()) * 114);
         Weights q4 = make_weights({DType::q4_k, 512, 16}, rng, PackFamily::row_groups);
