@@ -36,6 +36,7 @@ constexpr SynthShape kShapes[] = {
     {"small", 2, 256, 512, 8, 4, 32, 512, 1024},
     {"llama-1b", 16, 2048, 8192, 32, 8, 64, 32000, 4096},      // Llama 3.2 1B's block
     {"llama-3b", 28, 3072, 8192, 24, 8, 128, 32000, 4096},     // Llama 3.2 3B's block
+    {"llama-8b", 32, 4096, 14336, 32, 8, 128, 32000, 8192},    // Llama 3.1 8B's block (its vocabulary is 128k)
     {"qwen3-0.6b", 28, 1024, 3072, 16, 8, 128, 32000, 4096},   // Qwen3 0.6B's block
     {"gemma3-270m", 18, 640, 2048, 4, 1, 256, 32000, 32768},   // Gemma 3 270M's block (its vocabulary is 262k)
     // Qwen3-30B-A3B's block (128 experts of 768, 8 a token) in 12 of its 48 layers: about 0.7 B

@@ -152,7 +152,7 @@ private slots:
         QVERIFY(bytes(other) != bytes(again) && bytes(other).size() == bytes(again).size());
         auto bad = run_cli({"synth", "--shape", "huge", "-o", dir.filePath("x.gguf")});
         QCOMPARE(bad.exit_code, 1);
-        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, qwen3-0.6b, gemma3-270m, qwen3moe-a3b-12l, qwen3moe-a3b-18l, deepseek-v2-lite-8l)"), bad.err.constData());
+        QVERIFY2(bad.err.contains("shape 'huge' is not known (tiny, small, llama-1b, llama-3b, llama-8b, qwen3-0.6b, gemma3-270m, qwen3moe-a3b-12l, qwen3moe-a3b-18l, deepseek-v2-lite-8l)"), bad.err.constData());
         bad = run_cli({"synth", "--type", "q4_k", "-o", dir.filePath("x.gguf")});
         QVERIFY2(bad.err.contains("blocks of 256") && bad.err.contains("do not divide"), bad.err.constData());
         QCOMPARE(run_cli({"synth", "--arch", "qwen3"}).exit_code, 2);  // no output named

@@ -43,7 +43,8 @@ Status write_requantized_model(const std::string& in_path, const std::string& ou
 
 // The named shapes `synth` writes: "tiny" (3 layers, width 64: what the architecture tests use),
 // "small" (2 layers, width 256, heads of 32: the smallest quantized KV types accept), "llama-1b",
-// "llama-3b", "qwen3-0.6b", "gemma3-270m" (those models' blocks).
+// "llama-3b", "llama-8b", "qwen3-0.6b", "gemma3-270m" (those models' blocks), and the
+// mixtures of experts "qwen3moe-a3b-12l", "qwen3moe-a3b-18l", "deepseek-v2-lite-8l" (a few layers of theirs).
 std::vector<std::string> synth_shape_names();
 // The architectures the engine runs (general.architecture values), in registration order.
 std::vector<std::string> architecture_names();
