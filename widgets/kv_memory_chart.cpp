@@ -41,10 +41,8 @@ void KvMemoryChart::appendSamples(const QList<KvChartSample>& samples) {
         m_maxDataMiB = std::max({m_maxDataMiB, s.bytesInUse / kMiB, s.bytesFull / kMiB});
         m_allocatedMiB = s.bytesAllocated / kMiB;
     }
-    m_inUse->append(inUse);
-    m_full->append(full);
-    for (QLineSeries* s : {m_inUse, m_full})
-        if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    appendDecimated(m_inUse, inUse);
+    appendDecimated(m_full, full);
     growToFit(m_axisX, m_maxTokens, 16);
     updateAllocatedLine();
 }

@@ -4,6 +4,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QGraphicsLayout>
+#include <QLineSeries>
 #include <QScatterSeries>
 #include <QValueAxis>
 #include <cmath>
@@ -142,4 +143,33 @@ void MetricChartView::setNiceRange(QValueAxis* axis, double max) {
     while (decimals < 4 && std::abs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
         ++decimals;
     axis->setLabelFormat(QStringLiteral("%.%1f").arg(decimals));
+}
+
+QPointF MetricChartView::mergedPoint(const QPointF& earlier, const QPointF& later, Merge merge) {
+    return {later.x(), merge == Merge::peak ? std::max(earlier.y(), later.y()) : later.y()};
+}
+
+void MetricChartView::appendDecimated(QLineSeries* series, const QList<QPointF>& points, Merge merge) {
+    if (points.isEmpty()) return;
+    QList<QPointF> drawn = series->points();
+    Decimation& d = m_decimation[series];
+    if (drawn.isEmpty()) d = Decimation{};
+    for (const QPointF& p : points) {
+        if (!drawn.isEmpty() && d.inLast < d.stride) {
+            drawn.last() = mergedPoint(drawn.last(), p, merge);
+            ++d.inLast;
+        } else {
+            drawn.append(p);
+            d.inLast = 1;
+        }
+        if (drawn.size() > kMaxPoints) {   // half the resolution, the whole line kept
+            qsizetype out = 0;
+            for (qsizetype i = 0; i < drawn.size(); i += 2)
+                drawn[out++] = i + 1 < drawn.size() ? mergedPoint(drawn[i], drawn[i + 1], merge) : drawn[i];
+            drawn.resize(out);
+            d.stride *= 2;
+            d.inLast = d.stride;   // the next point starts a bucket of its own
+        }
+    }
+    series->replace(drawn);
 }

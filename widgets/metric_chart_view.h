@@ -6,8 +6,12 @@
 #pragma once
 
 #include <QChartView>
+#include <QHash>
+#include <QList>
+#include <QPointF>
 
 class QAbstractSeries;
+class QLineSeries;
 class QValueAxis;
 
 class MetricChartView : public QChartView {
@@ -39,6 +43,22 @@ protected:
     // [0, a round number ≥ max] with round ticks, and labels with just the decimals the step
     // needs, so no two ticks read alike ("0, 0, 0, 1") and none reads "0.666667".
     static void setNiceRange(QValueAxis* axis, double max);
-    // Caps a series' length (oldest points dropped) so a long session stays cheap to draw.
-    static constexpr int kMaxPoints = 4000;
+    // How two neighbouring points become one when a line is thinned: the later one, or (peak)
+    // the later x with the larger y, so a stall on a latency line still shows.
+    enum class Merge { latest, peak };
+    // Appends `points` to `series` keeping at most kMaxPoints: past that, neighbouring points are
+    // merged in pairs and later points arrive merged to the same resolution, so a long session
+    // stays whole on the chart (its beginning included) and cheap to repaint. A cleared series
+    // starts again at full resolution.
+    void appendDecimated(QLineSeries* series, const QList<QPointF>& points, Merge merge = Merge::latest);
+    // A series' length above which appendDecimated thins it: more than a chart has pixels across.
+    static constexpr int kMaxPoints = 1000;
+
+private:
+    struct Decimation {
+        int stride = 1;     // source points per drawn point
+        int inLast = 0;     // source points merged into the series' last point so far
+    };
+    QHash<const QLineSeries*, Decimation> m_decimation;
+    static QPointF mergedPoint(const QPointF& earlier, const QPointF& later, Merge merge);
 };

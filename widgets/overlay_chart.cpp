@@ -41,8 +41,7 @@ int OverlayChart::addLine(const QString& name, const QString& rightAxisTitle) {
 void OverlayChart::appendPoints(int line, const QList<QPointF>& points) {
     QLineSeries* s = m_lines.value(line);
     if (!s || points.isEmpty()) return;
-    s->append(points);
-    if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    appendDecimated(s, points);
     const bool right = m_onRight.value(line);
     double& maxY = right ? m_maxRight : m_maxY;
     for (const QPointF& p : points) {

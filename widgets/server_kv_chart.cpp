@@ -21,8 +21,7 @@ ServerKvChart::ServerKvChart(QWidget* parent) : MetricChartView(tr("Server KV ca
 
 void ServerKvChart::appendPoint(double seconds, double fraction) {
     const double percent = std::clamp(fraction, 0.0, 1.0) * 100.0;
-    m_inUse->append(seconds, percent);
-    if (m_inUse->count() > kMaxPoints) m_inUse->removePoints(0, m_inUse->count() - kMaxPoints);
+    appendDecimated(m_inUse, {QPointF(seconds, percent)});
     m_maxSeconds = std::max(m_maxSeconds, seconds);
     growToFit(m_axisX, m_maxSeconds, 10);
     // A small share stays readable: the axis grows to the data, up to 100 %.

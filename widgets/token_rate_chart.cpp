@@ -50,10 +50,8 @@ void TokenRateChart::appendSamples(const QList<TokenRateSample>& samples, int st
         bucketGap = 0;
         inBucket = 0;
     }
-    m_rate->append(rate);
-    m_latency->append(latency);
-    for (QLineSeries* s : {m_rate, m_latency})
-        if (s->count() > kMaxPoints) s->removePoints(0, s->count() - kMaxPoints);
+    appendDecimated(m_rate, rate);
+    appendDecimated(m_latency, latency, Merge::peak);
     growToFit(m_axisX, m_maxSeconds, 5);
     growToFit(m_axisRate, m_maxRate, 10);
     growToFit(m_axisLatency, m_maxLatency, 10);

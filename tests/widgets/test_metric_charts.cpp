@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QBarCategoryAxis>
 #include <QChart>
+#include <QLineSeries>
 #include <QTest>
 #include <QValueAxis>
 
@@ -14,6 +15,11 @@
 #include "widgets/turn_latency_chart.h"
 
 namespace {
+
+// The point budget MetricChartView keeps a line within (protected there).
+struct MetricChartViewLimits : MetricChartView {
+    using MetricChartView::kMaxPoints;
+};
 
 // The labels a value axis draws: its ticks through its label format.
 QStringList tickLabels(const QValueAxis* axis) {
@@ -84,6 +90,38 @@ private slots:
         QVERIFY(categories()->isVisible());
         turns.clear();
         QVERIFY(!categories()->isVisible());
+    }
+
+    // A long session on the live charts: 20,000 tokens arriving a few at a time stay whole (the
+    // first seconds still drawn, the last token's too), within the point budget, in order, and
+    // one stall among them still peaks the latency line. Cleared, the chart starts afresh.
+    void longSessionStaysWholeAndBounded() {
+        TokenRateChart rate;
+        constexpr int kTokens = 20000, kStallAt = 12345;
+        double seconds = 0;
+        QList<TokenRateSample> batch;
+        for (int i = 0; i < kTokens; ++i) {
+            const double gap = i == kStallAt ? 5000.0 : 20.0 + (i % 7);
+            seconds += gap / 1000.0;
+            batch.append({seconds, gap, i == 0});
+            if (batch.size() == 7 || i + 1 == kTokens) {
+                rate.appendSamples(batch);
+                batch.clear();
+            }
+        }
+        for (QLineSeries* s : {rate.rateSeries(), rate.latencySeries()}) {
+            QVERIFY2(s->count() <= MetricChartViewLimits::kMaxPoints && s->count() >= MetricChartViewLimits::kMaxPoints / 4,
+                     qPrintable(QString::number(s->count())));
+            QVERIFY2(s->at(0).x() < seconds * 0.01, qPrintable(QString::number(s->at(0).x())));   // the beginning kept
+            QCOMPARE(s->at(s->count() - 1).x(), seconds);
+            for (int i = 1; i < s->count(); ++i) QVERIFY(s->at(i).x() > s->at(i - 1).x());
+        }
+        double peak = 0;
+        for (const QPointF& p : rate.latencySeries()->points()) peak = std::max(peak, p.y());
+        QCOMPARE(peak, 5000.0);
+        rate.clear();
+        rate.appendSamples({{0.02, 20.0, true}, {0.04, 20.0, false}});
+        QCOMPARE(rate.latencySeries()->count(), 2);   // full resolution again
     }
 };
 
