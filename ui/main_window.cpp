@@ -210,6 +210,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_client, &EngineClient::loadProgress, m_chat->configPanel(), &ConfigPanel::setLoadProgress);
     connect(m_client, &EngineClient::modelLoaded, this, &MainWindow::onModelLoaded);
     connect(m_client, &EngineClient::loadFailed, this, &MainWindow::onLoadFailed);
+    connect(m_chat, &ChatPage::loadWithDefaultsRequested, this, [this] {
+        m_chat->configPanel()->resetToDefaults();
+        m_reloading = false;
+        loadModel(m_failedPath);
+    });
     connect(m_chat, &ChatPage::contextChanged, this, [this](int tokens, int nCtx) {
         m_statusContext->setText(nCtx > 0 ? tr("%1 / %2 tokens").arg(tokens).arg(nCtx) : tr("no context"));
     });
@@ -528,10 +533,11 @@ void MainWindow::dropEvent(QDropEvent* event) {
     loadModel(path);
 }
 
-void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
+void MainWindow::onLoadFailed(const QString& message, bool modelKept, bool fileReadable) {
     ConfigPanel* config = m_chat->configPanel();
     config->setLoading(false);
     m_pendingPrompt.clear();
+    m_failedPath = m_modelPath;
     const QString failed = QFileInfo(m_modelPath).fileName();
     const auto& kept = m_client->modelInfo();
     if (modelKept && kept) {
@@ -552,6 +558,8 @@ void MainWindow::onLoadFailed(const QString& message, bool modelKept) {
         m_statusModel->setText(tr("no model"));
         m_statusWeights->clear();
     }
+    // A readable file refused under an experiment: offer it with the defaults, not a dead end.
+    m_chat->showDefaultsOffer(fileReadable ? config->changesFromDefaults() : QString());
     m_reloading = false;
     if (isRemote()) showRemoteStatus();
     if (m_continue) {
@@ -585,5 +593,7 @@ void MainWindow::restoreSettings() {
     m_chat->chatSplitter()->restoreState(s.value(QStringLiteral("window/chatVerticalSplit")).toByteArray());
     m_chat->setSystemPrompt(s.value(QStringLiteral("chat/systemPrompt")).toString());
     m_chat->configPanel()->restoreSettings(s);
+    if (const QString restored = m_chat->configPanel()->restoredSummary(); !restored.isEmpty())
+        statusBar()->showMessage(tr("Restored from your last session: %1 (Configuration → Reset to defaults).").arg(restored), 15000);
     m_models->setRecent(s.value(QStringLiteral("recentModels")).toStringList());
 }

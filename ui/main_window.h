@@ -108,7 +108,7 @@ private:
     void buildActions();
     void buildStatusBar();
     void onModelLoaded(const workbench::ModelInfo& info);
-    void onLoadFailed(const QString& message, bool modelKept);
+    void onLoadFailed(const QString& message, bool modelKept, bool fileReadable);
     void refreshMemory();
     void rememberRecent(const QString& path);
     void saveSettings() const;
@@ -150,6 +150,7 @@ private:
            *m_statusContext = nullptr;
     QTimer* m_memoryTimer = nullptr;
     QString m_modelPath;
+    QString m_failedPath;   // the file the last failed load was for (its "load with defaults" offer)
     bool m_reloading = false;  // a load from Apply, with a conversation to keep
     QString m_pendingPrompt;   // sent once the load under way finishes (the welcome's variant example)
 };

@@ -9,6 +9,7 @@
 #include <QBarSet>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineSeries>
 #include <QCheckBox>
 #include <QClipboard>
@@ -619,6 +620,54 @@ private slots:
         QCOMPARE(second.chatPage()->configPanel()->engineConfig("m.gguf").attention, std::string("topk:k=256,recent=64"));
         QCOMPARE(second.chatPage()->configPanel()->generationRequest().max_tokens, 77);
         QCOMPARE(second.size(), QSize(1200, 800));
+        // Issue 48: the restored experiment is named, not carried silently, and one click resets it.
+        const auto* note = second.findChild<QLabel*>("restoredNote");
+        QVERIFY(note && !note->isHidden());
+        QVERIFY2(note->text().contains("topk"), qPrintable(note->text()));
+        QVERIFY(second.chatPage()->configPanel()->restoredSummary().contains("topk"));
+        auto* reset = second.findChild<QPushButton*>("resetDefaultsButton");
+        QVERIFY(reset && reset->isEnabled());
+        reset->click();
+        QCOMPARE(second.chatPage()->configPanel()->engineConfig("m.gguf").attention, std::string("full"));
+        QVERIFY(note->isHidden());
+        QVERIFY(!reset->isEnabled());
+        QCOMPARE(second.chatPage()->configPanel()->generationRequest().max_tokens, 77);   // sampling is not load-time
+    }
+
+    // Issue 48, major: an applied experiment the next file cannot take (cross_layer on a model
+    // whose layers alternate local and global attention) is refused with the reason and an offer
+    // to load the file with its defaults, which works in one click.
+    void anExperimentThatCannotApplyOffersTheDefaults() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("gemma-like.gguf");
+        QVERIFY(workbench::write_synth_model("gemma3", "small", "f16", "", path.toStdString(), 1, "").ok());
+        child<QComboBox>("attentionCombo")->setCurrentText("cross_layer");
+        QSignalSpy failed(m_window->client(), &EngineClient::loadFailed);
+        m_window->loadModel(path);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, uitest::kTimeoutMs);
+        QVERIFY2(chat()->bannerText().contains("cross_layer"), qPrintable(chat()->bannerText()));
+        auto* offer = child<QPushButton>("loadWithDefaultsButton");
+        QVERIFY(!offer->isHidden());
+        QSignalSpy loaded(m_window->client(), &EngineClient::modelLoaded);
+        offer->click();
+        QTRY_VERIFY_WITH_TIMEOUT(loaded.count() == 1, uitest::kTimeoutMs);
+        QCOMPARE(m_window->modelPath(), path);
+        QCOMPARE(m_window->client()->config().attention, std::string("full"));
+        QVERIFY(chat()->bannerText().isEmpty());
+        QVERIFY(offer->isHidden());
+        // A file that is not a model gets no such offer: no setting would load it.
+        const QString junk = dir.filePath("junk.gguf");
+        QFile f(junk);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(4096, 'x'));
+        f.close();
+        child<QComboBox>("attentionCombo")->setCurrentText("cross_layer");
+        m_window->loadModel(junk);
+        QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, uitest::kTimeoutMs);
+        QVERIFY(offer->isHidden());
+        child<QComboBox>("attentionCombo")->setCurrentText("full");
+        m_window->loadModel(uitest::modelPath());
+        waitLoaded();
     }
 };
 

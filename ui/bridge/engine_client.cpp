@@ -24,7 +24,7 @@ EngineClient::EngineClient(QObject* parent) : ChatBackend(parent) {
         setBusy(false, m_generating);
         emit modelLoaded(info);
     }, Qt::QueuedConnection);
-    connect(m_worker, &EngineWorker::loadFailed, this, [this](const QString& message, bool modelKept) {
+    connect(m_worker, &EngineWorker::loadFailed, this, [this](const QString& message, bool modelKept, bool fileReadable) {
         if (modelKept && m_keptInfo) {
             m_info = m_keptInfo;
             m_config = m_keptConfig;
@@ -35,7 +35,7 @@ EngineClient::EngineClient(QObject* parent) : ChatBackend(parent) {
         }
         m_keptInfo.reset();
         setBusy(false, m_generating);
-        emit loadFailed(message, modelKept);
+        emit loadFailed(message, modelKept, fileReadable);
     }, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::replyFormKnown, this, &EngineClient::replyFormKnown, Qt::QueuedConnection);
     connect(m_worker, &EngineWorker::tokensArrived, this, &EngineClient::tokensArrived, Qt::QueuedConnection);

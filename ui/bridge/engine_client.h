@@ -51,7 +51,7 @@ signals:
     void loadProgress(const QString& step, double fraction);
     void modelLoaded(const workbench::ModelInfo& info);
     // modelKept: the model loaded before still serves (modelInfo() and config() are its again).
-    void loadFailed(const QString& message, bool modelKept);
+    void loadFailed(const QString& message, bool modelKept, bool fileReadable);
     void blockMapArrived(const BlockMapSnapshot& map);
     void rooflineArrived(const workbench::Engine::RooflineSnapshot& roofline);
     void ceilingsMeasured(const MachineCeilings& ceilings);

@@ -50,9 +50,10 @@ void EngineWorker::loadModel(const workbench::EngineConfig& requested, bool keep
     // model) are refused while the working model still serves: both checks cost next to nothing.
     if (m_engine && keepOnFailure) {
         workbench::Status refused = workbench::check_engine_config(requested);
-        if (refused.ok()) refused = workbench::summarize_model_file(requested.model_path).status();
+        const bool settingsParse = refused.ok();
+        if (settingsParse) refused = workbench::summarize_model_file(requested.model_path).status();
         if (!refused.ok()) {
-            emit loadFailed(QString::fromStdString(refused.message()), true);
+            emit loadFailed(QString::fromStdString(refused.message()), true, !settingsParse);
             return;
         }
     }
@@ -63,17 +64,19 @@ void EngineWorker::loadModel(const workbench::EngineConfig& requested, bool keep
     auto loaded = loadWithProgress(requested);
     if (!loaded.ok()) {
         const QString message = QString::fromStdString(loaded.status().message());
+        // A readable file that did not load: the settings (or memory) were the cause, not the file.
+        const bool fileReadable = workbench::summarize_model_file(requested.model_path).ok();
         // The new settings cannot load (an architecture we lack, a KV budget too small, memory):
         // the configuration that worked loads again, so the chat goes on.
         if (previous) {
             if (auto back = loadWithProgress(*previous); back.ok()) {
                 m_engine = std::move(back).value();
                 m_engineConfig = *previous;
-                emit loadFailed(message, true);
+                emit loadFailed(message, true, fileReadable);
                 return;
             }
         }
-        emit loadFailed(message, false);
+        emit loadFailed(message, false, fileReadable);
         return;
     }
     m_engine = std::move(loaded).value();

@@ -39,7 +39,8 @@ signals:
     // The loaded file's SHA-256 (run provenance), sent just before modelLoaded; empty if unreadable.
     void modelDigest(const QString& sha256);
     void modelLoaded(const workbench::ModelInfo& info);
-    void loadFailed(const QString& message, bool modelKept);
+    // fileReadable: the file is a model we can read, so the settings (or memory) refused it.
+    void loadFailed(const QString& message, bool modelKept, bool fileReadable);
     void replyFormKnown(const ReplyForm& form);
     void tokensArrived(const QString& text);
     void samplesArrived(const QList<TokenSample>& samples);

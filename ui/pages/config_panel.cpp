@@ -45,6 +45,7 @@ ConfigPanel::ConfigPanel(QWidget* parent) : QWidget(parent) {
     connect(m_sampling, &SamplingForm::draftModelChanged, this, &ConfigPanel::refresh);
     layout->addWidget(m_sampling);
     layout->addStretch(1);
+    m_defaults = engineConfig(QString());
     refresh();
 }
 
@@ -192,10 +193,20 @@ QWidget* ConfigPanel::buildLoadGroup() {
     m_measuredVsPredicted->setTextFormat(Qt::RichText);
     outer->addWidget(m_measuredVsPredicted);
 
+    m_restoredNote = new QLabel(this);
+    m_restoredNote->setObjectName(QStringLiteral("restoredNote"));
+    m_restoredNote->setWordWrap(true);
+    m_restoredNote->setVisible(false);
+    outer->addWidget(m_restoredNote);
     m_apply = new QPushButton(tr("Applied"), this);
     m_apply->setObjectName(QStringLiteral("applyButton"));
     connect(m_apply, &QPushButton::clicked, this, &ConfigPanel::applyRequested);
+    m_resetDefaults = new QPushButton(tr("Reset to defaults"), this);
+    m_resetDefaults->setObjectName(QStringLiteral("resetDefaultsButton"));
+    m_resetDefaults->setToolTip(tr("Full attention, f16 KV, the model's context and every core: the settings any model loads with."));
+    connect(m_resetDefaults, &QPushButton::clicked, this, &ConfigPanel::resetToDefaults);
     outer->addWidget(m_apply);
+    outer->addWidget(m_resetDefaults, 0, Qt::AlignRight);   // below Apply: the panel stays narrow
     m_loadStep = new QLabel(this);
     m_loadStep->setVisible(false);
     outer->addWidget(m_loadStep);
@@ -388,6 +399,33 @@ void ConfigPanel::refresh() {
     else if (!runnable) m_apply->setText(tr("Apply (fix the attention settings first)"));
     else if (!m_info) m_apply->setText(tr("Load the model with these settings"));
     else m_apply->setText(pending ? tr("Apply (reloads the model)") : tr("Applied"));
+    const QString changes = changesFromDefaults();
+    m_resetDefaults->setEnabled(!m_loading && !changes.isEmpty());
+    m_resetDefaults->setToolTip(changes.isEmpty() ? tr("The settings are the defaults.") : tr("Back to the defaults from: %1.").arg(changes));
+    if (changes.isEmpty()) m_restoredNote->setVisible(false);
+}
+
+QString ConfigPanel::changesFromDefaults() const {
+    const workbench::EngineConfig now = engineConfig(QString());
+    const auto text = [](const std::string& s) { return QString::fromStdString(s); };
+    QStringList changes;
+    if (now.attention != m_defaults.attention) changes << tr("attention %1").arg(text(now.attention));
+    if (now.kv_types != m_defaults.kv_types) changes << tr("KV %1").arg(text(now.kv_types));
+    if (now.weight_type != m_defaults.weight_type) changes << tr("weights %1").arg(text(now.weight_type));
+    if (now.n_ctx != m_defaults.n_ctx) changes << tr("context %1").arg(now.n_ctx);
+    if (now.kv_budget_bytes != m_defaults.kv_budget_bytes) changes << tr("KV budget %1 MiB").arg(now.kv_budget_bytes >> 20);
+    if (now.backend != m_defaults.backend) changes << tr("backend %1").arg(text(now.backend));
+    if (now.n_threads != m_defaults.n_threads) changes << tr("%n threads", nullptr, now.n_threads);
+    return changes.join(QStringLiteral(", "));
+}
+
+QString ConfigPanel::restoredSummary() const { return m_restoredNote->isHidden() ? QString() : changesFromDefaults(); }
+
+void ConfigPanel::resetToDefaults() {
+    workbench::EngineConfig defaults = m_defaults;
+    defaults.draft_model_path = m_sampling->draftModelPath();   // the speculative draft is kept
+    setEngineConfig(defaults);
+    m_restoredNote->setVisible(false);
 }
 
 void ConfigPanel::showCalibration(const workbench::AttentionLayout* layout, const std::string& spec) {
@@ -483,4 +521,8 @@ void ConfigPanel::restoreSettings(QSettings& s) {
     m_calibratedSpec = s.value(QStringLiteral("calibratedSpec")).toString().toStdString();
     s.endGroup();
     refresh();
+    // Load-time experiments do not come back silently: the note names them, with Reset beside Apply.
+    const QString changes = changesFromDefaults();
+    m_restoredNote->setText(tr("Restored from your last session: %1. “Reset to defaults” loads any model as it ships.").arg(changes));
+    m_restoredNote->setVisible(!changes.isEmpty());
 }

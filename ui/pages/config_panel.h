@@ -51,7 +51,17 @@ public:
     void setLoadProgress(const QString& step, double fraction);
 
     void saveSettings(QSettings& settings) const;
+    // Restores the last session's settings; load-time ones that differ from the defaults are
+    // named in a note above Apply (restoredSummary) until they are reset.
     void restoreSettings(QSettings& settings);
+    // The load-time fields back to the panel's defaults (the engine's: full attention, f16 KV,
+    // the model's context, every core); Apply then reloads with them.
+    void resetToDefaults();
+    // The load-time settings that differ from the defaults, named ("attention cross_layer…, KV
+    // q4_0"); empty at the defaults.
+    QString changesFromDefaults() const;
+    // What restoreSettings brought back that differs from the defaults (empty: nothing, or reset since).
+    QString restoredSummary() const;
 
 signals:
     void applyRequested();
@@ -92,6 +102,8 @@ private:
     QLabel* m_measured = nullptr;
     QLabel* m_measuredVsPredicted = nullptr;
     QPushButton* m_apply = nullptr;
+    QPushButton* m_resetDefaults = nullptr;
+    QLabel* m_restoredNote = nullptr;   // "restored from the last session: …"
     QProgressBar* m_loadBar = nullptr;
     QLabel* m_loadStep = nullptr;
 
@@ -101,6 +113,7 @@ private:
     QLabel* m_contextWarning = nullptr;  // the context asked for is past the model's trained length
     QLabel* m_budgetWarning = nullptr;   // the KV budget holds less than the context needs
     workbench::EngineConfig m_applied;
+    workbench::EngineConfig m_defaults;   // the load-time fields as built, before any restore
     // From the configuration last put into the form (History, --config, a calibrated file).
     std::string m_calibrationText;   // latent's calibration text; empty: the default
     std::string m_calibratedBy;      // how a calibration chose m_calibratedSpec
