@@ -18,8 +18,8 @@ namespace {  // internal linkage: each kernel file keeps its own copy
 // Row groups: a register holds 4 quants of each of 8 rows, so one broadcast of 4 activation bytes
 // multiplies all 8 rows and every 32-bit lane ends with one row's sum. Unsigned quants are the
 // unsigned operand as they are; signed int8 quants (q8_0x8, q6_kx8) go in as each policy says
-// below. q4_0's bias 8 (q5_0's 16) comes off as 8·Σa (16·Σa) in integers, so each block's integer dot product equals
-// the reference's exactly.
+// below. q4_0's bias 8 (q5_0's 16) comes off as 8·Σa (16·Σa) in integers, so each block's
+// integer dot product equals the reference's exactly.
 //
 // A policy offers, for registers [J0, J1) of a block against one token's bytes aq, int32 lanes:
 //   unsigned_sum<J0, J1>(wq, aq)               quants 0..31 as they are
@@ -150,9 +150,9 @@ inline __m256 group_super_factors(const uint8_t* block, int64_t b, int part) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(super_block_scales(L, block, b) + 16 * part)));
 }
 
-// The 8 rows' scales (part 0) or offsets (part 1) of a block; q4_kx8 and q5_kx8 form them from their byte
-// sub-scales and mins and the super-block's d and dmin (super: group_super_factors(…, part)):
-// d·sc and −(dmin·m), the floats its f32 layout held.
+// The 8 rows' scales (part 0) or offsets (part 1) of a block; q4_kx8 and q5_kx8 form them from
+// their byte sub-scales and mins and the super-block's d and dmin (super:
+// group_super_factors(…, part)): d·sc and −(dmin·m), as ggml's dequantization forms them.
 template <PackedLayout L>
 inline __m256 group_scales(const uint8_t* block, int part, __m256 super = __m256()) {
     const uint8_t* at = block + group_quant_bytes(L) + part * group_scale_bytes(L);
