@@ -1,6 +1,8 @@
 #include "ui/format.h"
 
+#include <QObject>
 #include <QStringList>
+#include <algorithm>
 
 namespace fmt {
 
@@ -41,6 +43,23 @@ QString remoteReplyFooter(const workbench::GenerationMetrics& m, const QString& 
     parts << (cutOff.isEmpty() ? stopReason : QStringLiteral("cut off: %1").arg(cutOff));
     parts << QStringLiteral("remote: %1").arg(where);
     return parts.join(QStringLiteral(" · "));
+}
+
+QString weightTypes(const workbench::ModelInfo& info) {
+    const auto& layers = info.layer_weight_types;
+    if (layers.empty()) return QString::fromStdString(info.weight_type);   // a server's model: no breakdown
+    QString text = QString::fromStdString(layers.front());
+    if (layers.size() > 1) {   // largest share first, by the bytes of every matrix of that type
+        auto types = info.weight_types;
+        std::stable_sort(types.begin(), types.end(), [](const auto& a, const auto& b) { return a.n_bytes > b.n_bytes; });
+        QStringList names;
+        for (const auto& t : types)
+            if (std::find(layers.begin(), layers.end(), t.type) != layers.end()) names << QString::fromStdString(t.type);
+        text = QObject::tr("mixed: %1").arg(names.join(QStringLiteral(", ")));
+    }
+    if (!info.output_weight_type.empty() && (layers.size() > 1 || info.output_weight_type != layers.front()))
+        text += QObject::tr(", head %1").arg(QString::fromStdString(info.output_weight_type));
+    return text;
 }
 
 }  // namespace fmt

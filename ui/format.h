@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "workbench/engine.h"
 #include "workbench/metrics.h"
 
 namespace fmt {
@@ -19,5 +20,10 @@ QString replyFooter(const workbench::GenerationMetrics& m, const QString& stopRe
 // when the stream broke and "KV: not reported by the server" when its /metrics says nothing of it.
 QString remoteReplyFooter(const workbench::GenerationMetrics& m, const QString& stopReason, const QString& where,
                           std::optional<double> kvFraction, const QString& cutOff);
+
+// The weights as computed: the layers' type ("q4_1"), or for layers of several types (Gemma's
+// Q4_K_M) "mixed: q5_0, q4_k, q6_k", largest share first; a head of another type follows
+// ("q4_1, head q8_0").
+QString weightTypes(const workbench::ModelInfo& info);
 
 }  // namespace fmt

@@ -479,7 +479,7 @@ void MainWindow::onModelLoaded(const workbench::ModelInfo& info) {
                                              fmt::bytes(static_cast<double>(info.device_activation_bytes)),
                                              fmt::bytes(static_cast<double>(info.device_workspace_bytes))));
     }
-    m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(info.weight_type)));
+    m_statusWeights->setText(tr("weights %1").arg(fmt::weightTypes(info)));
     m_chat->metricsPanel()->clearKv();
     m_chat->addNote(tr("Loaded %1: attention %2, KV %3, weights %4, context %5, %6 threads.%7")
                         .arg(name, QString::fromStdString(info.attention), QString::fromStdString(info.kv_types),
@@ -549,7 +549,7 @@ void MainWindow::onLoadFailed(const QString& message, bool modelKept, bool fileR
         m_chat->showBanner(tr("Could not load %1: %2 Still using %3.").arg(failed, message, name), true);
         m_chat->addNote(tr("Could not load %1: %2 Still using %3 as it was loaded.").arg(failed, message, name), true);
         m_statusModel->setText(name);
-        m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(kept->weight_type)));
+        m_statusWeights->setText(tr("weights %1").arg(fmt::weightTypes(*kept)));
     } else {
         config->setLoadedModel(std::nullopt, m_client->config());
         m_models->showError(m_modelPath, message);

@@ -7,6 +7,7 @@
 
 #include "ui/bridge/engine_client.h"
 #include "ui/bridge/remote_chat_client.h"
+#include "ui/format.h"
 #include "ui/history/history_recorder.h"
 #include "ui/main_window.h"
 #include "ui/pages/chat_page.h"
@@ -66,7 +67,7 @@ void MainWindow::useLocalModel() {
         m_statusModel->setText(info->name.empty() ? QFileInfo(QString::fromStdString(info->path)).fileName()
                                                   : QString::fromStdString(info->name));
         m_statusModel->setToolTip(QString::fromStdString(info->path));
-        m_statusWeights->setText(tr("weights %1").arg(QString::fromStdString(info->weight_type)));
+        m_statusWeights->setText(tr("weights %1").arg(fmt::weightTypes(*info)));
         m_models->showModel(*info);
     } else {
         m_statusModel->setText(tr("no model"));

@@ -88,8 +88,10 @@ ModelInfo describe(const Engine::Impl& e) {
         for (const WeightTensor* t : layer_expert_matrices(l)) count(*t);
         for (const WeightTensor* t : layer_head_matrices(l)) count(*t);
     }
+    for (auto& [_, c] : computed) m.layer_weight_types.push_back(c.type);
     count(w.output);
     for (auto& [_, c] : computed) m.weight_types.push_back(c);
+    if (w.output.present()) m.output_weight_type = std::string(dtype_name(w.output.type));
     m.kv_bytes_per_token = e.kv->full_bytes_per_token();
     m.attention = attention_layout_name(e.layout);
     m.native_attention = NativeAttention{hp.sliding_window, hp.local_layers};

@@ -55,6 +55,8 @@ struct ModelInfo {
     std::vector<TensorTypeCount> tensor_types;  // as stored in the file
     std::string weight_type;           // the layers' matrices as computed with (after any conversion)
     std::vector<TensorTypeCount> weight_types;  // every matrix (output head included) by computed type
+    std::vector<std::string> layer_weight_types;   // the layers' matrices' computed types (head excluded)
+    std::string output_weight_type;    // the output head's computed type
     uint64_t kv_bytes_per_token = 0;   // full attention at the configured KV types
     std::string attention;             // the variant in use, canonical spec
     NativeAttention native_attention;  // the model's trained local layers (Gemma 3), if any
