@@ -43,6 +43,12 @@ public:
                 return bad("rope= needs RoPE over the whole head; this model rotates " + std::to_string(model.rope.n_rot) + " of " +
                            std::to_string(model.head_dim) + " dimensions");
         }
+        // A latent factors the stacked K/V projection less its kept RoPE rows: more rank than rows holds nothing more.
+        const int64_t v_dim = model.head_dim_v > 0 ? model.head_dim_v : model.head_dim;
+        const int64_t rows = static_cast<int64_t>(model.n_kv_heads) * (model.head_dim + v_dim - 2 * spec_.rope_pairs);
+        if (rows > 0 && spec_.rank > rows)
+            return bad("rank expected 1.." + std::to_string(rows) + " (the stacked K/V projection has " + std::to_string(rows) +
+                       (spec_.rope_pairs > 0 ? " rows without its kept RoPE rows)" : " rows)"));
         for (int32_t layer = 0; layer < (model.latent_ranks.empty() ? 1 : model.n_layers); ++layer) {
             const int32_t block = static_cast<int32_t>(kv_dtype_layout(types.k).block_values);
             const std::string where = model.latent_ranks.empty() ? "" : " in layer " + std::to_string(layer);

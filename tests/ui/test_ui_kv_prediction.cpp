@@ -307,6 +307,13 @@ private slots:
         QVERIFY(!apply->isEnabled());
         child<QSpinBox>(panel, "latentRank")->setValue(96);
         QVERIFY(apply->isEnabled());
+        // Issue 48: a rank past the model's K/V width (384 for SmolLM2) is refused before Apply, the range named.
+        child<QSpinBox>(panel, "latentRank")->setValue(1024);
+        QCOMPARE(child<QSpinBox>(panel, "latentRank")->value(), 1024);   // kept as typed, not silently reverted
+        QVERIFY2(prediction->text().contains("384"), qPrintable(prediction->text()));
+        QVERIFY(!apply->isEnabled());
+        child<QSpinBox>(panel, "latentRank")->setValue(96);
+        QVERIFY(apply->isEnabled());
     }
 
     void contextPastTheTrainedLengthIsWarnedBeforeApply() {
