@@ -203,7 +203,6 @@ QWidget* ConfigPanel::buildLoadGroup() {
     connect(m_apply, &QPushButton::clicked, this, &ConfigPanel::applyRequested);
     m_resetDefaults = new QPushButton(tr("Reset to defaults"), this);
     m_resetDefaults->setObjectName(QStringLiteral("resetDefaultsButton"));
-    m_resetDefaults->setToolTip(tr("Full attention, f16 KV, the model's context and every core: the settings any model loads with."));
     connect(m_resetDefaults, &QPushButton::clicked, this, &ConfigPanel::resetToDefaults);
     outer->addWidget(m_apply);
     outer->addWidget(m_resetDefaults, 0, Qt::AlignRight);   // below Apply: the panel stays narrow
@@ -401,7 +400,8 @@ void ConfigPanel::refresh() {
     else m_apply->setText(pending ? tr("Apply (reloads the model)") : tr("Applied"));
     const QString changes = changesFromDefaults();
     m_resetDefaults->setEnabled(!m_loading && !changes.isEmpty());
-    m_resetDefaults->setToolTip(changes.isEmpty() ? tr("The settings are the defaults.") : tr("Back to the defaults from: %1.").arg(changes));
+    m_resetDefaults->setToolTip(changes.isEmpty() ? tr("The settings are the defaults (full attention, f16 KV, the model's context, every core).")
+                                                  : tr("Back to the defaults from: %1.").arg(changes));
     if (changes.isEmpty()) m_restoredNote->setVisible(false);
 }
 
@@ -521,7 +521,7 @@ void ConfigPanel::restoreSettings(QSettings& s) {
     m_calibratedSpec = s.value(QStringLiteral("calibratedSpec")).toString().toStdString();
     s.endGroup();
     refresh();
-    // Load-time experiments do not come back silently: the note names them, with Reset beside Apply.
+    // Load-time experiments do not come back silently: the note names them, Reset is under Apply.
     const QString changes = changesFromDefaults();
     m_restoredNote->setText(tr("Restored from your last session: %1. “Reset to defaults” loads any model as it ships.").arg(changes));
     m_restoredNote->setVisible(!changes.isEmpty());
